@@ -1,0 +1,36 @@
+"""Command-line interface: `harness COMMAND --study DIR ...`.
+
+Each module below registers its commands on the shared app. Command functions import the package
+API lazily so that `harness --help` never loads torch, transformers, datasets or statsmodels.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from harness.cli import study_cmds  # noqa: F401  (registers commands)
+from harness.cli._app import app
+from harness.errors import HarnessError
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `harness` console script: user errors become one line and exit code 2."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except HarnessError as error:
+        sys.stderr.write(f"error: {error}\n")
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: work done so far is kept in the study store\n")
+        raise SystemExit(130) from None
+    except SystemExit:
+        raise
+    except Exception as error:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(error, click.exceptions.ClickException):
+            error.show()
+            raise SystemExit(2) from None
+        if isinstance(error, click.exceptions.Abort):
+            raise SystemExit(130) from None
+        raise

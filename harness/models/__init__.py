@@ -1,0 +1,1 @@
+"""Model backends: one interface, a local transformers backend and an OpenAI-compatible backend."""
