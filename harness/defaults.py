@@ -36,3 +36,15 @@ def cache_dir(*parts: str) -> Path:
     path = Path(root).joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def quiet_libraries() -> None:
+    """Offline, and no library progress bars or advisory logs in the terminal (ours show progress)."""
+    for key, value in {
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "TRANSFORMERS_VERBOSITY": "error",
+        "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }.items():
+        os.environ.setdefault(key, value)

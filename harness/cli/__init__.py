@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import sys
 
-from harness.cli import study_cmds  # noqa: F401  (registers commands)
+# Importing a command module registers its commands on the app.
+from harness.cli import generate_cmds  # noqa: F401
+from harness.cli import study_cmds  # noqa: F401
 from harness.cli._app import app
+from harness.defaults import quiet_libraries
 from harness.errors import HarnessError
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `harness` console script: user errors become one line and exit code 2."""
+    quiet_libraries()
     try:
         app(args=argv, standalone_mode=False)
     except HarnessError as error:

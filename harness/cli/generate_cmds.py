@@ -1,0 +1,50 @@
+"""`harness generate` and `harness export prompts`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harness.cli._app import STUDY_HELP, app
+
+export_app = typer.Typer(help="Export study tables.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
+
+@app.command()
+def generate(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    topics: Path | None = typer.Option(None, help="Topic bank: a YAML file or folder (default: bundled)."),
+    prompts: Path | None = typer.Option(None, help="Folder of prompt templates (*.j2)."),
+    seed: int | None = typer.Option(None, help="Seed for assigning template families to topics."),
+    pilot: bool = typer.Option(False, "--pilot", help="Allow fewer than 50 topics (no verdict later)."),
+    limit: int | None = typer.Option(None, help="Use only the first N topics (implies a pilot)."),
+) -> None:
+    """Render matched single-field and cross-field prompts for every topic, with a match audit.
+
+    Example: harness generate --study runs/s1 --seed 7
+    """
+    from harness.defaults import DEFAULT_SEED
+    from harness.generate import generate as run
+    from harness.console import print_audit
+
+    audit = run(study, topics=topics, prompts=prompts, seed=DEFAULT_SEED if seed is None else seed,
+                pilot=pilot or limit is not None, limit=limit)
+    print_audit(audit, study)
+
+
+@export_app.command("prompts")
+def export_prompts(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    format: str = typer.Option("csv", "--format", help="csv, jsonl, parquet or hf (datasets)."),
+    out: Path | None = typer.Option(None, "--out", help="Output path (default: in the study)."),
+) -> None:
+    """Export the study's prompts as CSV, JSONL, Parquet or a `datasets` dataset.
+
+    Example: harness export prompts --study runs/s1 --format hf
+    """
+    from harness.export import export_prompts as run
+
+    path = run(study, format, out)
+    typer.echo(f"wrote {path}")

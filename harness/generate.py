@@ -1,0 +1,157 @@
+"""`generate`: matched prompts for every topic in every condition, stored with a match audit."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
+from harness.errors import HarnessError
+from harness.match_audit import MatchAudit, audit_prompts
+from harness.materials.templates import Family, load_families, render, system_message
+from harness.materials.topics import Topic, TopicBank, load_topic_bank
+from harness.study import Study
+from harness.study.manifest import record_command, record_materials, record_section
+
+CONDITIONS = ("single_a", "single_b", "cross")
+
+
+@dataclass(frozen=True)
+class PromptRow:
+    prompt_id: str
+    topic_id: str
+    condition: str
+    family: str
+    template_sha256: str
+    system: str | None
+    text: str
+    n_tokens: int
+    spans: dict[str, tuple[int, int]]
+
+
+def slot_values(topic: Topic, condition: str) -> dict[str, str]:
+    """Which concepts fill the slots: the conditions differ only in where the concepts come from."""
+    a, b = topic.concepts_a, topic.concepts_b
+    pairs = {
+        "cross": (a[0], topic.field_a, b[0], topic.field_b),
+        "single_a": (a[0], topic.field_a, a[1], topic.field_a),
+        "single_b": (b[1], topic.field_b, b[0], topic.field_b),
+    }
+    c1, f1, c2, f2 = pairs[condition]
+    return {"concept_1": c1, "field_1": f1, "concept_2": c2, "field_2": f2,
+            "relation": topic.relation}
+
+
+def assign_families(topic_ids: list[str], families: list[Family], seed: int) -> dict[str, Family]:
+    """Balanced, seeded: shuffle the topics, then deal families round-robin (counts differ <= 1)."""
+    order = sorted(topic_ids)
+    random.Random(seed).shuffle(order)
+    return {tid: families[i % len(families)] for i, tid in enumerate(order)}
+
+
+def render_prompts(bank: TopicBank, families: list[Family], system: str | None, seed: int,
+                   tokenizer: Any) -> list[PromptRow]:
+    chosen = assign_families([t.id for t in bank.topics], families, seed)
+    drafts = []
+    for topic in bank.topics:
+        family = chosen[topic.id]
+        for condition in CONDITIONS:
+            rendered = render(family, slot_values(topic, condition))
+            drafts.append((topic.id, condition, family, rendered))
+    counts = tokenizer([d[3].text for d in drafts], add_special_tokens=False)["input_ids"]
+    return [
+        PromptRow(f"{tid}.{cond}", tid, cond, fam.name, fam.sha256, system, r.text, len(ids),
+                  r.spans)
+        for (tid, cond, fam, r), ids in zip(drafts, counts, strict=True)
+    ]
+
+
+def generate(study: str | Path, *, topics: Path | None = None, prompts: Path | None = None,
+             seed: int = DEFAULT_SEED, pilot: bool = False, limit: int | None = None,
+             tokenizer: Any = None) -> MatchAudit:
+    """Render, audit and store the matched prompts of a study. Returns the match audit."""
+    bank = load_topic_bank(topics)
+    if limit is not None:
+        bank.topics = bank.topics[:limit]
+    if len(bank.topics) < MIN_TOPICS and not pilot:
+        raise HarnessError(
+            f"{len(bank.topics)} topics; a study needs at least {MIN_TOPICS} "
+            "(use --pilot for a pilot study, which can never yield the falsification verdict)",
+            file=bank.files[0] if bank.files else None,
+        )
+    prompts_dir = prompts or materials_dir("prompts") / "generate"
+    families = load_families(prompts_dir)
+    system = system_message(prompts_dir)
+    if tokenizer is None:
+        from harness.models.embedded import load_tokenizer
+
+        tokenizer = load_tokenizer()
+    rows = render_prompts(bank, families, system, seed, tokenizer)
+    audit = audit_prompts(rows)
+    topic_rows = _topic_rows(bank)
+    _store(Path(study), topic_rows, rows, seed, pilot)
+    _record(Path(study), bank, families, prompts_dir, seed, pilot, audit)
+    return audit
+
+
+def _topic_rows(bank: TopicBank) -> list[tuple[Any, ...]]:
+    from harness.field_distance import cosine_distances
+
+    tax = bank.taxonomy
+    used = {n for t in bank.topics for n in (t.field_a, t.field_b)}
+    fields = {n: tax.field(n) for n in used}
+    embedded = cosine_distances({n: f.description for n, f in fields.items() if f})
+    rows = []
+    for t in bank.topics:
+        fa, fb = fields[t.field_a], fields[t.field_b]
+        assert fa is not None and fb is not None  # validated by the loader
+        rows.append((
+            t.id, fa.name, fa.id, tax.domain_name(fa.domain), fb.name, fb.id,
+            tax.domain_name(fb.domain), json.dumps(t.concepts_a), json.dumps(t.concepts_b),
+            t.relation, tax.distance(fa, fb, t.subfield_a, t.subfield_b),
+            embedded[(t.field_a, t.field_b)], json.dumps(t.model_dump(mode="json"), sort_keys=True),
+        ))
+    return rows
+
+
+def _prompt_tuple(r: PromptRow) -> tuple[Any, ...]:
+    spans = json.dumps({k: list(v) for k, v in sorted(r.spans.items())})
+    return (r.prompt_id, r.topic_id, r.condition, r.family, r.template_sha256, r.system, r.text,
+            r.n_tokens, spans)
+
+
+def _store(folder: Path, topic_rows: list, rows: list[PromptRow], seed: int, pilot: bool) -> None:
+    """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
+    new = [_prompt_tuple(r) for r in rows]
+    with Study.open(folder, create=True) as study:
+        existing = [tuple(r) for r in study.rows("SELECT * FROM prompts ORDER BY rowid")]
+        if existing:
+            if existing != new:
+                raise HarnessError(
+                    "this study already holds different prompts (other topics, templates or "
+                    "seed); generate into a new study folder", file=folder)
+            return
+        with study.transaction() as conn:
+            conn.executemany(f"INSERT INTO topics VALUES ({','.join('?' * 13)})", topic_rows)
+            conn.executemany(f"INSERT INTO prompts VALUES ({','.join('?' * 9)})", new)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('pilot', ?)", ("1" if pilot else "0",))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('seed', ?)", (str(seed),))
+
+
+def _record(folder: Path, bank: TopicBank, families: list[Family], prompts_dir: Path, seed: int,
+            pilot: bool, audit: MatchAudit) -> None:
+    files = {f"topics/{p.name}": p for p in bank.files}
+    files["topics/taxonomy.yaml"] = bank.taxonomy_file
+    record_materials(folder, "topics", files)
+    templates = {f"prompts/generate/{f.path.name}": f.path for f in families}
+    if (prompts_dir / "system.txt").exists():
+        templates["prompts/generate/system.txt"] = prompts_dir / "system.txt"
+    record_materials(folder, "prompts", templates)
+    record_section(folder, "generate", {
+        "seed": seed, "pilot": pilot, "n_topics": len(bank.topics),
+        "families": [f.name for f in families], "match_audit": audit.summary_dict(),
+    })
+    record_command(folder, "generate", {"seed": seed, "pilot": pilot})

@@ -1,0 +1,1 @@
+"""Loaders and pydantic models for the materials folders (`topics/`, `prompts/`, ...)."""

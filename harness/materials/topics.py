@@ -1,0 +1,139 @@
+"""The topic bank: matched topics across distant fields, validated against the taxonomy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.defaults import materials_dir
+from harness.errors import HarnessError
+from harness.materials._yaml import first_error, item_lines, load_yaml
+from harness.materials.taxonomy import OTHER_DOMAIN, TAXONOMY_FILE, Taxonomy, load_taxonomy
+
+
+class KnownLink(BaseModel):
+    """An established, published intersection of the topic's two fields."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=3)
+    year: int = Field(ge=1500, le=2100)
+    doi: str | None = None
+    venue: str | None = None
+    summary: str = Field(min_length=3)
+
+
+class Topic(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    field_a: str
+    field_b: str
+    subfield_a: str = ""
+    subfield_b: str = ""
+    concepts_a: list[str] = Field(min_length=2, max_length=2)
+    concepts_b: list[str] = Field(min_length=2, max_length=2)
+    relation: str = Field(min_length=3)
+    known_links: list[KnownLink] = []
+
+    @field_validator("concepts_a", "concepts_b")
+    @classmethod
+    def _concepts(cls, value: list[str]) -> list[str]:
+        cleaned = [c.strip() for c in value]
+        if any(not c for c in cleaned):
+            raise ValueError("a concept is missing (empty)")
+        if cleaned[0].casefold() == cleaned[1].casefold():
+            raise ValueError("the two concepts of a field must differ")
+        return cleaned
+
+
+class TopicBank(BaseModel):
+    topics: list[Topic]
+    files: list[Path] = []
+    taxonomy: Taxonomy
+    taxonomy_file: Path
+
+    def topic(self, topic_id: str) -> Topic:
+        return next(t for t in self.topics if t.id == topic_id)
+
+
+def bank_files(path: Path | None = None) -> list[Path]:
+    """The YAML files of a bank: one file, or every *.yaml in a folder except the taxonomy."""
+    path = path or materials_dir("topics")
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.yaml") if p.name != TAXONOMY_FILE)
+        if not files:
+            raise HarnessError("no topic files (*.yaml) in folder", file=path)
+        return files
+    if not path.exists():
+        raise HarnessError("topic bank not found", file=path)
+    return [path]
+
+
+def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> TopicBank:
+    """Load and validate a topic bank (a YAML file or a folder of them; None = bundled bank)."""
+    files = bank_files(path)
+    if taxonomy is None and path is not None and path.is_dir() and (path / TAXONOMY_FILE).exists():
+        taxonomy = path / TAXONOMY_FILE
+    taxonomy = taxonomy or materials_dir("topics") / TAXONOMY_FILE
+    tax = load_taxonomy(taxonomy)
+    topics: list[Topic] = []
+    seen: dict[str, str] = {}
+    for file in files:
+        for line, topic in _load_file(file, tax):
+            where = f"{file.name}:{line}"
+            if topic.id in seen:
+                raise HarnessError(
+                    f"duplicate topic id {topic.id!r} (first at {seen[topic.id]})",
+                    file=file, row=line, column="id",
+                )
+            seen[topic.id] = where
+            topics.append(topic)
+    return TopicBank(topics=topics, files=files, taxonomy=tax, taxonomy_file=taxonomy)
+
+
+def _load_file(file: Path, tax: Taxonomy) -> list[tuple[int | None, Topic]]:
+    data = load_yaml(file)
+    if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
+        raise HarnessError("expected a mapping with a 'topics' list", file=file)
+    lines = item_lines(file, "topics")
+    out = []
+    for index, raw in enumerate(data["topics"]):
+        line = lines[index] if index < len(lines) else None
+        tid = raw.get("id") if isinstance(raw, dict) else None
+        prefix = f"topic {tid}: " if tid else f"topic #{index + 1}: "
+        try:
+            topic = Topic.model_validate(raw)
+        except ValidationError as error:
+            loc, msg = first_error(error)
+            raise HarnessError(prefix + msg, file=file, row=line, column=loc or None) from None
+        _check_fields(topic, tax, file, line, prefix)
+        out.append((line, topic))
+    return out
+
+
+def _check_fields(topic: Topic, tax: Taxonomy, file: Path, line: int | None, prefix: str) -> None:
+    fields = {}
+    for key in ("field_a", "field_b"):
+        name = getattr(topic, key)
+        found = tax.field(name)
+        if found is None:
+            raise HarnessError(
+                prefix + f"field {name!r} is not in the taxonomy ({TAXONOMY_FILE})",
+                file=file, row=line, column=key,
+            )
+        fields[key] = found
+    a, b = fields["field_a"], fields["field_b"]
+    if a.id == b.id:
+        raise HarnessError(prefix + "field_a equals field_b", file=file, row=line, column="field_b")
+    if tax.distance(a, b) != OTHER_DOMAIN:
+        raise HarnessError(
+            prefix + f"field_a and field_b are both in domain {tax.domain_name(a.domain)!r}; "
+            "they must come from different domains",
+            file=file, row=line, column="field_b",
+        )
+    shared = {c.casefold() for c in topic.concepts_a} & {c.casefold() for c in topic.concepts_b}
+    if shared:
+        raise HarnessError(
+            prefix + f"concept {sorted(shared)[0]!r} appears on both sides",
+            file=file, row=line, column="concepts_b",
+        )

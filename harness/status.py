@@ -1,0 +1,76 @@
+"""What a study holds, stage by stage, and whether its materials changed since it was made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.study import Study
+from harness.study.manifest import load_manifest, verify_materials
+
+
+@dataclass(frozen=True)
+class StageStatus:
+    stage: str
+    holds: str
+    complete: str
+
+
+def study_status(path: str | Path) -> list[StageStatus]:
+    with Study.open(path) as s:
+        prompts = s.count("prompts")
+        samples = s.rows("SELECT COUNT(DISTINCT sample) FROM outputs")[0][0] or 0
+        ok = s.count("outputs", "status = 'ok'")
+        failed = s.count("outputs", "status = 'failed'")
+        items = s.count("items")
+        assigned = s.count("assignments")
+        reviews = s.count("reviews")
+        searches = s.count("searches")
+        probed = s.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry")[0][0]
+        topics = s.count("topics")
+        pilot = " (pilot)" if s.pilot else ""
+    expected = prompts * max(samples, 1)
+    manifest = load_manifest(path)
+    return [
+        StageStatus("generate", f"{topics} topics{pilot}, {prompts} prompts",
+                    "done" if prompts else "not run"),
+        StageStatus("collect", f"{ok} ok, {failed} failed outputs",
+                    _frac(ok, expected) if prompts else "-"),
+        StageStatus("judge", f"{items} items, {assigned} assignments, {searches} searches",
+                    "blinding key committed" if "blinding" in manifest else
+                    ("items made" if items else "not run")),
+        StageStatus("reviews", f"{reviews} reviews", _frac(reviews, assigned) if assigned else "-"),
+        StageStatus("prereg", "plan hash recorded" if "prereg" in manifest else "-",
+                    "done" if "prereg" in manifest else "not run"),
+        StageStatus("analyze", "report" if (Path(path) / "report" / "report.json").exists() else "-",
+                    "done" if (Path(path) / "report" / "report.json").exists() else "not run"),
+        StageStatus("geometry", f"{probed} prompts probed", _frac(probed, prompts) if prompts else "-"),
+    ]
+
+
+def _frac(done: int, total: int) -> str:
+    return f"{done}/{total} ({100 * done / total:.0f}%)" if total else "-"
+
+
+def print_status(path: str | Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Study {path}")
+    for column in ("stage", "holds", "complete"):
+        table.add_column(column)
+    for row in study_status(path):
+        table.add_row(row.stage, row.holds, row.complete)
+    Console().print(table)
+
+
+def print_verify(path: str | Path) -> int:
+    """Print each materials file's status; return 1 when anything changed or went missing."""
+    Study.open(path).close()  # a clear error when this is not a study
+    changes = verify_materials(path)
+    bad = [c for c in changes if c["status"] != "unchanged"]
+    for c in changes:
+        mark = "ok     " if c["status"] == "unchanged" else c["status"].upper().ljust(7)
+        print(f"{mark} {c['role']}: {c['name']}  ({c['path']})")
+    print(f"{len(changes)} materials files checked, {len(bad)} changed or missing")
+    return 1 if bad else 0
