@@ -39,7 +39,7 @@ def cache_dir(*parts: str) -> Path:
 
 
 def quiet_libraries() -> None:
-    """Offline, and no library progress bars or advisory logs in the terminal (ours show progress)."""
+    """Offline, and no library progress bars or advisory logs (our commands show progress)."""
     for key, value in {
         "HF_HUB_OFFLINE": "1",
         "HF_HUB_DISABLE_PROGRESS_BARS": "1",

@@ -137,7 +137,7 @@ def _store(folder: Path, topic_rows: list, rows: list[PromptRow], seed: int, pil
         with study.transaction() as conn:
             conn.executemany(f"INSERT INTO topics VALUES ({','.join('?' * 13)})", topic_rows)
             conn.executemany(f"INSERT INTO prompts VALUES ({','.join('?' * 9)})", new)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('pilot', ?)", ("1" if pilot else "0",))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('pilot', ?)", (str(int(pilot)),))
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('seed', ?)", (str(seed),))
 
 

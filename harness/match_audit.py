@@ -63,7 +63,8 @@ def audit_prompts(prompts: list[Any]) -> MatchAudit:
         if len({p.family for p in conds.values()}) != 1:
             failures.append(f"{tid}: conditions use different template families")
     complete = {t: c for t, c in by_topic.items() if len(c) == 3}
-    tokens = {c: [complete[t][c].n_tokens for t in complete] for c in ("single_a", "single_b", "cross")}
+    conditions = ("single_a", "single_b", "cross")
+    tokens = {c: [complete[t][c].n_tokens for t in complete] for c in conditions}
     diff = {}
     for other in ("single_a", "single_b"):
         d = [x - y for x, y in zip(tokens["cross"], tokens[other], strict=True)]

@@ -31,6 +31,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
         pilot = " (pilot)" if s.pilot else ""
     expected = prompts * max(samples, 1)
     manifest = load_manifest(path)
+    reported = (Path(path) / "report" / "report.json").exists()
     return [
         StageStatus("generate", f"{topics} topics{pilot}, {prompts} prompts",
                     "done" if prompts else "not run"),
@@ -42,9 +43,9 @@ def study_status(path: str | Path) -> list[StageStatus]:
         StageStatus("reviews", f"{reviews} reviews", _frac(reviews, assigned) if assigned else "-"),
         StageStatus("prereg", "plan hash recorded" if "prereg" in manifest else "-",
                     "done" if "prereg" in manifest else "not run"),
-        StageStatus("analyze", "report" if (Path(path) / "report" / "report.json").exists() else "-",
-                    "done" if (Path(path) / "report" / "report.json").exists() else "not run"),
-        StageStatus("geometry", f"{probed} prompts probed", _frac(probed, prompts) if prompts else "-"),
+        StageStatus("analyze", "report" if reported else "-", "done" if reported else "not run"),
+        StageStatus("geometry", f"{probed} prompts probed",
+                    _frac(probed, prompts) if prompts else "-"),
     ]
 
 

@@ -15,19 +15,23 @@ app.add_typer(export_app, name="export")
 @app.command()
 def generate(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    topics: Path | None = typer.Option(None, help="Topic bank: a YAML file or folder (default: bundled)."),
+    topics: Path | None = typer.Option(
+        None, help="Topic bank: a YAML file or folder (default: bundled)."
+    ),
     prompts: Path | None = typer.Option(None, help="Folder of prompt templates (*.j2)."),
     seed: int | None = typer.Option(None, help="Seed for assigning template families to topics."),
-    pilot: bool = typer.Option(False, "--pilot", help="Allow fewer than 50 topics (no verdict later)."),
+    pilot: bool = typer.Option(
+        False, "--pilot", help="Allow fewer than 50 topics (no verdict later)."
+    ),
     limit: int | None = typer.Option(None, help="Use only the first N topics (implies a pilot)."),
 ) -> None:
     """Render matched single-field and cross-field prompts for every topic, with a match audit.
 
     Example: harness generate --study runs/s1 --seed 7
     """
+    from harness.console import print_audit
     from harness.defaults import DEFAULT_SEED
     from harness.generate import generate as run
-    from harness.console import print_audit
 
     audit = run(study, topics=topics, prompts=prompts, seed=DEFAULT_SEED if seed is None else seed,
                 pilot=pilot or limit is not None, limit=limit)

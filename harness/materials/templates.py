@@ -69,7 +69,9 @@ def load_families(folder: Path | None = None) -> list[Family]:
         try:
             template = env.from_string(source)
         except jinja2.TemplateSyntaxError as error:
-            raise HarnessError(f"template syntax: {error.message}", file=path, row=error.lineno)
+            raise HarnessError(
+                f"template syntax: {error.message}", file=path, row=error.lineno
+            ) from None
         families.append(Family(path.stem, path, source, template))
     if not families:
         raise HarnessError("no prompt templates (*.j2)", file=folder)

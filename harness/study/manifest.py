@@ -1,4 +1,4 @@
-"""`manifest.json`: provenance of a study (materials hashes, versions, seeds, commands, commitments).
+"""`manifest.json`: provenance of a study (materials hashes, versions, seeds, commands, hashes).
 
 Every update happens under a file lock and is written to a temporary file, then renamed, so a
 crash never leaves a half-written manifest.

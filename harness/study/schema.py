@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS topics (
     concepts_a         TEXT NOT NULL,   -- JSON list of 2 strings
     concepts_b         TEXT NOT NULL,   -- JSON list of 2 strings
     relation           TEXT NOT NULL,
-    taxonomy_distance  INTEGER NOT NULL, -- 0 same subfield, 1 same field, 2 same domain, 3 other domain
+    taxonomy_distance  INTEGER NOT NULL, -- 0 same subfield, 1 same field, 2 same domain, 3 other
     embedding_distance REAL,             -- cosine distance between field descriptions
     data               TEXT NOT NULL     -- JSON of the whole bank entry (known_links included)
 );
