@@ -23,7 +23,7 @@ def generate(
     pilot: bool = typer.Option(
         False, "--pilot", help="Allow fewer than 50 topics (no verdict later)."
     ),
-    limit: int | None = typer.Option(None, help="Use only the first N topics (implies a pilot)."),
+    limit: int | None = typer.Option(None, help="Use only the first N topics of the bank."),
 ) -> None:
     """Render matched single-field and cross-field prompts for every topic, with a match audit.
 
@@ -34,7 +34,7 @@ def generate(
     from harness.generate import generate as run
 
     audit = run(study, topics=topics, prompts=prompts, seed=DEFAULT_SEED if seed is None else seed,
-                pilot=pilot or limit is not None, limit=limit)
+                pilot=pilot, limit=limit)
     print_audit(audit, study)
 
 

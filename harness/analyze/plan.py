@@ -1,0 +1,219 @@
+"""The preregistered analysis plan: a pydantic model of `analysis/plan.yaml` and its loader.
+
+Validation errors name the file, the line and the dotted field, so a researcher editing the plan
+sees exactly what to fix. The model's defaults equal the bundled plan, so a plan may state only
+what it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.defaults import MIN_TOPICS, materials_dir
+from harness.errors import HarnessError
+
+PLAN_NAME = "plan.yaml"
+
+PRIMARY_TESTS = ("permutation", "mcnemar_exact", "mcnemar_midp", "gee")
+SECONDARY_ANALYSES = (
+    "mixed_glm", "conditional_logit", "reviewer_kind", "unsure_novel", "unsure_excluded",
+    "field_distance", "geometry",
+)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Outcome(_Section):
+    unsure: Literal["not_novel", "novel", "exclude"] = "not_novel"
+
+
+class Primary(_Section):
+    test: Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"] = "permutation"
+    alternative: Literal["greater"] = "greater"
+    alpha: float = Field(0.05, gt=0.0, lt=0.5)
+    p_value: Literal["mid", "conventional"] = "mid"
+    permutations: int = Field(20000, ge=1000, le=10_000_000)
+    seed: int = 20261202
+
+
+class Equivalence(_Section):
+    sesoi: float = Field(0.10, gt=0.0, lt=1.0)
+    method: Literal["paired_t", "tango"] = "paired_t"
+    refute_by: Literal["equivalence", "non_superiority"] = "equivalence"
+
+
+class Minimum(_Section):
+    topics: int = Field(MIN_TOPICS, ge=1)
+    reviewers_per_item: int = Field(2, ge=1)
+
+
+class Consensus(_Section):
+    threshold: float = Field(0.5, ge=0.0, lt=1.0)
+
+
+class LiteralRule(_Section):
+    alternative: Literal["two-sided", "larger"] = "two-sided"
+    alpha: float = Field(0.05, gt=0.0, lt=0.5)
+    min_topics: int = Field(MIN_TOPICS, ge=1)
+
+
+class Secondary(_Section):
+    analyses: list[
+        Literal["mixed_glm", "conditional_logit", "reviewer_kind", "unsure_novel",
+                "unsure_excluded", "field_distance", "geometry"]
+    ] = Field(default_factory=lambda: list(SECONDARY_ANALYSES))
+    correction: Literal["holm", "none"] = "holm"
+    alpha: float = Field(0.05, gt=0.0, lt=0.5)
+    heavy_max_topics: int = Field(2000, ge=10)
+    mixed_max_topics: int = Field(300, ge=10)
+    seed: int = 20261202
+
+
+class Agreement(_Section):
+    min_shared_items: int = Field(5, ge=2)
+
+
+class Design(_Section):
+    """Full-design simulation parameters (latent logit scale)."""
+
+    samples: int = Field(1, ge=1, le=100)
+    reviewers: int = Field(3, ge=1, le=100)
+    sd_topic: float = Field(1.0, ge=0.0)
+    sd_topic_condition: float = Field(0.5, ge=0.0)
+    sd_sample: float = Field(0.5, ge=0.0)
+    sd_reviewer: float = Field(0.5, ge=0.0)
+    sd_noise: float = Field(0.5, ge=0.0)
+    unsure_rate: float = Field(0.05, ge=0.0, lt=1.0)
+
+
+class Planning(_Section):
+    topics: int = Field(MIN_TOPICS, ge=2)
+    p_single: float = Field(0.30, gt=0.0, lt=1.0)
+    effect: float = Field(0.10, gt=-1.0, lt=1.0)
+    rho: float = Field(0.30, gt=-1.0, lt=1.0)
+    power: float = Field(0.80, gt=0.0, lt=1.0)
+    simulations: int = Field(1000, ge=10)
+    design: Design = Field(default_factory=Design)
+
+
+class Report(_Section):
+    figure_dpi: int = Field(110, ge=50, le=400)
+
+
+class Plan(_Section):
+    """The whole plan. Field meanings are documented in the bundled `analysis/plan.yaml`."""
+
+    version: Literal[1] = 1
+    hypothesis: str = Field(min_length=20)
+    outcome: Outcome = Field(default_factory=Outcome)
+    single: Literal["mean_of_singles", "single_a", "single_b"] = "mean_of_singles"
+    primary: Primary = Field(default_factory=Primary)
+    equivalence: Equivalence = Field(default_factory=Equivalence)
+    minimum: Minimum = Field(default_factory=Minimum)
+    consensus: Consensus = Field(default_factory=Consensus)
+    checks: list[Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"]] = Field(
+        default_factory=lambda: list(PRIMARY_TESTS))
+    literal_rule: LiteralRule = Field(default_factory=LiteralRule)
+    secondary: Secondary = Field(default_factory=Secondary)
+    agreement: Agreement = Field(default_factory=Agreement)
+    planning: Planning = Field(default_factory=Planning)
+    report: Report = Field(default_factory=Report)
+
+    @field_validator("hypothesis")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return " ".join(value.split())
+
+    @property
+    def check_tests(self) -> list[str]:
+        """Checks to run: those listed, minus the primary test (which always runs)."""
+        return [c for c in dict.fromkeys(self.checks) if c != self.primary.test]
+
+
+class LoadedPlan(BaseModel):
+    """A plan together with where it came from and the SHA-256 of its bytes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: Plan
+    path: str
+    sha256: str
+    text: str
+
+
+def bundled_plan_path() -> Path:
+    return materials_dir("analysis") / PLAN_NAME
+
+
+def load_plan(path: str | Path | None = None) -> LoadedPlan:
+    """Read and validate a plan file (None = the bundled plan); errors name file, line, field."""
+    file = Path(path) if path is not None else bundled_plan_path()
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise HarnessError(f"cannot read the analysis plan ({error.strerror})", file=file) from None
+    text = raw.decode("utf-8", errors="replace")
+    data, lines = _parse_yaml(text, file)
+    if not isinstance(data, dict):
+        raise HarnessError("the analysis plan must be a YAML mapping", file=file, row=1)
+    try:
+        plan = Plan.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        loc = tuple(str(part) for part in first["loc"])
+        raise HarnessError(
+            _message(first), file=file, row=_line_of(lines, loc), column=".".join(loc) or None
+        ) from None
+    return LoadedPlan(plan=plan, path=str(file.resolve()), sha256=hashlib.sha256(raw).hexdigest(),
+                      text=text)
+
+
+def _message(error: dict) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field (check the spelling against the bundled analysis/plan.yaml)"
+    if error["type"] == "missing":
+        return "required field is missing"
+    return str(error["msg"]).replace("\n", " ")
+
+
+def _parse_yaml(text: str, file: Path) -> tuple[object, dict[tuple[str, ...], int]]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise HarnessError(f"invalid YAML: {problem}", file=file,
+                           row=mark.line + 1 if mark else None) from None
+    lines: dict[tuple[str, ...], int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def _index_lines(node: yaml.Node, path: tuple[str, ...], out: dict[tuple[str, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*path, str(key.value))
+            out[child] = key.start_mark.line + 1
+            _index_lines(value, child, out)
+            out[child] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, value in enumerate(node.value):
+            _index_lines(value, (*path, str(index)), out)
+
+
+def _line_of(lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) -> int | None:
+    """Line of the deepest part of `loc` present in the file (a missing key: its parent's)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None

@@ -1,0 +1,303 @@
+"""`report/`: report.md, a self-contained report.html, report.json (every number) and figures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.analyze.figures import FIGURES, render_all
+from harness.analyze.plan import Plan
+from harness.analyze.render import Block, html_page, markdown
+from harness.analyze.results import AnalysisResult, Estimate, fmt, fmt_p
+
+MAX_TOPIC_ROWS = 200
+MAX_PAIR_ROWS = 60
+
+
+def write_report(result: AnalysisResult, folder: Path, plan: Plan, plan_text: str
+                 ) -> AnalysisResult:
+    """Write every report file (each via a temporary file and rename); return the result with
+    `report_files` filled in."""
+    figure_dir = folder / "figures"
+    figure_dir.mkdir(parents=True, exist_ok=True)
+    files = {"markdown": str(folder / "report.md"), "html": str(folder / "report.html"),
+             "json": str(folder / "report.json")}
+    files.update({f"figure:{name}": str(figure_dir / f"{name}.png") for name in FIGURES})
+    result = result.model_copy(update={"report_files": files})
+    figures = render_all(result, plan.report.figure_dpi)
+    for name, data in figures.items():
+        _write(figure_dir / f"{name}.png", data)
+    blocks = build_blocks(result, plan, plan_text)
+    _write(folder / "report.md", markdown(blocks).encode("utf-8"))
+    _write(folder / "report.html",
+           html_page(blocks, figures, "Preregistered analysis").encode("utf-8"))
+    _write(folder / "report.json", result.model_dump_json(indent=1).encode("utf-8"))
+    return result
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
+    blocks = [Block("h1", "Preregistered analysis: cross-field versus single-field prompts")]
+    blocks += [Block("banner", note) for note in r.notes]
+    blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _checks(r)
+    blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
+    blocks += [Block("h2", "Figures")]
+    blocks += [Block("figure", caption, name=name) for name, (_, caption) in FIGURES.items()]
+    blocks += _topics(r)
+    blocks += [Block("h2", "The analysis plan as executed"), Block("pre", plan_text.rstrip())]
+    return blocks
+
+
+def _verdict(r: AnalysisResult) -> list[Block]:
+    v = r.verdict
+    out = [Block("h2", "Verdict"), Block("p", f"**{v.label.upper()}**: {v.reason}.")]
+    if v.qualifier:
+        out.append(Block("p", f"Note: {v.qualifier}."))
+    p = r.power
+    if v.label in ("inconclusive", "no verdict") and p.power_at_sesoi is not None:
+        out.append(Block("p", (
+            f"Power achieved: with {p.n_topics} topics this design had "
+            f"{p.power_at_sesoi:.0%} power to detect a difference of {p.sesoi:g} and "
+            f"{p.equivalence_power:.0%} power to show equivalence were the true difference 0. "
+            f"A decisive study needs about {p.topics_needed} topics to detect the SESOI with "
+            f"{p.target:.0%} power, or {p.topics_needed_equivalence} to show equivalence "
+            f"({p.basis}).")))
+    out.append(Block("p", (
+        f"The hypothesis author's literal rule (a significant difference in pooled proportions "
+        f"on at least {r.plan['literal_rule']['min_topics']} topics, else refuted) says: "
+        f"**{v.literal_label}**: {v.literal_reason}. It counts judgments as independent and "
+        f"treats a non-significant result as a refutation, which is why it is not the "
+        f"preregistered verdict.")))
+    return out
+
+
+def _design(r: AnalysisResult) -> list[Block]:
+    d = r.design
+    reviewers = ", ".join(f"{n} {k}" for k, n in sorted(d.reviewers.items())) or "none"
+    rows = [
+        ["Topics in the study / with reviews / complete", f"{d.topics_in_study} / "
+         f"{d.topics_reviewed} / {d.complete_topics}"],
+        ["Prompts; outputs (ok); samples per prompt", f"{d.prompts}; {d.outputs}; "
+         f"{d.samples_per_prompt}"],
+        ["Items: made / reviewed / analysed", f"{d.items} / {d.items_reviewed} / "
+         f"{d.items_eligible}"],
+        ["Items left out (too few reviews)", str(d.items_short)],
+        ["Reviews (assignments)", f"{d.reviews} ({d.assignments})"],
+        ["Reviewers", reviewers],
+        ["Reviews per item: mean (min-max)", f"{d.reviews_per_item['mean']:.2f} "
+         f"({d.reviews_per_item['min']:.0f}-{d.reviews_per_item['max']:.0f})"],
+        ["Models", ", ".join(d.models) or "n/a"],
+        ["Pilot / demonstration / simulated", f"{d.pilot} / {d.demo} / {d.simulated}"],
+    ]
+    return [Block("h2", "Design"), Block("table", header=["", "value"], rows=rows)]
+
+
+def _method(r: AnalysisResult, plan: Plan) -> list[Block]:
+    unsure = {"not_novel": "counted as not novel (an unsure verdict is not a judgment that the "
+                           "combination is unpublished)",
+              "novel": "counted as novel", "exclude": "left out"}[plan.outcome.unsure]
+    single = {"mean_of_singles": "the mean of the single_a and single_b proportions, so each "
+                                 "single field weighs the same whatever its number of outputs",
+              "single_a": "the single_a proportion only", "single_b": "the single_b proportion "
+                                                                      "only"}[plan.single]
+    primary = {
+        "permutation": (
+            "a topic-level paired sign-flip permutation test of the mean of d_t: under the null "
+            "hypothesis each topic's difference is as likely to have the opposite sign; the "
+            "reference distribution over all 2^n sign patterns is computed exactly by "
+            "convolution (Monte Carlo only when too large). The p-value is "
+            + ("the mid-p, P(T* > T) + P(T* = T)/2, which keeps the size near alpha although "
+               "d_t takes few distinct values" if plan.primary.p_value == "mid"
+               else "P(T* >= T)") + ". The 95% interval is the t interval of the mean d_t."),
+        "mcnemar_exact": "McNemar's exact conditional test on the consensus table, with Tango's "
+                         "score interval for the paired difference.",
+        "mcnemar_midp": "McNemar's mid-p test on the consensus table, with Tango's score "
+                        "interval for the paired difference.",
+        "gee": "a binomial GEE on the judgments (exchangeable working correlation, clusters = "
+               "topics, bias-reduced sandwich covariance); the difference is the marginal risk "
+               "difference.",
+    }[plan.primary.test]
+    items = [
+        "Unit of analysis: the topic. Conditions are matched within topics and reviewers are "
+        "crossed with items, so judgments are never treated as independent in the primary test.",
+        f"Outcome: a judgment is novel when its verdict is `not_published`; `unsure` is {unsure}.",
+        "Per item, the score is the mean of its reviewers' coded verdicts; per topic and "
+        "condition, the proportion judged novel is the mean of its items' scores.",
+        f"Single-field arm: {single}. The paired difference of topic t is d_t = p_cross - "
+        "p_single.",
+        f"Items with fewer than {plan.minimum.reviewers_per_item} reviewers' verdicts are left "
+        "out; a topic is complete when each compared arm keeps at least one item. Fewer than "
+        f"{plan.minimum.topics} complete topics, or a pilot study, gets no verdict.",
+        f"Primary test (one-sided, alpha {plan.primary.alpha:g}, cross > single): {primary}",
+        f"Equivalence: two one-sided tests ({plan.equivalence.method}) against the SESOI of "
+        f"{plan.equivalence.sesoi:g}; the hypothesis is refuted when "
+        + ("equivalence is shown" if plan.equivalence.refute_by == "equivalence"
+           else "non-superiority is shown (difference below +SESOI)")
+        + " or the primary test is significant in the other direction.",
+        f"Consensus table (McNemar, Tango): an arm is novel when its proportion exceeds "
+        f"{plan.consensus.threshold:g}"
+        + ("; the single arm of each topic is one of its two single-field conditions drawn at "
+           "random (plan seed), since a mean of two conditions would cross the threshold less "
+           "often than the cross arm and bias the table" if plan.single == "mean_of_singles"
+           else "") + ". The conditional logit uses each item's consensus.",
+        "Checks of the primary analysis: " + ", ".join(plan.check_tests) + ".",
+        f"Secondary analyses ({', '.join(plan.secondary.analyses)}): "
+        + ("Holm-corrected together" if plan.secondary.correction == "holm" else "uncorrected")
+        + f"; GEE and conditional logit use a random subsample of "
+        f"{plan.secondary.heavy_max_topics} topics and the mixed model one of "
+        f"{plan.secondary.mixed_max_topics} when the study has more.",
+    ]
+    return [Block("h2", "Method (fixed by the plan)"), Block("list", items=items)]
+
+
+def _primary(r: AnalysisResult) -> list[Block]:
+    p, e = r.primary, r.equivalence
+    rows = [
+        ["Test", p.description],
+        ["Complete topics", str(p.n_topics)],
+        ["Mean proportion novel: cross / single", f"{fmt(p.mean_cross)} / {fmt(p.mean_single)}"],
+        ["Difference (cross - single), 95% CI", f"{fmt(p.estimate, signed=True)} "
+         f"[{fmt(p.ci_low, signed=True)}, {fmt(p.ci_high, signed=True)}]"],
+        [f"One-sided p ({p.p_label}), cross > single", fmt_p(p.p_value)],
+        ["One-sided p, cross < single", fmt_p(p.p_less)],
+        ["SD of the paired differences", fmt(p.sd_d)],
+    ]
+    rows += [[k.replace("_", " "), _cell(v)] for k, v in p.details.items()]
+    eq_rows = [
+        ["SESOI (margin)", f"+/-{e.sesoi:g}"],
+        [f"{e.ci_level:.0%} interval ({e.method})", f"[{fmt(e.ci_low, signed=True)}, "
+         f"{fmt(e.ci_high, signed=True)}]"],
+        ["p, H0: difference <= -SESOI", fmt_p(e.p_lower)],
+        ["p, H0: difference >= +SESOI (non-superiority)", fmt_p(e.p_upper)],
+        ["Equivalence shown (TOST)", str(e.equivalent)],
+        ["Non-superiority shown", str(e.non_superior)],
+    ]
+    return [Block("h2", "Primary analysis"), Block("table", header=["", "value"], rows=rows),
+            Block("h2", "Equivalence and non-superiority"),
+            Block("table", header=["", "value"], rows=eq_rows)]
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return fmt_p(value) if value < 1 else f"{value:.4g}"
+    return str(value)
+
+
+def _estimate_rows(estimates: list[Estimate]) -> list[list[str]]:
+    rows = []
+    for e in estimates:
+        signed = e.scale == "difference"
+        if e.skipped:
+            rows.append([e.label, e.scale, "-", "-", "-", f"not run: {e.skipped}"])
+            continue
+        rows.append([
+            e.label, e.scale, f"{fmt(e.estimate, signed=signed)} [{fmt(e.ci_low, signed=signed)}"
+            f", {fmt(e.ci_high, signed=signed)}]", f"{fmt_p(e.p_value)} ({e.p_label})",
+            fmt_p(e.p_holm) if e.p_holm is not None else "-", e.note])
+    return rows
+
+
+HEADER = ["analysis", "scale", "estimate [95% CI]", "p", "Holm p", "note"]
+
+
+def _checks(r: AnalysisResult) -> list[Block]:
+    c, lit = r.consensus, r.literal_rule
+    checks = [e for e in r.estimates if e.role == "check"]
+    consensus = [["cross novel", str(c.both), str(c.cross_only)],
+                 ["cross not novel", str(c.single_only), str(c.neither)]]
+    return [
+        Block("h2", "Checks of the primary analysis"),
+        Block("table", header=HEADER, rows=_estimate_rows(checks)),
+        Block("p", f"Consensus table of complete topics (an arm is novel when its proportion "
+                   f"exceeds {c.threshold:g}):"),
+        Block("table", header=["", "single novel", "single not novel"], rows=consensus),
+        Block("h2", "The literal rule: pooled proportions"),
+        Block("p", (
+            f"Pooled over judgments, {lit.novel_cross}/{lit.n_cross} ({fmt(lit.p_cross)}) after "
+            f"cross-field prompts and {lit.novel_single}/{lit.n_single} ({fmt(lit.p_single)}) "
+            f"after single-field prompts; difference {fmt(lit.difference, signed=True)}, "
+            f"z = {lit.z:.3f}, {lit.alternative} p = {fmt_p(lit.p_value)} (statsmodels "
+            f"proportions_ztest). This test ignores the pairing of conditions within topics and "
+            f"the clustering of judgments within items and reviewers. Literal verdict: "
+            f"**{lit.label}** ({lit.reason})."))]
+
+
+def _secondary(r: AnalysisResult) -> list[Block]:
+    rows = _estimate_rows([e for e in r.estimates if e.role == "secondary"])
+    return [Block("h2", "Secondary analyses"),
+            Block("p", "None of these can change the verdict. Effects are one-sided (cross > "
+                       "single); moderator slopes two-sided. Holm's correction runs over all "
+                       "secondary tests that ran."),
+            Block("table", header=HEADER, rows=rows)]
+
+
+def _reviewers(r: AnalysisResult) -> list[Block]:
+    a = r.agreement
+    per = [[str(x["reviewer_id"]), str(x["kind"]), str(x["judgments"]),
+            fmt(x["novel_cross"]), fmt(x["novel_single"]), fmt(x["difference"], signed=True)]
+           for x in r.per_reviewer]
+    overall = [["Items with two or more reviews", str(a.n_items)],
+               ["Raw agreement (verdicts)", fmt(a.raw_agreement)],
+               [f"Fleiss' kappa ({a.fleiss_items} items with {a.fleiss_raters} reviews)",
+                fmt(a.fleiss_kappa)],
+               ["Krippendorff's alpha, nominal (three verdicts)", fmt(a.alpha_verdicts)],
+               ["Krippendorff's alpha, nominal (novel or not)", fmt(a.alpha_outcome)]]
+    pairs = [[p.reviewer_a, p.reviewer_b, str(p.n_items), fmt(p.agreement), fmt(p.kappa)]
+             for p in a.pairs[:MAX_PAIR_ROWS]]
+    out = [Block("h2", "Reviewers and agreement"),
+           Block("p", "Share of each reviewer's verdicts that were novel, by arm (descriptive):"),
+           Block("table", header=["reviewer", "kind", "judgments", "cross", "single",
+                                  "difference"], rows=per),
+           Block("table", header=["agreement", "value"], rows=overall)]
+    if pairs:
+        out.append(Block("table", header=["reviewer", "reviewer", "shared items", "agreement",
+                                          "Cohen's kappa"], rows=pairs))
+    if len(a.pairs) > MAX_PAIR_ROWS:
+        out.append(Block("p", f"{len(a.pairs) - MAX_PAIR_ROWS} more pairs in report.json."))
+    return out
+
+
+def _power(r: AnalysisResult) -> list[Block]:
+    p = r.power
+    if p.power_at_sesoi is None:
+        return [Block("h2", "Power"), Block("p", "Too few topics to estimate power.")]
+    return [Block("h2", "Power"), Block("p", (
+        f"From the observed SD of the differences ({fmt(p.sd)}; {p.basis}): with "
+        f"{p.n_topics} topics the one-sided test at alpha {p.alpha:g} had {p.power_at_sesoi:.0%}"
+        f" power to detect a difference of {p.sesoi:g}; {p.topics_needed} topics give "
+        f"{p.target:.0%} power. Showing equivalence within +/-{p.sesoi:g} when the true "
+        f"difference is 0 had {p.equivalence_power:.0%} power; {p.topics_needed_equivalence} "
+        f"topics give {p.target:.0%}. `harness power --simulate` simulates the full design."))]
+
+
+def _verification(r: AnalysisResult) -> list[Block]:
+    v = r.verification
+    blinding = (f"verified: the key in the store hashes to the commitment {v.blinding_recorded} "
+                f"(made {v.blinding_made_at})" if v.blinding_status == "verified" else
+                f"NOT verified (no commitment recorded); key now hashes to {v.blinding_computed}")
+    prereg = (f"preregistered {v.prereg_at} with sha256 {v.prereg_plan_sha256}"
+              if v.preregistered else "no preregistration record")
+    rows = [["Blinding key", blinding], ["Plan file", v.plan_path],
+            ["Plan sha256", v.plan_sha256], ["Preregistration", prereg],
+            ["First review in the store", v.first_review_at or "n/a"],
+            ["Deviations", "; ".join(v.deviations) or "none"],
+            ["Analysed", f"{r.analysed_at} with harness {r.harness_version}"]]
+    return [Block("h2", "Verification"), Block("table", header=["", ""], rows=rows)]
+
+
+def _topics(r: AnalysisResult) -> list[Block]:
+    rows = [[str(t["topic_id"]), fmt(t["p_single_a"]), fmt(t["p_single_b"]), fmt(t["p_cross"]),
+             fmt(t["d"], signed=True), "yes" if t["complete"] else "no"]
+            for t in r.topics[:MAX_TOPIC_ROWS]]
+    out = [Block("h2", "Per-topic proportions judged novel"),
+           Block("table", header=["topic", "single_a", "single_b", "cross", "d", "complete"],
+                 rows=rows)]
+    if len(r.topics) > MAX_TOPIC_ROWS:
+        out.append(Block("p", f"First {MAX_TOPIC_ROWS} of {len(r.topics)} topics; report.json "
+                              "holds all of them."))
+    return out

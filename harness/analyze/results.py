@@ -1,0 +1,286 @@
+"""Results objects of `analyze`: every number the report shows, and a `summary()` to read.
+
+They are plain pydantic models so that `report.json` is their JSON dump (NaN becomes null) and a
+notebook user gets attributes and DataFrames rather than text to parse.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+RULE = "=" * 78
+THIN = "-" * 78
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Estimate(_Model):
+    """One analysis as a row of the estimates figure and table."""
+
+    name: str
+    label: str
+    role: str                      # primary | check | literal | secondary
+    scale: str                     # difference | odds ratio | slope
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None = None
+    p_label: str = ""
+    p_holm: float | None = None
+    n_topics: int | None = None
+    note: str = ""
+    skipped: str | None = None
+
+
+class ConsensusCounts(_Model):
+    threshold: float
+    both: int
+    cross_only: int
+    single_only: int
+    neither: int
+
+
+class PrimaryResult(_Model):
+    test: str
+    description: str
+    n_topics: int
+    mean_cross: float | None
+    mean_single: float | None
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float
+    p_label: str
+    p_less: float
+    alpha: float
+    sd_d: float | None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class EquivalenceResult(_Model):
+    method: str
+    sesoi: float
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_level: float
+    p_lower: float
+    p_upper: float
+    p_tost: float
+    equivalent: bool
+    non_superior: bool
+
+
+class LiteralRuleResult(_Model):
+    novel_cross: int
+    n_cross: int
+    novel_single: int
+    n_single: int
+    p_cross: float | None
+    p_single: float | None
+    difference: float | None
+    z: float
+    p_value: float
+    alternative: str
+    ci_low: float | None
+    ci_high: float | None
+    label: str
+    reason: str
+
+
+class PairAgreement(_Model):
+    reviewer_a: str
+    reviewer_b: str
+    n_items: int
+    agreement: float | None
+    kappa: float | None
+
+
+class AgreementResult(_Model):
+    n_items: int
+    raw_agreement: float | None
+    fleiss_kappa: float | None
+    fleiss_raters: int
+    fleiss_items: int
+    alpha_verdicts: float | None
+    alpha_outcome: float | None
+    pairs: list[PairAgreement]
+
+
+class PowerSummary(_Model):
+    basis: str
+    n_topics: int
+    sd: float | None
+    sesoi: float
+    alpha: float
+    target: float
+    power_at_sesoi: float | None
+    topics_needed: int | None
+    equivalence_power: float | None
+    topics_needed_equivalence: int | None
+    curve: list[dict[str, float]]
+
+
+class VerdictResult(_Model):
+    label: str
+    reason: str
+    qualifier: str | None
+    withheld: list[str]
+    literal_label: str
+    literal_reason: str
+
+
+class Verification(_Model):
+    blinding_status: str               # verified | missing
+    blinding_recorded: str | None
+    blinding_computed: str
+    blinding_made_at: str | None
+    plan_path: str
+    plan_sha256: str
+    prereg_plan_sha256: str | None
+    prereg_at: str | None
+    preregistered: bool
+    first_review_at: str | None
+    deviations: list[str]
+
+
+class DesignSummary(_Model):
+    topics_in_study: int
+    topics_reviewed: int
+    complete_topics: int
+    prompts: int
+    outputs: int
+    items: int
+    items_reviewed: int
+    items_eligible: int
+    items_short: int
+    reviews: int
+    assignments: int
+    reviewers: dict[str, int]
+    reviews_per_item: dict[str, float]
+    samples_per_prompt: int
+    models: list[str]
+    single: str
+    unsure: str
+    pilot: bool
+    demo: bool
+    simulated: bool
+
+
+class AnalysisResult(_Model):
+    study_dir: str
+    study_id: str
+    analysed_at: str
+    harness_version: str
+    plan: dict[str, Any]
+    design: DesignSummary
+    verification: Verification
+    primary: PrimaryResult
+    consensus: ConsensusCounts
+    equivalence: EquivalenceResult
+    literal_rule: LiteralRuleResult
+    estimates: list[Estimate]
+    agreement: AgreementResult
+    per_reviewer: list[dict[str, Any]]
+    power: PowerSummary
+    verdict: VerdictResult
+    notes: list[str]
+    topics: list[dict[str, Any]]
+    report_files: dict[str, str] = Field(default_factory=dict)
+
+    # -- tables ----------------------------------------------------------------------------------
+    def topics_frame(self) -> pd.DataFrame:
+        """Per-topic proportions judged novel, by condition, with the paired difference d."""
+        return pd.DataFrame(self.topics)
+
+    def estimates_frame(self) -> pd.DataFrame:
+        """Every analysis: estimate, interval, p-value (Holm-adjusted for secondary ones)."""
+        return pd.DataFrame([e.model_dump() for e in self.estimates])
+
+    def reviewers_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.per_reviewer)
+
+    # -- text ------------------------------------------------------------------------------------
+    def headline(self) -> str:
+        v = self.verdict
+        return f"VERDICT: {v.label.upper()} - {v.reason}"
+
+    def summary(self) -> str:
+        """A fixed-width summary a reader can check number by number against the report."""
+        return "\n".join(_summary_lines(self))
+
+
+def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def fmt_p(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if value < 1e-4:
+        return f"{value:.1e}"
+    return f"{value:.4f}"
+
+
+def _summary_lines(r: AnalysisResult) -> list[str]:
+    d, p, v, eq, lit = r.design, r.primary, r.verification, r.equivalence, r.literal_rule
+    lines = [RULE, "Cross-field prompt study: preregistered analysis", RULE]
+    lines += [f"  NOTE: {note}" for note in r.notes]
+    prereg = (f"preregistered {v.prereg_at}" if v.preregistered else "NOT preregistered")
+    lines += [
+        f"Study:        {r.study_dir}",
+        f"Plan:         {v.plan_path}",
+        f"              sha256 {v.plan_sha256} ({prereg})",
+        f"Blinding key: {v.blinding_status}"
+        + (f" against commitment {v.blinding_recorded}" if v.blinding_recorded else ""),
+        f"Design:       {d.complete_topics} complete topics of {d.topics_in_study}; "
+        f"{d.items_eligible} items; {d.reviews} judgments by "
+        f"{sum(d.reviewers.values())} reviewers",
+        f"Outcome:      not_published = novel; unsure counted as {d.unsure.replace('_', ' ')}; "
+        f"single arm = {d.single.replace('_', ' ')}",
+        THIN,
+        f"Primary:      {p.description}",
+        f"  novel after cross {fmt(p.mean_cross)}, after single {fmt(p.mean_single)}; "
+        f"difference {fmt(p.estimate, signed=True)} "
+        f"95% CI [{fmt(p.ci_low, signed=True)}, {fmt(p.ci_high, signed=True)}]",
+        f"  one-sided p ({p.p_label}) = {fmt_p(p.p_value)}   alpha = {p.alpha:g}   "
+        f"n = {p.n_topics} topics",
+        f"Equivalence:  TOST ({eq.method}), SESOI {eq.sesoi:g}: {eq.ci_level:.0%} CI "
+        f"[{fmt(eq.ci_low, signed=True)}, {fmt(eq.ci_high, signed=True)}], "
+        f"p = {fmt_p(eq.p_tost)} -> {'shown' if eq.equivalent else 'not shown'}",
+        "Checks:",
+    ]
+    for e in r.estimates:
+        if e.role == "check":
+            lines.append(f"  {e.label[:44]:<44} {_est(e)}  p = {fmt_p(e.p_value)}")
+    lines += [
+        f"Literal rule: pooled z-test (ignores pairing): {fmt(lit.p_cross)} vs "
+        f"{fmt(lit.p_single)}, {lit.alternative} p = {fmt_p(lit.p_value)} -> {lit.label}",
+        THIN,
+        f"VERDICT: {r.verdict.label.upper()}",
+        f"  {r.verdict.reason}",
+    ]
+    if r.verdict.qualifier:
+        lines.append(f"  Note: {r.verdict.qualifier}")
+    pw = r.power
+    if pw.power_at_sesoi is not None:
+        lines.append(f"  Power at the SESOI with {pw.n_topics} topics: {fmt(pw.power_at_sesoi, 2)};"
+                     f" topics needed for {pw.target:.0%}: {pw.topics_needed}")
+    lines.append(RULE)
+    return lines
+
+
+def _est(e: Estimate) -> str:
+    if e.skipped:
+        return f"skipped: {e.skipped}"
+    return (f"{fmt(e.estimate, signed=e.scale == 'difference')} "
+            f"[{fmt(e.ci_low, signed=e.scale == 'difference')}, "
+            f"{fmt(e.ci_high, signed=e.scale == 'difference')}]")

@@ -1,0 +1,97 @@
+"""The verdict the plan fixes in advance, and the hypothesis author's literal rule beside it.
+
+- supported: the one-sided primary test is significant (cross above single);
+- refuted: the difference is shown inside the SESOI margin (TOST; or below +SESOI when the plan
+  refutes by non-superiority), or the primary test is significant in the other direction;
+- inconclusive: neither; the report gives the power achieved and the topics a decisive study needs;
+- no verdict: a pilot study, or one below the minimum topics or reviewers per item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.analyze.equivalence import Equivalence
+from harness.analyze.plan import Plan
+from harness.analyze.pooled import Pooled
+from harness.analyze.primary import PrimaryOutcome
+
+
+@dataclass(frozen=True)
+class Decision:
+    label: str                  # supported | refuted | inconclusive | no verdict
+    reason: str
+    qualifier: str | None = None
+    withheld: list[str] = field(default_factory=list)
+
+
+def withheld_reasons(plan: Plan, *, pilot: bool, complete_topics: int, items_reviewed: int,
+                     items_short: int, estimable: bool) -> list[str]:
+    reasons = []
+    if pilot:
+        reasons.append("this is a pilot study: it exercises the pipeline on too few topics to "
+                       "decide anything")
+    if complete_topics < plan.minimum.topics:
+        text = (f"only {complete_topics} complete topics (a topic counts when each compared arm "
+                f"keeps an item with enough reviews); the plan requires {plan.minimum.topics}")
+        if items_short:
+            text += (f"; {items_short} of {items_reviewed} reviewed items have fewer than "
+                     f"{plan.minimum.reviewers_per_item} reviewers' verdicts and were left out")
+        reasons.append(text)
+    if not estimable:
+        reasons.append("the primary test could not be computed on these data")
+    return reasons
+
+
+def decide(primary: PrimaryOutcome, equivalence: Equivalence, plan: Plan,
+           withheld: list[str]) -> Decision:
+    if withheld:
+        return Decision("no verdict", "; ".join(withheld), withheld=withheld)
+    alpha = plan.primary.alpha
+    margin = plan.equivalence.sesoi
+    shown_inside = (equivalence.equivalent if plan.equivalence.refute_by == "equivalence"
+                    else equivalence.non_superior)
+    interval = (f"the {1 - 2 * equivalence.alpha:.0%} interval of the difference "
+                f"[{equivalence.ci_low:+.3f}, {equivalence.ci_high:+.3f}]")
+    if primary.p_greater < alpha:
+        qualifier = None
+        if equivalence.equivalent:
+            qualifier = (f"the difference is significant but {interval} lies inside "
+                         f"+/-{margin:g}: smaller than the smallest effect of interest")
+        return Decision("supported", (
+            f"the one-sided primary test is significant: cross-field prompts were judged novel "
+            f"more often (difference {primary.estimate:+.3f}, p = {primary.p_greater:.4g} "
+            f"< {alpha:g})"), qualifier)
+    if primary.p_less < alpha:
+        return Decision("refuted", (
+            f"the difference goes significantly the other way: single-field prompts were judged "
+            f"novel more often (difference {primary.estimate:+.3f}, one-sided p = "
+            f"{primary.p_less:.4g} < {alpha:g})"))
+    if shown_inside:
+        what = ("inside +/-" if plan.equivalence.refute_by == "equivalence" else "below +")
+        p = (equivalence.p_tost if plan.equivalence.refute_by == "equivalence"
+             else equivalence.p_upper)
+        return Decision("refuted", (
+            f"no difference of interest: {interval} lies {what}{margin:g} (the SESOI), "
+            f"p = {p:.4g} < {equivalence.alpha:g}, and the primary test is not significant "
+            f"(p = {primary.p_greater:.4g})"))
+    return Decision("inconclusive", (
+        f"the primary test is not significant (difference {primary.estimate:+.3f}, one-sided "
+        f"p = {primary.p_greater:.4g} >= {alpha:g}) and a difference as large as the SESOI "
+        f"({margin:g}) is not excluded ({interval})"))
+
+
+def literal_rule(pooled: Pooled, plan: Plan, topics: int) -> tuple[str, str]:
+    """The author's rule: no significant difference on >= 50 topics means refuted."""
+    rule = plan.literal_rule
+    if topics < rule.min_topics:
+        return "not applicable", (f"the rule needs at least {rule.min_topics} topics; the "
+                                  f"comparison has {topics}")
+    significant = pooled.p_value < rule.alpha
+    numbers = (f"{pooled.p_cross:.3f} vs {pooled.p_single:.3f} of judgments novel, "
+               f"{pooled.alternative} p = {pooled.p_value:.4g}")
+    if significant and pooled.difference > 0:
+        return "supported", f"a significant difference in the predicted direction ({numbers})"
+    if significant:
+        return "refuted", f"a significant difference against the prediction ({numbers})"
+    return "refuted", f"no significant difference on {topics} topics ({numbers})"

@@ -1,0 +1,83 @@
+"""`harness analyze`, `harness prereg`, `harness power`: the preregistered test and its planning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harness.cli._app import STUDY_HELP, app
+
+PLAN_HELP = ("Analysis plan YAML (default: the preregistered plan, else the bundled "
+             "analysis/plan.yaml).")
+
+
+@app.command()
+def analyze(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    plan: Path | None = typer.Option(None, "--plan", help=PLAN_HELP),
+    allow_deviation: bool = typer.Option(
+        False, "--allow-deviation", help="Run although the plan differs from the preregistered "
+        "one or the blinding commitment is missing; the report lists the deviation at the top."),
+) -> None:
+    """Verify the blinding key and the plan, unblind, run the preregistered analysis, report.
+
+    Example: harness analyze --study runs/demo
+    """
+    from harness.analyze import analyze as run
+
+    result = run(study, plan, allow_deviation)
+    typer.echo(result.summary())
+    typer.echo(f"Report: {result.report_files.get('html', '')}")
+
+
+@app.command()
+def prereg(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    plan: Path | None = typer.Option(None, "--plan", help="Analysis plan YAML (default: the "
+                                     "bundled analysis/plan.yaml)."),
+) -> None:
+    """Write prereg.md (hypothesis, design, materials, plan and hash, power) and record it.
+
+    Example: harness prereg --study runs/demo
+    """
+    from harness.analyze import prereg as run
+
+    typer.echo(run(study, plan).summary())
+
+
+@app.command()
+def power(
+    topics: int | None = typer.Option(None, "--topics", help="Number of topics (default: the "
+                                      "plan's planning.topics)."),
+    p_single: float | None = typer.Option(None, "--p-single", help="Proportion judged novel "
+                                          "after single-field prompts."),
+    effect: float | None = typer.Option(None, "--effect", help="Difference to detect "
+                                        "(cross - single)."),
+    sesoi: float | None = typer.Option(None, "--sesoi", help="Smallest effect size of interest "
+                                       "(equivalence margin)."),
+    rho: float | None = typer.Option(None, "--rho", help="Correlation of a topic's cross and "
+                                     "single consensus outcomes."),
+    alpha: float | None = typer.Option(None, "--alpha", help="One-sided alpha."),
+    target: float | None = typer.Option(None, "--target", help="Target power."),
+    simulate: bool = typer.Option(False, "--simulate", help="Also simulate the full design "
+                                  "through the exact primary analysis."),
+    reps: int | None = typer.Option(None, "--reps", help="Simulated studies per condition."),
+    samples: int | None = typer.Option(None, "--samples", help="Outputs per prompt "
+                                       "(simulation)."),
+    reviewers: int | None = typer.Option(None, "--reviewers", help="Reviewers per item "
+                                         "(simulation)."),
+    seed: int | None = typer.Option(None, "--seed", help="Simulation seed."),
+    plan: Path | None = typer.Option(None, "--plan", help="Plan whose planning section gives "
+                                     "the defaults (default: the bundled plan)."),
+) -> None:
+    """Power and topics needed for the paired design (Connor 1987; normal; simulation).
+
+    Example: harness power --topics 50 --p-single 0.3 --effect 0.1 --simulate
+    """
+    from harness.analyze import power as run
+
+    result = run(topics=topics, p_single=p_single, effect=effect, sesoi=sesoi, rho=rho,
+                 alpha=alpha, target=target, simulate=simulate, reps=reps, samples=samples,
+                 reviewers=reviewers, seed=seed, plan=plan)
+    typer.echo(result.summary())

@@ -1,0 +1,177 @@
+"""`analyze` end to end on stores built row by row: numbers, verdicts, report files."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.analyze import analyze
+from harness.study.manifest import load_manifest
+from tests.analyze.helpers import TWO_HUMANS, build_study, random_judgments
+
+
+def test_full_analysis_writes_a_self_contained_report(tmp_path):
+    rows = random_judgments(60, p_cross=0.6, p_single=0.25, reviewers=list(TWO_HUMANS),
+                            seed=1, p_unsure=0.05)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS)
+    result = analyze(study)
+    assert result.verdict.label == "supported"
+    assert result.primary.n_topics == 60 and result.primary.p_value < 0.05
+    files = result.report_files
+    html = (study / "report" / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 4
+    assert not re.search(r'src="(?!data:)', html) and "<link" not in html
+    md = (study / "report" / "report.md").read_text()
+    assert "**SUPPORTED**" in md and "literal rule" in md
+    assert "mean of the single_a and single_b proportions" in md
+    for name in ("paired_proportions", "estimates", "agreement", "power"):
+        png = study / "report" / "figures" / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and files[f"figure:{name}"]
+    data = json.loads((study / "report" / "report.json").read_text(),
+                      parse_constant=_no_nan)  # strict JSON: no NaN or Infinity
+    assert data["primary"]["p_value"] == result.primary.p_value
+    assert data["verdict"]["label"] == "supported"
+    assert len(data["topics"]) == 60
+    roles = {e["role"] for e in data["estimates"]}
+    assert roles == {"primary", "check", "literal", "secondary"}
+    names = {e["name"] for e in data["estimates"]}
+    assert {"mixed_glm", "conditional_logit", "unsure_novel", "unsure_excluded",
+            "reviewer_kind:human", "gee", "mcnemar_exact"} <= names
+    holm = [e["p_holm"] for e in data["estimates"] if e["role"] == "secondary" and e["p_holm"]]
+    assert holm and all(0 <= p <= 1 for p in holm)
+    manifest = load_manifest(study)
+    assert manifest["analysis"]["verdict"] == "supported"
+    assert manifest["commands"][-1]["stage"] == "analyze"
+    assert "VERDICT: SUPPORTED" in result.summary()
+
+
+def _no_nan(token: str) -> None:
+    raise AssertionError(f"report.json holds {token}")
+
+
+def _direct_topic_table(rows, unsure: str, min_reviews: int) -> pd.DataFrame:
+    """Per-topic proportions recomputed with pandas, independently of the package."""
+    frame = pd.DataFrame(rows, columns=["topic", "condition", "sample", "reviewer", "verdict"])
+    frame["reviews"] = frame.groupby(["topic", "condition", "sample"])["verdict"].transform("size")
+    frame = frame[frame["reviews"] >= min_reviews]
+    coded = {"not_published": 1.0, "published": 0.0,
+             "unsure": {"novel": 1.0, "not_novel": 0.0, "exclude": np.nan}[unsure]}
+    frame["y"] = frame["verdict"].map(coded)
+    items = frame.groupby(["topic", "condition", "sample"])["y"].mean().dropna()
+    cells = items.groupby(["topic", "condition"]).mean().unstack("condition")
+    cells["single"] = (cells["single_a"] + cells["single_b"]) / 2
+    cells["d"] = cells["cross"] - cells["single"]
+    return cells.dropna(subset=["d"])
+
+
+def _brute_mid_p(d: np.ndarray) -> float:
+    totals = np.array([np.dot(s, d) for s in itertools.product((-1, 1), repeat=d.size)])
+    observed = d.sum()
+    return float(np.mean(totals > observed + 1e-9) + 0.5 * np.mean(
+        np.abs(totals - observed) <= 1e-9))
+
+
+def test_numbers_match_direct_computation(tmp_path, fast_plan):
+    reviewers = {"a": "human", "b": "human", "c": "automated"}
+    rows = random_judgments(11, p_cross=0.5, p_single=0.35, reviewers=list(reviewers),
+                            seed=7, samples=2, p_unsure=0.15)
+    rows = [r for r in rows if not (r[0] == "t0003" and r[3] != "a")]  # t0003: one review each
+    study = build_study(tmp_path / "s", rows, reviewers=reviewers)
+    result = analyze(study, fast_plan, write_report=False)
+    direct = _direct_topic_table(rows, "not_novel", 2)
+    topics = result.topics_frame().set_index("topic_id")
+    complete = topics[topics["complete"]]
+    assert list(complete.index) == list(direct.index)
+    assert "t0003" not in direct.index and not topics.loc["t0003", "complete"]
+    np.testing.assert_allclose(complete["d"], direct["d"])
+    np.testing.assert_allclose(complete["p_cross"], direct["cross"])
+    assert result.primary.p_value == pytest.approx(_brute_mid_p(direct["d"].to_numpy()))
+    assert result.primary.estimate == pytest.approx(direct["d"].mean())
+    assert result.design.items_short == 6  # t0003: 3 conditions x 2 samples
+    assert result.verdict.label == "no verdict"
+    assert "only 10 complete topics" in result.verdict.reason
+    assert "fewer than 2 reviewers' verdicts" in result.verdict.reason
+    excluded = _direct_topic_table(rows, "exclude", 2)
+    variant = next(e for e in result.estimates if e.name == "unsure_excluded")
+    assert variant.estimate == pytest.approx(excluded["d"].mean())
+    lit = result.literal_rule
+    frame = pd.DataFrame(rows, columns=["topic", "condition", "sample", "reviewer", "verdict"])
+    cross = frame[frame["condition"] == "cross"]
+    assert lit.novel_cross == int((cross["verdict"] == "not_published").sum())
+    assert lit.n_cross == len(cross)
+
+
+def test_refuted_when_equivalence_is_shown(tmp_path, fast_plan):
+    rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
+                     write_report=False)
+    assert result.verdict.label == "refuted"
+    assert result.equivalence.equivalent and "SESOI" in result.verdict.reason
+    # the literal rule agrees here, for the wrong reason (no significant difference)
+    assert result.verdict.literal_label == "refuted"
+
+
+def test_refuted_when_single_field_is_higher(tmp_path, fast_plan):
+    rows = random_judgments(60, p_cross=0.1, p_single=0.5, reviewers=list(TWO_HUMANS), seed=4)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
+                     write_report=False)
+    assert result.verdict.label == "refuted" and "other way" in result.verdict.reason
+
+
+def test_inconclusive_reports_power_and_topics_needed(tmp_path, fast_plan):
+    rows = random_judgments(50, p_cross=0.33, p_single=0.3, reviewers=list(TWO_HUMANS), seed=5)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS)
+    result = analyze(study, fast_plan)
+    assert result.verdict.label == "inconclusive"
+    assert result.power.topics_needed > 50 and 0 < result.power.power_at_sesoi < 0.8
+    md = (study / "report" / "report.md").read_text()
+    assert "Power achieved" in md and f"{result.power.topics_needed} topics" in md
+    # the author's literal rule would call this refuted
+    assert result.verdict.literal_label == "refuted"
+
+
+def test_pilot_and_demonstration_studies(tmp_path, fast_plan):
+    rows = random_judgments(60, p_cross=0.6, p_single=0.2, reviewers=list(TWO_HUMANS), seed=6)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS,
+                        meta={"pilot": "1", "demo": "1"})
+    result = analyze(study, fast_plan)
+    assert result.verdict.label == "no verdict" and "pilot" in result.verdict.reason
+    md = (study / "report" / "report.md").read_text()
+    head = md.split("## Verdict")[0]
+    assert "135M-parameter model" in head and "not evidence" in head
+    assert "PILOT" in head
+
+
+@pytest.mark.parametrize(("test", "method"), [("mcnemar_midp", "tango"),
+                                              ("mcnemar_exact", "paired_t"),
+                                              ("gee", "paired_t")])
+def test_other_primary_tests_and_tango_equivalence(tmp_path, fast_plan, test, method):
+    text = fast_plan.read_text().replace("test: permutation ", f"test: {test} ", 1)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(text.replace("method: paired_t ", f"method: {method} ", 1))
+    rows = random_judgments(60, p_cross=0.7, p_single=0.2, reviewers=list(TWO_HUMANS), seed=12)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan,
+                     write_report=False)
+    assert result.primary.test == test and result.equivalence.method == method
+    assert result.verdict.label == "supported"
+    checks = {e.name for e in result.estimates if e.role == "check"}
+    assert test not in checks and "permutation" in checks
+    if test.startswith("mcnemar"):
+        c = result.consensus
+        assert c.both + c.cross_only + c.single_only + c.neither == 60
+        assert result.primary.estimate == pytest.approx((c.cross_only - c.single_only) / 60)
+
+
+def test_a_tiny_study_with_single_reviews_still_reports(tmp_path, fast_plan):
+    rows = random_judgments(3, p_cross=0.5, p_single=0.5, reviewers=["alice"], seed=1)
+    study = build_study(tmp_path / "s", rows, reviewers={"alice": "human"})
+    result = analyze(study, fast_plan)
+    assert result.verdict.label == "no verdict" and result.primary.n_topics == 0
+    assert "9 of 9 reviewed items have fewer than 2" in result.verdict.reason
+    assert result.power.power_at_sesoi is None and result.agreement.n_items == 0
+    assert (study / "report" / "report.html").exists()

@@ -1,0 +1,73 @@
+"""The sign-flip test against brute-force enumeration of every sign pattern."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from harness.analyze.permutation import exact_distribution, sign_flip
+
+
+def brute_force(d: np.ndarray) -> tuple[float, float, float, float]:
+    """Tails over all 2^n sign patterns, enumerated one by one."""
+    observed = float(d.sum())
+    totals = np.array([np.dot(signs, d) for signs in itertools.product((-1, 1), repeat=d.size)])
+    above = np.mean(totals > observed + 1e-9)
+    below = np.mean(totals < observed - 1e-9)
+    equal = 1 - above - below
+    return above + equal, above + equal / 2, below + equal, below + equal / 2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_tails_equal_enumeration_on_a_lattice(seed):
+    rng = np.random.default_rng(seed)
+    # per-topic differences of means of 1-3 reviewers and two single arms: multiples of 1/12
+    d = rng.integers(-12, 13, size=12) / 12
+    d[rng.random(12) < 0.2] = 0.0
+    r = sign_flip(d)
+    assert r.method == "exact"
+    assert (r.p_greater, r.p_greater_mid, r.p_less, r.p_less_mid) == pytest.approx(
+        brute_force(d), abs=1e-12)
+
+
+def test_irregular_values_fall_back_to_monte_carlo():
+    d = np.array([math.sqrt(2), -math.pi, math.e, 0.5, -0.1, 1.1, 0.7, -0.3, 0.9, 0.2]) / 7
+    r = sign_flip(d, permutations=200_000, seed=3)
+    assert r.method.startswith("monte carlo")
+    exact = brute_force(d)
+    assert r.p_greater == pytest.approx(exact[0], abs=0.005)
+    assert r.p_less_mid == pytest.approx(exact[3], abs=0.005)
+
+
+def test_distribution_is_symmetric_and_sums_to_one():
+    k = np.array([1, 1, 2, 3, 3, 3, 6, -2, 0, 5])
+    low, pmf = exact_distribution(k)
+    assert pmf.sum() == pytest.approx(1.0)
+    assert low == -int(np.abs(k).sum())
+    assert pmf == pytest.approx(pmf[::-1])
+
+
+def test_large_study_matches_the_normal_limit():
+    rng = np.random.default_rng(0)
+    d = rng.integers(-6, 7, size=10_000) / 6
+    d = d - d.mean() + 0.004  # a small positive mean
+    r = sign_flip(np.round(d * 6) / 6)
+    assert r.method == "exact"
+    sd = math.sqrt(float(np.sum((np.round(d * 6) / 6) ** 2)))
+    z = float(np.sum(np.round(d * 6) / 6)) / sd
+    from scipy import stats
+
+    assert r.p_greater_mid == pytest.approx(stats.norm.sf(z), abs=0.01)
+
+
+def test_all_zero_differences_give_p_one_and_a_half():
+    r = sign_flip(np.zeros(20))
+    assert r.p_greater == 1.0 and r.p_greater_mid == 0.5 and r.n_nonzero == 0
+
+
+def test_empty_input():
+    r = sign_flip(np.array([]))
+    assert r.n == 0 and r.p_greater == 1.0
