@@ -1,0 +1,78 @@
+"""Python's `random` stream, drawn in vectorised blocks: the same numbers in the same order.
+
+`random.Random` is a Mersenne Twister (MT19937) whose `random()` builds a 53-bit double from two
+32-bit outputs, exactly as numpy's legacy `RandomState.random_sample` does; the twister's state
+moves across unchanged. `random.gauss` is Box-Muller over pairs of `random()` draws, returning the
+cosine branch and caching the sine branch for the next call; `gauss` below does the same on whole
+arrays, with the C-library cos, sin and log that CPython uses, so every value is bit-identical.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import numpy as np
+
+from harness.geometry._pyfloat import libm
+
+TWOPI = 2.0 * math.pi  # as in random.py
+
+
+class PythonRandom:
+    """A `random.Random(seed)` stream that hands out numpy arrays instead of single floats."""
+
+    def __init__(self, seed: Any = None, *, state: tuple | None = None) -> None:
+        source = random.Random(seed)
+        if state is not None:
+            source.setstate(state)
+        version, internal, self._gauss_next = source.getstate()
+        self._twister = np.random.RandomState()
+        key = np.asarray(internal[:-1], dtype=np.uint32)
+        self._twister.set_state(("MT19937", key, internal[-1]))
+        self._version = version
+
+    @classmethod
+    def like(cls, source: random.Random) -> PythonRandom:
+        """A stream that continues from where `source` stands now (`source` is left unchanged)."""
+        return cls(state=source.getstate())
+
+    def getstate(self) -> tuple:
+        """The state in `random.Random.getstate()` form, so pure-Python code can continue it."""
+        _, key, pos, _, _ = self._twister.get_state()
+        return (self._version, (*(int(k) for k in key), int(pos)), self._gauss_next)
+
+    def random(self, n: int) -> np.ndarray:
+        """The next `n` values of `random.random()`."""
+        return self._twister.random_sample(n)
+
+    def gauss(self, n: int, mu: float = 0.0, sigma: float = 1.0) -> np.ndarray:
+        """The next `n` values of `random.gauss(mu, sigma)`, bit for bit."""
+        z = np.empty(n)
+        start = 0
+        if n and self._gauss_next is not None:
+            z[0], self._gauss_next, start = self._gauss_next, None, 1
+        pairs, odd = divmod(n - start, 2)
+        if pairs:
+            self._box_muller(pairs, out=z[start:start + 2 * pairs])
+        if odd:  # one more pair: its sine branch stays cached, as in random.gauss
+            z[n - 1], self._gauss_next = self._box_muller(1)
+        # mu + z * sigma in place: the same two roundings as random.gauss
+        np.multiply(z, sigma, out=z)
+        np.add(z, mu, out=z)
+        return z
+
+    def _box_muller(self, pairs: int, out: np.ndarray | None = None) -> np.ndarray:
+        """2 * pairs normal deviates in the order random.gauss returns them (cos, then sin)."""
+        out = np.empty(2 * pairs) if out is None else out
+        u = self._twister.random_sample(2 * pairs)
+        x2pi = u[0::2] * TWOPI
+        tails = 1.0 - u[1::2]
+        cos, sin = libm(np.cos, x2pi), libm(np.sin, x2pi)
+        log = libm(np.log, tails)
+        g2rad = np.sqrt(np.multiply(-2.0, log, out=log), out=log)
+        np.multiply(cos, g2rad, out=out[0::2])
+        np.multiply(sin, g2rad, out=out[1::2])
+        return out
+
