@@ -9,8 +9,16 @@ from __future__ import annotations
 import sys
 
 # Importing a command module registers its commands on the app.
-from harness.cli import generate_cmds  # noqa: F401
-from harness.cli import study_cmds  # noqa: F401
+from harness.cli import (  # noqa: F401
+    analyze_cmds,
+    collect_cmds,
+    generate_cmds,
+    geometry_cmds,
+    judge_cmds,
+    run_cmds,
+    search_cmds,
+    study_cmds,
+)
 from harness.cli._app import app
 from harness.defaults import quiet_libraries
 from harness.errors import HarnessError
@@ -20,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the `harness` console script: user errors become one line and exit code 2."""
     quiet_libraries()
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
     except HarnessError as error:
         sys.stderr.write(f"error: {error}\n")
         raise SystemExit(2) from None
@@ -38,3 +46,5 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(error, click.exceptions.Abort):
             raise SystemExit(130) from None
         raise
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

@@ -1,0 +1,45 @@
+"""`harness run`: the whole study pipeline on the embedded defaults, in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harness.cli._app import STUDY_HELP, app
+
+
+@app.command()
+def run(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    pilot: bool = typer.Option(False, "--pilot", help="Allow fewer than 50 topics (no verdict)."),
+    limit: int | None = typer.Option(None, "--limit", help="Use only the first N topics."),
+    topics: Path | None = typer.Option(None, "--topics", help="Topic bank (default: bundled)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of every seeded stage."),
+    model: str | None = typer.Option(None, "--model", help="Local model folder or .gguf "
+                                     "(default: the embedded SmolLM2-135M-Instruct)."),
+    samples: int = typer.Option(1, "--samples", help="Completions per prompt."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Tokens per completion."),
+    extract: bool = typer.Option(True, "--extract/--no-extract",
+                                 help="Extract each output's core combination (blind)."),
+    normalise: bool = typer.Option(True, "--normalise/--no-normalise",
+                                   help="Rewrite outputs in a neutral style (blind)."),
+    reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster of automated "
+                                          "reviewers (default: judging/roster.demo.yaml)."),
+    probe: bool = typer.Option(True, "--probe/--no-probe", help="Run the attention probe."),
+) -> None:
+    """Run every stage in order on the defaults and print the verdict; resumes a stopped study.
+
+    Example: harness run --study runs/demo
+    """
+    from harness.defaults import DEFAULT_SEED
+    from harness.run import RUN_MAX_TOKENS, run_study
+
+    result = run_study(
+        study, pilot=pilot, limit=limit, topics=topics,
+        seed=DEFAULT_SEED if seed is None else seed, model=model, samples=samples,
+        max_tokens=max_tokens or RUN_MAX_TOKENS, extract=extract, normalise=normalise,
+        reviewers=reviewers, probe=probe, echo=typer.echo,
+    )
+    typer.echo("")
+    typer.echo(result.summary())

@@ -1,0 +1,134 @@
+"""`harness run`: every stage in order on the embedded defaults, resuming where a study stopped.
+
+This is the demonstration pipeline: the embedded 135M-parameter model, the bundled topic bank,
+the offline demonstration corpus and automated reviewers. The study is marked `demo` so that its
+report says its verdict demonstrates the machinery and is not evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.defaults import DEFAULT_SEED
+from harness.study import Study
+
+#: Completion length for the demo: long enough for a one-sentence idea and a short test.
+RUN_MAX_TOKENS = 80
+
+
+@dataclass
+class RunResult:
+    study: Path
+    verdict: str
+    headline: str
+    report_html: Path
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        steps = ", ".join(f"{k} {v:.0f} s" for k, v in self.timings.items())
+        return f"{self.headline}\nreport: {self.report_html}\nstage times: {steps}"
+
+
+def run_study(
+    study: str | Path, *, pilot: bool = False, limit: int | None = None,
+    topics: Path | None = None, seed: int = DEFAULT_SEED, model: str | None = None,
+    samples: int = 1, max_tokens: int = RUN_MAX_TOKENS, extract: bool = True,
+    normalise: bool = True, reviewers: Path | None = None, probe: bool = True,
+    echo: Callable[[str], None] = print,
+) -> RunResult:
+    """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order."""
+    folder = Path(study)
+    timings: dict[str, float] = {}
+
+    def stage(name: str, work: Callable[[], str | None]) -> None:
+        echo(f"== {name}")
+        start = time.perf_counter()
+        message = work()
+        timings[name] = time.perf_counter() - start
+        if message:
+            echo(message)
+
+    stage("generate", lambda: _generate(folder, topics, seed, pilot, limit))
+    stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed))
+    stage("judge --blind", lambda: _blind(folder, reviewers, seed, extract, normalise, model))
+    stage("prereg", lambda: _prereg(folder))
+    stage("judge --auto", lambda: _auto(folder))
+    if probe:
+        stage("geometry probe", lambda: _probe(folder, model))
+    result: dict[str, object] = {}
+    stage("analyze", lambda: _analyze(folder, result))
+    return RunResult(folder, str(result["verdict"]), str(result["headline"]),
+                     Path(str(result["html"])), timings)
+
+
+def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
+              limit: int | None) -> str:
+    from harness.generate import generate
+
+    if (folder / "study.sqlite").exists():
+        with Study.open(folder) as s:
+            if s.count("prompts"):
+                return (f"already generated: {s.count('topics')} topics, "
+                        f"{s.count('prompts')} prompts")
+    audit = generate(folder, topics=topics, seed=seed, pilot=pilot, limit=limit)
+    with Study.open(folder) as s:
+        s.set_meta("demo", "1")
+    return (f"{audit.n_topics} topics x 3 conditions; mean tokens "
+            + ", ".join(f"{c} {v:.1f}" for c, v in audit.tokens_mean.items())
+            + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}")
+
+
+def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int) -> str:
+    from harness.collect import collect
+
+    result = collect(folder, backend="local", model=model, samples=samples,
+                     max_tokens=max_tokens, seed=seed, progress=True)
+    return result.summary()
+
+
+def _blind(folder: Path, reviewers: Path | None, seed: int, extract: bool, normalise: bool,
+           model: str | None) -> str:
+    from harness.judge.blind import blind
+    from harness.judge.roster import demo_roster_path
+
+    result = blind(folder, reviewers=reviewers or demo_roster_path(), seed=seed,
+                   extract=extract, normalise=normalise, backend="local", model=model)
+    return result.summary()
+
+
+def _prereg(folder: Path) -> str:
+    from harness.analyze import prereg
+    from harness.study.manifest import load_manifest
+
+    if "prereg" in load_manifest(folder):
+        return "already preregistered (plan hash in manifest.json)"
+    return prereg(folder).summary()
+
+
+def _auto(folder: Path) -> str:
+    from harness.judge.automated import run_automated
+
+    with Study.open(folder) as s:
+        table = run_automated(s)
+    return table.to_string(index=False)
+
+
+def _probe(folder: Path, model: str | None) -> str:
+    from harness.geometry.compare import compare_split
+    from harness.geometry.probe import run_probe
+
+    run = run_probe(folder, model)
+    return run.summary() + "\n" + compare_split(folder).summary()
+
+
+def _analyze(folder: Path, out: dict[str, object]) -> str:
+    from harness.analyze import analyze
+
+    result = analyze(folder)
+    out["verdict"] = result.verdict.label
+    out["headline"] = result.headline()
+    out["html"] = result.report_files.get("html", folder / "report" / "report.html")
+    return result.summary()
