@@ -18,10 +18,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/harness run --study $(DEMO_STUDY) --pilot-if-short
+	$(BIN)/harness geometry scaling
+	$(BIN)/harness geometry fields
+	$(BIN)/harness run --study $(DEMO_STUDY) $(DEMO_ARGS)
 
 test: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q $(TEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

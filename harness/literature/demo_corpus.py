@@ -1,0 +1,87 @@
+"""The demonstration corpus: the topic bank's `known_links` as a tiny searchable collection.
+
+It lets the whole pipeline run offline, and it is labelled as what it is in every record and
+in every search record made against it: a demonstration, not a literature database. A verdict
+of `not_published` against it means only "not among the bank's known links".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from harness.literature.corpus import Corpus, load_corpus
+
+NAME = "demo-known-links"
+DESCRIPTION = (
+    "DEMONSTRATION CORPUS built from the topic bank's known_links (published works that "
+    "combine each topic's two fields). It is not a literature database: use it to run the "
+    "pipeline offline, never to support a finding."
+)
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def corpus_records(topics: list[Any]) -> list[dict[str, Any]]:
+    """One record per distinct known link (same DOI, or same title and year, counted once).
+
+    Ids are opaque (a hash of the work), so a hit never names the topic it came from.
+    """
+    records: dict[str, dict[str, Any]] = {}
+    for topic in topics:
+        for link in _get(topic, "known_links") or []:
+            title = " ".join(str(_get(link, "title")).split())
+            year = _get(link, "year")
+            doi = _get(link, "doi")
+            identity = (doi or f"{title.casefold()}|{year}").strip().lower()
+            if identity in records:
+                continue
+            digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+            records[identity] = {
+                "id": f"demo-{digest}", "title": title, "abstract": _get(link, "summary"),
+                "year": year, "doi": doi, "venue": _get(link, "venue"), "demonstration": True,
+            }
+    return sorted(records.values(), key=lambda r: r["id"])
+
+
+def build_demo_corpus(topics: list[Any], built_from: list[str] | None = None) -> Corpus:
+    corpus = load_corpus(corpus_records(topics), name=NAME)
+    corpus.meta = {"demonstration": True, "name": NAME, "description": DESCRIPTION,
+                   "built_from": built_from or []}
+    return corpus
+
+
+@lru_cache(maxsize=4)
+def demo_corpus(bank: Path | None = None) -> Corpus:
+    """The demonstration corpus of a topic bank (None = the bundled bank)."""
+    from harness.materials.topics import load_topic_bank
+    from harness.study.manifest import sha256_file
+
+    loaded = load_topic_bank(bank)
+    built_from = [f"{f.name} sha256:{sha256_file(f)}" for f in loaded.files]
+    return build_demo_corpus(loaded.topics, built_from)
+
+
+def write_demo_corpus(path: str | Path, bank: Path | None = None) -> Path:
+    """Write the demonstration corpus as JSON Lines with its `.meta.json` label beside it."""
+    corpus = demo_corpus(bank)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = corpus_records(_topics(bank))
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                   encoding="utf-8")
+    out.with_name(out.name + ".meta.json").write_text(
+        json.dumps(corpus.meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return out
+
+
+def _topics(bank: Path | None) -> list[Any]:
+    from harness.materials.topics import load_topic_bank
+
+    return load_topic_bank(bank).topics

@@ -1,0 +1,172 @@
+"""The `llm:MODEL` reviewer: a model searches the literature through the harness, then judges.
+
+Protocol (one line per reply): `SEARCH: <query>` runs the query on every configured source and
+shows the numbered hits; `VERDICT: published [n]`, `VERDICT: not_published` or
+`VERDICT: unsure` ends the review. At least one search must precede a verdict, at most
+`max_queries` are run, and a `published` verdict must cite a hit that was shown; otherwise it
+is recorded as `unsure`. Every query, hit and reply is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from harness.literature.base import Hit, SearchRecord, Source
+from harness.literature.defaults import LLM_HITS_SHOWN, LLM_MAX_TOKENS
+from harness.literature.reviewers import Decision, Search
+
+SYSTEM = (
+    "You are a careful literature reviewer. You decide whether the core combination of a "
+    "research idea (what is combined with what, for which purpose) has already been "
+    "published. You can search a literature database. Reply with exactly one line:\n"
+    "SEARCH: <keywords>   to search (short keyword queries work best)\n"
+    "VERDICT: published [n]   if hit number n already combines the same elements for the same "
+    "purpose\n"
+    "VERDICT: not_published   if your searches found no such work\n"
+    "VERDICT: unsure   if you cannot decide\n"
+    "You may add CONFIDENCE: 1-5 after a verdict. Search before you give a verdict."
+)
+PROMPT_SHA256 = hashlib.sha256(SYSTEM.encode()).hexdigest()
+MAX_TEXT_CHARS = 1500
+MAX_REPLY_CHARS = 300
+
+_SEARCH = re.compile(r"\bSEARCH\s*:\s*(.+)", re.IGNORECASE)
+_VERDICT = re.compile(
+    r"\bVERDICT\s*:\s*\**\s*(not[ _-]?published|published|unsure)", re.IGNORECASE
+)
+_CITE = re.compile(r"(?:\[|#|\bhit\s+)(\d{1,3})\]?", re.IGNORECASE)
+_CONFIDENCE = re.compile(r"\bCONFIDENCE\s*:\s*([1-5])\b", re.IGNORECASE)
+
+
+@dataclass
+class Action:
+    kind: str                 # search | verdict | invalid
+    query: str = ""
+    verdict: str = ""
+    cited: int | None = None  # hit number
+    confidence: int | None = None
+
+
+def parse_reply(reply: str) -> Action:
+    """The first SEARCH or VERDICT line of a reply; anything else is invalid."""
+    search = _SEARCH.search(reply)
+    verdict = _VERDICT.search(reply)
+    if search and (not verdict or search.start() < verdict.start()):
+        query = search.group(1).splitlines()[0].strip().strip("\"'`<>[]").strip()
+        return Action("search", query=query) if query else Action("invalid")
+    if verdict:
+        word = verdict.group(1).lower().replace(" ", "_").replace("-", "_")
+        word = "not_published" if word.startswith("not") else word
+        rest = reply[verdict.end():]
+        cite = _CITE.search(rest)
+        confidence = _CONFIDENCE.search(reply)
+        return Action("verdict", verdict=word, cited=int(cite.group(1)) if cite else None,
+                      confidence=int(confidence.group(1)) if confidence else None)
+    return Action("invalid")
+
+
+class LlmReviewer:
+    """Runs the search-then-judge conversation with one model backend."""
+
+    #: The model reads the item's text beside its core combination.
+    reads_full_text = True
+
+    def __init__(self, backend: Any, sources: list[Source], *, cutoff: str | date | None = None,
+                 max_queries: int = 3, limit: int = LLM_HITS_SHOWN,
+                 max_tokens: int = LLM_MAX_TOKENS) -> None:
+        from harness.models import GenerationParams
+
+        self.backend = backend
+        self.sources = sources
+        self.cutoff = cutoff
+        self.max_queries = max(1, max_queries)
+        self.limit = limit
+        self.params = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=max_tokens,
+                                       seed=0)
+
+    def review(self, text: str) -> Decision:
+        from harness.models import chat
+
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": _item_message(text)}]
+        shown: list[tuple[Hit, SearchRecord]] = []
+        searches: list[Search] = []
+        replies: list[str] = []
+        strikes = 0
+        while True:
+            reply = chat(self.backend, messages, self.params)
+            replies.append(reply[:MAX_REPLY_CHARS])
+            action = parse_reply(reply)
+            messages.append({"role": "assistant", "content": reply})
+            if action.kind == "search" and len(searches) < self.max_queries:
+                numbered = self._search(action.query, shown, searches)
+                left = self.max_queries - len(searches)
+                follow = "Reply with SEARCH or VERDICT." if left else \
+                    "No searches left. Reply with your VERDICT."
+                messages.append({"role": "user", "content": f"{numbered}\n\n{follow}"})
+                continue
+            if action.kind == "verdict" and searches:
+                return self._decide(action, shown, searches, replies)
+            strikes += 1
+            if strikes > 1:
+                return self._give_up(searches, replies)
+            messages.append({"role": "user", "content": self._reminder(action, searches)})
+
+    def _reminder(self, action: Action, searches: list[Search]) -> str:
+        if action.kind == "verdict":
+            return "Search first: reply with one line, SEARCH: <keywords>."
+        if len(searches) >= self.max_queries:
+            return "No searches left. Reply with one line: VERDICT: published [n], " \
+                   "VERDICT: not_published or VERDICT: unsure."
+        return "Reply with exactly one line starting with SEARCH: or VERDICT:."
+
+    def _search(self, query: str, shown: list[tuple[Hit, SearchRecord]],
+                searches: list[Search]) -> str:
+        lines = []
+        for source in self.sources:
+            record = source.search(query, cutoff=self.cutoff, limit=self.limit)
+            searches.append(Search(record))
+            lines.append(f"{record.database}: {record.total_hits or 0} hits for {query!r}")
+            for hit in record.hits:
+                shown.append((hit, record))
+                abstract = (hit.abstract or "")[:200]
+                year = f" ({hit.year})" if hit.year else ""
+                lines.append(f"[{len(shown)}] {hit.title}{year}. {abstract}".rstrip())
+        return "\n".join(lines)
+
+    def _decide(self, action: Action, shown: list[tuple[Hit, SearchRecord]],
+                searches: list[Search], replies: list[str]) -> Decision:
+        notes = self._notes(searches, replies)
+        if action.verdict != "published":
+            return Decision(action.verdict, action.confidence, None, notes, searches)
+        if action.cited is None or not 1 <= action.cited <= len(shown):
+            notes["rejected"] = "verdict 'published' cited no retrieved work; recorded as unsure"
+            return Decision("unsure", action.confidence, None, notes, searches)
+        hit, record = shown[action.cited - 1]
+        for search in searches:
+            if search.record is record:
+                search.relevant.append(hit.id)
+        notes["cited"] = {"id": hit.id, "database": record.database, "number": action.cited}
+        return Decision("published", action.confidence, f"{hit.cite()} via {record.database}",
+                        notes, searches)
+
+    def _give_up(self, searches: list[Search], replies: list[str]) -> Decision:
+        notes = self._notes(searches, replies)
+        notes["rejected"] = "no valid verdict after a reminder; recorded as unsure"
+        return Decision("unsure", None, None, notes, searches)
+
+    def _notes(self, searches: list[Search], replies: list[str]) -> dict[str, Any]:
+        return {"reviewer": "llm", "backend": getattr(self.backend, "name", None),
+                "model": getattr(self.backend, "model", None), "prompt_sha256": PROMPT_SHA256,
+                "queries": list(dict.fromkeys(s.record.query for s in searches)),
+                "replies": replies}
+
+
+def _item_message(text: str) -> str:
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[:MAX_TEXT_CHARS] + " [...]"
+    return f"Research idea:\n{text}\n\nStart by searching: reply with one line, SEARCH: <keywords>."

@@ -1,0 +1,138 @@
+"""Automated reviewers: one item's text in, a verdict and the searches behind it out.
+
+`RetrievalReviewer` is deterministic: keyword queries from the item's core combination, every
+configured source searched, and `published` only when the best hit's match score reaches the
+threshold (that hit is cited). `LlmReviewer` lets a model propose queries, read the hits and
+give a verdict; a `published` verdict that cites no retrieved work is recorded as `unsure`.
+Neither sees anything but the text they are given (the study layer passes only what reviewers
+may see).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from harness.literature.base import Hit, SearchRecord, Source
+from harness.literature.defaults import DEFAULT_LIMIT
+from harness.literature.text import keyword_query, tokenize
+
+QUERY_SIZES = (12, 6, 3)   # terms per query: the full combination first, then broader ones
+
+
+@dataclass
+class Search:
+    """One search made for a review, with the ids the reviewer marked relevant."""
+
+    record: SearchRecord
+    relevant: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Decision:
+    verdict: str                       # published | not_published | unsure
+    confidence: int | None
+    prior_work: str | None
+    notes: dict[str, Any]
+    searches: list[Search]
+
+    def notes_json(self) -> str:
+        return json.dumps(self.notes, ensure_ascii=False, sort_keys=True)
+
+
+def combination_queries(text: str, max_queries: int) -> list[str]:
+    """Distinct keyword queries, narrowest (all terms) first, at most `max_queries`."""
+    queries: list[str] = []
+    for size in QUERY_SIZES:
+        query = keyword_query(text, size)
+        if query and query not in queries:
+            queries.append(query)
+    return queries[:max(max_queries, 1)]
+
+
+def lexical_match(combination: str, hit: Hit) -> float:
+    """Share of the combination's content terms that the hit's title or abstract contains."""
+    wanted = set(tokenize(keyword_query(combination, QUERY_SIZES[0])))
+    if not wanted:
+        return 0.0
+    return len(wanted & set(tokenize(hit.text()))) / len(wanted)
+
+
+def dense_match(combination: str, hits: list[Hit]) -> list[float]:
+    """Cosine similarity between the combination and each hit's title and abstract."""
+    from harness.literature.embedding import encode
+
+    if not hits:
+        return []
+    vectors = encode([combination, *[h.text() for h in hits]])
+    return [float(vectors[0] @ v) for v in vectors[1:]]
+
+
+class RetrievalReviewer:
+    """The deterministic `retrieval` (lexical) and `retrieval-dense` (embedding) reviewers."""
+
+    #: Queries and match scores come from the core combination alone (the text if none).
+    reads_full_text = False
+
+    def __init__(self, sources: list[Source], *, threshold: float, dense: bool = False,
+                 cutoff: str | date | None = None, max_queries: int = 3,
+                 limit: int = DEFAULT_LIMIT) -> None:
+        self.sources = sources
+        self.threshold = threshold
+        self.dense = dense
+        self.cutoff = cutoff
+        self.max_queries = max_queries
+        self.limit = limit
+
+    def _scores(self, combination: str, hits: list[Hit]) -> list[float]:
+        if self.dense:
+            return dense_match(combination, hits)
+        return [lexical_match(combination, h) for h in hits]
+
+    def review(self, text: str) -> Decision:
+        queries = combination_queries(text, self.max_queries)
+        notes: dict[str, Any] = {
+            "reviewer": "retrieval-dense" if self.dense else "retrieval",
+            "match": "cosine similarity (all-MiniLM-L6-v2)" if self.dense
+            else "share of combination terms in title/abstract",
+            "threshold": self.threshold,
+        }
+        if not queries:
+            notes["rejected"] = "no content words to search for; recorded as unsure"
+            return Decision("unsure", None, None, notes, [])
+        if self.dense:
+            from harness.literature.embedding import encode
+
+            encode([text, *queries])   # one batch; searches and scores reuse these
+        searches, best = self._search(text, queries)
+        notes["queries"] = list(dict.fromkeys(s.record.query for s in searches))
+        notes["best_score"] = round(best[0], 4) if best else None
+        if best is not None and best[0] >= self.threshold:
+            _, hit, record = best
+            notes["cited"] = {"id": hit.id, "database": record.database}
+            return Decision("published", None, f"{hit.cite()} via {record.database}", notes,
+                            searches)
+        if best is not None:
+            notes["closest"] = {"id": best[1].id, "title": best[1].title}
+        return Decision("not_published", None, None, notes, searches)
+
+    def _search(self, text: str, queries: list[str]
+                ) -> tuple[list[Search], tuple[float, Hit, SearchRecord] | None]:
+        """Every source with each query in turn, until a hit reaches the threshold."""
+        searches: list[Search] = []
+        best: tuple[float, Hit, SearchRecord] | None = None
+        for query in queries:
+            for source in self.sources:
+                record = source.search(query, cutoff=self.cutoff, limit=self.limit)
+                scores = self._scores(text, record.hits)
+                relevant = [h.id for h, s in zip(record.hits, scores, strict=True)
+                            if s >= self.threshold]
+                searches.append(Search(record, relevant))
+                for hit, score in zip(record.hits, scores, strict=True):
+                    if best is None or score > best[0]:
+                        best = (score, hit, record)
+            if best is not None and best[0] >= self.threshold:
+                break   # prior work found; broader queries would add nothing
+        return searches, best

@@ -1,0 +1,64 @@
+"""`harness search`: hits as a table, the record as JSON, user errors as one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.cli import main
+from tests.literature.conftest import CORPUS, write_jsonl
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return write_jsonl(tmp_path / "works.jsonl", [dict(r) for r in CORPUS])
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as stop:
+        code = int(stop.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_prints_hits_as_a_table(capsys, corpus):
+    code, out, _ = run(capsys, "search", "sediment transport rivers", "--corpus", str(corpus),
+                       "--limit", "2")
+    assert code == 0
+    assert "Local corpus works.jsonl: sediment transport rivers" in out
+    assert "Sediment transport in braided rivers" in out and "10.1/w1" in out
+    assert "total hits 2; shown 2; cut-off none" in out
+
+
+def test_json_output_is_the_search_record(capsys, corpus):
+    code, out, _ = run(capsys, "search", "enzyme", "--corpus", str(corpus), "--json",
+                       "--cutoff", "2022-01-01")
+    record = json.loads(out)
+    assert code == 0 and record["hits"][0]["id"] == "w3"
+    assert record["filters"]["cutoff"] == "2022-01-01" and len(record["dedup_key"]) == 64
+
+
+def test_remote_source_through_the_environment(capsys, server, monkeypatch):
+    monkeypatch.setenv("HARNESS_ARXIV_URL", server.base("arxiv"))
+    monkeypatch.setenv("HARNESS_ARXIV_INTERVAL", "0")
+    code, out, _ = run(capsys, "search", "enzyme kinetics", "--source", "arxiv")
+    assert code == 0 and "Enzyme kinetics as queueing networks" in out
+    assert "arXiv: all:enzyme AND all:kinetics" in out
+    assert server.count("arxiv") == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("search", "x", "--source", "scopus"), "unknown literature source 'scopus'"),
+    (("search", "x", "--source", "openalex", "--corpus", "c.jsonl"), "--source local only"),
+    (("search", "x", "--corpus", "missing.jsonl"), "missing.jsonl: corpus not found"),
+    (("search", "x", "--cutoff", "soon"), "is not a date"),
+    (("search", "  "), "the query is empty"),
+])
+def test_user_errors_are_one_line_and_exit_2(capsys, args, message):
+    code, out, err = run(capsys, *args)
+    assert code == 2 and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
