@@ -1,4 +1,4 @@
-"""Cross-field prompt harness: matched prompts, model outputs, blinded review, preregistered analysis.
+"""Cross-field prompt harness: matched prompts, outputs, blinded review, preregistered analysis.
 
 The public Python API is re-exported here lazily, so that `import harness` (and the CLI) stays fast:
 heavy libraries load only when a function that needs them is called.
@@ -15,19 +15,32 @@ __version__ = "0.1.0"
 _API = {
     "Study": "harness.study.store",
     "HarnessError": "harness.errors",
-    "generate": "harness.generate",
     "load_topic_bank": "harness.materials.topics",
+    "export_prompts": "harness.export",
+    "study_status": "harness.status",
+    "prereg": "harness.analyze",
+    "power": "harness.analyze",
+    "blind": "harness.judge",
+    "import_reviews": "harness.judge",
+    "run_automated": "harness.judge.automated",
+    "search": "harness.literature",
+    "run_probe": "harness.geometry.probe",
+    "run_study": "harness.run",
 }
+# Stage modules that are callable like their main function: `harness.generate(...)`.
+_STAGES = ("generate", "collect", "analyze")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _STAGES:
+        return importlib.import_module(f"harness.{name}")
     if name in _API:
         return getattr(importlib.import_module(_API[name]), name)
     raise AttributeError(f"module 'harness' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted([*globals(), *_API, *_STAGES])
 
 
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", *_API, *_STAGES]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness._callable import make_module_callable
 from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
 from harness.match_audit import MatchAudit, audit_prompts
@@ -155,3 +156,6 @@ def _record(folder: Path, bank: TopicBank, families: list[Family], prompts_dir: 
         "families": [f.name for f in families], "match_audit": audit.summary_dict(),
     })
     record_command(folder, "generate", {"seed": seed, "pilot": pilot})
+
+
+make_module_callable(__name__, generate)  # `harness.generate(...)` calls `generate(...)`

@@ -14,6 +14,7 @@ matplotlib load only when an analysis needs them.
 
 from __future__ import annotations
 
+from harness._callable import make_module_callable
 from harness.analyze.plan import Plan, load_plan
 from harness.analyze.planning import PowerResult, power
 from harness.analyze.preregister import PreregResult, prereg
@@ -22,3 +23,5 @@ from harness.analyze.run import analyze
 
 __all__ = ["AnalysisResult", "Plan", "PowerResult", "PreregResult", "analyze", "load_plan",
            "power", "prereg"]
+
+make_module_callable(__name__, analyze)  # `harness.analyze(...)` calls `analyze(...)`
