@@ -1,0 +1,120 @@
+"""`harness judge`: blinded items and routing, packets out and in, status, automated reviewers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from harness.cli._app import STUDY_HELP, app
+
+
+@app.command()
+def judge(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    blind: bool = typer.Option(False, "--blind", help="Make blinded items, route them to "
+                               "reviewers, write packets and the blinding commitment."),
+    import_: bool = typer.Option(False, "--import", help="Import returned packets: the FILES "
+                                 "(.xlsx, or items.csv with searches.csv)."),
+    status: bool = typer.Option(False, "--status", help="Per reviewer: assigned, returned, "
+                                "missing."),
+    auto: bool = typer.Option(False, "--auto", help="Run the automated reviewers of the roster."),
+    files: list[Path] | None = typer.Argument(None, help="Files for --import.", show_default=False),
+    reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster YAML (--blind); "
+                                          "default: the roster already stored in the study."),
+    k: int = typer.Option(2, "--k", help="Distinct reviewers per item (below 2 only in a pilot)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the routing (default: the "
+                                    "harness default seed)."),
+    extract: bool = typer.Option(True, "--extract/--no-extract", help="Extract each output's "
+                                 "core combination with a model (blind to condition)."),
+    normalise: bool = typer.Option(True, "--normalise/--no-normalise", help="Rewrite outputs "
+                                   "in a neutral style with a model (original kept)."),
+    backend: str = typer.Option("local", "--backend", help="Model backend of the blinded steps "
+                                "(--blind) or of llm:MODEL reviewers (--auto)."),
+    model: str | None = typer.Option(None, "--model", help="Model of the blinded steps "
+                                     "(default: the embedded one)."),
+    cutoff: str | None = typer.Option(None, "--cutoff", help="Publication-date cut-off "
+                                      "(YYYY-MM-DD) stated to reviewers / used in searches."),
+    same_topic: bool = typer.Option(False, "--same-topic", help="Let a human reviewer see "
+                                    "several items of one topic."),
+    replace: bool = typer.Option(False, "--replace", help="--import: replace a reviewer's "
+                                 "earlier import with this corrected file."),
+    source: list[str] | None = typer.Option(None, "--source", help="--auto: literature "
+                                            "source (repeatable; default: local corpus)."),
+    threshold: float | None = typer.Option(None, "--threshold", help="--auto: match score for "
+                                           "a published verdict."),
+    max_queries: int = typer.Option(3, "--max-queries", help="--auto: queries per item."),
+) -> None:
+    """Blind outputs and route them to reviewers; import returned packets; show progress.
+
+    Example: harness judge --blind --study runs/s1 --reviewers judging/roster.example.yaml
+    """
+    modes = [name for name, on in (("--blind", blind), ("--import", import_),
+                                   ("--status", status), ("--auto", auto)) if on]
+    if len(modes) != 1:
+        from harness.errors import HarnessError
+
+        raise HarnessError("choose one of --blind, --import FILE..., --status, --auto"
+                           + (f" (got {', '.join(modes)})" if modes else ""))
+    if files and not import_:
+        from harness.errors import HarnessError
+
+        raise HarnessError(f"unexpected argument {str(files[0])!r} (files go with --import)")
+    if blind:
+        _blind(study, reviewers, k, seed, extract, normalise, backend, model, cutoff,
+               not same_topic)
+    elif import_:
+        _import(study, files or [], replace)
+    elif status:
+        _status(study)
+    else:
+        _auto(study, source, threshold, cutoff, max_queries,
+              None if backend == "local" else backend)
+
+
+def _blind(study: Path, reviewers: Path | None, k: int, seed: int | None, extract: bool,
+           normalise: bool, backend: str, model: str | None, cutoff: str | None,
+           distinct: bool) -> None:
+    from harness.judge.blind import blind
+
+    result = blind(study, reviewers=reviewers, k=k, seed=seed, extract=extract,
+                   normalise=normalise, backend=backend, model=model, cutoff=cutoff,
+                   distinct_topics=distinct, progress=True)
+    typer.echo(result.summary())
+
+
+def _import(study: Path, files: list[Path], replace: bool) -> None:
+    from harness.judge.sheets_in import ImportProblems, import_reviews
+    from harness.study.store import Study
+
+    with Study.open(study) as opened:
+        try:
+            frame = import_reviews(opened, files, replace=replace)
+        except ImportProblems as error:
+            for problem in error.problems:
+                sys.stderr.write(f"{problem}\n")
+            raise
+    typer.echo(frame.drop(columns="sha256").to_string(index=False))
+
+
+def _status(study: Path) -> None:
+    from harness.judge.status import review_status, status_summary
+    from harness.study.store import Study
+
+    with Study.open(study) as opened:
+        frame = review_status(opened)
+    if not frame.empty:
+        typer.echo(frame.to_string(index=False))
+    typer.echo(status_summary(frame))
+
+
+def _auto(study: Path, sources: list[str] | None, threshold: float | None, cutoff: str | None,
+          max_queries: int, backend: str | None) -> None:
+    from harness.judge.automated import run_automated
+    from harness.study.store import Study
+
+    with Study.open(study) as opened:
+        frame = run_automated(opened, sources=sources or None, threshold=threshold,
+                              cutoff=cutoff, max_queries=max_queries, backend=backend)
+    typer.echo(frame.to_string(index=False))

@@ -1,0 +1,38 @@
+"""The blinding commitment: SHA-256 of the key (item -> output -> condition), into the manifest.
+
+Written when packets are made, so it can be posted publicly before any review comes back; once
+written it never changes, and a key that no longer matches it is an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.study.blinding import commitment
+from harness.study.clock import utc_now
+from harness.study.manifest import load_manifest, record_section
+from harness.study.store import Study
+
+
+def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]:
+    """Record manifest section `blinding` {sha256, made_at, n_items}; keep an identical one."""
+    sha = commitment(study.conn)
+    n_items = study.count("items")
+    recorded = load_manifest(study.path).get("blinding")
+    if recorded:
+        if recorded.get("sha256") != sha:
+            raise HarnessError(
+                f"the blinding key in the store (sha256 {sha}) differs from the commitment in "
+                f"the manifest ({recorded.get('sha256')}, made {recorded.get('made_at')})",
+                file=study.path / "manifest.json")
+        return recorded
+    section = {"sha256": sha, "made_at": made_at or utc_now(), "n_items": n_items}
+    record_section(study.path, "blinding", section)
+    return section
+
+
+def describe(section: dict[str, Any]) -> str:
+    return (f"Blinding commitment (SHA-256 of the item -> output -> condition key, "
+            f"{section['n_items']} items, made {section['made_at']}):\n  {section['sha256']}\n"
+            "Post this hash publicly before reviews come back; `harness analyze` checks it.")

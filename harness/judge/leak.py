@@ -1,0 +1,246 @@
+"""Leak audit: how guessable is the condition from what reviewers see, and do packets hold secrets?
+
+Two checks. (1) A classifier (TF-IDF + logistic regression), cross-validated with topics kept
+whole within folds, predicts `cross` versus single-field from the displayed text and core
+combination; its AUC comes with a topic-cluster bootstrap 95% interval. Cross-field outputs
+differ in content by design, so an AUC above 0.5 is expected; the number tells users how much a
+reviewer could guess. (2) A scan of every packet file for topic ids, prompt texts, condition
+names and model names: outside item texts any hit is an error; inside an item text (the model
+echoing its prompt, say) it is reported as a warning with the item.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import zipfile
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.judge import sheets_format as F
+from harness.judge.defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
+from harness.study.store import Study
+
+FEW_TOPICS = 10
+
+AUDIT_SQL = """
+SELECT i.item_id, i.display_text, COALESCE(i.core_combination, '') AS core, p.topic_id,
+       p.condition
+FROM items i JOIN outputs o ON o.output_id = i.output_id
+             JOIN prompts p ON p.prompt_id = o.prompt_id
+ORDER BY i.output_id
+"""
+
+
+@dataclass
+class LeakAudit:
+    """Cross-validated AUC of predicting `cross` from what reviewers see, with a 95% interval."""
+
+    auc: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_items: int
+    n_cross: int
+    n_topics: int
+    folds: int
+    method: str
+    note: str = ""
+
+    def summary(self) -> str:
+        if self.auc is None:
+            return f"Leak audit (classifier): not run ({self.note})"
+        guess = ("no better than chance" if self.ci_low is not None and self.ci_low <= 0.5
+                 else "above chance")
+        caveat = " (few topics: the interval is rough)" if self.n_topics < FEW_TOPICS else ""
+        return (f"Leak audit: {self.method}; AUC {self.auc:.3f} "
+                f"(95% CI {self.ci_low:.3f} to {self.ci_high:.3f}{caveat}; {self.n_items} items, "
+                f"{self.n_topics} topics, {self.folds} folds): the condition is {guess} to guess "
+                "from what reviewers see.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("auc", "ci_low", "ci_high", "n_items", "n_cross",
+                                              "n_topics", "folds", "method", "note")}
+
+
+def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP,
+                     seed: int = 0) -> LeakAudit:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedGroupKFold
+    from sklearn.pipeline import make_pipeline
+
+    frame = study.frame(AUDIT_SQL)
+    y = (frame.condition == "cross").to_numpy(int)
+    groups = frame.topic_id.to_numpy()
+    n_topics = len(set(groups))
+    n_folds = min(folds, n_topics)
+    method = ("TF-IDF (words, 1-2 grams) + logistic regression, out-of-fold scores with topics "
+              "kept whole, topic-cluster bootstrap CI")
+    base = LeakAudit(None, None, None, len(frame), int(y.sum()), n_topics, n_folds, method)
+    if n_folds < 2 or y.sum() < 2 or (1 - y).sum() < 2:
+        base.note = "needs at least 2 topics and 2 items of each class"
+        return base
+    texts = (frame.display_text + "\n" + frame.core).tolist()
+    scores = np.zeros(len(frame))
+    splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(texts, y, groups):
+        if len(set(y[train])) < 2:
+            continue
+        model = make_pipeline(
+            TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
+            LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
+        model.fit([texts[i] for i in train], y[train])
+        scores[test] = model.decision_function([texts[i] for i in test])
+    base.auc = auc(y, scores)
+    base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
+    return base
+
+
+def auc(y: np.ndarray, scores: np.ndarray) -> float:
+    """Area under the ROC curve by the rank-sum formula (ties count half)."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(scores)
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
+    return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def cluster_bootstrap_ci(y: np.ndarray, scores: np.ndarray, groups: np.ndarray, n_boot: int,
+                         seed: int) -> tuple[float, float]:
+    """Percentile 95% interval, resampling whole topics (items of a topic are not independent)."""
+    rng = np.random.default_rng(seed)
+    topics = np.unique(groups)
+    members = [np.flatnonzero(groups == t) for t in topics]
+    values = []
+    for _ in range(n_boot):
+        pick = np.concatenate([members[i] for i in rng.integers(0, len(topics), len(topics))])
+        yb = y[pick]
+        if 0 < yb.sum() < len(yb):
+            values.append(auc(yb, scores[pick]))
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+# -- scanning packets -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finding:
+    """Something blinded found in a packet file."""
+
+    file: str
+    where: str
+    kind: str  # 'topic id' | 'prompt text' | 'condition name' | 'model name'
+    value: str
+    in_item_text: bool
+
+    def __str__(self) -> str:
+        place = "item text" if self.in_item_text else "packet"
+        return f"{self.file}: {self.where}: {self.kind} {self.value[:60]!r} in {place}"
+
+
+class _Terms:
+    """Compiled patterns for everything reviewers must not see."""
+
+    def __init__(self, study: Study) -> None:
+        topic_ids = [r[0] for r in study.rows("SELECT topic_id FROM topics")]
+        prompts = [t.strip() for r in study.rows("SELECT text, system FROM prompts")
+                   for t in r if t and len(t.strip()) >= 20]
+        models = set()
+        for model, reported in study.rows("SELECT DISTINCT model, model_reported FROM outputs"):
+            for name in (model, reported):
+                if name:
+                    models.update({name, Path(name).name})
+        for (steps,) in study.rows("SELECT steps FROM items"):
+            models.update(Path(s["model"]).name for s in json.loads(steps) if s.get("model"))
+        models = {m for m in models if len(m) >= 4}
+        self.patterns = [
+            ("topic id", _alternation(topic_ids, word=True, flags=0)),
+            ("prompt text", _alternation(sorted(set(prompts), key=len, reverse=True),
+                                         word=False, flags=0)),
+            ("model name", _alternation(sorted(models, key=len, reverse=True), word=False,
+                                        flags=re.I)),
+            ("condition name", re.compile(r"single_a|single_b", re.I)),
+        ]
+        self.cross = re.compile(r"(?<![A-Za-z0-9])cross(?![A-Za-z0-9])", re.I)
+
+    def find(self, text: str, in_item_text: bool) -> list[tuple[str, str]]:
+        hits = [(kind, m.group(0)) for kind, pattern in self.patterns if pattern is not None
+                for m in [pattern.search(text)] if m]
+        if not in_item_text:  # "cross" is ordinary English inside model text
+            m = self.cross.search(text)
+            if m:
+                hits.append(("condition name", m.group(0)))
+        return hits
+
+
+def _alternation(terms: list[str], *, word: bool, flags: int) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    body = "|".join(re.escape(t) for t in terms)
+    if word:
+        body = rf"(?<![\w-])(?:{body})(?![\w-])"
+    return re.compile(body, flags)
+
+
+def scan_packets(study: Study, folder: Path | None = None) -> list[Finding]:
+    """Every blinded term found in any file under `packets/`."""
+    folder = folder or study.packets_dir
+    terms = _Terms(study)
+    findings: list[Finding] = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = str(path.relative_to(folder))
+        if path.suffix == ".xlsx":
+            cells = _xlsx_cells(path)
+        elif path.suffix == ".csv":
+            cells = _csv_cells(path)
+        else:
+            cells = [(f"line {n}", line, False) for n, line in
+                     enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)]
+        for where, text, item_text in cells:
+            for kind, value in terms.find(text, item_text):
+                findings.append(Finding(rel, where, kind, value, item_text))
+    return findings
+
+
+def _xlsx_cells(path: Path) -> list[tuple[str, str, bool]]:
+    """All cell texts of all sheets (hidden ones too), plus workbook-level parts."""
+    from openpyxl import load_workbook
+
+    text_columns = {c.title for c in F.ITEM_COLUMNS if c.key in ("text", "core_combination")}
+    out = []
+    wb = load_workbook(path, read_only=True)
+    try:
+        for ws in wb.worksheets:
+            item_cols: set[int] = set()
+            for r, row in enumerate(ws.iter_rows(values_only=True), start=1):
+                if r == 1 and ws.title == F.ITEMS_SHEET:
+                    item_cols = {i for i, v in enumerate(row) if v in text_columns}
+                for c, value in enumerate(row):
+                    if value is not None:
+                        out.append((f"{ws.title}!R{r}C{c + 1}", str(value),
+                                    r > 1 and c in item_cols))
+    finally:
+        wb.close()
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            if name.startswith("docProps/") or name == "xl/workbook.xml":
+                raw = archive.read(name).decode("utf-8", errors="replace")
+                out.append((name, unescape(re.sub(r"<[^>]+>", " ", raw)), False))
+    return out
+
+
+def _csv_cells(path: Path) -> list[tuple[str, str, bool]]:
+    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    records = list(csv.reader(io.StringIO(text, newline="")))
+    header = records[0] if records else []
+    text_cols = {i for i, h in enumerate(header) if h in ("text", "core_combination")}
+    return [(f"row {r} column {header[c] if c < len(header) else c + 1}", value,
+             r > 1 and c in text_cols)
+            for r, record in enumerate(records, start=1) for c, value in enumerate(record)
+            if value]
