@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.study.blinding import commitment
+from harness.study.blinding import commitment, ensure_salt
 from harness.study.clock import utc_now
 from harness.study.manifest import load_manifest, record_section
 from harness.study.store import Study
@@ -17,9 +17,11 @@ from harness.study.store import Study
 
 def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]:
     """Record manifest section `blinding` {sha256, made_at, n_items}; keep an identical one."""
+    recorded = load_manifest(study.path).get("blinding")
+    if not recorded:
+        ensure_salt(study.conn)  # salted from the first commitment on; revealed with the store
     sha = commitment(study.conn)
     n_items = study.count("items")
-    recorded = load_manifest(study.path).get("blinding")
     if recorded:
         if recorded.get("sha256") != sha:
             raise HarnessError(

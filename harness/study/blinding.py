@@ -7,7 +7,12 @@ unblinding) need the same canonical form, and stages must not import each other.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import sqlite3
+
+#: Meta key of the random salt that is hashed with the key. Without it a small study's key could be
+#: recovered from the published hash by trying every assignment of conditions to items.
+SALT_KEY = "blinding_salt"
 
 KEY_SQL = """
 SELECT i.item_id, i.output_id, p.condition
@@ -21,11 +26,30 @@ def key_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
     return [(r[0], r[1], r[2]) for r in conn.execute(KEY_SQL)]
 
 
-def canonical_key(rows: list[tuple[str, str, str]]) -> bytes:
-    """One line per item, sorted by item id: `item_id<TAB>output_id<TAB>condition\\n` (UTF-8)."""
-    return "".join(f"{i}\t{o}\t{c}\n" for i, o, c in sorted(rows)).encode("utf-8")
+def canonical_key(rows: list[tuple[str, str, str]], salt: str | None = None) -> bytes:
+    """`salt<TAB>SALT\\n` (when salted), then one line per item sorted by item id:
+    `item_id<TAB>output_id<TAB>condition\\n`, UTF-8."""
+    head = f"salt\t{salt}\n" if salt else ""
+    return (head + "".join(f"{i}\t{o}\t{c}\n" for i, o, c in sorted(rows))).encode("utf-8")
+
+
+def salt(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (SALT_KEY,)).fetchone()
+    return row[0] if row else None
+
+
+def ensure_salt(conn: sqlite3.Connection) -> str:
+    """The study's salt, made (128 random bits) and stored on first use."""
+    found = salt(conn)
+    if found:
+        return found
+    made = secrets.token_hex(16)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SALT_KEY, made))
+    conn.execute("COMMIT")
+    return salt(conn) or made
 
 
 def commitment(conn: sqlite3.Connection) -> str:
-    """SHA-256 (hex) of the canonical blinding key as it stands in the store now."""
-    return hashlib.sha256(canonical_key(key_rows(conn))).hexdigest()
+    """SHA-256 (hex) of the canonical blinding key, with the study's salt, as stored now."""
+    return hashlib.sha256(canonical_key(key_rows(conn), salt(conn))).hexdigest()

@@ -88,3 +88,15 @@ def test_canonical_blinding_key_is_order_free():
     rows = [("I-b", "o2", "cross"), ("I-a", "o1", "single_a")]
     assert canonical_key(rows) == canonical_key(list(reversed(rows)))
     assert canonical_key(rows) == b"I-a\to1\tsingle_a\nI-b\to2\tcross\n"
+
+
+def test_salt_changes_the_commitment_and_is_kept(tmp_path):
+    from harness.study.blinding import commitment, ensure_salt
+
+    with Study.open(tmp_path / "s", create=True) as study:
+        unsalted = commitment(study.conn)
+        first = ensure_salt(study.conn)
+        assert len(first) == 32 and ensure_salt(study.conn) == first
+        assert commitment(study.conn) != unsalted
+    rows = [("I-a", "o1", "cross")]
+    assert canonical_key(rows, "ab") == b"salt\tab\nI-a\to1\tcross\n"
