@@ -1,0 +1,57 @@
+"""`harness collect`: model outputs for every pending prompt of a study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from harness.cli._app import STUDY_HELP, app
+
+
+@app.command()
+def collect(
+    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
+    backend: str | None = typer.Option(None, help="local (default) or openai."),
+    model: str | None = typer.Option(
+        None, help="local: a model folder or .gguf file (default: embedded SmolLM2-135M-Instruct);"
+        " openai: the model name."),
+    samples: int | None = typer.Option(None, help="Completions per prompt (default 1)."),
+    concurrency: int | None = typer.Option(
+        None, help="openai: parallel requests to start with (default 16); cut on 429s."),
+    max_tokens: int | None = typer.Option(None, help="Longest completion in tokens (default 256)."),
+    temperature: float | None = typer.Option(None, help="Sampling temperature (default 0.7)."),
+    top_p: float | None = typer.Option(None, help="Nucleus sampling mass (default 0.95)."),
+    seed: int | None = typer.Option(None, help="Sampling seed (default 0)."),
+    max_cost: float | None = typer.Option(None, help="Stop cleanly once this run has cost USD."),
+    retry_errors: bool = typer.Option(False, "--retry-errors",
+                                      help="Retry only completions that failed before."),
+    batch_api: bool = typer.Option(False, "--batch-api",
+                                   help="openai: use the Batch API (resumable; half price)."),
+    base_url: str | None = typer.Option(
+        None, help="openai: server URL (default $OPENAI_BASE_URL or api.openai.com)."),
+    rpm: float | None = typer.Option(None, help="openai: requests-per-minute limit."),
+    tpm: float | None = typer.Option(None, help="openai: tokens-per-minute limit."),
+    timeout: float | None = typer.Option(None, help="openai: seconds per attempt (default 120)."),
+    max_attempts: int | None = typer.Option(None, help="openai: attempts per request (default 6)."),
+    batch_size: int | None = typer.Option(None, help="local: prompts per batch (default 8)."),
+    threads: int | None = typer.Option(None, help="local: CPU threads (default: idle CPUs)."),
+) -> None:
+    """Collect model completions for every pending prompt; a rerun resumes where it stopped.
+
+    Example: harness collect --study runs/s1 --backend openai --model gpt-4o-mini --samples 3
+    """
+    from harness.collect import collect as run
+
+    options = {"concurrency": concurrency, "base_url": base_url, "rpm": rpm, "tpm": tpm,
+               "timeout": timeout, "max_attempts": max_attempts, "batch_size": batch_size,
+               "threads": threads, "batch_api": batch_api or None}
+    result = run(
+        study, backend=backend, model=model, samples=samples, temperature=temperature,
+        top_p=top_p, max_tokens=max_tokens, seed=seed, max_cost=max_cost,
+        retry_errors=retry_errors, progress=True,
+        **{k: v for k, v in options.items() if v is not None},
+    )
+    typer.echo(result.summary())
+    if result.stopped == "interrupted":
+        raise typer.Exit(130)

@@ -1,0 +1,265 @@
+"""The OpenAI Batch API: write JSONL, upload it, create the batch, poll, download, ingest.
+
+Resumable: every batch is written to a `BatchState` (the collect stage keeps it in the study's
+meta table) before and right after it is created, so a rerun after an interruption picks up the
+running batch instead of paying for a second one. Results of a stored batch are taken again for
+any request still pending (a crash may have come between download and commit); a request that
+failed inside an already ingested batch is submitted afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harness.errors import HarnessError
+from harness.models.base import ChatRequest, Completion, GenerationParams, failed
+from harness.models.retry import RetriesExhausted, call_with_retry
+from harness.study.clock import utc_now
+
+if TYPE_CHECKING:
+    from harness.models.openai_api import OpenAIBackend
+
+ENDPOINT = "/v1/chat/completions"
+MAX_REQUESTS = 50_000  # per batch, as the API allows
+MAX_BYTES = 190 * 2**20  # input files may be up to 200 MB
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+TOKEN_KEY = "harness_token"
+
+
+class BatchState(Protocol):
+    """Where submitted batches are remembered between runs (a list of JSON-able dicts)."""
+
+    def load(self) -> list[dict[str, Any]]: ...
+
+    def save(self, batches: list[dict[str, Any]]) -> None: ...
+
+
+class MemoryBatchState:
+    """Remembers batches for the life of the process only."""
+
+    def __init__(self) -> None:
+        self.batches: list[dict[str, Any]] = []
+
+    def load(self) -> list[dict[str, Any]]:
+        return [dict(b) for b in self.batches]
+
+    def save(self, batches: list[dict[str, Any]]) -> None:
+        self.batches = [dict(b) for b in batches]
+
+
+def identity(model: str, params: GenerationParams) -> dict[str, Any]:
+    return {"model": model, "params": params.as_dict()}
+
+
+def request_lines(
+    backend: OpenAIBackend, requests: list[ChatRequest], params: GenerationParams
+) -> list[bytes]:
+    return [
+        (json.dumps({"custom_id": r.key, "method": "POST", "url": ENDPOINT,
+                     "body": backend.body(r, params)}) + "\n").encode()
+        for r in requests
+    ]
+
+
+def chunked(requests: list[ChatRequest], lines: list[bytes]) -> list[list[int]]:
+    """Indices of requests per batch, within the API's count and size limits."""
+    groups: list[list[int]] = [[]]
+    size = 0
+    for i, line in enumerate(lines):
+        if groups[-1] and (len(groups[-1]) >= MAX_REQUESTS or size + len(line) > MAX_BYTES):
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += len(line)
+    return [g for g in groups if g]
+
+
+class _Run:
+    """One call of `run_batches`: the requests still pending and where results go."""
+
+    def __init__(self, backend: OpenAIBackend, requests: list[ChatRequest],
+                 params: GenerationParams, emit: Callable[[Completion], None]) -> None:
+        self.backend = backend
+        self.params = params
+        self.emit = emit
+        self.pending = {r.key: r for r in requests}
+        self.state: BatchState = backend.batch_state or MemoryBatchState()
+        self.ident = identity(backend.model, params)
+        self.records = [b for b in self.state.load() if b.get("identity") == self.ident
+                        and set(b.get("keys", ())) & self.pending.keys()]
+        self.state.save(self.records)
+
+    async def api(self, what: str, call: Callable[[], Any]) -> Any:
+        from harness.models.openai_api import classify
+
+        async def attempt() -> Any:
+            try:
+                return await call()
+            except Exception as error:
+                raise classify(error, self.backend.redact) from None
+
+        def on_retry(_: Any) -> None:
+            self.backend.stats.retries += 1
+
+        try:
+            result, _ = await call_with_retry(attempt, self.backend.policy, on_retry=on_retry)
+        except RetriesExhausted as error:
+            raise HarnessError(f"Batch API: {what} failed: {error.reason}") from None
+        return result
+
+    def save(self) -> None:
+        self.state.save(self.records)
+
+
+async def run_batches(
+    backend: OpenAIBackend, requests: list[ChatRequest], params: GenerationParams,
+    emit: Callable[[Completion], None],
+) -> None:
+    """Serve `requests` through the Batch API, resuming batches recorded in the backend's state."""
+    run = _Run(backend, requests, params, emit)
+    client = backend.client()
+    for record in list(run.records):
+        if record.get("id") is None:
+            await _find_created(run, client, record)
+        if record.get("id"):
+            backend.stats.batch_ids.append(record["id"])
+    await asyncio.gather(*(_settle(run, client, r) for r in run.records if r.get("id")))
+    todo = [r for r in requests if r.key in run.pending]
+    if not todo:
+        return
+    lines = request_lines(backend, todo, params)
+    created = [await _submit(run, client, [todo[i] for i in group], [lines[i] for i in group])
+               for group in chunked(todo, lines)]
+    await asyncio.gather(*(_settle(run, client, r) for r in created))
+
+
+async def _find_created(run: _Run, client: Any, record: dict[str, Any]) -> None:
+    """A crash may have come between creating a batch and storing its id: look it up by token."""
+    page = await run.api("listing batches", lambda: client.batches.list(limit=100))
+    for batch in getattr(page, "data", []) or []:
+        if (batch.metadata or {}).get(TOKEN_KEY) == record["token"]:
+            record["id"] = batch.id
+            break
+    else:
+        run.records.remove(record)
+    run.save()
+
+
+async def _submit(run: _Run, client: Any, todo: list[ChatRequest], lines: list[bytes]) -> dict:
+    token = uuid.uuid4().hex
+    data = b"".join(lines)
+    upload = await run.api("uploading requests", lambda: client.files.create(
+        file=(f"harness-{token}.jsonl", data, "application/jsonl"), purpose="batch"))
+    record: dict[str, Any] = {"id": None, "token": token, "input_file_id": upload.id,
+                              "keys": [r.key for r in todo], "identity": run.ident,
+                              "submitted_at": utc_now()}
+    run.records.append(record)
+    run.save()  # before creating: a crash right after create can still find the batch by token
+    batch = await run.api("creating the batch", lambda: client.batches.create(
+        input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h",
+        metadata={TOKEN_KEY: token}))
+    record["id"] = batch.id
+    run.save()
+    run.backend.stats.batch_ids.append(batch.id)
+    return record
+
+
+async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:
+    """Wait for a batch to end, then emit the results of every request it still owes."""
+    batch = await _wait(run, client, record["id"])
+    results = {}
+    for file_id in (batch.output_file_id, batch.error_file_id):
+        if file_id:
+            content = await run.api("downloading results",
+                                    lambda f=file_id: client.files.content(f))
+            for line in content.content.decode("utf-8").splitlines():
+                if line.strip():
+                    item = json.loads(line)
+                    results[item.get("custom_id")] = item
+    started, finished = _iso(batch.created_at), _iso(_ended_at(batch))
+    latency = max(0.0, float(_ended_at(batch) - batch.created_at))
+    for key in record["keys"]:
+        request = run.pending.get(key)
+        if request is None:
+            continue
+        completions = _ingest(run, request, results.get(key), started, finished, latency)
+        if completions is None or not any(c.ok for c in completions):
+            if record.get("ingested"):
+                continue  # failed in a batch already recorded: leave it for a fresh batch
+            completions = completions or failed(
+                request, _missing_reason(batch), started_at=started, finished_at=finished,
+                latency_s=latency)
+        for completion in completions:
+            run.emit(completion)
+        del run.pending[key]
+    record["ingested"] = True
+    run.save()
+
+
+async def _wait(run: _Run, client: Any, batch_id: str) -> Any:
+    interval = run.backend.poll_interval
+    ceiling = max(interval, 60.0)
+    while True:
+        batch = await run.api("polling", lambda: client.batches.retrieve(batch_id))
+        counts = batch.request_counts
+        done = f" {counts.completed + counts.failed}/{counts.total}" if counts else ""
+        run.backend.stats.status = f"batch {batch_id}: {batch.status}{done}"
+        if batch.status in TERMINAL:
+            return batch
+        await asyncio.sleep(interval)
+        interval = min(ceiling, interval * 1.5)
+
+
+def _ingest(run: _Run, request: ChatRequest, item: dict[str, Any] | None, started: str,
+            finished: str, latency: float) -> list[Completion] | None:
+    """Completions from one output line; failed ones for an error line; None when absent."""
+    from harness.models.openai_api import check_reply, to_completions
+    from harness.models.retry import AttemptError
+
+    if item is None:
+        return None
+    response = item.get("response") or {}
+    body = response.get("body") or {}
+    if response.get("status_code") == 200:
+        try:
+            reply = check_reply(body)
+        except AttemptError as error:
+            reason = f"batch output line: {error.reason}"
+        else:
+            return to_completions(request, reply, started_at=started, finished_at=finished,
+                                  latency_s=latency, attempts=1, cost=run.backend._cost,
+                                  batch=True)
+    else:
+        error = item.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
+        message = error.get("message", "batch request failed")
+        reason = f"HTTP {response.get('status_code')}: {message}"
+    return failed(request, run.backend.redact(reason), started_at=started, finished_at=finished,
+                  latency_s=latency)
+
+
+def _missing_reason(batch: Any) -> str:
+    if batch.status == "completed":
+        return "batch completed without a result for this request"
+    errors = getattr(batch, "errors", None)
+    detail = ""
+    if errors is not None and getattr(errors, "data", None):
+        detail = ": " + "; ".join(str(e.message) for e in errors.data if e.message)[:300]
+    return f"batch {batch.status} before this request ran{detail}"
+
+
+def _ended_at(batch: Any) -> int:
+    for name in ("completed_at", "expired_at", "failed_at", "cancelled_at"):
+        value = getattr(batch, name, None)
+        if value:
+            return int(value)
+    return int(time.time())
+
+
+def _iso(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

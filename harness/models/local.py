@@ -1,0 +1,305 @@
+"""The `local` backend: transformers on CPU (or GPU when present), batched generation.
+
+With no model named it runs the embedded SmolLM2-135M-Instruct; any local transformers folder or
+GGUF file also works (see `embedded.resolve`). Nothing is fetched from a hub.
+
+Generation is our own decoding loop (`_decode.py`) rather than `model.generate`, for two
+reasons: each completion draws its randomness from its own generator, seeded from (seed, key,
+sample), so a completion does not depend on which other prompts shared its batch or on the order
+of a resumed run; and batching is continuous: a finished row leaves at once and the next waiting
+prompt takes its place, so the batch stays full however much answer lengths vary. Prompts are
+sorted by length to keep left padding small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import secrets
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from harness.defaults import EMBEDDED_MODEL_NAME
+from harness.models import embedded
+from harness.models._decode import Decoder, Row
+from harness.models.base import ChatRequest, Completion, GenerationParams, failed, validate
+from harness.study.clock import utc_now
+
+DEFAULT_BATCH_SIZE = 8
+_TOP_P_SHORTLIST = 256  # nucleus sampling looks at this many tokens first, all only when needed
+
+
+@dataclass
+class _Unit:
+    """One completion to produce: a request's sample, with its prompt tokens and generator seed."""
+
+    request: ChatRequest
+    sample: int
+    ids: list[int]
+    seed: int
+
+
+class LocalBackend:
+    """Batched chat generation with a local causal language model."""
+
+    name = "local"
+
+    def __init__(
+        self, model: str | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None, lm: Any = None, tokenizer: Any = None,
+    ) -> None:
+        if batch_size < 1:
+            from harness.errors import HarnessError
+
+            raise HarnessError(f"batch size must be at least 1 (got {batch_size})")
+        _, self.path = embedded.resolve(model)
+        self._requested = model
+        self.model = model or EMBEDDED_MODEL_NAME
+        self.batch_size = batch_size
+        self.threads = threads
+        self._lm, self._tokenizer = lm, tokenizer
+        self._fingerprint: str | None = None
+
+    # -- loading -----------------------------------------------------------------------------
+    def load(self) -> LocalBackend:
+        """Load tokenizer and weights now (otherwise on the first request)."""
+        set_threads(self.threads)
+        if self._tokenizer is None:
+            self._tokenizer = embedded.load_tokenizer(self._requested)
+        if self._lm is None:
+            self._lm = embedded.load_model(self._requested)
+        tok = self._tokenizer
+        tok.padding_side = "left"
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+        self._eos = eos_ids(self._lm, tok)
+        self._cache_arg = "cache" if "cache" in inspect.signature(self._lm.forward).parameters \
+            else "past_key_values"
+        self._device = next(self._lm.parameters()).device
+        return self
+
+    @property
+    def fingerprint(self) -> str:
+        """Identity of the weights: SHA-256 of the GGUF file, or of a folder's config and files."""
+        if self._fingerprint is None:
+            self._fingerprint = "sha256:" + weights_digest(self.path)[:16]
+        return self._fingerprint
+
+    # -- generation --------------------------------------------------------------------------
+    def complete(
+        self, requests: Sequence[ChatRequest], params: GenerationParams
+    ) -> Iterator[Completion]:
+        """Yield completions batch by batch, shortest prompts first."""
+        validate(requests, params)
+        if not requests:
+            return
+        if self._lm is None or self._tokenizer is None or not hasattr(self, "_eos"):
+            self.load()
+        units, too_long = self._units(requests, params)
+        yield from too_long
+        units.sort(key=lambda u: len(u.ids))  # similar lengths together: little padding
+        yield from self._decode(units, params)
+
+    def _units(
+        self, requests: Sequence[ChatRequest], params: GenerationParams
+    ) -> tuple[list[_Unit], list[Completion]]:
+        limit = getattr(self._lm.config, "max_position_embeddings", None)
+        base = params.seed if params.seed is not None else secrets.randbits(62)
+        units, too_long = [], []
+        for request in requests:
+            ids = self._prompt_ids(request.messages)
+            if limit and len(ids) + params.max_tokens > limit:
+                now = utc_now()
+                too_long += failed(request, f"prompt of {len(ids)} tokens + max_tokens "
+                                   f"{params.max_tokens} exceeds the model's {limit} positions",
+                                   started_at=now, finished_at=now, attempts=0)
+                continue
+            units += [_Unit(request, s, ids, unit_seed(base, request.key, s))
+                      for s in range(request.samples)]
+        return units, too_long
+
+    def _prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        tok = self._tokenizer
+        if getattr(tok, "chat_template", None):
+            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        else:  # a base model without a template: a plain transcript
+            text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+        return list(tok(text, add_special_tokens=False)["input_ids"])
+
+    def _decoder(self, params: GenerationParams) -> Decoder:
+        return Decoder(self._lm, self._cache_arg, self._tokenizer.pad_token_id, self._eos,
+                       params, sample_tokens)
+
+    def _decode(self, units: list[_Unit], params: GenerationParams) -> Iterator[Completion]:
+        """Continuous batching: a finished row's place goes to the next waiting prompt."""
+        waiting = deque(units)
+        decoder = self._decoder(params)
+        while waiting or decoder.rows:
+            free = self.batch_size - len(decoder.rows)
+            joining: list[Row] = []
+            try:
+                if waiting and free > 0 and decoder.can_join:
+                    joining = [_row(waiting.popleft()) for _ in range(min(free, len(waiting)))]
+                    decoder.join(joining)
+                    joining = []
+                finished = decoder.step()
+            except (RuntimeError, ValueError, IndexError) as error:  # e.g. out of memory
+                reason = f"generation failed: {type(error).__name__}: {str(error)[:300]}"
+                for row in decoder.rows + joining:
+                    yield self._failure(row, reason)
+                decoder = self._decoder(params)
+                continue
+            for row in finished:
+                yield self._completion(row)
+
+    def _completion(self, row: Row) -> Completion:
+        unit: _Unit = row.tag
+        return Completion(
+            key=unit.request.key, sample=unit.sample,
+            text=self._tokenizer.decode(row.tokens, skip_special_tokens=True).strip(),
+            finish_reason=row.reason, prompt_tokens=len(row.ids),
+            completion_tokens=len(row.tokens), model_reported=self.path.name,
+            system_fingerprint=self.fingerprint, latency_s=time.perf_counter() - row.started,
+            attempts=1, error=None, started_at=_ago(row.started), finished_at=utc_now(),
+            cost_usd=0.0,
+        )
+
+    def _failure(self, row: Row, reason: str) -> Completion:
+        unit: _Unit = row.tag
+        return failed(unit.request, reason, started_at=_ago(row.started or time.perf_counter()),
+                      finished_at=utc_now(), samples=[unit.sample])[0]
+
+    def generate(
+        self, prompts: list[list[int]], seeds: list[int], params: GenerationParams
+    ) -> tuple[list[list[int]], list[str]]:
+        """Decode token-id prompts together; new tokens and finish reason per prompt, in order."""
+        if self._lm is None or not hasattr(self, "_eos"):
+            self.load()
+        rows = [Row(ids, seed, tag=i) for i, (ids, seed) in enumerate(zip(prompts, seeds,
+                                                                         strict=True))]
+        decoder = self._decoder(params)
+        decoder.join(rows)
+        while decoder.rows:
+            decoder.step()
+        return [r.tokens for r in rows], [r.reason for r in rows]
+
+
+def _row(unit: _Unit) -> Row:
+    return Row(unit.ids, unit.seed, tag=unit)
+
+
+def _ago(perf: float) -> str:
+    """UTC timestamp of an earlier `time.perf_counter()` reading."""
+    moment = datetime.now(UTC) - timedelta(seconds=max(0.0, time.perf_counter() - perf))
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def sample_tokens(logits: Any, params: GenerationParams, generators: list[Any]) -> Any:
+    """Next token per row: greedy at temperature 0, else temperature + nucleus (top-p) sampling.
+
+    Each row draws one uniform number from its own generator and inverts the cumulative
+    distribution, so rows never share random state.
+    """
+    import torch
+
+    if params.temperature == 0:
+        return logits.argmax(-1)
+    probs = torch.softmax(logits.float() / params.temperature, dim=-1)
+    u = torch.stack([torch.rand((), generator=g) for g in generators]).to(probs.device)
+    if params.top_p >= 1:
+        order, ranked = None, probs
+    else:
+        ranked, order = probs.topk(min(_TOP_P_SHORTLIST, probs.shape[-1]), dim=-1)
+        if bool((ranked.sum(-1) < params.top_p).any()):  # nucleus wider than the shortlist
+            ranked, order = probs.sort(dim=-1, descending=True)
+        before = ranked.cumsum(-1) - ranked
+        ranked = ranked * (before < params.top_p)  # smallest prefix with mass >= top_p
+    cumulative = ranked.cumsum(-1)
+    target = (u * cumulative[:, -1]).unsqueeze(-1)
+    choice = torch.searchsorted(cumulative, target, right=True).clamp(max=ranked.shape[-1] - 1)
+    if order is not None:
+        choice = order.gather(-1, choice)
+    return choice.squeeze(-1)
+
+
+def unit_seed(seed: int, key: str, sample: int) -> int:
+    """A 63-bit seed for one completion, fixed by the run seed, request key and sample number."""
+    digest = hashlib.sha256(f"{seed}|{key}|{sample}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
+
+
+def eos_ids(lm: Any, tokenizer: Any) -> frozenset[int]:
+    ids: set[int] = set()
+    configured = getattr(getattr(lm, "generation_config", None), "eos_token_id", None)
+    for value in (configured, tokenizer.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    return frozenset(ids)
+
+
+def set_threads(threads: int | None) -> None:
+    """Use `threads` CPU threads; by default as many as are idle (at least one).
+
+    Intra-op threads that must wait for busy cores make each step many times slower than one
+    thread would, so the default counts only CPUs not already loaded by other processes.
+    """
+    import torch
+
+    threads = threads or max(1, min(available_cpus(), round(idle_cpus())))
+    if threads != torch.get_num_threads():
+        torch.set_num_threads(threads)
+
+
+def idle_cpus(window: float = 0.1) -> float:
+    """How many CPUs sat idle over the last `window` seconds (from /proc/stat)."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields[:8])  # idle + iowait, total
+
+    try:
+        idle0, total0 = sample()
+        time.sleep(window)
+        idle1, total1 = sample()
+    except (OSError, ValueError, IndexError):
+        return float(available_cpus())
+    if total1 <= total0:
+        return float(available_cpus())
+    return (idle1 - idle0) / (total1 - total0) * (os.cpu_count() or 1)
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: the affinity mask, capped by a cgroup CPU quota if any."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    count = count or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            count = min(count, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return count
+
+
+def weights_digest(path: Path) -> str:
+    """SHA-256 of a weights file, or of a model folder's file names, sizes and config."""
+    digest = hashlib.sha256()
+    if path.is_file():
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    for item in sorted(path.iterdir()):
+        if item.is_file():
+            digest.update(f"{item.name}|{item.stat().st_size}|".encode())
+            if item.suffix == ".json":
+                digest.update(item.read_bytes())
+    return digest.hexdigest()

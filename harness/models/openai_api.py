@@ -1,0 +1,341 @@
+"""The `openai` backend: chat completions from OpenAI or any compatible server (vLLM, Ollama,
+llama.cpp server, TGI) through the official async client.
+
+Concurrency adapts to rate limiting (limits.py), failures are retried with backoff (retry.py),
+costs come from the price table (prices.py), and large runs can go through the Batch API
+(batch.py). The client's own retries are off, so every attempt is ours and is counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.models._loop import LoopThread
+from harness.models._redact import public_url, redact
+from harness.models.base import ChatRequest, Completion, GenerationParams, failed, validate
+from harness.models.limits import AdaptiveConcurrency, RateLimits
+from harness.models.prices import PriceTable
+from harness.models.retry import (
+    RETRYABLE_STATUS,
+    AttemptError,
+    RetriesExhausted,
+    RetryPolicy,
+    call_with_retry,
+)
+from harness.study.clock import utc_now
+
+OPENAI_URL = "https://api.openai.com/v1"
+#: Sent when a self-hosted server needs no key (the convention of vLLM and others).
+NO_KEY = "EMPTY"
+
+
+@dataclass
+class BackendStats:
+    """Live counters a progress display can read while requests run."""
+
+    retries: int = 0
+    rate_limited: int = 0
+    concurrency: int = 0
+    status: str = ""
+    batch_ids: list[str] = field(default_factory=list)
+
+
+class OpenAIBackend:
+    """Chat completions over the OpenAI wire format, `n` samples per request."""
+
+    name = "openai"
+
+    def __init__(
+        self, model: str, *, api_key: str | None = None, base_url: str | None = None,
+        concurrency: int = 16, rpm: float | None = None, tpm: float | None = None,
+        timeout: float = 120.0, max_attempts: int = 6, base_delay: float = 0.5,
+        max_delay: float = 30.0, prices: PriceTable | str | Path | None = None,
+        batch_api: bool = False, batch_state: Any = None, poll_interval: float = 1.0,
+        token_param: str = "max_tokens", extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        if not model:
+            raise HarnessError("the openai backend needs a model name (--model)")
+        if concurrency < 1:
+            raise HarnessError(f"concurrency must be at least 1 (got {concurrency})")
+        if timeout <= 0 or max_attempts < 1:
+            raise HarnessError("timeout must be positive and max_attempts at least 1")
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and self.base_url == OPENAI_URL:
+            raise HarnessError("OPENAI_API_KEY is not set (export it; keys are never stored)")
+        self._api_key = key or NO_KEY
+        self.concurrency = concurrency
+        self.policy = RetryPolicy(max_attempts=max_attempts, base_delay=base_delay,
+                                  max_delay=max_delay, timeout=timeout)
+        self.prices = prices if isinstance(prices, PriceTable) else PriceTable.load(prices)
+        self.batch_api = batch_api
+        self.batch_state = batch_state
+        self.poll_interval = poll_interval
+        self.token_param = token_param
+        self.extra_body = extra_body or {}
+        self.stats = BackendStats(concurrency=concurrency)
+        self._rates = (rpm, tpm)
+        self._limits = RateLimits(rpm, tpm)
+        self._limiter = AdaptiveConcurrency(concurrency)
+        self._loop = LoopThread("harness-openai")
+        self._client: Any = None
+
+    # -- public ------------------------------------------------------------------------------
+    @property
+    def public_base_url(self) -> str | None:
+        return public_url(self.base_url)
+
+    def complete(
+        self, requests: Sequence[ChatRequest], params: GenerationParams
+    ) -> Iterator[Completion]:
+        """Yield completions as they finish; failures come back with `error` set."""
+        validate(requests, params)
+        if not requests:
+            return
+        if self.batch_api:
+            from harness.models.batch import run_batches
+
+            def produce(emit: Any) -> Any:
+                return run_batches(self, list(requests), params, emit)
+        else:
+
+            def produce(emit: Any) -> Any:
+                return self._run(list(requests), params, emit)
+
+        yield from self._loop.stream(produce)
+
+    def close(self) -> None:
+        """Close connections and stop the loop; the backend can still be used afterwards."""
+        if self._client is not None:
+            with contextlib.suppress(Exception):  # closing is best effort
+                self._loop.run(self._client.close(), timeout=5)
+            self._client = None
+        self._loop.close()
+        # their asyncio primitives belonged to the stopped loop
+        self._limits = RateLimits(*self._rates)
+        self._limiter = AdaptiveConcurrency(self.concurrency)
+
+    def __enter__(self) -> OpenAIBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def redact(self, text: str) -> str:
+        return redact(text, (self._api_key,))
+
+    # -- inside the loop ---------------------------------------------------------------------
+    def client(self) -> Any:
+        """The async client (created inside the loop; its own retries are off)."""
+        if self._client is None:
+            import httpx2
+            import openai
+
+            size = self.concurrency + 8
+            http = openai.DefaultAsyncHttpxClient(
+                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0,
+                timeout=self.policy.timeout, http_client=http)
+        return self._client
+
+    def body(self, request: ChatRequest, params: GenerationParams) -> dict[str, Any]:
+        """The chat-completions request body (also the body of each Batch API line)."""
+        body: dict[str, Any] = {
+            "model": self.model, "messages": request.messages,
+            "temperature": params.temperature, "top_p": params.top_p,
+            self.token_param: params.max_tokens, **self.extra_body,
+        }
+        if request.samples > 1:
+            body["n"] = request.samples
+        if params.seed is not None:
+            body["seed"] = params.seed
+        return body
+
+    async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
+        import asyncio
+
+        todo = iter(requests)
+
+        async def worker() -> None:
+            client = self.client()
+            for request in todo:  # a shared iterator: each request goes to exactly one worker
+                for completion in await self._one(client, request, params):
+                    emit(completion)
+
+        workers = min(self._limiter.maximum, len(requests))
+        await asyncio.gather(*(worker() for _ in range(workers)))
+
+    async def _one(
+        self, client: Any, request: ChatRequest, params: GenerationParams
+    ) -> list[Completion]:
+        started, t0 = utc_now(), time.perf_counter()
+        estimate = estimate_tokens(request, params)
+        body = self.body(request, params)
+
+        @asynccontextmanager
+        async def gate() -> Any:
+            await self._limits.take(estimate)
+            async with self._limiter.slot():
+                self.stats.concurrency = self._limiter.limit
+                yield
+
+        last = [t0]  # start of the latest attempt: latency is that of the answer we keep
+
+        async def attempt() -> Any:
+            last[0] = time.perf_counter()
+            try:  # the JSON body as sent and received, without the client's typed models
+                reply = await client.post("/chat/completions", body=body, cast_to=object)
+            except Exception as error:
+                raise classify(error, self.redact) from None
+            return check_reply(reply)
+
+        def on_retry(error: AttemptError) -> None:
+            self.stats.retries += 1
+            if error.rate_limited:
+                self.stats.rate_limited += 1
+                self._limiter.record_rate_limited()
+
+        try:
+            response, attempts = await call_with_retry(attempt, self.policy, gate=gate,
+                                                       on_retry=on_retry)
+        except RetriesExhausted as error:
+            return failed(request, self.redact(error.reason), started_at=started,
+                          finished_at=utc_now(), latency_s=time.perf_counter() - last[0],
+                          attempts=error.attempts)
+        self._limiter.record_success()
+        self._limits.settle(estimate, _int((response.get("usage") or {}).get("total_tokens")))
+        return to_completions(
+            request, response, started_at=started, finished_at=utc_now(),
+            latency_s=time.perf_counter() - last[0], attempts=attempts, cost=self._cost,
+        )
+
+    def _cost(self, model_reported: str | None, prompt: int | None, completion: int | None,
+              batch: bool = False) -> float | None:
+        cost = None
+        if model_reported:
+            cost = self.prices.cost(model_reported, prompt, completion, batch=batch)
+        if cost is None:
+            cost = self.prices.cost(self.model, prompt, completion, batch=batch)
+        return cost
+
+
+def estimate_tokens(request: ChatRequest, params: GenerationParams) -> int:
+    """Rough token count for the tokens-per-minute budget (about 4 characters per token)."""
+    chars = sum(len(m.get("content") or "") for m in request.messages)
+    return chars // 4 + 8 * len(request.messages) + params.max_tokens * request.samples
+
+
+def classify(error: Exception, clean: Any = redact) -> AttemptError:
+    """Turn an exception from the openai client into a retry decision with a clean reason."""
+    import openai
+
+    from harness.models.retry import parse_retry_after
+
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        headers = dict(error.response.headers) if error.response is not None else {}
+        message = _error_message(error)
+        return AttemptError(
+            clean(f"HTTP {status}: {message}"), retryable=status in RETRYABLE_STATUS,
+            retry_after=parse_retry_after(headers), rate_limited=status == 429,
+        )
+    if isinstance(error, openai.APITimeoutError):
+        return AttemptError("timed out", retryable=True)
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__ or error
+        return AttemptError(clean(f"connection error: {type(cause).__name__}: {cause}"),
+                            retryable=True)
+    # malformed bodies surface as validation or JSON decoding errors
+    return AttemptError(clean(f"malformed response: {type(error).__name__}: {error}"),
+                        retryable=True)
+
+
+def _error_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:500]
+    return str(getattr(error, "message", error))[:500]
+
+
+def check_reply(reply: Any) -> dict[str, Any]:
+    """The body of a chat completion, or AttemptError when it is not one."""
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise AttemptError("malformed response: no choices", retryable=True)
+    if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in choices):
+        raise AttemptError("malformed response: a choice without a message", retryable=True)
+    return reply
+
+
+def to_completions(
+    request: ChatRequest, reply: dict[str, Any], *, started_at: str, finished_at: str,
+    latency_s: float, attempts: int, cost: Any, batch: bool = False,
+) -> list[Completion]:
+    """One Completion per sample of a chat-completions response body.
+
+    With n > 1 the server reports usage for the whole request: each sample keeps the prompt's
+    token count, the completion tokens are split in proportion to text length, and the cost is
+    split so that the samples' costs add up to the request's cost.
+    """
+    choices = {_int(c.get("index")) if c.get("index") is not None else i: c
+               for i, c in enumerate(reply["choices"])}
+    usage = reply.get("usage") or {}
+    prompt_tokens = _int(usage.get("prompt_tokens"))
+    completion_total = _int(usage.get("completion_tokens"))
+    model_reported = reply.get("model")
+    texts = {i: c["message"].get("content") for i, c in choices.items()}
+    shares = _shares({i: t or "" for i, t in texts.items()}, request.samples)
+    split = _split(completion_total, shares)
+    total_cost = cost(model_reported, prompt_tokens, completion_total, batch)
+    out = []
+    for sample in range(request.samples):
+        choice = choices.get(sample)
+        if choice is None:
+            out += failed(request, f"server returned {len(choices)} of {request.samples} choices",
+                          started_at=started_at, finished_at=finished_at, latency_s=latency_s,
+                          attempts=attempts, samples=[sample])
+            continue
+        out.append(Completion(
+            key=request.key, sample=sample, text=texts[sample],
+            finish_reason=choice.get("finish_reason"), prompt_tokens=prompt_tokens,
+            completion_tokens=split[sample], model_reported=model_reported,
+            system_fingerprint=reply.get("system_fingerprint"), latency_s=latency_s,
+            attempts=attempts, error=None, started_at=started_at, finished_at=finished_at,
+            cost_usd=None if total_cost is None else total_cost * shares[sample],
+        ))
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _shares(texts: dict[int, str], samples: int) -> list[float]:
+    if samples == 1:
+        return [1.0]
+    lengths = [len(texts.get(s, "")) + 1 for s in range(samples)]  # +1: empty texts still cost
+    total = sum(lengths)
+    return [n / total for n in lengths]
+
+
+def _split(total: int | None, shares: list[float]) -> list[int | None]:
+    """Integer parts of `total` in proportion to `shares`, summing exactly to `total`."""
+    if total is None:
+        return [None] * len(shares)
+    parts = [int(total * s) for s in shares]
+    order = sorted(range(len(shares)), key=lambda i: total * shares[i] - parts[i], reverse=True)
+    for i in order[: total - sum(parts)]:
+        parts[i] += 1
+    return list(parts)

@@ -1,0 +1,188 @@
+"""The local backend's decoding loop, on a tiny random model saved as a transformers folder.
+
+A tiny model (random weights, the embedded tokenizer) exercises everything the real one does:
+chat template, left padding, per-completion seeds, rows leaving the batch, finish reasons.
+The real embedded model runs in the one slow test at the end.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from harness.models import ChatRequest, GenerationParams, chat, open_backend
+from harness.models.local import LocalBackend, sample_tokens, unit_seed
+
+PROMPTS = ["Hi", "Tell me about ants and economics in two sentences please.",
+           "Why?", "Combine enzyme kinetics with market microstructure.", "A", "Name a field."]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from harness.models.embedded import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=256, initializer_range=0.2,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.eos_token_id)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    # peaked next-token distributions, as in a trained model (random ones are nearly flat)
+    model.lm_head.weight.data.normal_(0.0, 1.0)
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_loaded(tiny_model):
+    return LocalBackend(str(tiny_model)).load()
+
+
+@pytest.fixture
+def tiny(tiny_model, tiny_loaded):
+    """A fresh backend (tests change its settings) sharing the loaded weights."""
+    return LocalBackend(str(tiny_model), batch_size=8, lm=tiny_loaded._lm,
+                        tokenizer=tiny_loaded._tokenizer).load()
+
+
+def requests(samples=1):
+    return [ChatRequest(f"k{i}", [{"role": "user", "content": p}], samples)
+            for i, p in enumerate(PROMPTS)]
+
+
+def texts(backend, reqs, params):
+    return {(c.key, c.sample): c for c in backend.complete(reqs, params)}
+
+
+@pytest.mark.parametrize("params", [GenerationParams(temperature=0, max_tokens=10),
+                                    GenerationParams(temperature=1.0, top_p=0.9, max_tokens=10)])
+def test_completion_does_not_depend_on_batch_or_order(tiny, params):
+    together = texts(tiny, requests(samples=2), params)
+    tiny.batch_size = 1
+    alone = texts(tiny, list(reversed(requests(samples=2))), params)
+    assert together.keys() == alone.keys() and len(together) == 12
+    for unit, completion in together.items():
+        assert completion.text == alone[unit].text
+        assert completion.completion_tokens == alone[unit].completion_tokens
+
+
+def test_seeds_and_samples(tiny):
+    hot = GenerationParams(temperature=1.5, top_p=1.0, max_tokens=12, seed=1)
+    first = texts(tiny, requests(samples=2), hot)
+    again = texts(tiny, requests(samples=2), hot)
+    other = texts(tiny, requests(samples=2), GenerationParams(1.5, 1.0, 12, seed=2))
+    assert {u: c.text for u, c in first.items()} == {u: c.text for u, c in again.items()}
+    assert sum(first[u].text != other[u].text for u in first) >= 6
+    assert sum(first[(f"k{i}", 0)].text != first[(f"k{i}", 1)].text for i in range(6)) >= 3
+
+
+def test_provenance_fields(tiny, tiny_model):
+    [c] = tiny.complete(requests()[:1], GenerationParams(temperature=0, max_tokens=5))
+    assert c.ok and c.finish_reason == "length" and c.completion_tokens == 5
+    assert c.prompt_tokens == len(tiny._prompt_ids([{"role": "user", "content": PROMPTS[0]}]))
+    assert c.model_reported == tiny_model.name and c.system_fingerprint.startswith("sha256:")
+    assert c.cost_usd == 0.0 and c.attempts == 1 and c.latency_s > 0
+    assert tiny.model == str(tiny_model) and tiny.name == "local"
+
+
+def test_stop_token_ends_a_row_and_the_others_continue(tiny):
+    greedy = GenerationParams(temperature=0, max_tokens=8)
+    before = texts(tiny, requests(), greedy)
+    raw = [tiny.generate([tiny._prompt_ids([{"role": "user", "content": p}])], [0], greedy)[0][0]
+           for p in PROMPTS]
+    stopper = raw[1][2]  # the third token k1 generates becomes an end-of-sequence token
+    tiny._eos = tiny._eos | {stopper}
+    after = texts(tiny, requests(), greedy)
+    assert after[("k1", 0)].finish_reason == "stop" and after[("k1", 0)].completion_tokens == 2
+    untouched = [i for i, tokens in enumerate(raw) if stopper not in tokens]
+    assert len(untouched) >= 3
+    for i in untouched:  # rows that did not stop are unaffected by their neighbour leaving
+        assert after[(f"k{i}", 0)].text == before[(f"k{i}", 0)].text
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_rows_joining_a_running_batch_get_what_they_would_alone(tiny, monkeypatch, temperature):
+    from harness.models import _decode
+
+    params = GenerationParams(temperature=temperature, top_p=0.9, max_tokens=12, seed=4)
+    raw = [tiny.generate([tiny._prompt_ids([{"role": "user", "content": p}])],
+                         [unit_seed(4, f"k{i}", 0)], params)[0][0] for i, p in enumerate(PROMPTS)]
+    tiny._eos = tiny._eos | {raw[1][3], raw[4][6]}  # some rows now end early, at different steps
+    tiny.batch_size = 1
+    alone = texts(tiny, requests(samples=2), params)
+    joins = []
+    real = _decode._join_caches
+    monkeypatch.setattr(_decode, "_join_caches", lambda *a: joins.append(1) or real(*a))
+    tiny.batch_size = 3
+    together = texts(tiny, requests(samples=2), params)
+    assert joins, "no row joined a running batch"
+    assert {u: (c.text, c.finish_reason) for u, c in together.items()} == \
+        {u: (c.text, c.finish_reason) for u, c in alone.items()}
+    assert {c.finish_reason for c in together.values()} == {"stop", "length"}
+
+
+def test_prompt_too_long_for_the_model_fails_alone(tiny):
+    reqs = requests()[:2] + [ChatRequest("long", [{"role": "user", "content": "word " * 400}])]
+    out = texts(tiny, reqs, GenerationParams(max_tokens=4))
+    error = out[("long", 0)].error
+    assert error.startswith("prompt of") and "256 positions" in error
+    assert out[("k0", 0)].ok and out[("k1", 0)].ok
+
+
+def test_sample_tokens_greedy_nucleus_and_distribution():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    gens = [torch.Generator().manual_seed(i) for i in range(1)]
+    assert sample_tokens(logits, GenerationParams(temperature=0), gens).tolist() == [0]
+    tight = GenerationParams(temperature=1.0, top_p=0.4)
+    assert {int(sample_tokens(logits, tight, [torch.Generator().manual_seed(s)]))
+            for s in range(50)} == {0}
+    nucleus = GenerationParams(temperature=1.0, top_p=0.7)  # keeps tokens 0 and 1
+    draws = [int(sample_tokens(logits, nucleus, [torch.Generator().manual_seed(s)]))
+             for s in range(2000)]
+    assert set(draws) == {0, 1}
+    assert 0.55 < draws.count(0) / 2000 < 0.70  # 0.5 / 0.8 = 0.625
+    full = GenerationParams(temperature=1.0, top_p=1.0)
+    draws = [int(sample_tokens(logits, full, [torch.Generator().manual_seed(s)]))
+             for s in range(2000)]
+    assert 0.02 < draws.count(3) / 2000 < 0.09
+
+
+def test_nucleus_wider_than_the_shortlist_uses_the_whole_vocabulary():
+    logits = torch.zeros((2, 1000))  # uniform: the nucleus holds 950 tokens
+    params = GenerationParams(temperature=1.0, top_p=0.95)
+    picks = {int(sample_tokens(logits, params, [torch.Generator().manual_seed(s)] * 2)[0])
+             for s in range(300)}
+    assert max(picks) > 256
+
+
+def test_unit_seed_depends_on_seed_key_and_sample():
+    seeds = {unit_seed(s, k, n) for s in (0, 1) for k in ("a", "b") for n in (0, 1)}
+    assert len(seeds) == 8 and all(0 <= s < 2**63 for s in seeds)
+
+
+def test_bad_local_model_path_is_a_user_error(tmp_path):
+    from harness.errors import HarnessError
+
+    with pytest.raises(HarnessError, match="local model not found"):
+        open_backend("local", str(tmp_path / "missing"))
+    with pytest.raises(HarnessError, match="batch size"):
+        LocalBackend(batch_size=0)
+
+
+@pytest.mark.slow
+def test_embedded_model_batched_equals_one_at_a_time():
+    engine = open_backend("local", batch_size=3)
+    greedy = GenerationParams(temperature=0, max_tokens=12)
+    reqs = requests()[:3]
+    together = texts(engine, reqs, greedy)
+    engine.batch_size = 1
+    alone = texts(engine, reqs, greedy)
+    assert {u: c.text for u, c in together.items()} == {u: c.text for u, c in alone.items()}
+    assert all(c.model_reported.endswith(".gguf") for c in together.values())
+    text = chat(engine, [{"role": "user", "content": "Say hello."}], greedy)
+    assert isinstance(text, str) and text

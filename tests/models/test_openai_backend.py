@@ -1,0 +1,151 @@
+"""The openai backend driven through the real `openai` client against the loopback server."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.models import ChatRequest, GenerationParams, chat, open_backend
+from harness.models.openai_api import OpenAIBackend
+from tests.servers.openai_server import chat_reply
+
+KEY = "sk-test-very-secret-key-123456"
+FAST = {"base_delay": 0.01, "max_delay": 0.05}
+
+
+def requests(n, samples=1):
+    return [ChatRequest(f"p{i:03d}", [{"role": "system", "content": "Be brief."},
+                                      {"role": "user", "content": f"Question {i}?"}], samples)
+            for i in range(n)]
+
+
+def backend(server, **options):
+    return OpenAIBackend("gpt-4o-mini", api_key=KEY, base_url=server.base_url,
+                         **{**FAST, **options})
+
+
+def test_completions_carry_provenance_usage_and_cost(serve):
+    server = serve()
+    params = GenerationParams(temperature=0.3, top_p=0.9, max_tokens=12, seed=7)
+    with backend(server, concurrency=4) as engine:
+        out = sorted(engine.complete(requests(6, samples=3), params),
+                     key=lambda c: (c.key, c.sample))
+    assert [(c.key, c.sample) for c in out] == [(f"p{i:03d}", s) for i in range(6)
+                                                 for s in range(3)]
+    body = server.log.chat_bodies[0]
+    assert body["n"] == 3 and body["seed"] == 7 and body["max_tokens"] == 12
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.9
+    assert len(server.log.chat_bodies) == 6  # n samples in one request each
+    expected = chat_reply(body, 0)
+    assert all(c.ok and c.attempts == 1 for c in out)
+    assert all(c.model_reported == "gpt-4o-mini-2024-test" for c in out)
+    assert all(c.system_fingerprint == expected["system_fingerprint"] for c in out)
+    assert all(c.started_at <= c.finished_at and c.latency_s >= 0 for c in out)
+    by_key = {}
+    for c in out:
+        by_key.setdefault(c.key, []).append(c)
+    for key, group in by_key.items():
+        reply = chat_reply({**body, "messages": [body["messages"][0], {
+            "role": "user", "content": f"Question {int(key[1:])}?"}]}, 0)
+        assert [c.text for c in group] == [ch["message"]["content"] for ch in reply["choices"]]
+        assert sum(c.completion_tokens for c in group) == reply["usage"]["completion_tokens"]
+        cost = (reply["usage"]["prompt_tokens"] * 0.15
+                + reply["usage"]["completion_tokens"] * 0.60) / 1e6
+        assert sum(c.cost_usd for c in group) == pytest.approx(cost)
+
+
+def test_rate_limits_cut_concurrency_and_retries_are_ours_only(serve, faults):
+    server = serve(faults=faults(rate=1.0, kinds=("429",), retry_after="0.01"))
+    with backend(server, concurrency=8, max_attempts=3) as engine:
+        out = list(engine.complete(requests(4), GenerationParams()))
+        assert engine._limiter.limit < 8 and engine.stats.rate_limited == 8
+    assert server.log.counts["requests"] == 12  # 4 requests x 3 attempts: no hidden retries
+    assert all(not c.ok and c.attempts == 3 and "HTTP 429" in c.error for c in out)
+
+
+@pytest.mark.parametrize("kind", ["429-bare", "500", "503", "malformed", "drop", "timeout"])
+def test_every_fault_kind_is_retried_to_success(serve, faults, kind):
+    # the first request of the run fails with `kind`, every later one succeeds
+    server = serve(faults=faults(rate=1.0, kinds=(kind,), hang_s=2.0))
+    engine = backend(server, concurrency=1, timeout=0.3, max_attempts=3)
+    real = server._draw_fault
+    calls = []
+
+    def once():
+        calls.append(1)
+        return real() if len(calls) == 1 else None
+
+    server._draw_fault = once
+    try:
+        [completion] = engine.complete(requests(1), GenerationParams())
+    finally:
+        engine.close()
+    assert completion.ok and completion.attempts == 2, completion.error
+    assert engine.stats.retries == 1
+
+
+def test_non_retryable_error_fails_fast_and_hides_the_key(serve):
+    server = serve(api_key="the-right-key")
+    with backend(server, max_attempts=5) as engine:
+        [completion] = engine.complete(requests(1), GenerationParams())
+    assert completion.error.startswith("HTTP 401") and completion.attempts == 1
+    assert KEY not in completion.error
+
+
+def test_echoed_credentials_are_redacted(serve, faults):
+    server = serve(faults=faults(rate=1.0, kinds=("500",)), echo_auth=True)
+    with backend(server, max_attempts=2) as engine:
+        [completion] = engine.complete(requests(1), GenerationParams())
+    assert f"Bearer {KEY}" in server.log.auth_headers  # the server did see (and echo) it
+    assert "HTTP 500" in completion.error and KEY not in completion.error
+
+
+def test_timeouts_exhaust_attempts_with_reason(serve, faults):
+    server = serve(faults=faults(rate=1.0, kinds=("timeout",), hang_s=1.0))
+    with backend(server, timeout=0.1, max_attempts=2) as engine:
+        [completion] = engine.complete(requests(1), GenerationParams())
+    assert not completion.ok and "timed out" in completion.error and completion.attempts == 2
+
+
+def test_chat_helper_returns_text_or_raises(serve, faults):
+    server = serve()
+    engine = open_backend("openai", "gpt-4o-mini", api_key=KEY, base_url=server.base_url)
+    text = chat(engine, [{"role": "user", "content": "Hi"}], GenerationParams(max_tokens=5))
+    assert text and len(text.split()) <= 5
+    server.faults = faults(rate=1.0, kinds=("500",))
+    server._draw_fault = lambda: "500"
+    engine.policy.max_attempts = 1
+    with pytest.raises(HarnessError, match="HTTP 500"):
+        chat(engine, [{"role": "user", "content": "Hi"}], GenerationParams())
+    engine.close()
+
+
+def test_closing_the_stream_early_cancels_the_rest(serve):
+    server = serve(latency=0.05)
+    with backend(server, concurrency=2) as engine:
+        stream = engine.complete(requests(40), GenerationParams())
+        next(stream)
+        stream.close()
+        seen = server.log.counts["requests"]
+    assert seen < 40
+
+
+def test_missing_key_for_openai_and_bad_options(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(HarnessError, match="OPENAI_API_KEY"):
+        open_backend("openai", "gpt-4o-mini")
+    with pytest.raises(HarnessError, match="needs --model"):
+        open_backend("openai", None)
+    with pytest.raises(HarnessError, match="unknown backend"):
+        open_backend("vllm", "x")
+    engine = open_backend("openai", "m", base_url="http://user:pw@127.0.0.1:9/v1?key=z")
+    assert engine.public_base_url == "http://127.0.0.1:9/v1"
+
+
+def test_requests_are_validated():
+    engine = OpenAIBackend("m", api_key=KEY, base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(HarnessError, match="duplicate"):
+        list(engine.complete(requests(1) * 2, GenerationParams()))
+    with pytest.raises(HarnessError, match="top_p"):
+        list(engine.complete(requests(1), GenerationParams(top_p=0)))
