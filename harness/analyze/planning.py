@@ -7,7 +7,7 @@ Defaults come from the plan's `planning` section, so `harness power` with no opt
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from harness.analyze.sample_size import (
     discordant,
     mcnemar_power,
     mcnemar_sample_size,
+    minimal_detectable_effect,
     paired_power,
     paired_sample_size,
     power_curve,
@@ -27,6 +28,7 @@ from harness.analyze.sample_size import (
     tost_sample_size,
 )
 from harness.analyze.simulate import SimulationResult, simulate_design
+from harness.analyze.simulate_search import SearchResult
 from harness.errors import HarnessError
 
 
@@ -48,23 +50,66 @@ class PowerResult:
             f"{a['mcnemar_power']:.3f}; topics needed {a['mcnemar_needed']}",
             f"  Paired difference (normal, SD {a['sd']:.3f}): power {a['paired_power']:.3f}; "
             f"topics needed {a['paired_needed']}",
-            f"  Equivalence at +/-{i['sesoi']:g} when the difference is 0: power "
-            f"{a['tost_power']:.3f}; topics needed {a['tost_needed']}",
+            f"  Minimal detectable effect with {i['topics']} topics at {i['target']:.0%} power: "
+            f"McNemar {_effect(a['mde_mcnemar'])}, paired {_effect(a['mde_paired'])}",
+            f"  Equivalence at +/-{i['sesoi']:g}, assuming a true difference of "
+            f"{i['equivalence_difference']:g} (both arms at p_single, SD "
+            f"{a['sd_equivalence']:.3f}): power {a['tost_power']:.3f}; topics needed "
+            f"{a['tost_needed']}",
         ]
-        s = self.simulation
-        if s:
-            lines += [
-                f"Simulation of the full design through the primary analysis ({s['reps']} "
-                f"studies each; {s['design']}):",
-                f"  power {s['power']:.3f} +/- {s['power_se']:.3f} (Monte Carlo SE)",
-                f"  type I error {s['type_i']:.3f} +/- {s['type_i_se']:.3f}; pooled z-test "
-                f"(literal rule) {s['pooled_type_i']:.3f} +/- {s['pooled_type_i_se']:.3f}",
-                f"  SD of d_t {s['sd_d']:.3f}; topics needed for {i['target']:.0%}: "
-                f"{s['topics_needed']}" + (f" (simulated power there {s['power_at_needed']:.3f})"
-                                           if s["power_at_needed"] is not None else ""),
-            ]
+        if self.simulation:
+            lines += _simulation_lines(self.simulation, i)
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def _effect(value: float | None) -> str:
+    return "not reachable" if value is None else f"{value:+.3f}"
+
+
+def _simulation_lines(s: dict[str, Any], i: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Simulation of the full design through the primary analysis ({s['reps']} "
+        f"studies each, seed {s['seed']}; {s['design']}):",
+        f"  power {s['power']:.3f} +/- {s['power_se']:.3f} (Monte Carlo SE)",
+        f"  type I error {s['type_i']:.3f} +/- {s['type_i_se']:.3f}; pooled z-test "
+        f"(literal rule) {s['pooled_type_i']:.3f} +/- {s['pooled_type_i_se']:.3f}",
+        f"  SD of d_t {_num(s['sd_d'])} at the effect, {_num(s['sd_d_null'])} at no difference",
+    ]
+    t = s["topics_search"]
+    if t is not None and t["value"] is None:
+        why = ("not searched, above the simulation limit" if t["simulations"] == 0
+               else "not reached by simulation")
+        lines.append(f"  topics needed for {i['target']:.0%} at {i['effect']:+g}: {why} "
+                     f"(normal approximation with the simulated SD: {t['start']:g})")
+    elif t is not None:
+        below = ("" if t["below"] is None else
+                 f"; {t['below']:g} topics: {t['power_below']:.3f}")
+        lines.append(
+            f"  topics needed for {i['target']:.0%} at {i['effect']:+g}: {t['value']:g}, "
+            f"simulated power there {t['power']:.3f} +/- {t['power_se']:.3f}{below} (searched "
+            f"from the normal approximation {t['start']:g}, {t['simulations']} simulations)")
+    m = s["effect_search"]
+    if m is not None and m["value"] is not None:
+        below = ("" if m["below"] is None else
+                 f"; {m['below']:+.3f}: {m['power_below']:.3f}")
+        se = "" if m["value_se"] is None else f" +/- {m['value_se']:.3f} (Monte Carlo SE)"
+        lines.append(
+            f"  minimal detectable effect with {i['topics']} topics at {i['target']:.0%}: "
+            f"{m['value']:+.3f}{se}, simulated power there {m['power']:.3f} +/- "
+            f"{m['power_se']:.3f}{below} ({m['simulations']} simulations)")
+    elif m is not None:
+        lines.append("  minimal detectable effect: target power not reached by any difference")
+    if s["tost_power"] is not None:
+        lines.append(
+            f"  equivalence at +/-{i['sesoi']:g}, assuming a true difference of 0 (normal "
+            f"approximation, simulated SD {s['sd_d_null']:.3f}): power {s['tost_power']:.3f}; "
+            f"topics needed {s['tost_needed']}")
+    return lines
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def power(*, topics: int | None = None, p_single: float | None = None,
@@ -81,13 +126,16 @@ def power(*, topics: int | None = None, p_single: float | None = None,
         "effect": p.effect if effect is None else effect, "rho": p.rho if rho is None else rho,
         "alpha": alpha or base.primary.alpha, "target": target or p.power,
         "sesoi": sesoi or base.equivalence.sesoi,
+        # equivalence power is computed for arms that truly do not differ
+        "equivalence_difference": 0.0,
     }
     if inputs["topics"] < 2:
         raise HarnessError("--topics must be at least 2", column="topics")
     analytic = _analytic(inputs)
     grid = np.unique(np.geomspace(10, max(4 * inputs["topics"], 400), 40).astype(int))
     curve = power_curve(grid, p_single=inputs["p_single"], effect=inputs["effect"],
-                        sesoi=inputs["sesoi"], rho=inputs["rho"], alpha=inputs["alpha"])
+                        sesoi=inputs["sesoi"], rho=inputs["rho"], alpha=inputs["alpha"],
+                        sd_equivalence=analytic["sd_equivalence"])
     result = PowerResult(inputs, analytic, curve)
     if simulate:
         design = base.planning.design.model_copy(update={
@@ -98,7 +146,7 @@ def power(*, topics: int | None = None, p_single: float | None = None,
         sim = simulate_design(sim_plan, design, topics=inputs["topics"],
                               p_single=inputs["p_single"], effect=inputs["effect"], reps=reps,
                               seed=seed)
-        result.simulation = _simulation(sim, design)
+        result.simulation = _simulation(sim, design, inputs)
     return result
 
 
@@ -106,15 +154,21 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
     p_cross = i["p_single"] + i["effect"]
     p10, p01 = discordant(p_cross, i["p_single"], i["rho"])
     sd = sd_binary_difference(p_cross, i["p_single"], i["rho"])
+    # TOST assumes the true difference `equivalence_difference`: its SD is the SD there
+    diff = i["equivalence_difference"]
+    sd_eq = sd_binary_difference(i["p_single"] + diff, i["p_single"], i["rho"])
     n, alpha, target = i["topics"], i["alpha"], i["target"]
     return {
-        "p10": p10, "p01": p01, "sd": sd,
+        "p10": p10, "p01": p01, "sd": sd, "sd_equivalence": sd_eq,
         "mcnemar_power": mcnemar_power(n, p10, p01, alpha),
         "mcnemar_needed": _or_none(lambda: mcnemar_sample_size(p10, p01, alpha, target)),
         "paired_power": paired_power(n, i["effect"], sd, alpha),
         "paired_needed": _or_none(lambda: paired_sample_size(i["effect"], sd, alpha, target)),
-        "tost_power": tost_power(n, sd, i["sesoi"], 0.0, alpha),
-        "tost_needed": _or_none(lambda: tost_sample_size(sd, i["sesoi"], 0.0, alpha, target)),
+        "mde_mcnemar": minimal_detectable_effect(n, i["p_single"], i["rho"], alpha, target,
+                                                 "mcnemar"),
+        "mde_paired": minimal_detectable_effect(n, i["p_single"], i["rho"], alpha, target),
+        "tost_power": tost_power(n, sd_eq, i["sesoi"], diff, alpha),
+        "tost_needed": _or_none(lambda: tost_sample_size(sd_eq, i["sesoi"], diff, alpha, target)),
     }
 
 
@@ -125,13 +179,24 @@ def _or_none(compute: Any) -> int | None:
         return None
 
 
-def _simulation(sim: SimulationResult, design: Any) -> dict[str, Any]:
+def _simulation(sim: SimulationResult, design: Any, i: dict[str, Any]) -> dict[str, Any]:
+    sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
+    tost = (None, None) if sd_null is None else (
+        tost_power(i["topics"], sd_null, i["sesoi"], 0.0, i["alpha"]),
+        _or_none(lambda: tost_sample_size(sd_null, i["sesoi"], 0.0, i["alpha"], i["target"])))
     return {
-        "reps": sim.power.reps, "design": ", ".join(f"{k} {v:g}" for k, v in
-                                                    design.model_dump().items()),
+        "reps": sim.power.reps, "seed": sim.seed,
+        "design": ", ".join(f"{k} {v:g}" for k, v in design.model_dump().items()),
         "power": sim.power.primary, "power_se": sim.power.primary_se,
         "type_i": sim.type_i.primary, "type_i_se": sim.type_i.primary_se,
         "pooled_type_i": sim.type_i.pooled, "pooled_type_i_se": sim.type_i.pooled_se,
-        "sd_d": sim.power.sd_d if math.isfinite(sim.power.sd_d) else None,
+        "sd_d": sim.power.sd_d if math.isfinite(sim.power.sd_d) else None, "sd_d_null": sd_null,
         "topics_needed": sim.topics_needed, "power_at_needed": sim.power_at_needed,
+        "topics_search": _search(sim.topics_search), "effect_search": _search(sim.effect_search),
+        "mde": None if sim.effect_search is None else sim.effect_search.value,
+        "tost_power": tost[0], "tost_needed": tost[1],
     }
+
+
+def _search(result: SearchResult | None) -> dict[str, Any] | None:
+    return None if result is None else asdict(result)

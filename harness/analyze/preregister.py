@@ -97,6 +97,7 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
     except HarnessError as error:
         return [f"Power analysis not possible with the plan's assumptions: {error.message}."]
     sd = sd_binary_difference(p.p_single + p.effect, p.p_single, p.rho)
+    sd_eq = sd_binary_difference(p.p_single, p.p_single, p.rho)  # TOST: no true difference
     lines = [
         f"Assumptions (plan `planning`): proportion judged novel after single-field prompts "
         f"{p.p_single:g}, effect to detect {p.effect:+g}, correlation of a topic's arms "
@@ -108,9 +109,10 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
         f"- Paired difference, normal approximation (SD of d {sd:.3f}): power "
         f"{paired_power(topics, p.effect, sd, alpha):.3f}; topics needed "
         f"{_safe(lambda: paired_sample_size(p.effect, sd, alpha, p.power))}.",
-        f"- Equivalence within +/-{sesoi:g} when the true difference is 0 (TOST): power "
-        f"{tost_power(topics, sd, sesoi, 0.0, alpha):.3f}; topics needed "
-        f"{_safe(lambda: tost_sample_size(sd, sesoi, 0.0, alpha, p.power))}.",
+        f"- Equivalence within +/-{sesoi:g} when the true difference is 0 (TOST; both arms "
+        f"at {p.p_single:g}, SD of d {sd_eq:.3f}): power "
+        f"{tost_power(topics, sd_eq, sesoi, 0.0, alpha):.3f}; topics needed "
+        f"{_safe(lambda: tost_sample_size(sd_eq, sesoi, 0.0, alpha, p.power))}.",
         "These use one binary consensus per topic and arm. Several reviewers and samples per "
         "topic lower the SD of d; `harness power --simulate` simulates the full design "
         "(topic, topic-by-condition, sample and reviewer effects) through the exact primary "

@@ -91,15 +91,54 @@ def tost_sample_size(sd: float, margin: float, delta: float = 0.0, alpha: float 
     return math.ceil(root - 1e-9)
 
 
+def analytic_power(n: float, p_single: float, delta: float, rho: float, alpha: float = 0.05,
+                   method: str = "paired") -> float:
+    """One-sided power at n topics for a true difference delta: McNemar (Connor) or paired."""
+    p_cross = p_single + delta
+    if method == "mcnemar":
+        return mcnemar_power(n, *discordant(p_cross, p_single, rho), alpha)
+    return paired_power(n, delta, sd_binary_difference(p_cross, p_single, rho), alpha)
+
+
+def minimal_detectable_effect(n: float, p_single: float, rho: float, alpha: float = 0.05,
+                              power: float = 0.8, method: str = "paired") -> float | None:
+    """Smallest cross-minus-single difference detected with `power` at n topics.
+
+    The SD (and the discordant cells) change with the difference, so the root is found
+    numerically; None when no possible difference reaches the power.
+    """
+    def gap(delta: float) -> float:
+        return analytic_power(n, p_single, delta, rho, alpha, method) - power
+
+    previous = 0.0
+    if gap(previous) >= 0:
+        return previous
+    for delta in np.linspace(0.0, 1.0 - p_single, 401)[1:-1]:
+        try:
+            value = gap(delta)
+        except HarnessError:  # the correlation is impossible from here on
+            return None
+        if value >= 0:
+            return float(optimize.brentq(gap, previous, delta, xtol=1e-9))
+        previous = delta
+    return None
+
+
 def power_curve(n_values: np.ndarray, *, p_single: float, effect: float, sesoi: float,
-                rho: float, alpha: float, sd: float | None = None) -> pd.DataFrame:
-    """Power by number of topics: McNemar (Connor), paired normal, TOST at zero difference."""
+                rho: float, alpha: float, sd: float | None = None,
+                sd_equivalence: float | None = None) -> pd.DataFrame:
+    """Power by number of topics: McNemar (Connor), paired normal, TOST at zero difference.
+
+    TOST assumes a true difference of 0, so its SD is that of two arms both at p_single.
+    """
     p10, p01 = discordant(p_single + effect, p_single, rho)
     sd = sd if sd is not None else sd_binary_difference(p_single + effect, p_single, rho)
+    sd_eq = (sd_equivalence if sd_equivalence is not None
+             else sd_binary_difference(p_single, p_single, rho))
     rows = [
         {"topics": int(n), "mcnemar": mcnemar_power(n, p10, p01, alpha),
          "paired": paired_power(n, effect, sd, alpha),
-         "equivalence": tost_power(n, sd, sesoi, 0.0, alpha)}
+         "equivalence": tost_power(n, sd_eq, sesoi, 0.0, alpha)}
         for n in n_values
     ]
     return pd.DataFrame(rows)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize, special, stats
 
 from harness.analyze.consensus import (
     CROSS,
@@ -31,11 +32,11 @@ from harness.analyze.pooled import pooled_test
 from harness.analyze.primary import run_primary
 from harness.errors import HarnessError
 
+if TYPE_CHECKING:
+    from harness.analyze.simulate_search import SearchResult
+
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
-
-#: Above this many topics the simulated check of the topics needed is skipped (too slow).
-MAX_CHECK_TOPICS = 5000
 
 
 def _latent_sd(design: Design) -> float:
@@ -129,15 +130,27 @@ class SimulationResult:
     effect: float
     power: Rejections
     type_i: Rejections
-    topics_needed: int | None    # for the plan's target power at `effect`
-    power_at_needed: float | None
+    topics_search: SearchResult | None   # topics needed for the plan's target power at `effect`
+    effect_search: SearchResult | None   # minimal detectable effect at `topics`
+    seed: int                            # null run; effect run seed + 1, searches + 2, + 3
+
+    @property
+    def topics_needed(self) -> int | None:
+        s = self.topics_search
+        return None if s is None or s.value is None else int(s.value)
+
+    @property
+    def power_at_needed(self) -> float | None:
+        return None if self.topics_search is None else self.topics_search.power
 
 
 def simulate_design(plan: Plan, design: Design | None = None, *, topics: int | None = None,
                     p_single: float | None = None, effect: float | None = None,
                     reps: int | None = None, seed: int | None = None) -> SimulationResult:
-    """Power and type I error of the primary analysis, and the topics a decisive study needs."""
+    """Power and type I error of the primary analysis, the topics a decisive study needs and
+    the smallest effect `topics` topics detect, both searched with the simulation itself."""
     from harness.analyze.sample_size import paired_sample_size
+    from harness.analyze.simulate_search import search_effect, search_topics
 
     planning = plan.planning
     design = design or planning.design
@@ -146,14 +159,19 @@ def simulate_design(plan: Plan, design: Design | None = None, *, topics: int | N
     effect = planning.effect if effect is None else effect
     reps = reps or planning.simulations
     seed = plan.primary.seed if seed is None else seed
+    alpha, target = plan.primary.alpha, planning.power
     null = rejection_rates(plan, design, topics=topics, p_single=p_single, effect=0.0,
                            reps=reps, seed=seed)
     alt = rejection_rates(plan, design, topics=topics, p_single=p_single, effect=effect,
                           reps=reps, seed=seed + 1)
-    needed = check = None
-    if effect > 0 and math.isfinite(alt.sd_d):
-        needed = max(2, paired_sample_size(effect, alt.sd_d, plan.primary.alpha, planning.power))
-        if needed <= MAX_CHECK_TOPICS:
-            check = rejection_rates(plan, design, topics=needed, p_single=p_single, effect=effect,
-                                    reps=max(100, reps // 2), seed=seed + 2).primary
-    return SimulationResult(topics, effect, alt, null, needed, check)
+    sd = alt.sd_d if math.isfinite(alt.sd_d) else null.sd_d
+    needed = mde = None
+    if effect > 0 and math.isfinite(sd):
+        start = max(2, paired_sample_size(effect, sd, alpha, target))
+        needed = search_topics(plan, design, p_single=p_single, effect=effect, target=target,
+                               start=start, reps=reps, seed=seed + 2)
+    if math.isfinite(sd):
+        z = stats.norm.isf(alpha) + stats.norm.isf(1 - target)
+        mde = search_effect(plan, design, topics=topics, p_single=p_single, target=target,
+                            start=z * sd / math.sqrt(topics), reps=reps, seed=seed + 3)
+    return SimulationResult(topics, effect, alt, null, needed, mde, seed)

@@ -71,7 +71,8 @@ def power(
     plan: Path | None = typer.Option(None, "--plan", help="Plan whose planning section gives "
                                      "the defaults (default: the bundled plan)."),
 ) -> None:
-    """Power and topics needed for the paired design (Connor 1987; normal; simulation).
+    """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
+    normal approximation; simulation searched until it reaches the target power).
 
     Example: harness power --topics 50 --p-single 0.3 --effect 0.1 --simulate
     """

@@ -85,6 +85,9 @@ def load_model(model: str | None = None, *, attn_implementation: str | None = No
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # our commands show their own progress
 
     name, folder, kwargs = _source(model)
     convert_to = kwargs.pop("_convert_to", None)

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy import special
 
+from harness.analyze import simulate_search
 from harness.analyze.plan import Design, load_plan
 from harness.analyze.planning import power
 from harness.analyze.sample_size import (
+    analytic_power,
     discordant,
     mcnemar_power,
     mcnemar_sample_size,
+    minimal_detectable_effect,
     paired_power,
     paired_sample_size,
+    sd_binary_difference,
     tost_power,
     tost_sample_size,
 )
@@ -101,8 +106,91 @@ def test_simulated_type_i_error_and_power():
     assert math.isfinite(alt.sd_d) and 0 < alt.sd_d < 1
 
 
-def test_simulate_design_reports_topics_needed():
+def test_simulated_searches_end_on_values_their_own_simulation_verifies():
     plan = load_plan().plan
-    result = simulate_design(plan, topics=40, effect=0.2, reps=100, seed=3)
-    assert result.topics_needed is not None and result.topics_needed >= 2
-    assert result.power_at_needed is not None and result.power_at_needed > 0.5
+    design = plan.planning.design
+    target = plan.planning.power
+    result = simulate_design(plan, topics=30, effect=0.2, reps=200, seed=3)
+    needed = result.topics_search
+    assert needed is not None and needed.value is not None
+    assert needed.power >= target > needed.power_below and needed.below == needed.value - 1
+    rerun = rejection_rates(plan, design, topics=int(needed.value), p_single=0.3, effect=0.2,
+                            reps=200, seed=3 + 2)
+    assert rerun.primary == needed.power
+    assert needed.power_se == pytest.approx(math.sqrt(needed.power * (1 - needed.power) / 200))
+    mde = result.effect_search
+    assert mde is not None and mde.value is not None
+    assert mde.power >= target > mde.power_below
+    assert mde.below == pytest.approx(mde.value - 0.001)
+    rerun = rejection_rates(plan, design, topics=30, p_single=0.3, effect=mde.value, reps=200,
+                            seed=3 + 3)
+    assert rerun.primary == mde.power
+    assert mde.value_se is not None and 0 < mde.value_se < 0.05
+
+
+class _Curve:
+    """A known power curve standing in for the simulation: power rises with topics or effect."""
+
+    def __init__(self, by: str, threshold: float) -> None:
+        self.by, self.threshold, self.calls = by, threshold, []
+
+    def __call__(self, plan, design, *, topics, p_single, effect, reps, seed):
+        x = topics if self.by == "topics" else effect
+        self.calls.append(x)
+        rate = 0.85 if x >= self.threshold - 1e-9 else 0.6
+        return SimpleNamespace(primary=rate)
+
+
+@pytest.mark.parametrize("start", [5, 40, 41, 300])
+def test_topics_search_finds_the_first_passing_number_from_any_start(monkeypatch, start):
+    curve = _Curve("topics", 41)
+    monkeypatch.setattr(simulate_search, "rejection_rates", curve)
+    plan = load_plan().plan
+    found = simulate_search.search_topics(plan, plan.planning.design, p_single=0.3, effect=0.1,
+                                          target=0.8, start=start, reps=100, seed=0)
+    assert (found.value, found.below, found.power, found.power_below) == (41, 40, 0.85, 0.6)
+    assert found.simulations == len(curve.calls) == len(set(curve.calls))
+
+
+@pytest.mark.parametrize("start", [0.01, 0.137, 0.5])
+def test_effect_search_finds_the_first_passing_effect_from_any_start(monkeypatch, start):
+    monkeypatch.setattr(simulate_search, "rejection_rates", _Curve("effect", 0.137))
+    plan = load_plan().plan
+    found = simulate_search.search_effect(plan, plan.planning.design, topics=50, p_single=0.3,
+                                          target=0.8, start=start, reps=100, seed=0)
+    assert found.value == pytest.approx(0.137) and found.below == pytest.approx(0.136)
+
+
+def test_analytic_minimal_detectable_effect_reaches_the_target_exactly():
+    n, p_single, rho = 50, 0.3, 0.3
+    for method in ("paired", "mcnemar"):
+        mde = minimal_detectable_effect(n, p_single, rho, 0.05, 0.8, method)
+        assert analytic_power(n, p_single, mde, rho, 0.05, method) == pytest.approx(0.8, abs=1e-6)
+        assert analytic_power(n, p_single, mde - 0.005, rho, 0.05, method) < 0.8
+    # the paired MDE is the effect whose paired sample size is n
+    mde = minimal_detectable_effect(n, p_single, rho)
+    sd = sd_binary_difference(p_single + mde + 1e-6, p_single, rho)
+    assert paired_sample_size(mde + 1e-6, sd, 0.05, 0.8) == n
+    assert minimal_detectable_effect(3, 0.9, 0.0, 0.05, 0.99) is None
+
+
+def test_power_reports_minimal_detectable_effect():
+    result = power(topics=50, p_single=0.3, rho=0.3, alpha=0.05, target=0.8)
+    a = result.analytic
+    assert a["mde_paired"] == pytest.approx(minimal_detectable_effect(50, 0.3, 0.3))
+    assert a["mde_mcnemar"] > a["mde_paired"] > 0.1
+    assert f"paired {a['mde_paired']:+.3f}" in result.summary()
+
+
+def test_equivalence_power_uses_the_sd_at_no_difference():
+    result = power(topics=80, p_single=0.3, effect=0.3, rho=0.3, sesoi=0.15, alpha=0.05,
+                   target=0.8)
+    a = result.analytic
+    sd0 = sd_binary_difference(0.3, 0.3, 0.3)
+    assert a["sd_equivalence"] == pytest.approx(sd0) and a["sd"] > sd0 + 0.01
+    assert a["tost_power"] == pytest.approx(tost_power(80, sd0, 0.15, 0.0, 0.05))
+    assert a["tost_needed"] == tost_sample_size(sd0, 0.15, 0.0, 0.05, 0.8)
+    assert a["tost_needed"] < tost_sample_size(a["sd"], 0.15, 0.0, 0.05, 0.8)
+    row = result.curve[result.curve["topics"] == result.curve["topics"].iloc[5]].iloc[0]
+    assert row["equivalence"] == pytest.approx(tost_power(row["topics"], sd0, 0.15, 0.0, 0.05))
+    assert "assuming a true difference of 0" in result.summary()
