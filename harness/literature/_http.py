@@ -92,8 +92,18 @@ class HttpSource(Source):
     def secret_headers(self) -> dict[str, str]:
         return {}
 
+    #: keys of a JSON error body that hold the server's explanation, in order of preference
+    error_keys: tuple[str, ...] = ()
+
     def error_message(self, response: httpx.Response) -> str:
         """The server's own explanation from an error body (format differs per API)."""
+        if self.error_keys:
+            try:
+                body = response.json()
+            except ValueError:
+                return response.text[:300]
+            if isinstance(body, dict):
+                return str(next((body[k] for k in self.error_keys if body.get(k)), body))[:300]
         return response.text[:300]
 
     # -- secrets ---------------------------------------------------------------------------------

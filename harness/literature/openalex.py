@@ -24,12 +24,7 @@ class OpenAlexSource(HttpSource):
         key = os.environ.get(OPENALEX_KEY_ENV)
         return {"api_key": key} if key else {}
 
-    def error_message(self, response: Any) -> str:
-        try:
-            body = response.json()
-            return str(body.get("message") or body.get("error") or body)[:300]
-        except ValueError:
-            return response.text[:300]
+    error_keys = ("message", "error")
 
     def search(self, query: str, *, cutoff: str | date | None = None,
                limit: int = 10) -> SearchRecord:

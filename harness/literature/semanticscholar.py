@@ -27,12 +27,7 @@ class SemanticScholarSource(HttpSource):
         key = os.environ.get(SEMANTIC_SCHOLAR_KEY_ENV)
         return {"x-api-key": key} if key else {}
 
-    def error_message(self, response: Any) -> str:
-        try:
-            body = response.json()
-            return str(body.get("error") or body.get("message") or body)[:300]
-        except ValueError:
-            return response.text[:300]
+    error_keys = ("error", "message")
 
     def search(self, query: str, *, cutoff: str | date | None = None,
                limit: int = 10) -> SearchRecord:
