@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -35,7 +36,12 @@ def judge(
     model: str | None = typer.Option(None, "--model", help="Model of the blinded steps "
                                      "(default: the embedded one)."),
     cutoff: str | None = typer.Option(None, "--cutoff", help="Publication-date cut-off "
-                                      "(YYYY-MM-DD) stated to reviewers / used in searches."),
+                                      "(YYYY-MM-DD, or YYYY = 31 December): --blind states it "
+                                      "on packets and stores it; --auto uses the stored one."),
+    base_url: str | None = typer.Option(None, "--base-url", help="openai backend: server URL "
+                                        "(default $OPENAI_BASE_URL or api.openai.com)."),
+    concurrency: int | None = typer.Option(None, "--concurrency", help="openai backend: "
+                                           "parallel requests (default 16)."),
     same_topic: bool = typer.Option(False, "--same-topic", help="Let a human reviewer see "
                                     "several items of one topic."),
     replace: bool = typer.Option(False, "--replace", help="--import: replace a reviewer's "
@@ -50,6 +56,7 @@ def judge(
 
     Example: harness judge --blind --study runs/s1 --reviewers judging/roster.example.yaml
     """
+    server = {"base_url": base_url, "concurrency": concurrency}
     modes = [name for name, on in (("--blind", blind), ("--import", import_),
                                    ("--status", status), ("--auto", auto)) if on]
     if len(modes) != 1:
@@ -63,24 +70,24 @@ def judge(
         raise HarnessError(f"unexpected argument {str(files[0])!r} (files go with --import)")
     if blind:
         _blind(study, reviewers, k, seed, extract, normalise, backend, model, cutoff,
-               not same_topic)
+               not same_topic, server)
     elif import_:
         _import(study, files or [], replace)
     elif status:
         _status(study)
     else:
         _auto(study, source, threshold, cutoff, max_queries,
-              None if backend == "local" else backend)
+              None if backend == "local" else backend, server)
 
 
 def _blind(study: Path, reviewers: Path | None, k: int, seed: int | None, extract: bool,
            normalise: bool, backend: str, model: str | None, cutoff: str | None,
-           distinct: bool) -> None:
+           distinct: bool, server: dict[str, Any]) -> None:
     from harness.judge.blind import blind
 
     result = blind(study, reviewers=reviewers, k=k, seed=seed, extract=extract,
                    normalise=normalise, backend=backend, model=model, cutoff=cutoff,
-                   distinct_topics=distinct, progress=True)
+                   distinct_topics=distinct, progress=True, **server)
     typer.echo(result.summary())
 
 
@@ -110,11 +117,12 @@ def _status(study: Path) -> None:
 
 
 def _auto(study: Path, sources: list[str] | None, threshold: float | None, cutoff: str | None,
-          max_queries: int, backend: str | None) -> None:
+          max_queries: int, backend: str | None, server: dict[str, Any]) -> None:
     from harness.judge.automated import run_automated
     from harness.study.store import Study
 
     with Study.open(study) as opened:
         frame = run_automated(opened, sources=sources or None, threshold=threshold,
-                              cutoff=cutoff, max_queries=max_queries, backend=backend)
+                              cutoff=cutoff, max_queries=max_queries, backend=backend,
+                              **server)
     typer.echo(frame.to_string(index=False))

@@ -35,18 +35,24 @@ def run_automated(
     max_queries: int = 3,
     backend: str | None = None,
     progress: Progress | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
 ) -> pd.DataFrame:
     """Review every pending assignment of every automated reviewer; one row per reviewer.
 
     `sources`: source specs for `harness.literature.open_source` (default `["local"]`, the
     demonstration corpus); `threshold`: match score for `published` (default per method);
-    `cutoff`: publication-date cut-off; `backend`: model backend for `llm:MODEL` reviewers.
+    `cutoff`: publication-date cut-off (YYYY-MM-DD or YYYY), by default the one `judge --blind`
+    stored, and refused if it differs from it; `backend`: model backend for `llm:MODEL`
+    reviewers, with `base_url` and `concurrency` for the `openai` backend.
     """
     import pandas as pd
 
-    from harness.literature.base import parse_cutoff
+    from harness.judge.backend import backend_options
+    from harness.judge.cutoff import settle_cutoff
 
-    parse_cutoff(cutoff)  # fail early on a bad date
+    cutoff = settle_cutoff(study, cutoff)
+    options = backend_options(backend or "local", base_url=base_url, concurrency=concurrency)
     if max_queries < 1:
         raise HarnessError("max_queries must be at least 1", column="max_queries")
     reviewers = study.rows(
@@ -55,9 +61,10 @@ def run_automated(
     pool = _SourcePool(sources or ["local"])
     makers = [(r["reviewer_id"], r["method"],
                _reviewer_factory(r["reviewer_id"], r["method"], pool, threshold=threshold,
-                                 cutoff=cutoff, max_queries=max_queries, backend=backend))
+                                 cutoff=cutoff, max_queries=max_queries, backend=backend,
+                                 options=options))
               for r in reviewers]
-    _record_run(study, pool.specs, reviewers, threshold, cutoff, max_queries, backend)
+    _record_run(study, pool.specs, reviewers, threshold, cutoff, max_queries, backend, options)
     rows = []
     try:
         for reviewer_id, method, make in makers:
@@ -72,8 +79,9 @@ def run_automated(
 
 def _record_run(study: Study, sources: list[str], reviewers: list[Any],
                 threshold: float | None, cutoff: str | None, max_queries: int,
-                backend: str | None) -> None:
+                backend: str | None, options: dict[str, Any]) -> None:
     """Provenance in the manifest: sources, thresholds, cut-off and query budget of this run."""
+    from harness.judge.backend import public_options
     from harness.study.manifest import record_command
 
     def used(method: str) -> float | None:
@@ -85,6 +93,7 @@ def _record_run(study: Study, sources: list[str], reviewers: list[Any],
         "sources": sources, "cutoff": cutoff, "max_queries": max_queries, "backend": backend,
         "reviewers": [{"id": r["reviewer_id"], "method": r["method"],
                        "threshold": used(r["method"] or "")} for r in reviewers],
+        **public_options(options),
     })
 
 
@@ -113,7 +122,7 @@ class _SourcePool:
 
 def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *,
                       threshold: float | None, cutoff: str | None, max_queries: int,
-                      backend: str | None) -> Callable[[], Any]:
+                      backend: str | None, options: dict[str, Any]) -> Callable[[], Any]:
     """A function that builds the reviewer on first use (nothing loads for finished reviewers)."""
     method = (method or "").strip()
     if method in ("retrieval", "retrieval-dense"):
@@ -135,8 +144,8 @@ def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *
             from harness.models import open_backend
 
             chosen = None if model in ("", "embedded", "local") else model
-            return LlmReviewer(open_backend(backend or "local", chosen), pool.get(False),
-                               cutoff=cutoff, max_queries=max_queries)
+            return LlmReviewer(open_backend(backend or "local", chosen, **options),
+                               pool.get(False), cutoff=cutoff, max_queries=max_queries)
         return make_llm
     raise HarnessError(
         f"reviewer {reviewer_id!r}: unknown automated method {method!r} "

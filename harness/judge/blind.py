@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError
 from harness.judge import commitment as C
+from harness.judge.backend import backend_options, public_options
+from harness.judge.cutoff import normalise_cutoff, settle_cutoff, store_cutoff
 from harness.judge.defaults import DEFAULT_K, JUDGING_FILES
 from harness.judge.items import (
     ItemsReport,
@@ -94,22 +95,29 @@ def blind(
     distinct_topics: bool = True,
     judging: str | Path | None = None,
     progress: Progress | bool | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
 ) -> BlindResult:
     """Make blinded items, route them, write packets, commit to the key and audit for leaks.
 
     `judging` is a folder with the reviewer texts (instructions.md, codebook.md,
     search-protocol.md); default: the bundled `judging/`. `progress`: a callback
-    (step, done, total), or True for a progress bar on the terminal.
+    (step, done, total), or True for a progress bar on the terminal. `cutoff` (YYYY-MM-DD or
+    YYYY) is stored with the first packets and fixed from then on. `base_url` and
+    `concurrency` go to the `openai` backend of the blinded steps.
     """
     if progress is True:
         with _progress_bar() as bar:
             return blind(study_dir, reviewers=reviewers, k=k, seed=seed, extract=extract,
                          normalise=normalise, backend=backend, model=model, cutoff=cutoff,
-                         distinct_topics=distinct_topics, judging=judging, progress=bar)
+                         distinct_topics=distinct_topics, judging=judging, progress=bar,
+                         base_url=base_url, concurrency=concurrency)
     judging_dir = Path(judging) if judging is not None else materials_dir("judging")
     seed = DEFAULT_SEED if seed is None else seed
-    _check_cutoff(cutoff)
+    cutoff = normalise_cutoff(cutoff)
+    options = backend_options(backend, base_url=base_url, concurrency=concurrency)
     with Study.open(study_dir) as study:
+        cutoff = settle_cutoff(study, cutoff)
         if not study.count("outputs", "status = 'ok'"):
             raise HarnessError("no model outputs to judge (run `harness collect` first)",
                                file=study_dir)
@@ -120,7 +128,7 @@ def blind(
             created, _ = create_items(study)
             check_routing(study, roster, k=k, distinct_topics=distinct_topics)
         items = make_items(study, extract=extract, normalise=normalise, backend=backend,
-                           model=model, progress=progress or None)
+                           model=model, progress=progress or None, options=options)
         items.created += created
         if items.errors:
             raise HarnessError(f"{len(items.errors)} blinded step(s) failed; finished work is "
@@ -136,9 +144,11 @@ def blind(
             "reviewers": str(reviewers) if reviewers else None, "k": k, "seed": seed,
             "extract": extract, "normalise": normalise, "model": model, "cutoff": cutoff,
             "backend": backend if isinstance(backend, str) else backend.name,
-            "distinct_topics": distinct_topics, "judging": str(judging_dir)})
+            "distinct_topics": distinct_topics, "judging": str(judging_dir),
+            **public_options(options)})
         _record_materials(study, judging_dir, reviewers, extract, normalise)
         made_at = _existing_commitment(study) or utc_now()
+        store_cutoff(study, cutoff)  # the date the packets state
         packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
         findings = scan_packets(study)
         _refuse_leaks(study, findings, packets)
@@ -179,16 +189,6 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
     changed = [f"{key}={stored[key]} (asked {value})" for key, value in asked.items()
                if key in stored and stored[key] != value]
     return [f"routing was made earlier and stays: {', '.join(changed)}"] if changed else []
-
-
-def _check_cutoff(cutoff: str | None) -> None:
-    if cutoff is None:
-        return
-    try:
-        date.fromisoformat(cutoff)
-    except ValueError:
-        raise HarnessError(f"cut-off {cutoff!r} is not a date (YYYY-MM-DD)",
-                           column="--cutoff") from None
 
 
 def _roster(study: Study, reviewers: str | Path | None) -> Roster:

@@ -106,11 +106,13 @@ def make_items(
     model: str | None = None,
     prompts_dir: Path | None = None,
     progress: Progress | None = None,
+    options: dict[str, Any] | None = None,
 ) -> ItemsReport:
     """Create missing items and bring every item's steps in line with the ones asked for.
 
     `backend` is a backend name for `harness.models.open_backend` or an object with the Backend
-    interface. Once items are routed they are frozen: nothing changes and `frozen` is set.
+    interface; `options` go to `open_backend` with a name. Once items are routed they are
+    frozen: nothing changes and `frozen` is set.
     """
     report = ItemsReport()
     if study.count("assignments"):
@@ -123,7 +125,7 @@ def make_items(
         if name not in {s.name for s in specs}:
             report.steps[name]["removed"] = _remove_step(study, name)
     if specs and study.count("items"):
-        opened = _open(backend, model)
+        opened = _open(backend, model, options or {})
         for spec in specs:
             done, failed, errors = _run_step(study, spec, opened, progress)
             report.steps[spec.name].update(done=done, failed=failed)
@@ -131,12 +133,12 @@ def make_items(
     return report
 
 
-def _open(backend: Any, model: str | None) -> Any:
+def _open(backend: Any, model: str | None, options: dict[str, Any]) -> Any:
     if not isinstance(backend, str):
         return backend
     from harness.models import open_backend
 
-    return open_backend(backend, model)
+    return open_backend(backend, model, **options)
 
 
 def _signature(spec: StepSpec, backend: Any, params: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.literature import open_source
 from harness.literature.llm_reviewer import LlmReviewer, parse_reply
 from harness.models.base import ChatRequest, Completion, GenerationParams
@@ -119,6 +120,34 @@ def test_llm_reviewer_runs_through_run_automated(tmp_path, monkeypatch):
     assert "Core combination: Combines predictive coding" in first_prompt
     assert "wombatprompt" not in json.dumps(script.conversations)
     assert study.count("searches", "reviewer_id = 'bot'") == 6
+    study.close()
+
+
+def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
+    """`base_url` and `concurrency` reach the openai backend of `llm:MODEL` reviewers."""
+    import harness.models
+    from harness.judge.automated import run_automated
+    from harness.study.manifest import load_manifest
+    from tests.literature.study import build_study
+    from tests.servers.openai_server import OpenAIServer
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    real, opened = harness.models.open_backend, []
+    monkeypatch.setattr(harness.models, "open_backend",
+                        lambda *a, **kw: opened.append(real(*a, **kw)) or opened[-1])
+    corpus = write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS])
+    study = build_study(tmp_path / "s", [("bot", "llm:test-model")])
+    with OpenAIServer() as server:
+        summary = run_automated(study, sources=[f"local:{corpus}"], backend="openai",
+                                base_url=server.base_url, concurrency=2)
+        models = {body["model"] for body in server.log.chat_bodies}
+    assert summary.loc[0, "reviewed"] == 6 and models == {"test-model"}
+    assert [b.concurrency for b in opened] == [2]
+    run = [c for c in load_manifest(study.path)["commands"] if c["stage"] == "judge --auto"]
+    assert run[-1]["params"]["base_url"] == server.base_url
+    with pytest.raises(HarnessError, match="--base-url applies to the openai backend only"):
+        run_automated(study, base_url=server.base_url)
     study.close()
 
 
