@@ -39,6 +39,10 @@ def collect(
 ) -> None:
     """Collect model completions for every pending prompt; a rerun resumes where it stopped.
 
+    A rerun without flags keeps the backend, model and sampling settings of the study's first
+    collect run (the defaults shown apply to that first run). API keys come from
+    OPENAI_API_KEY only and are never stored.
+
     Example: harness collect --study runs/s1 --backend openai --model gpt-4o-mini --samples 3
     """
     from harness.collect import collect as run

@@ -141,13 +141,11 @@ async def run_batches(
 
 async def _find_created(run: _Run, client: Any, record: dict[str, Any]) -> None:
     """A crash may have come between creating a batch and storing its id: look it up by token."""
-    page = await run.api("listing batches", lambda: client.batches.list(limit=100))
-    for batch in getattr(page, "data", []) or []:
-        if (batch.metadata or {}).get(TOKEN_KEY) == record["token"]:
-            record["id"] = batch.id
-            break
-    else:
+    batch = await _lookup(run, client, record["token"])
+    if batch is None:
         run.records.remove(record)
+    else:
+        record["id"] = batch.id
     run.save()
 
 
@@ -161,13 +159,43 @@ async def _submit(run: _Run, client: Any, todo: list[ChatRequest], lines: list[b
                               "submitted_at": utc_now()}
     run.records.append(record)
     run.save()  # before creating: a crash right after create can still find the batch by token
-    batch = await run.api("creating the batch", lambda: client.batches.create(
-        input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h",
-        metadata={TOKEN_KEY: token}))
+    batch = await _create(run, client, upload.id, token)
     record["id"] = batch.id
     run.save()
     run.backend.stats.batch_ids.append(batch.id)
     return record
+
+
+async def _create(run: _Run, client: Any, file_id: str, token: str) -> Any:
+    """Create a batch. Creating is not idempotent: after a failed attempt (which the server may
+    have carried out all the same) look for the batch by its token before trying again."""
+    from harness.models.openai_api import classify
+
+    policy = run.backend.policy
+    for attempt in range(1, policy.max_attempts + 1):
+        try:
+            async with asyncio.timeout(policy.timeout):
+                return await client.batches.create(
+                    input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h",
+                    metadata={TOKEN_KEY: token})
+        except Exception as caught:
+            error = classify(caught, run.backend.redact)
+        found = await _lookup(run, client, token)
+        if found is not None:
+            return found
+        if not error.retryable or attempt == policy.max_attempts:
+            raise HarnessError(f"Batch API: creating the batch failed: {error.reason}")
+        run.backend.stats.retries += 1
+        await asyncio.sleep(policy.delay(attempt, error.retry_after))
+    raise AssertionError("unreachable")
+
+
+async def _lookup(run: _Run, client: Any, token: str) -> Any:
+    page = await run.api("listing batches", lambda: client.batches.list(limit=100))
+    for batch in getattr(page, "data", []) or []:
+        if (batch.metadata or {}).get(TOKEN_KEY) == token:
+            return batch
+    return None
 
 
 async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:

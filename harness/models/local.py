@@ -81,7 +81,6 @@ class LocalBackend:
         self._eos = eos_ids(self._lm, tok)
         self._cache_arg = "cache" if "cache" in inspect.signature(self._lm.forward).parameters \
             else "past_key_values"
-        self._device = next(self._lm.parameters()).device
         return self
 
     @property
@@ -95,7 +94,7 @@ class LocalBackend:
     def complete(
         self, requests: Sequence[ChatRequest], params: GenerationParams
     ) -> Iterator[Completion]:
-        """Yield completions batch by batch, shortest prompts first."""
+        """Yield each completion as it finishes (shortest prompts are started first)."""
         validate(requests, params)
         if not requests:
             return

@@ -116,3 +116,12 @@ def test_stored_batches_for_other_settings_are_ignored(serve):
         list(engine.complete(requests(2), PARAMS))
         list(engine.complete(requests(2), GenerationParams(temperature=0.9)))
     assert server.log.counts["batches"] == 2
+
+
+def test_a_lost_create_reply_does_not_create_a_second_batch(serve):
+    server = serve(batch_delay=0.02)
+    server.lose_next_batch_reply = True
+    with backend(server) as engine:
+        out = list(engine.complete(requests(3), PARAMS))
+    assert all(c.ok for c in out) and len(out) == 3
+    assert server.log.counts["batches"] == 1 and not server.lose_next_batch_reply

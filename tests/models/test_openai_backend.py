@@ -139,8 +139,12 @@ def test_missing_key_for_openai_and_bad_options(monkeypatch):
         open_backend("openai", None)
     with pytest.raises(HarnessError, match="unknown backend"):
         open_backend("vllm", "x")
-    engine = open_backend("openai", "m", base_url="http://user:pw@127.0.0.1:9/v1?key=z")
+    engine = open_backend("openai", "m", base_url="http://127.0.0.1:9/v1?region=eu")
     assert engine.public_base_url == "http://127.0.0.1:9/v1"
+    for url in ("http://user:pw@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api_key=z"):
+        with pytest.raises(HarnessError, match="carries a credential") as caught:
+            open_backend("openai", "m", base_url=url)
+        assert "pw" not in str(caught.value) and "=z" not in str(caught.value)
 
 
 def test_requests_are_validated():

@@ -84,6 +84,7 @@ class OpenAIServer:
         self.batch_delay = batch_delay
         self.batch_outcome = batch_outcome  # completed | expired | failed
         self.echo_auth = echo_auth
+        self.lose_next_batch_reply = False
         self.host, self.port = host, port
         self.log = ServerLog()
         self.files: dict[str, dict[str, Any]] = {}
@@ -160,7 +161,12 @@ class OpenAIServer:
             data = [job.data for job in reversed(self.batches.values())]
             return await respond(writer, 200, {"object": "list", "data": data, "has_more": False})
         if method == "POST" and path == "/v1/batches":
-            return await respond(writer, 200, self._create_batch(json.loads(request.body)))
+            created = self._create_batch(json.loads(request.body))
+            if self.lose_next_batch_reply:  # created, but the client never hears of it
+                self.lose_next_batch_reply = False
+                writer.transport.abort()
+                return False
+            return await respond(writer, 200, created)
         parts = path.split("/")
         if len(parts) >= 4 and parts[2] == "files" and parts[3] in self.files:
             stored = self.files[parts[3]]
