@@ -8,7 +8,10 @@ import typer
 
 from harness.cli._app import STUDY_HELP, app
 
-export_app = typer.Typer(help="Export study tables.", no_args_is_help=True)
+export_app = typer.Typer(
+    help="Export study tables.\n\nExample: harness export prompts --study runs/s1 --format csv",
+    no_args_is_help=True,
+)
 app.add_typer(export_app, name="export")
 
 
