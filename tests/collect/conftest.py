@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,9 @@ def count_rows(path: Path) -> int:
 def cli(args: list[str], key: str = KEY, **popen) -> subprocess.Popen:
     """`harness ARGS` in a child process with the API key in its environment."""
     env = {**os.environ, "OPENAI_API_KEY": key}
+    # A shell's background job starts with SIGINT ignored, and Python then installs no Ctrl-C
+    # handler; give the child the default disposition, as a terminal would.
+    popen.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", *args],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             **popen)
