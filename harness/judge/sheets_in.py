@@ -30,6 +30,7 @@ _URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.I)
 _OTHER_ID = re.compile(r"^(?:arxiv:\S+|pmid:\d+|pmcid:pmc\d+)$", re.I)
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
                        r"(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_SERIAL = re.compile(r"^\d{5}(?:\.\d+)?$")
 _COUNT = re.compile(r"^\d{1,3}(?:[, ]\d{3})+$|^\d+$")
 
 
@@ -194,7 +195,8 @@ def check_source(study: Study, source: Source) -> Checked | None:
     known = {r[0] for r in study.rows("SELECT item_id FROM items")}
     reviews = _check_items(source, source.items, assigned, known, reviewer_id)
     searches = _check_searches(source, source.searches, assigned, known, reviewer_id)
-    searched = {s.item_id for s in searches}
+    # a search row with its own problems still counts as recorded: one problem, not two
+    searched = {_text(r.values.get("item_id")) for r in source.searches.rows}
     for item_id, (review, number) in reviews.items():
         if review.verdict and item_id not in searched:
             source.problem(f"item {item_id} has a verdict but no search recorded in "
@@ -346,6 +348,9 @@ def parse_date(value: Any, now: datetime) -> str | ValueError:
         parsed = from_excel(value)
     else:
         text = _text(value)
+        if _SERIAL.match(text):  # a date cell saved to CSV with a number format
+            return ValueError(f"{text!r} is a spreadsheet's day number, not a date; format "
+                              "the cell as a date (YYYY-MM-DD) before saving")
         if not _ISO_DATE.match(text):
             return ValueError(f"malformed date {text!r} (use YYYY-MM-DD)")
         try:

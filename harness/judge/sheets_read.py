@@ -193,16 +193,7 @@ def read_csv_pair(items_path: Path, searches_path: Path | None) -> Source:
     else:
         source.searches = _csv_table(source, searches_path, F.SEARCH_COLUMNS)
     if source.items is not None:
-        ids = {(r.values.get("study_id"), r.values.get("reviewer_id"))
-               for r in source.items.rows if any(r.values.values())}
-        ids = {(str(s or "").strip(), str(v or "").strip()) for s, v in ids}
-        if len(ids) > 1:
-            source.problem("rows name different study_id / reviewer_id values; one file per "
-                           "reviewer", source.items, None, "study_id")
-        if ids:
-            study_id, reviewer_id = sorted(ids)[0]
-            source.meta = {"format": F.FORMAT, "format_version": F.FORMAT_VERSION,
-                           "study_id": study_id, "reviewer_id": reviewer_id}
+        _csv_identity(source, source.items)
     return source
 
 
@@ -225,8 +216,27 @@ def _csv_table(source: Source, path: Path, columns: tuple[F.Column, ...]) -> Tab
     if columns is F.ITEM_COLUMNS:
         for key in F.CSV_ID_COLUMNS:
             if key not in index:
-                source.problem(f"column {key!r} is missing from the header row", table, 1)
+                source.problem(f"column {key!r} is missing from the header row (return the "
+                               "packet's items.csv, or the .xlsx workbook)", table, 1)
     for number, record in enumerate(records[1:], start=2):
         values = {key: (record[col] if col < len(record) else "") for key, col in index.items()}
         table.rows.append(Row(number, values))
     return table
+
+
+def _csv_identity(source: Source, table: Table) -> None:
+    """The packet's study and reviewer, from the id columns on every row of items.csv."""
+    rows = [r for r in table.rows if any(r.values.values())]
+    if not rows or any(k not in rows[0].values for k in F.CSV_ID_COLUMNS):
+        return  # no identity: the missing columns are reported, nothing more can be checked
+    ids = {tuple(str(r.values[k] or "").strip() for k in F.CSV_ID_COLUMNS) for r in rows}
+    if len(ids) > 1:
+        source.problem("rows name different study_id / reviewer_id values; one file per "
+                       "reviewer", table, None, "study_id")
+    study_id, reviewer_id = sorted(ids)[0]
+    if not (study_id and reviewer_id):
+        source.problem("study_id or reviewer_id is blank; keep these columns as they came in "
+                       "the packet", table, None, "study_id")
+        return
+    source.meta = {"format": F.FORMAT, "format_version": F.FORMAT_VERSION,
+                   "study_id": study_id, "reviewer_id": reviewer_id}
