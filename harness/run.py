@@ -52,6 +52,8 @@ def run_study(
             echo(message)
 
     stage("generate", lambda: _generate(folder, topics, seed, pilot, limit))
+    with Study.open(folder) as s:  # whatever made the prompts, this run's verdict is a demo
+        s.set_meta("demo", "1")
     stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed))
     stage("judge --blind", lambda: _blind(folder, reviewers, seed, extract, normalise, model))
     stage("prereg", lambda: _prereg(folder))
@@ -74,8 +76,6 @@ def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
                 return (f"already generated: {s.count('topics')} topics, "
                         f"{s.count('prompts')} prompts")
     audit = generate(folder, topics=topics, seed=seed, pilot=pilot, limit=limit)
-    with Study.open(folder) as s:
-        s.set_meta("demo", "1")
     return (f"{audit.n_topics} topics x 3 conditions; mean tokens "
             + ", ".join(f"{c} {v:.1f}" for c, v in audit.tokens_mean.items())
             + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}")
