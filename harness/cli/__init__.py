@@ -6,22 +6,18 @@ API lazily so that `harness --help` never loads torch, transformers, datasets or
 
 from __future__ import annotations
 
+import importlib
 import sys
 
-# Importing a command module registers its commands on the app.
-from harness.cli import (  # noqa: F401
-    analyze_cmds,
-    collect_cmds,
-    generate_cmds,
-    geometry_cmds,
-    judge_cmds,
-    run_cmds,
-    search_cmds,
-    study_cmds,
-)
 from harness.cli._app import app
 from harness.defaults import quiet_libraries
 from harness.errors import HarnessError
+
+# Importing a command module registers its commands; `--help` lists them in this order.
+COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds", "search_cmds",
+                   "run_cmds", "study_cmds", "geometry_cmds")
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"harness.cli.{_name}")
 
 
 def main(argv: list[str] | None = None) -> None:
