@@ -62,6 +62,8 @@ def paired_t(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
 
 def tango(b: int, c: int, n: int, margin: float, alpha: float) -> Equivalence:
     """TOST with Tango's score statistic on the consensus table (Tango 1998)."""
+    if n <= 0:  # no complete topic: nothing is shown
+        return Equivalence("tango", margin, math.nan, 1.0, 1.0, -1.0, 1.0, alpha)
     p_lower, p_upper = tango_tost(b, c, n, margin)
     low, high = tango_ci(b, c, n, alpha=2 * alpha)
     estimate = (b - c) / n if n else math.nan

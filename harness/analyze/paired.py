@@ -35,7 +35,7 @@ def mcnemar(b: int, c: int) -> McNemar:
     greater = stats.binom.sf(b - 1, m, 0.5)
     less = stats.binom.cdf(b, m, 0.5)
     exact_two = min(1.0, 2 * min(greater, less))
-    # mid-p two-sided: twice the smaller one-sided mid-p (1 - P(B = b)/2 when b = c)
+    # mid-p two-sided: twice the smaller one-sided mid-p (exactly 1 when b = c)
     mid_two = min(1.0, 2 * min(greater, less) - point)
     z = (b - c) / math.sqrt(m)
     return McNemar(

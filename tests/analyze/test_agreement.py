@@ -118,3 +118,12 @@ def test_undefined_when_everyone_uses_one_category():
     counts = np.array([[2, 0], [2, 0]])
     assert np.isnan(fleiss_kappa(counts))
     assert np.isnan(krippendorff_alpha_nominal(counts))
+
+
+def test_krippendorff_alpha_binary_two_observers_published_example():
+    # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section A: two
+    # observers, ten units, binary values; published alpha = 0.095.
+    first = np.array([0, 1, 0, 0, 0, 0, 0, 0, 1, 0])
+    second = np.array([1, 1, 1, 0, 0, 1, 0, 0, 0, 0])
+    counts = count_matrix(np.r_[np.arange(10), np.arange(10)], np.r_[first, second], 10, 2)
+    assert round(krippendorff_alpha_nominal(counts), 3) == 0.095

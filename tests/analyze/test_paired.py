@@ -101,3 +101,12 @@ def test_mcnemar_mid_p_is_below_exact():
     for b, c in rng.integers(0, 30, size=(20, 2)):
         r = mcnemar(int(b), int(c))
         assert r.p_midp_greater <= r.p_exact_greater
+
+
+def test_tango_ci_and_mid_p_match_cavo_2012():
+    # Fagerland, Lydersen & Laake (2017), Statistical Analysis of Contingency Tables, ch. 8,
+    # Cavo et al. (2012): table [[59, 6], [16, 80]], n = 161. Published: Tango asymptotic score
+    # interval -0.0621 (95% CI -0.1240 to -0.0054); McNemar mid-P test P = 0.034690.
+    low, high = tango_ci(6, 16, 161)
+    assert (round(low, 4), round(high, 4)) == (-0.1240, -0.0054)
+    assert round(mcnemar(6, 16).p_midp_two_sided, 6) == 0.034690
