@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from harness.analyze.consensus import Judgments, TopicTable, code_outcome, consensus_counts
 from harness.analyze.consensus import topic_table as make_table
 from harness.analyze.equivalence import t_interval
 from harness.analyze.gee import GeeResult, fit_gee
 from harness.analyze.paired import McNemar, mcnemar, tango_ci
-from harness.analyze.permutation import SignFlipResult, sign_flip
+from harness.analyze.permutation import SignFlipResult, relabel_test, sign_flip
 from harness.analyze.plan import Plan
 
 
@@ -41,6 +43,14 @@ def table_for(j: Judgments, plan: Plan, *, unsure: str | None = None,
     )
 
 
+def _permutation(table: TopicTable, d: np.ndarray, plan: Plan) -> SignFlipResult:
+    """Two arms: sign flips of d. The mean of two singles: relabel the three conditions."""
+    draws, seed = plan.primary.permutations, plan.primary.seed
+    if table.single == "mean_of_singles":
+        return relabel_test(table.p[table.complete], permutations=draws, seed=seed)
+    return sign_flip(d, permutations=draws, seed=seed)
+
+
 def run_primary(j: Judgments, plan: Plan, *, test: str | None = None, unsure: str | None = None,
                 min_reviewers: int | None = None, table: TopicTable | None = None
                 ) -> PrimaryOutcome:
@@ -51,7 +61,7 @@ def run_primary(j: Judgments, plan: Plan, *, test: str | None = None, unsure: st
     d = table.d
     n = int(d.size)
     if test == "permutation":
-        flip = sign_flip(d, permutations=plan.primary.permutations, seed=plan.primary.seed)
+        flip = _permutation(table, d, plan)
         mid = plan.primary.p_value == "mid"
         low, high = t_interval(d)
         return PrimaryOutcome(

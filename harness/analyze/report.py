@@ -107,10 +107,16 @@ def _method(r: AnalysisResult, plan: Plan) -> list[Block]:
                                                                       "only"}[plan.single]
     primary = {
         "permutation": (
-            "a topic-level paired sign-flip permutation test of the mean of d_t: under the null "
-            "hypothesis each topic's difference is as likely to have the opposite sign; the "
-            "reference distribution over all 2^n sign patterns is computed exactly by "
-            "convolution (Monte Carlo only when too large). The p-value is "
+            ("a topic-level permutation test of the mean of d_t that relabels the three "
+             "conditions within each topic: under the null hypothesis they are exchangeable, so "
+             "each topic's difference is, with probability 1/3 each, the value it takes with "
+             "cross, single_a or single_b labelled cross; the reference distribution over all "
+             "3^n labellings is computed exactly by convolution (Monte Carlo only when too "
+             "large). The p-value is " if plan.single == "mean_of_singles" else
+             "a topic-level paired sign-flip permutation test of the mean of d_t: under the "
+             "null hypothesis each topic's difference is as likely to have the opposite sign; "
+             "the reference distribution over all 2^n sign patterns is computed exactly by "
+             "convolution (Monte Carlo only when too large). The p-value is ")
             + ("the mid-p, P(T* > T) + P(T* = T)/2, which keeps the size near alpha although "
                "d_t takes few distinct values" if plan.primary.p_value == "mid"
                else "P(T* >= T)") + ". The 95% interval is the t interval of the mean d_t."),

@@ -43,14 +43,14 @@ from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.store import Study
 
 TEST_NAMES = {
-    "permutation": "Topic-level paired sign-flip permutation test",
+    "permutation": "Topic-level paired permutation test",
     "mcnemar_exact": "McNemar exact conditional test on the consensus table",
     "mcnemar_midp": "McNemar mid-p test on the consensus table",
     "gee": "Binomial GEE, exchangeable, clustered on topic, bias-reduced covariance",
 }
 
 CHECK_LABELS = {
-    "permutation": "Sign-flip permutation test of mean d_t",
+    "permutation": "Topic-level permutation test of mean d_t",
     "mcnemar_exact": "McNemar exact (consensus), Tango CI",
     "mcnemar_midp": "McNemar mid-p (consensus), Tango CI",
     "gee": "GEE clustered on topic (bias-reduced)",

@@ -69,9 +69,13 @@ def _direct_topic_table(rows, unsure: str, min_reviews: int) -> pd.DataFrame:
     return cells.dropna(subset=["d"])
 
 
-def _brute_mid_p(d: np.ndarray) -> float:
-    totals = np.array([np.dot(s, d) for s in itertools.product((-1, 1), repeat=d.size)])
-    observed = d.sum()
+def _brute_mid_p(p: np.ndarray) -> float:
+    """Mid-p of the within-topic relabelling test by enumerating all 3^n labellings."""
+    values = p - (p.sum(axis=1, keepdims=True) - p) / 2  # column j: condition j labelled cross
+    rows = np.arange(len(p))
+    totals = np.array([values[rows, list(pick)].sum()
+                       for pick in itertools.product(range(3), repeat=len(p))])
+    observed = values[:, 2].sum()
     return float(np.mean(totals > observed + 1e-9) + 0.5 * np.mean(
         np.abs(totals - observed) <= 1e-9))
 
@@ -90,7 +94,8 @@ def test_numbers_match_direct_computation(tmp_path, fast_plan):
     assert "t0003" not in direct.index and not topics.loc["t0003", "complete"]
     np.testing.assert_allclose(complete["d"], direct["d"])
     np.testing.assert_allclose(complete["p_cross"], direct["cross"])
-    assert result.primary.p_value == pytest.approx(_brute_mid_p(direct["d"].to_numpy()))
+    observed = direct[["single_a", "single_b", "cross"]].to_numpy()
+    assert result.primary.p_value == pytest.approx(_brute_mid_p(observed))
     assert result.primary.estimate == pytest.approx(direct["d"].mean())
     assert result.design.items_short == 6  # t0003: 3 conditions x 2 samples
     assert result.verdict.label == "no verdict"
@@ -175,3 +180,13 @@ def test_a_tiny_study_with_single_reviews_still_reports(tmp_path, fast_plan):
     assert "9 of 9 reviewed items have fewer than 2" in result.verdict.reason
     assert result.power.power_at_sesoi is None and result.agreement.n_items == 0
     assert (study / "report" / "report.html").exists()
+
+
+def test_tango_equivalence_with_no_complete_topic_gives_no_verdict(tmp_path, fast_plan):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(fast_plan.read_text().replace("method: paired_t ", "method: tango ", 1))
+    rows = random_judgments(3, p_cross=0.5, p_single=0.5, reviewers=["alice"], seed=1)
+    study = build_study(tmp_path / "s", rows, reviewers={"alice": "human"})
+    result = analyze(study, plan, write_report=False)
+    assert result.verdict.label == "no verdict" and result.primary.n_topics == 0
+    assert not result.equivalence.equivalent

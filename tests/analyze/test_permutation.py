@@ -1,4 +1,4 @@
-"""The sign-flip test against brute-force enumeration of every sign pattern."""
+"""The permutation tests (sign flips, within-topic relabelling) against brute-force enumeration."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.analyze.permutation import exact_distribution, sign_flip
+from harness.analyze.permutation import exact_distribution, relabel_test, sign_flip
 
 
 def brute_force(d: np.ndarray) -> tuple[float, float, float, float]:
@@ -71,3 +71,45 @@ def test_all_zero_differences_give_p_one_and_a_half():
 def test_empty_input():
     r = sign_flip(np.array([]))
     assert r.n == 0 and r.p_greater == 1.0
+
+
+def _relabel_brute(p: np.ndarray) -> tuple[float, float, float, float]:
+    values = p - (p.sum(axis=1, keepdims=True) - p) / 2
+    rows = np.arange(len(p))
+    totals = np.array([values[rows, list(pick)].sum()
+                       for pick in itertools.product(range(3), repeat=len(p))])
+    obs = values[:, 2].sum()
+    above, below = np.mean(totals > obs + 1e-9), np.mean(totals < obs - 1e-9)
+    equal = 1.0 - above - below
+    return above + equal, above + equal / 2, below + equal, below + equal / 2
+
+
+def test_relabel_test_is_exact_against_enumeration():
+    rng = np.random.default_rng(3)
+    for _ in range(25):
+        p = rng.choice([0.0, 1 / 3, 0.5, 2 / 3, 1.0], size=(int(rng.integers(1, 7)), 3))
+        r = relabel_test(p)
+        assert r.method == "exact"
+        got = (r.p_greater, r.p_greater_mid, r.p_less, r.p_less_mid)
+        np.testing.assert_allclose(got, _relabel_brute(p), atol=1e-12)
+
+
+def test_relabel_test_monte_carlo_when_the_lattice_is_too_fine():
+    p = np.random.default_rng(4).random((7, 3))
+    r = relabel_test(p, permutations=100_000, seed=1)
+    assert r.method.startswith("monte carlo")
+    assert abs(r.p_greater - _relabel_brute(p)[0]) < 0.01
+
+
+def test_relabel_test_keeps_its_size_when_novelty_is_rare():
+    """A sign flip of d_t = x - (y + z) / 2 assumes symmetry that fails when novelty is rare;
+    relabelling exchangeable conditions does not. Null: every cell ~ Binomial(2, 0.04) / 2."""
+    rng = np.random.default_rng(11)
+    reps, topics = 3000, 50
+    greater = less = 0
+    for _ in range(reps):
+        p = rng.binomial(2, 0.04, size=(topics, 3)) / 2
+        r = relabel_test(p)
+        greater += r.p_greater_mid < 0.05
+        less += r.p_less_mid < 0.05
+    assert greater / reps < 0.065 and less / reps < 0.065
