@@ -124,10 +124,13 @@ def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: boo
     offer = sum(min(r.capacity, n_topics if _per_topic_limit(r, distinct) else n_items)
                 for r in reviewers)
     if offer < need:
+        # Name the remedy only when the one-item-per-topic rule, not capacity, is what binds.
+        lifted = sum(min(r.capacity, n_items) for r in reviewers)
+        hint = "; --same-topic lifts that rule" if distinct and lifted >= need else ""
         raise HarnessError(
             f"{n_items} items x k={k} need {need} assignments, the roster offers "
             f"{offer} (short by {need - offer}; a human reviewer takes at most one item per "
-            f"topic, here {n_topics})", column="capacity")
+            f"topic, here {n_topics}{hint})", column="capacity")
     sizes = items.groupby("topic_id").size()
     worst, gap = None, 0
     for topic, m in sizes.items():
@@ -139,7 +142,7 @@ def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: boo
         raise HarnessError(
             f"topic {worst}: {m} items x k={k} need {m * k} reviewer slots but a human reviewer "
             f"may take only one item per topic and the roster offers {slots} (short by {gap}; "
-            "add reviewers or allow several items per topic)", column="reviewers")
+            "add reviewers or allow several items per topic with --same-topic)", column="reviewers")
 
 
 class _Rows:

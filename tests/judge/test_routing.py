@@ -107,6 +107,19 @@ def test_infeasible_says_which_and_by_how_much(make_study, reviewers, k, message
     assert message in str(caught.value)
 
 
+def test_infeasible_names_same_topic_only_when_that_rule_binds(make_study) -> None:
+    study = make_study(n_topics=4)
+    create_items(study)
+    few = roster(*[(f"h{n}", "human", 20, ()) for n in range(3)])  # enough capacity, 1 per topic
+    with pytest.raises(HarnessError, match="short by 12.*--same-topic lifts that rule"):
+        plan_routing(study, few, k=2)
+    assert len(plan_routing(study, few, k=2, distinct_topics=False).assignments) == 24
+    small = roster(*[(f"h{n}", "human", 2, ()) for n in range(6)])  # capacity is what binds
+    with pytest.raises(HarnessError) as caught:
+        plan_routing(study, small, k=2)
+    assert "--same-topic" not in str(caught.value)
+
+
 def test_routing_twice_is_refused(make_study) -> None:
     study = make_study(n_topics=4)
     create_items(study)
