@@ -21,14 +21,14 @@ from harness.study import Study
 study = Study.open(sys.argv[1], create=True)
 i = study.count("topics")
 first = True
-while True:
+for _ in range(20000):  # bounded: a writer that is never killed stops by itself (~40 MB)
     with study.transaction() as conn:   # one topic and its three prompts, all or nothing
         tid = f"t{i:06d}"
         conn.execute("INSERT INTO topics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (tid, "A", 1, "D1", "B", 2, "D2", "[]", "[]", "r", 3, 0.5, "{}"))
         for cond in ("single_a", "single_b", "cross"):
             conn.execute("INSERT INTO prompts VALUES (?,?,?,?,?,?,?,?,?)",
-                (f"{tid}.{cond}", tid, cond, "f", "h", None, "x" * 2000, 1, "{}"))
+                (f"{tid}.{cond}", tid, cond, "f", "h", None, "x" * 500, 1, "{}"))
     i += 1
     if first:
         print("ready", flush=True)
@@ -43,10 +43,12 @@ def test_killed_writer_leaves_a_consistent_store(tmp_path):
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)],
                                 stdout=subprocess.PIPE, text=True)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.05, 0.4))  # kill at a random moment mid-write
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            time.sleep(rng.uniform(0.05, 0.4))  # kill at a random moment mid-write
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
         with Study.open(folder) as study:
             assert study.rows("PRAGMA integrity_check")[0][0] == "ok"
             per_topic = study.rows(
