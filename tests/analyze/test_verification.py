@@ -9,27 +9,17 @@ import pytest
 
 from harness.analyze import analyze
 from harness.analyze.plan import bundled_plan_path
-from harness.cli import main
 from harness.errors import HarnessError
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
 from tests.analyze.helpers import TWO_HUMANS, build_study, random_judgments
+from tests.cli_run import run_cli as cli
 
 
 @pytest.fixture
 def study(tmp_path):
     rows = random_judgments(50, p_cross=0.4, p_single=0.3, reviewers=list(TWO_HUMANS), seed=2)
     return build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS)
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_no_reviews_is_a_one_line_error(tmp_path, capsys):

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cli import main
 from harness.study import Study
+from tests.cli_run import run_cli as cli
 from tests.geometry.conftest import make_study
 from tests.geometry.seed_programs import SEED_FIELDS_OUTPUT, SEED_SCALING_OUTPUT
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_scaling_prints_the_seed_table(capsys, tmp_path):

@@ -6,23 +6,13 @@ import json
 
 import pytest
 
-from harness.cli import main
+from tests.cli_run import run_cli as run
 from tests.literature.conftest import CORPUS, write_jsonl
 
 
 @pytest.fixture
 def corpus(tmp_path):
     return write_jsonl(tmp_path / "works.jsonl", [dict(r) for r in CORPUS])
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as stop:
-        code = int(stop.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_prints_hits_as_a_table(capsys, corpus):

@@ -1,0 +1,16 @@
+"""Run the `harness` CLI in-process as a user would, and keep its exit code and output."""
+
+from __future__ import annotations
+
+from harness.cli import main
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `harness ARGS`; a normal return is exit code 0."""
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as stop:
+        code = int(stop.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
