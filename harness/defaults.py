@@ -48,3 +48,16 @@ def quiet_libraries() -> None:
         "TOKENIZERS_PARALLELISM": "false",
     }.items():
         os.environ.setdefault(key, value)
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: the affinity mask, capped by a cgroup CPU quota if any."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    count = count or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            count = min(count, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return count

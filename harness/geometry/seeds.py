@@ -18,6 +18,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.geometry._pyfloat import libm, pysum
+from harness.geometry._threads import map_rows
 from harness.geometry.pyrandom import PythonRandom
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def scaling_experiment(
     for d in result.dims:
         # per trial the seed draws q (d values), then 16 keys of d values each
         draws = rng.gauss(trials * (keys + 1) * d, 0, 1).reshape(trials, keys + 1, d)
-        scores = pysum(draws[:, :1, :] * draws[:, 1:, :], axis=-1)
+        scores = map_rows(_dot_query, draws)
         result.scores[d] = scores
         result.raw[d] = softmax_entropy_py(scores)
         result.scaled[d] = softmax_entropy_py(scores / math.sqrt(d))
@@ -104,6 +105,11 @@ def scaling_experiment(
         result.raw_mean[d] = sum(result.raw[d].tolist()) / trials
         result.scaled_mean[d] = sum(result.scaled[d].tolist()) / trials
     return result
+
+
+def _dot_query(draws: np.ndarray) -> np.ndarray:
+    """(trials, 1 + keys, d) draws -> (trials, keys) dot products of the query with each key."""
+    return pysum(draws[:, :1, :] * draws[:, 1:, :], axis=-1)
 
 
 def softmax_entropy_py(scores: np.ndarray) -> np.ndarray:

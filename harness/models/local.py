@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from harness.defaults import EMBEDDED_MODEL_NAME
+from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
 from harness.models import embedded
 from harness.models._decode import Decoder, Row
 from harness.models.base import ChatRequest, Completion, GenerationParams, failed, validate
@@ -273,19 +273,6 @@ def idle_cpus(window: float = 0.1) -> float:
     if total1 <= total0:
         return float(available_cpus())
     return (idle1 - idle0) / (total1 - total0) * (os.cpu_count() or 1)
-
-
-def available_cpus() -> int:
-    """CPUs this process may use: the affinity mask, capped by a cgroup CPU quota if any."""
-    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    count = count or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
-        if quota != "max":
-            count = min(count, max(1, -(-int(quota) // int(period))))
-    except (OSError, ValueError):
-        pass
-    return count
 
 
 def weights_digest(path: Path) -> str:

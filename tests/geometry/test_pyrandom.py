@@ -50,3 +50,20 @@ def test_like_does_not_disturb_the_source():
     before = source.getstate()
     PythonRandom.like(source).gauss(10)
     assert source.getstate() == before
+
+
+def test_blocks_and_threads_do_not_change_a_bit(monkeypatch):
+    """Small blocks force the threaded path; any worker count gives Python's exact stream."""
+    from harness.geometry import _threads, pyrandom
+
+    monkeypatch.setattr(pyrandom, "BLOCK_PAIRS", 257)
+    reference = random.Random(31)
+    reference.gauss(0, 1)  # the stream starts with a cached sine value
+    expected = [reference.gauss(-2.0, 0.5) for _ in range(10_001)]
+    for cpus in (1, 2, 3, 8):
+        monkeypatch.setattr(_threads, "available_cpus", lambda cpus=cpus: cpus)
+        source = random.Random(31)
+        source.gauss(0, 1)
+        stream = PythonRandom.like(source)
+        assert same(stream.gauss(10_001, -2.0, 0.5), expected)
+        assert stream.getstate() == reference.getstate()
