@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from harness.errors import HarnessError
 from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
+from harness.models.budget import Budget, worst_case_cost
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.manifest import load_manifest, record_command, record_section
@@ -68,7 +69,8 @@ class CollectResult(BaseModel):
             f"of {self.total}",
         ]
         if self.stopped == "max_cost":
-            lines.append("  stopped: the cost limit was reached; rerun to continue")
+            lines.append("  stopped: the cost limit was reached (a request is sent only if its "
+                         "worst-case cost fits what is left); rerun to continue")
         elif self.stopped == "interrupted":
             lines.append("  stopped: interrupted; everything done so far is kept, rerun to resume")
         if self.outputs_failed and not self.stopped:
@@ -222,6 +224,8 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
     tally = _Tally(engine, max_cost)
     if max_cost is not None and getattr(engine, "batch_api", False):
         requests = _within_budget(engine, requests, params, max_cost, tally)
+    elif max_cost is not None and hasattr(engine, "budget"):
+        engine.budget = Budget(max_cost)  # direct requests: worst case reserved before sending
     display = _Progress(total, done, tally) if progress else None
     stream = engine.complete(requests, params)
     try:
@@ -233,6 +237,9 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
         tally.stopped = "interrupted"
     finally:
         _close(stream)
+        if getattr(engine, "budget", None) is not None:
+            tally.stopped = tally.stopped or ("max_cost" if engine.budget.refused else None)
+            engine.budget = None
         if display:
             display.stop()
         if given is None and hasattr(engine, "close"):
@@ -294,14 +301,10 @@ def _within_budget(engine: Any, requests: list[ChatRequest], params: GenerationP
                    max_cost: float, tally: _Tally) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
-    from harness.models.openai_api import estimate_tokens
-
     price = engine.prices.price(engine.model)
     kept, worst = [], 0.0
     for request in requests:
-        completion = params.max_tokens * request.samples
-        prompt = estimate_tokens(request, params) - completion
-        worst += price.cost(prompt, completion) * engine.prices.batch_discount
+        worst += worst_case_cost(request, params, price, engine.prices.batch_discount)
         if worst > max_cost:
             tally.stopped = "max_cost"
             break

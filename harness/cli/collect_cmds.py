@@ -23,7 +23,8 @@ def collect(
     temperature: float | None = typer.Option(None, help="Sampling temperature (default 0.7)."),
     top_p: float | None = typer.Option(None, help="Nucleus sampling mass (default 0.95)."),
     seed: int | None = typer.Option(None, help="Sampling seed (default 0)."),
-    max_cost: float | None = typer.Option(None, help="Stop cleanly once this run has cost USD."),
+    max_cost: float | None = typer.Option(
+        None, help="Cap this run's cost in USD: a request is sent only if its worst case fits."),
     retry_errors: bool = typer.Option(False, "--retry-errors",
                                       help="Retry only completions that failed before."),
     batch_api: bool = typer.Option(False, "--batch-api",

@@ -21,6 +21,7 @@ from harness.errors import HarnessError
 from harness.models._loop import LoopThread
 from harness.models._redact import public_url, redact, secret_in_url
 from harness.models.base import ChatRequest, Completion, GenerationParams, failed, validate
+from harness.models.budget import Budget, worst_case_cost
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.prices import PriceTable
 from harness.models.retry import (
@@ -87,6 +88,7 @@ class OpenAIBackend:
         self.token_param = token_param
         self.extra_body = extra_body or {}
         self.stats = BackendStats(concurrency=concurrency)
+        self.budget: Budget | None = None  # set by the caller to cap the cost of direct requests
         self._rates = (rpm, tpm)
         self._limits = RateLimits(rpm, tpm)
         self._limiter = AdaptiveConcurrency(concurrency)
@@ -173,11 +175,25 @@ class OpenAIBackend:
         async def worker() -> None:
             client = self.client()
             for request in todo:  # a shared iterator: each request goes to exactly one worker
-                for completion in await self._one(client, request, params):
+                worst = self._reserve(request, params)
+                if worst is None:
+                    return  # over the budget: this and later requests stay pending
+                completions = await self._one(client, request, params)
+                if self.budget is not None:
+                    self.budget.settle(worst, _billed(completions))
+                for completion in completions:
                     emit(completion)
 
         workers = min(self._limiter.maximum, len(requests))
         await asyncio.gather(*(worker() for _ in range(workers)))
+
+    def _reserve(self, request: ChatRequest, params: GenerationParams) -> float | None:
+        """The worst-case cost held for `request` (0 without a budget); None if it does not fit."""
+        if self.budget is None:
+            return 0.0
+        price = self.prices.price(self.model)
+        worst = worst_case_cost(request, params, price) if price is not None else 0.0
+        return worst if self.budget.reserve(worst) else None
 
     async def _one(
         self, client: Any, request: ChatRequest, params: GenerationParams
@@ -231,6 +247,12 @@ class OpenAIBackend:
         if cost is None:
             cost = self.prices.cost(self.model, prompt, completion, batch=batch)
         return cost
+
+
+def _billed(completions: list[Completion]) -> float | None:
+    """What a request cost: None (unknown) if an answered sample has no cost; failures are free."""
+    costs = [c.cost_usd for c in completions if c.ok]
+    return sum(costs) if all(c is not None for c in costs) else None
 
 
 def estimate_tokens(request: ChatRequest, params: GenerationParams) -> int:

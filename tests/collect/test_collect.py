@@ -113,16 +113,29 @@ def test_twenty_percent_faults_end_completed_or_failed_with_reason(tmp_path, ser
     assert sum(server.log.counts[k] > 0 for k in FAULT_KINDS) >= 6  # draws are seeded
 
 
-def test_max_cost_stops_cleanly_and_a_rerun_continues(study, serve, key, tmp_path, monkeypatch):
+def test_max_cost_is_never_passed_and_a_rerun_continues(study, serve, key, tmp_path,
+                                                       monkeypatch):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"pricey": {"input": 0, "output": 10000}}))  # $0.01 per token
+    monkeypatch.setenv("HARNESS_PRICES", str(prices))
+    server = serve(latency=0.05)
+    # worst case $0.10 per request (10 tokens); answers take 4 to 10 tokens; 8 in flight at once
+    result = run(study, server, model="pricey", max_cost=0.5, max_tokens=10, concurrency=8)
+    assert result.stopped == "max_cost" and 0.2 <= result.cost_usd <= 0.5
+    assert 5 <= result.outputs_ok < 12 and "cost limit" in result.summary()
+    assert server.log.counts["requests"] == result.outputs_ok  # nothing sent and then dropped
+    rest = run(study, server, model="pricey", max_tokens=10)
+    assert rest.outputs_ok == 12 and rest.stopped is None
+
+
+def test_max_cost_below_one_worst_case_sends_nothing(study, serve, key, tmp_path, monkeypatch):
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"pricey": {"input": 10000, "output": 10000}}))
     monkeypatch.setenv("HARNESS_PRICES", str(prices))
     server = serve()
-    result = run(study, server, model="pricey", max_cost=0.5, concurrency=1)
-    assert result.stopped == "max_cost" and result.cost_usd >= 0.5
-    assert 0 < result.outputs_ok < 12 and "cost limit" in result.summary()
-    rest = run(study, server, model="pricey")
-    assert rest.outputs_ok == 12 and rest.stopped is None
+    result = run(study, server, model="pricey", max_cost=0.5)
+    assert result.stopped == "max_cost" and result.cost_usd == 0 and result.pending == 12
+    assert server.log.counts["requests"] == 0 and "worst-case" in result.summary()
     with pytest.raises(HarnessError, match="no price known"):
         run(make_study(tmp_path / "other", 1), server, model="unpriced", max_cost=1.0)
 
