@@ -144,7 +144,11 @@ def pending_requests(
         if todo:
             messages = ([{"role": "system", "content": row["system"]}] if row["system"] else [])
             messages.append({"role": "user", "content": row["text"]})
-            requests.append(ChatRequest(row["prompt_id"], messages, samples))
+            # only the missing span of sample numbers is asked for; a sample already stored
+            # inside it (rare: a gap left by --retry-errors) comes back and is skipped
+            first = min(sample for _, sample in todo)
+            count = max(sample for _, sample in todo) - first + 1
+            requests.append(ChatRequest(row["prompt_id"], messages, count, first))
             wanted |= todo
     return requests, wanted, done
 

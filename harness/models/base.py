@@ -22,11 +22,20 @@ class GenerationParams:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One conversation to complete `samples` times; `key` is the caller's id, echoed back."""
+    """One conversation to complete `samples` times; `key` is the caller's id, echoed back.
+
+    The completions are numbered from `first_sample`, so a study that already holds samples 0
+    and 1 asks only for 2, 3, ... when more are wanted.
+    """
 
     key: str
     messages: list[dict[str, str]]
     samples: int = 1
+    first_sample: int = 0
+
+    @property
+    def sample_numbers(self) -> range:
+        return range(self.first_sample, self.first_sample + self.samples)
 
 
 @dataclass
@@ -77,7 +86,7 @@ def failed(
             latency_s=latency_s, attempts=attempts, error=error, started_at=started_at,
             finished_at=finished_at, cost_usd=None,
         )
-        for s in (range(request.samples) if samples is None else samples)
+        for s in (request.sample_numbers if samples is None else samples)
     ]
 
 
@@ -98,5 +107,7 @@ def validate(requests: Sequence[ChatRequest], params: GenerationParams) -> None:
         seen.add(request.key)
         if request.samples < 1:
             raise HarnessError("samples must be at least 1", row=request.key)
+        if request.first_sample < 0:
+            raise HarnessError("first_sample must be at least 0", row=request.key)
         if not request.messages:
             raise HarnessError("request has no messages", row=request.key)

@@ -6,9 +6,10 @@ GGUF file also works (see `embedded.resolve`). Nothing is fetched from a hub.
 Generation is our own decoding loop (`_decode.py`) rather than `model.generate`, for two
 reasons: each completion draws its randomness from its own generator, seeded from (seed, key,
 sample), so a completion does not depend on which other prompts shared its batch or on the order
-of a resumed run; and batching is continuous: a finished row leaves at once and the next waiting
-prompt takes its place, so the batch stays full however much answer lengths vary. Prompts are
-sorted by length to keep left padding small.
+of a resumed run (up to the last-bit float differences between batch shapes, which at a high
+temperature can occasionally change a sampled token); and batching is continuous: a finished
+row leaves at once and the next waiting prompt takes its place, so the batch stays full however
+much answer lengths vary. Prompts are sorted by length to keep left padding small.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ class LocalBackend:
                                    started_at=now, finished_at=now, attempts=0)
                 continue
             units += [_Unit(request, s, ids, unit_seed(base, request.key, s))
-                      for s in range(request.samples)]
+                      for s in request.sample_numbers]
         return units, too_long
 
     def _prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:

@@ -326,20 +326,20 @@ def to_completions(
     split = _split(completion_total, shares)
     total_cost = cost(model_reported, prompt_tokens, completion_total, batch)
     out = []
-    for sample in range(request.samples):
-        choice = choices.get(sample)
+    for index, sample in enumerate(request.sample_numbers):  # choice i is sample first + i
+        choice = choices.get(index)
         if choice is None:
             out += failed(request, f"server returned {len(choices)} of {request.samples} choices",
                           started_at=started_at, finished_at=finished_at, latency_s=latency_s,
                           attempts=attempts, samples=[sample])
             continue
         out.append(Completion(
-            key=request.key, sample=sample, text=texts[sample],
+            key=request.key, sample=sample, text=texts[index],
             finish_reason=choice.get("finish_reason"), prompt_tokens=prompt_tokens,
-            completion_tokens=split[sample], model_reported=model_reported,
+            completion_tokens=split[index], model_reported=model_reported,
             system_fingerprint=reply.get("system_fingerprint"), latency_s=latency_s,
             attempts=attempts, error=None, started_at=started_at, finished_at=finished_at,
-            cost_usd=None if total_cost is None else total_cost * shares[sample],
+            cost_usd=None if total_cost is None else total_cost * shares[index],
         ))
     return out
 

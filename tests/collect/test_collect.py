@@ -76,10 +76,14 @@ def test_changed_identity_is_refused_but_more_samples_are_added(study, serve, ke
     assert "temperature=0.7" in str(caught.value) and caught.value.column == "temperature"
     with pytest.raises(HarnessError, match="model='gpt-4o-mini'"):
         run(study, server, model="gpt-4o")
+    sent = len(server.log.chat_bodies)
     more = run(study, server, samples=3)
     assert more.completed == 24
     after = {r[0]: r for r in outputs(study)}
     assert len(after) == 36 and all(after[k] == v for k, v in before.items())
+    # only the two new samples are asked for: nothing stored is generated (or paid for) again
+    assert [b.get("n") for b in server.log.chat_bodies[sent:]] == [2] * 12
+    assert {r[2] for r in after.values()} == {0, 1, 2}
 
 
 def test_failures_keep_reasons_and_retry_errors_retries_only_them(study, serve, faults, key):

@@ -81,6 +81,16 @@ def test_seeds_and_samples(tiny):
     assert sum(first[(f"k{i}", 0)].text != first[(f"k{i}", 1)].text for i in range(6)) >= 3
 
 
+def test_later_samples_alone_equal_the_same_samples_asked_with_the_first(tiny):
+    hot = GenerationParams(temperature=1.5, top_p=1.0, max_tokens=12, seed=3)
+    tiny.batch_size = 1  # one shape of forward pass: only the sample numbering can differ
+    whole = texts(tiny, requests(samples=3), hot)
+    later = [ChatRequest(r.key, r.messages, 2, first_sample=1) for r in requests()]
+    tail = texts(tiny, later, hot)
+    assert set(tail) == {(f"k{i}", s) for i in range(6) for s in (1, 2)}
+    assert all(tail[unit].text == whole[unit].text for unit in tail)
+
+
 def test_provenance_fields(tiny, tiny_model):
     [c] = tiny.complete(requests()[:1], GenerationParams(temperature=0, max_tokens=5))
     assert c.ok and c.finish_reason == "length" and c.completion_tokens == 5
