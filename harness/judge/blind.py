@@ -123,16 +123,9 @@ def blind(
                                file=study_dir)
         roster = _roster(study, reviewers)
         routed = bool(study.count("assignments"))
-        created = 0
-        if not routed:  # find routing problems before any model runs
-            created, _ = create_items(study)
-            check_routing(study, roster, k=k, distinct_topics=distinct_topics)
-        items = make_items(study, extract=extract, normalise=normalise, backend=backend,
-                           model=model, progress=progress or None, options=options)
-        items.created += created
-        if items.errors:
-            raise HarnessError(f"{len(items.errors)} blinded step(s) failed; finished work is "
-                               f"kept, rerun to retry (first: {items.errors[0]})")
+        items = _blinded_items(study, roster, routed, k=k, distinct_topics=distinct_topics,
+                               extract=extract, normalise=normalise, backend=backend,
+                               model=model, progress=progress or None, options=options)
         store_roster(study, roster, source=reviewers)
         routing = None
         notes = _unapplied(study, routed, k, seed, distinct_topics)
@@ -147,19 +140,42 @@ def blind(
             "distinct_topics": distinct_topics, "judging": str(judging_dir),
             **public_options(options)})
         _record_materials(study, judging_dir, reviewers, extract, normalise)
-        made_at = _existing_commitment(study) or utc_now()
-        store_cutoff(study, cutoff)  # the date the packets state
-        packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
-        findings = scan_packets(study)
-        _refuse_leaks(study, findings, packets)
-        section = C.write_commitment(study, made_at)
-        leak = classifier_audit(study, seed=seed)
-        record_section(study.path, "leak_audit", {**leak.as_dict(), "at": utc_now(),
-                                                  "packet_warnings": len(findings)})
+        packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
         balance = routing.balance if routing else _stored_balance(study, roster)
         late = study.count("outputs o", "o.status = 'ok' AND TRIM(COALESCE(o.text, '')) != '' "
                            "AND NOT EXISTS (SELECT 1 FROM items i WHERE i.output_id = o.output_id)")
         return BlindResult(items, routing, balance, packets, section, leak, findings, late, notes)
+
+
+def _blinded_items(study: Study, roster: Roster, routed: bool, *, k: int, distinct_topics: bool,
+                   **steps: Any) -> ItemsReport:
+    """Items with their blinded steps run. Before the first routing, the roster is checked
+    against the items first, so a routing problem is found before any model runs."""
+    created = 0
+    if not routed:
+        created, _ = create_items(study)
+        check_routing(study, roster, k=k, distinct_topics=distinct_topics)
+    items = make_items(study, **steps)
+    items.created += created
+    if items.errors:
+        raise HarnessError(f"{len(items.errors)} blinded step(s) failed; finished work is "
+                           f"kept, rerun to retry (first: {items.errors[0]})")
+    return items
+
+
+def _publish(study: Study, cutoff: str | None, judging_dir: Path, seed: int
+             ) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
+    """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
+    made_at = _existing_commitment(study) or utc_now()
+    store_cutoff(study, cutoff)  # the date the packets state
+    packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
+    findings = scan_packets(study)
+    _refuse_leaks(study, findings, packets)
+    section = C.write_commitment(study, made_at)
+    leak = classifier_audit(study, seed=seed)
+    record_section(study.path, "leak_audit", {**leak.as_dict(), "at": utc_now(),
+                                              "packet_warnings": len(findings)})
+    return packets, section, leak, findings
 
 
 @contextmanager
