@@ -218,9 +218,13 @@ def _primary_result(primary: PrimaryOutcome, plan: Plan) -> PrimaryResult:
 
 def _estimate(name: str, label: str, role: str, outcome: PrimaryOutcome, p_label: str,
               note: str = "") -> Estimate:
+    estimable = math.isfinite(outcome.estimate)  # no p-value without an estimate
+    if not estimable:
+        note = "not estimable on these data (e.g. every judgment has the same outcome)"
     return Estimate(name=name, label=label, role=role, scale="difference",
                     estimate=_num(outcome.estimate), ci_low=_num(outcome.ci_low),
-                    ci_high=_num(outcome.ci_high), p_value=outcome.p_greater, p_label=p_label,
+                    ci_high=_num(outcome.ci_high),
+                    p_value=outcome.p_greater if estimable else None, p_label=p_label,
                     n_topics=outcome.n_topics, note=note)
 
 

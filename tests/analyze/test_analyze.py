@@ -190,3 +190,12 @@ def test_tango_equivalence_with_no_complete_topic_gives_no_verdict(tmp_path, fas
     result = analyze(study, plan, write_report=False)
     assert result.verdict.label == "no verdict" and result.primary.n_topics == 0
     assert not result.equivalence.equivalent
+
+
+def test_a_check_that_cannot_be_estimated_reports_no_p_value(tmp_path, fast_plan):
+    rows = random_judgments(8, p_cross=1.0, p_single=1.0, reviewers=list(TWO_HUMANS), seed=2)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS)
+    result = analyze(study, fast_plan, write_report=False)
+    gee = next(e for e in result.estimates if e.name == "gee")
+    assert gee.estimate is None and gee.p_value is None and "not estimable" in gee.note
+    assert re.search(r"GEE clustered on topic .*p = n/a", result.summary())
