@@ -46,6 +46,8 @@ def quiet_libraries() -> None:
         "TRANSFORMERS_VERBOSITY": "error",
         "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
         "TOKENIZERS_PARALLELISM": "false",
+        # transformers converts a GGUF under a bare tqdm bar; tqdm reads this when first imported
+        "TQDM_DISABLE": "1",
     }.items():
         os.environ.setdefault(key, value)
 
