@@ -12,9 +12,9 @@ from harness.analyze import secondary as sec
 from harness.analyze.agreement import agreement
 from harness.analyze.consensus import code_outcome, consensus_counts
 from harness.analyze.data import StudyData, load_study
-from harness.analyze.equivalence import paired_t, tango
+from harness.analyze.equivalence import Equivalence, paired_t, tango
 from harness.analyze.plan import LoadedPlan, Plan, bundled_plan_path, load_plan
-from harness.analyze.pooled import pooled_test
+from harness.analyze.pooled import Pooled, pooled_test
 from harness.analyze.primary import PrimaryOutcome, run_primary
 from harness.analyze.results import (
     AgreementResult,
@@ -134,13 +134,7 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
         estimable=math.isfinite(primary.estimate))
     decision = decide(primary, equivalence, plan, withheld)
     prereg = manifest.get("prereg") or {}
-    verification = Verification(
-        blinding_status=data.blinding.status, blinding_recorded=data.blinding.recorded,
-        blinding_computed=data.blinding.computed, blinding_made_at=data.blinding.made_at,
-        plan_path=loaded.path, plan_sha256=loaded.sha256,
-        prereg_plan_sha256=prereg.get("plan_sha256"), prereg_at=prereg.get("at"),
-        preregistered=bool(prereg.get("plan_sha256")), first_review_at=data.first_review_at,
-        deviations=list(deviations))
+    verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
         study_dir=str(folder), study_id=str(data.meta.get("study_id") or ""),
         analysed_at=utc_now(), harness_version=__version__, plan=plan.model_dump(),
@@ -149,20 +143,8 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
         consensus=ConsensusCounts(threshold=plan.consensus.threshold, both=counts["a"],
                                   cross_only=counts["b"], single_only=counts["c"],
                                   neither=counts["d"]),
-        equivalence=EquivalenceResult(
-            method=equivalence.method, sesoi=equivalence.margin,
-            estimate=_num(equivalence.estimate), ci_low=_num(equivalence.ci_low),
-            ci_high=_num(equivalence.ci_high), ci_level=1 - 2 * equivalence.alpha,
-            p_lower=equivalence.p_lower, p_upper=equivalence.p_upper,
-            p_tost=equivalence.p_tost, equivalent=equivalence.equivalent,
-            non_superior=equivalence.non_superior),
-        literal_rule=LiteralRuleResult(
-            novel_cross=pooled.novel_cross, n_cross=pooled.n_cross,
-            novel_single=pooled.novel_single, n_single=pooled.n_single,
-            p_cross=_num(pooled.p_cross), p_single=_num(pooled.p_single),
-            difference=_num(pooled.difference), z=pooled.z, p_value=pooled.p_value,
-            alternative=pooled.alternative, ci_low=_num(pooled.ci_low),
-            ci_high=_num(pooled.ci_high), label=literal[0], reason=literal[1]),
+        equivalence=_equivalence_result(equivalence),
+        literal_rule=_literal_result(pooled, literal),
         estimates=_estimates(data, plan, primary, y, pooled),
         agreement=_agreement(data, y, plan),
         per_reviewer=sec.per_reviewer(j, y, table, plan.single).to_dict("records"),
@@ -177,6 +159,35 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
 
 def _num(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
+
+
+def _verification(data: StudyData, loaded: LoadedPlan, prereg: dict[str, Any],
+                  deviations: list[str]) -> Verification:
+    return Verification(
+        blinding_status=data.blinding.status, blinding_recorded=data.blinding.recorded,
+        blinding_computed=data.blinding.computed, blinding_made_at=data.blinding.made_at,
+        plan_path=loaded.path, plan_sha256=loaded.sha256,
+        prereg_plan_sha256=prereg.get("plan_sha256"), prereg_at=prereg.get("at"),
+        preregistered=bool(prereg.get("plan_sha256")), first_review_at=data.first_review_at,
+        deviations=list(deviations))
+
+
+def _equivalence_result(eq: Equivalence) -> EquivalenceResult:
+    return EquivalenceResult(
+        method=eq.method, sesoi=eq.margin, estimate=_num(eq.estimate), ci_low=_num(eq.ci_low),
+        ci_high=_num(eq.ci_high), ci_level=1 - 2 * eq.alpha, p_lower=eq.p_lower,
+        p_upper=eq.p_upper, p_tost=eq.p_tost, equivalent=eq.equivalent,
+        non_superior=eq.non_superior)
+
+
+def _literal_result(pooled: Pooled, literal: tuple[str, str]) -> LiteralRuleResult:
+    return LiteralRuleResult(
+        novel_cross=pooled.novel_cross, n_cross=pooled.n_cross,
+        novel_single=pooled.novel_single, n_single=pooled.n_single,
+        p_cross=_num(pooled.p_cross), p_single=_num(pooled.p_single),
+        difference=_num(pooled.difference), z=pooled.z, p_value=pooled.p_value,
+        alternative=pooled.alternative, ci_low=_num(pooled.ci_low),
+        ci_high=_num(pooled.ci_high), label=literal[0], reason=literal[1])
 
 
 def _primary_result(primary: PrimaryOutcome, plan: Plan) -> PrimaryResult:
