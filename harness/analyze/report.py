@@ -105,29 +105,7 @@ def _method(r: AnalysisResult, plan: Plan) -> list[Block]:
                                  "single field weighs the same whatever its number of outputs",
               "single_a": "the single_a proportion only", "single_b": "the single_b proportion "
                                                                       "only"}[plan.single]
-    primary = {
-        "permutation": (
-            ("a topic-level permutation test of the mean of d_t that relabels the three "
-             "conditions within each topic: under the null hypothesis they are exchangeable, so "
-             "each topic's difference is, with probability 1/3 each, the value it takes with "
-             "cross, single_a or single_b labelled cross; the reference distribution over all "
-             "3^n labellings is computed exactly by convolution (Monte Carlo only when too "
-             "large). The p-value is " if plan.single == "mean_of_singles" else
-             "a topic-level paired sign-flip permutation test of the mean of d_t: under the "
-             "null hypothesis each topic's difference is as likely to have the opposite sign; "
-             "the reference distribution over all 2^n sign patterns is computed exactly by "
-             "convolution (Monte Carlo only when too large). The p-value is ")
-            + ("the mid-p, P(T* > T) + P(T* = T)/2, which keeps the size near alpha although "
-               "d_t takes few distinct values" if plan.primary.p_value == "mid"
-               else "P(T* >= T)") + ". The 95% interval is the t interval of the mean d_t."),
-        "mcnemar_exact": "McNemar's exact conditional test on the consensus table, with Tango's "
-                         "score interval for the paired difference.",
-        "mcnemar_midp": "McNemar's mid-p test on the consensus table, with Tango's score "
-                        "interval for the paired difference.",
-        "gee": "a binomial GEE on the judgments (exchangeable working correlation, clusters = "
-               "topics, bias-reduced sandwich covariance); the difference is the marginal risk "
-               "difference.",
-    }[plan.primary.test]
+    primary = _primary_method(plan)
     items = [
         "Unit of analysis: the topic. Conditions are matched within topics and reviewers are "
         "crossed with items, so judgments are never treated as independent in the primary test.",
@@ -159,6 +137,33 @@ def _method(r: AnalysisResult, plan: Plan) -> list[Block]:
         f"{plan.secondary.mixed_max_topics} when the study has more.",
     ]
     return [Block("h2", "Method (fixed by the plan)"), Block("list", items=items)]
+
+
+def _primary_method(plan: Plan) -> str:
+    """The primary test as the method section describes it."""
+    return {
+        "permutation": (
+            ("a topic-level permutation test of the mean of d_t that relabels the three "
+             "conditions within each topic: under the null hypothesis they are exchangeable, so "
+             "each topic's difference is, with probability 1/3 each, the value it takes with "
+             "cross, single_a or single_b labelled cross; the reference distribution over all "
+             "3^n labellings is computed exactly by convolution (Monte Carlo only when too "
+             "large). The p-value is " if plan.single == "mean_of_singles" else
+             "a topic-level paired sign-flip permutation test of the mean of d_t: under the "
+             "null hypothesis each topic's difference is as likely to have the opposite sign; "
+             "the reference distribution over all 2^n sign patterns is computed exactly by "
+             "convolution (Monte Carlo only when too large). The p-value is ")
+            + ("the mid-p, P(T* > T) + P(T* = T)/2, which keeps the size near alpha although "
+               "d_t takes few distinct values" if plan.primary.p_value == "mid"
+               else "P(T* >= T)") + ". The 95% interval is the t interval of the mean d_t."),
+        "mcnemar_exact": "McNemar's exact conditional test on the consensus table, with Tango's "
+                         "score interval for the paired difference.",
+        "mcnemar_midp": "McNemar's mid-p test on the consensus table, with Tango's score "
+                        "interval for the paired difference.",
+        "gee": "a binomial GEE on the judgments (exchangeable working correlation, clusters = "
+               "topics, bias-reduced sandwich covariance); the difference is the marginal risk "
+               "difference.",
+    }[plan.primary.test]
 
 
 def _primary(r: AnalysisResult) -> list[Block]:
