@@ -305,14 +305,11 @@ def _within_budget(engine: Any, requests: list[ChatRequest], params: GenerationP
                    max_cost: float, tally: _Tally) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
-    price = engine.prices.price(engine.model)
-    kept, worst = [], 0.0
-    for request in requests:
-        worst += worst_case_cost(request, params, price, engine.prices.batch_discount)
-        if worst > max_cost:
-            tally.stopped = "max_cost"
-            break
-        kept.append(request)
+    price, discount = engine.prices.price(engine.model), engine.prices.batch_discount
+    budget = Budget(max_cost)  # refusal is sticky: what is kept is a prefix, in order
+    kept = [r for r in requests if budget.reserve(worst_case_cost(r, params, price, discount))]
+    if budget.refused:
+        tally.stopped = "max_cost"
     return kept
 
 

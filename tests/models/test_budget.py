@@ -21,11 +21,15 @@ def request(text: str, system: str | None = None, samples: int = 1) -> ChatReque
     return ChatRequest("p", messages, samples)
 
 
-@pytest.mark.parametrize("text", TEXTS)
-def test_prompt_bound_holds_for_a_real_byte_level_tokenizer(text):
+@pytest.fixture(scope="module")
+def tokenizer():
     from harness.models.embedded import load_tokenizer
 
-    tokenizer = load_tokenizer()
+    return load_tokenizer()
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_prompt_bound_holds_for_a_real_byte_level_tokenizer(text, tokenizer):
     req = request(text, system="You are a careful researcher.")
     tokens = tokenizer.apply_chat_template(req.messages, add_generation_prompt=True,
                                            tokenize=True)
