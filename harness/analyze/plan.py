@@ -103,6 +103,20 @@ class Planning(_Section):
     design: Design = Field(default_factory=Design)
 
 
+class Controls(_Section):
+    """Control items (known answers) and how reviewer accuracy enters the verdict."""
+
+    share: float = Field(0.2, ge=0.0, le=1.0)
+    min_per_reviewer: int = Field(10, ge=0)
+    calibration_share: float = Field(0.5, ge=0.0, lt=1.0)
+    exclude_reviewer_below: float = Field(0.0, ge=-1.0, le=1.0)
+    min_youden: float = Field(0.3, gt=0.0, le=1.0)
+    level: float = Field(0.95, gt=0.5, lt=1.0)
+    correction: Literal["pooled", "per_reviewer"] = "pooled"
+    bootstrap: int = Field(2000, ge=200, le=1_000_000)
+    seed: int = 20261202
+
+
 class Report(_Section):
     figure_dpi: int = Field(110, ge=50, le=400)
 
@@ -124,6 +138,7 @@ class Plan(_Section):
     secondary: Secondary = Field(default_factory=Secondary)
     agreement: Agreement = Field(default_factory=Agreement)
     planning: Planning = Field(default_factory=Planning)
+    controls: Controls = Field(default_factory=Controls)
     report: Report = Field(default_factory=Report)
 
     @field_validator("hypothesis")

@@ -68,7 +68,9 @@ def store_judgments(study: Study, j: Judgments, samples: int, rng: np.random.Gen
             "text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'simulated', 'simulated', "
             "'{}', 'simulated output', ?, ?)", outputs)
         conn.executemany(
-            "INSERT INTO items VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
+            "INSERT INTO items (item_id, output_id, original_text, core_combination, "
+            "display_text, steps) "
+            "VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
             [(item_ids[i], f"out-{i}") for i in range(j.n_items)])
         conn.executemany("INSERT INTO reviewers VALUES (?, ?, 'retrieval', '[]', 1000000)",
                          [(r, reviewer_kind) for r in reviewer_ids])

@@ -1,9 +1,10 @@
 """SQLite schema of the study store. One row per unit of work, keyed by stable ids.
 
-Bump SCHEMA_VERSION whenever a released schema changes; `Study.open` refuses other versions.
+Bump SCHEMA_VERSION whenever a released schema changes and add the step that moves a store of the
+previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -75,14 +76,31 @@ CREATE TABLE IF NOT EXISTS reviewers (
     capacity    INTEGER NOT NULL
 );
 
--- items: the blinded unit reviewers see; item_id is random and carries no information
+-- controls: combinations whose answer is known (published before the cut-off or not); they enter
+-- the blinded stream as items, indistinguishable from real ones, and measure each reviewer
+CREATE TABLE IF NOT EXISTS controls (
+    control_id  TEXT PRIMARY KEY,        -- stable, never shown to reviewers
+    statement   TEXT NOT NULL,           -- the one-sentence core combination
+    text        TEXT NOT NULL,           -- the short text shown (before style normalisation)
+    expected    TEXT NOT NULL CHECK (expected IN ('published', 'not_published')),
+    kind        TEXT NOT NULL CHECK (kind IN ('cross', 'single')),
+    source      TEXT NOT NULL,           -- 'bank' or 'file:NAME'
+    topic_id    TEXT,                    -- the bank topic it came from, if any
+    evidence    TEXT NOT NULL,           -- JSON: title, year, doi
+    split       TEXT CHECK (split IN ('calibration', 'held_out'))
+);
+
+-- items: the blinded unit reviewers see; item_id is random and carries no information. An item
+-- shows either a model output or a control, never both.
 CREATE TABLE IF NOT EXISTS items (
     item_id          TEXT PRIMARY KEY,
-    output_id        TEXT NOT NULL UNIQUE REFERENCES outputs(output_id),
+    output_id        TEXT UNIQUE REFERENCES outputs(output_id),
+    control_id       TEXT UNIQUE REFERENCES controls(control_id),
     original_text    TEXT NOT NULL,
     core_combination TEXT,
     display_text     TEXT NOT NULL,      -- normalised text when normalisation ran, else original
-    steps            TEXT NOT NULL       -- JSON provenance of extraction / normalisation
+    steps            TEXT NOT NULL,      -- JSON provenance of extraction / normalisation
+    CHECK ((output_id IS NULL) <> (control_id IS NULL))
 );
 
 -- assignments: item given to a reviewer, in the reviewer's randomised order

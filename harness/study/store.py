@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, SchemaVersionError
 from harness.study.clock import utc_now
+from harness.study.migrations import migrate
 from harness.study.schema import SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -57,13 +58,18 @@ class Study:
         found = self.meta("schema_version")
         if found is None:
             raise HarnessError("not a study store (no schema version)", file=db)
-        if int(found) != SCHEMA_VERSION:
-            newer = "newer" if int(found) > SCHEMA_VERSION else "older"
+        if not found.isdigit():
+            raise HarnessError(f"corrupt schema version {found!r} in the study store", file=db)
+        if int(found) > SCHEMA_VERSION:
             raise SchemaVersionError(
                 f"study store has schema version {found}, this harness reads version "
-                f"{SCHEMA_VERSION} (the study was made by a {newer} harness)",
+                f"{SCHEMA_VERSION} and older (the study was made by a newer harness)",
                 file=db,
             )
+        if int(found) < SCHEMA_VERSION:
+            steps = migrate(self.conn, int(found), SCHEMA_VERSION)
+            history = self.meta("migrations")
+            self.set_meta("migrations", "\n".join(filter(None, [history, *steps])))
 
     def close(self) -> None:
         self.conn.close()

@@ -52,7 +52,9 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
                     "'test-model', '{}', 'text', ?, ?)", (output, f"{topic}/{condition}", sample,
                                                           NOW, NOW))
                 items[key] = uuid.uuid4().hex
-                conn.execute("INSERT INTO items VALUES (?, ?, 'text', NULL, 'text', '{}')",
+                conn.execute("INSERT INTO items (item_id, output_id, original_text, "
+                             "core_combination, display_text, steps) "
+                             "VALUES (?, ?, 'text', NULL, 'text', '{}')",
                              (items[key], output))
             conn.execute("INSERT INTO assignments VALUES (?, ?, 0)", (items[key], reviewer))
             conn.execute(

@@ -81,7 +81,8 @@ def test_store_and_freeze_after_routing(make_study) -> None:
     store_roster(study, example)  # not routed yet: replaced
     assert stored_roster(study) == example
     with study.transaction() as conn:
-        conn.execute("INSERT INTO items VALUES ('I-AAAAAAAAAA', 'O00000', 't', NULL, 't', '[]')")
+        conn.execute("INSERT INTO items (item_id, output_id, original_text, core_combination, "
+            "display_text, steps) VALUES ('I-AAAAAAAAAA', 'O00000', 't', NULL, 't', '[]')")
         conn.execute("INSERT INTO assignments VALUES ('I-AAAAAAAAAA', 'rev-ada', 1)")
     store_roster(study, example)  # the same roster again is fine
     with pytest.raises(HarnessError, match="already routed"):

@@ -52,7 +52,8 @@ def build_study(path: Path, reviewers: list[tuple[str, str]]) -> Study:
                 (output_id, prompt_id, display),
             )
             conn.execute(
-                "INSERT INTO items VALUES (?, ?, ?, ?, ?, '[]')",
+                "INSERT INTO items (item_id, output_id, original_text, core_combination, "
+            "display_text, steps) VALUES (?, ?, ?, ?, ?, '[]')",
                 (f"I-{n:010d}", output_id, display, core, display),
             )
         for position, (reviewer_id, method) in enumerate(reviewers):

@@ -1,0 +1,77 @@
+"""A store made by the previous schema version opens, moves forward and keeps every row."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.study import Study
+from harness.study.blinding import commitment
+from harness.study.schema import SCHEMA_VERSION
+from harness.study.store import DB_NAME, _statements
+
+V1 = (Path(__file__).parent / "schema_v1.sql").read_text()
+
+
+def _v1_store(folder: Path) -> Path:
+    """A version-1 store with one topic, prompt, output, item, reviewer, assignment and review."""
+    folder.mkdir()
+    db = folder / DB_NAME
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys=ON")
+    for statement in _statements(V1):
+        conn.execute(statement)
+    conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                     [("schema_version", "1"), ("study_id", "s"), ("blinding_salt", "salt")])
+    conn.execute("INSERT INTO topics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 ("t1", "A", 1, "D1", "B", 2, "D2", "[]", "[]", "r", 3, 0.5, "{}"))
+    conn.execute("INSERT INTO prompts VALUES (?,?,?,?,?,?,?,?,?)",
+                 ("p1", "t1", "cross", "f", "h", None, "text", 5, "{}"))
+    conn.execute("INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+                 "params, text, started_at, finished_at) "
+                 "VALUES ('o1','p1',0,'ok','local','m','{}','x','2026-01-01','2026-01-01')")
+    conn.execute("INSERT INTO items VALUES ('i1', 'o1', 'x', 'core', 'x', '{}')")
+    conn.execute("INSERT INTO reviewers VALUES ('r1', 'human', NULL, '[]', 10)")
+    conn.execute("INSERT INTO assignments VALUES ('i1', 'r1', 0)")
+    conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+                 "VALUES ('i1', 'r1', 'published', 'xlsx', '2026-01-02')")
+    conn.close()
+    return db
+
+
+def test_version_1_store_moves_forward_keeping_rows_and_commitment(tmp_path: Path) -> None:
+    db = _v1_store(tmp_path / "s")
+    before = commitment(sqlite3.connect(db))
+    with Study.open(tmp_path / "s") as study:
+        assert study.meta("schema_version") == str(SCHEMA_VERSION)
+        assert "schema 1 -> 2" in (study.meta("migrations") or "")
+        row = study.rows("SELECT item_id, output_id, control_id, display_text FROM items")[0]
+        assert tuple(row) == ("i1", "o1", None, "x")
+        assert study.count("reviews") == 1 and study.count("controls") == 0
+        assert study.rows("PRAGMA foreign_key_check") == []
+        assert study.rows("PRAGMA integrity_check")[0][0] == "ok"
+        # a real item keeps its key line, so the published commitment still verifies
+        assert commitment(study.conn) == before
+        # the new constraint holds: an item shows an output or a control, not neither
+        with pytest.raises(sqlite3.IntegrityError):
+            study.conn.execute("INSERT INTO items VALUES ('i2', NULL, NULL, 'y', NULL, 'y', '{}')")
+    with Study.open(tmp_path / "s") as study:  # a second open runs nothing more
+        assert (study.meta("migrations") or "").count("->") == 1
+
+
+def test_newer_or_corrupt_version_is_refused(tmp_path: Path) -> None:
+    db = _v1_store(tmp_path / "s")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                 (str(SCHEMA_VERSION + 1),))
+    conn.close()
+    with pytest.raises(HarnessError, match="newer harness"):
+        Study.open(tmp_path / "s")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(HarnessError, match="corrupt schema version"):
+        Study.open(tmp_path / "s")
