@@ -25,6 +25,7 @@ from harness.models.budget import Budget, worst_case_cost
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.text import storable
 
 SETTINGS_KEY = "collect_settings"
 BATCHES_KEY = "collect_batches"
@@ -171,8 +172,10 @@ def store(study: Study, c: Completion, backend: str, model: str, params_json: st
             "started_at=excluded.started_at, finished_at=excluded.finished_at "
             "WHERE outputs.status = 'failed'",
             (output_id(c.key, c.sample), c.key, c.sample, "ok" if c.ok else "failed", backend,
-             model, c.model_reported, c.system_fingerprint, params_json, c.text, c.finish_reason,
-             c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_s, c.attempts, c.error,
+             model, c.model_reported, c.system_fingerprint, params_json, storable(c.text),
+             c.finish_reason,
+             c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_s, c.attempts,
+             storable(c.error),
              c.started_at, c.finished_at),
         )
 

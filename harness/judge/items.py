@@ -22,6 +22,7 @@ from harness.errors import HarnessError
 from harness.judge import defaults as D
 from harness.study.clock import utc_now
 from harness.study.store import Study
+from harness.study.text import storable
 
 STEPS = ("extract", "normalise")
 _BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -216,7 +217,7 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
 
 def _store_result(study: Study, spec: StepSpec, completion: Any,
                   signature: dict[str, Any]) -> None:
-    text, outcome = clean_result(completion.text, completion.finish_reason)
+    text, outcome = clean_result(storable(completion.text) or "", completion.finish_reason)
     entry = {
         "step": spec.name, "prompt": f"prompts/{spec.template.parent.name}/{spec.template.name}",
         **signature, "model_reported": completion.model_reported, "at": completion.finished_at,

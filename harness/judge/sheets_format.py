@@ -47,7 +47,9 @@ SEARCH_COLUMNS = (
 CSV_ID_COLUMNS = ("study_id", "reviewer_id")
 
 _CONTINUED = re.compile(r"^\s*(I-[A-Z2-7]+)\s+\(continued (\d+)/(\d+)\)\s*$")
-_ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037]")
+# What XML 1.0 (so xlsx) cannot carry: C0 controls other than tab/newline/CR, lone surrogates and
+# the non-characters U+FFFE / U+FFFF.
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -62,7 +64,7 @@ def parse_continued(value: str) -> str | None:
 
 
 def clean_text(text: str) -> str:
-    """Control characters a spreadsheet cannot hold become U+FFFD, visibly, not dropped."""
+    """Characters a spreadsheet cannot hold become U+FFFD, visibly, not dropped."""
     return _ILLEGAL.sub("\ufffd", text)
 
 
