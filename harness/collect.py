@@ -24,6 +24,7 @@ from harness.models import Backend, ChatRequest, Completion, GenerationParams, o
 from harness.models.budget import Budget, worst_case_cost
 from harness.study import Study
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.text import storable
 
@@ -180,6 +181,7 @@ def store(study: Study, c: Completion, backend: str, model: str, params_json: st
         )
 
 
+@writes_study
 def collect(
     study: str | Path, *, backend: str | Backend | None = None, model: str | None = None,
     samples: int | None = None, temperature: float | None = None, top_p: float | None = None,

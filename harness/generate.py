@@ -15,6 +15,7 @@ from harness.match_audit import MatchAudit, audit_prompts
 from harness.materials.templates import Family, load_families, render, system_message
 from harness.materials.topics import Topic, TopicBank, load_topic_bank
 from harness.study import Study
+from harness.study.lock import creates_study
 from harness.study.manifest import record_command, record_materials, record_section
 
 CONDITIONS = ("single_a", "single_b", "cross")
@@ -70,6 +71,7 @@ def render_prompts(bank: TopicBank, families: list[Family], system: str | None, 
     ]
 
 
+@creates_study
 def generate(study: str | Path, *, topics: Path | None = None, prompts: Path | None = None,
              seed: int = DEFAULT_SEED, pilot: bool = False, limit: int | None = None,
              tokenizer: Any = None) -> MatchAudit:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.defaults import DEFAULT_SEED
 from harness.study import Study
+from harness.study.lock import creates_study
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
@@ -32,6 +33,7 @@ class RunResult:
         return f"{self.headline}\nreport: {self.report_html}\nstage times: {steps}"
 
 
+@creates_study
 def run_study(
     study: str | Path, *, pilot: bool = False, limit: int | None = None,
     topics: Path | None = None, seed: int = DEFAULT_SEED, model: str | None = None,

@@ -26,6 +26,7 @@ from harness.analyze.sample_size import (
 )
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 from harness.study.manifest import (
     load_manifest,
     record_command,
@@ -54,6 +55,7 @@ class PreregResult:
                 f"{self.at}){warning}")
 
 
+@writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
     folder = Path(study_dir)

@@ -39,6 +39,7 @@ from harness.analyze.sample_size import (
 from harness.analyze.verdict import decide, literal_rule, withheld_reasons
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.store import Study
 
@@ -65,6 +66,7 @@ SIMULATED_NOTE = (
     "not made by reviewers. The verdict is not evidence about the hypothesis.")
 
 
+@writes_study
 def analyze(study_dir: str | Path, plan: str | Path | None = None, allow_deviation: bool = False,
             *, write_report: bool = True) -> AnalysisResult:
     """Run the preregistered analysis of a study and write `report/` (md, html, json, png)."""

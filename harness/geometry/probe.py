@@ -24,6 +24,7 @@ from harness.geometry.entropy import entropy_bits, group_mass, split_index
 from harness.geometry.realmodel import LoadedModel, last_token_attention, load
 from harness.geometry.tokens import EncodedPrompt, encode_prompt, parse_spans
 from harness.models.embedded import resolve
+from harness.study.lock import writes_study
 from harness.study.store import Study
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class ProbeRun:
                 f"done ({self.n_layers} layers x {self.n_heads} heads each)")
 
 
+@writes_study
 def run_probe(
     study: Study | str | Path, model: str | None = None, *, limit: int | None = None,
     loaded: LoadedModel | None = None, chat_template: bool = True, batch_size: int = BATCH_SIZE,

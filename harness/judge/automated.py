@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,6 +27,7 @@ SOURCE = "automated"
 Progress = Callable[[str, int, int], None]   # (reviewer_id, items done, items pending)
 
 
+@writes_study
 def run_automated(
     study: Study,
     *,

@@ -31,6 +31,7 @@ from harness.judge.roster import Roster, load_roster, store_roster, stored_roste
 from harness.judge.routing import RoutingResult, balance_table, check_routing, route
 from harness.judge.sheets_out import write_packets
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 from harness.study.manifest import record_command, record_materials, record_section
 from harness.study.store import Study
 
@@ -81,6 +82,7 @@ class BlindResult:
         return "\n".join(lines)
 
 
+@writes_study
 def blind(
     study_dir: str | Path,
     *,

@@ -23,6 +23,7 @@ from harness.errors import HarnessError
 from harness.judge import sheets_format as F
 from harness.judge.sheets_read import Problem, Source, Table, csv_kind, read_csv_pair, read_xlsx
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 from harness.study.store import Study
 
 _DOI = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)?10\.\d{4,9}/\S+$", re.I)
@@ -73,6 +74,7 @@ class Checked:
 
 
 # -- public entry point ---------------------------------------------------------------------------
+@writes_study
 def import_reviews(study: Study, files: list[str | Path], *, replace: bool = False) -> Any:
     """Validate and store returned packets; returns one row per file (status, counts, hash).
 

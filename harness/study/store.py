@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -37,11 +38,14 @@ class Study:
             if not create:
                 raise HarnessError("no study here (run `harness generate` first)", file=folder)
             folder.mkdir(parents=True, exist_ok=True)
-        conn = _connect(db)
-        study = cls(folder, conn)
-        if create and study.meta("schema_version") is None:
-            study._initialise()
-        study._check_version(db)
+        try:
+            conn = _connect(db)
+            study = cls(folder, conn)
+            if create and study.meta("schema_version") is None:
+                study._initialise()
+            study._check_version(db)
+        except sqlite3.DatabaseError as error:
+            raise _damaged(db, error) from None
         return study
 
     def _initialise(self) -> None:
@@ -137,12 +141,33 @@ class Study:
 
 def _connect(db: Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN/COMMIT ourselves so that each unit of work is explicit.
+    if db.exists() and not os.access(db.parent, os.W_OK):
+        # A read-only folder (an archived study): read without the WAL files SQLite cannot make.
+        # Unmerged WAL content is read through the WAL files (mode=ro); without any, the file
+        # alone is the whole store (immutable=1 needs no -shm file).
+        wal = db.with_name(db.name + "-wal")
+        mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        return conn
     conn = sqlite3.connect(db, isolation_level=None, timeout=30.0)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     return conn
+
+
+def _damaged(db: Path, error: sqlite3.DatabaseError) -> HarnessError:
+    """One line for a store that cannot be opened, saying what to do."""
+    text = str(error)
+    if "not a database" in text or "malformed" in text:
+        return HarnessError("not a readable study store (the file is damaged or is not SQLite); "
+                            "restore study.sqlite from a backup", file=db)
+    if "readonly" in text or "unable to open" in text:
+        return HarnessError(f"cannot open the study store for writing ({text}); make the study "
+                            "folder writable or work on a copy", file=db)
+    return HarnessError(f"cannot open the study store ({text})", file=db)
 
 
 def _statements(script: str) -> list[str]:
