@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.judge import sheets_format as F
+from harness.judge import sheets_limits as L
 
 
 @dataclass(frozen=True)
@@ -99,28 +100,64 @@ def read_xlsx(path: Path) -> Source:
     from openpyxl.utils.exceptions import InvalidFileException
 
     source = Source("xlsx", path.name, [path], file_sha256(path))
+    oversized = _oversized_archive(path)
+    if oversized:
+        source.problem(oversized)
+        return source
     try:
         wb = load_workbook(path, read_only=True, data_only=False)
     except (InvalidFileException, zipfile.BadZipFile, OSError, KeyError, ValueError) as error:
         source.problem(f"not a readable .xlsx workbook ({error.__class__.__name__})")
         return source
     try:
-        names = wb.sheetnames
-        if F.META_SHEET not in names:
-            source.problem("not a reviewer packet of this harness (its hidden Meta sheet is "
-                           "missing); return the workbook you received")
-            return source
-        source.meta = {str(r[0]).strip(): "" if r[1] is None else str(r[1]).strip()
-                       for r in wb[F.META_SHEET].iter_rows(values_only=True) if r and r[0]}
-        for sheet, columns, attr in ((F.ITEMS_SHEET, F.ITEM_COLUMNS, "items"),
-                                     (F.SEARCHES_SHEET, F.SEARCH_COLUMNS, "searches")):
-            if sheet not in names:
-                source.problem(f"sheet {sheet!r} is missing")
-                continue
-            setattr(source, attr, _sheet_table(source, wb[sheet], sheet, columns))
+        _read_sheets(source, wb)
+    except Exception as error:  # damaged XML inside a valid zip: lxml, ElementTree, zipfile ...
+        source.problem(f"the workbook is damaged and cannot be read ({error.__class__.__name__}); "
+                       "save it again from the spreadsheet program, or return the packet's CSVs")
     finally:
         wb.close()
     return source
+
+
+def _oversized_archive(path: Path) -> str | None:
+    """Why the file is too large to read safely, judged from the zip directory without inflating.
+
+    zipfile never inflates a member beyond the size its directory declares, so bounding the
+    declared sizes bounds memory, zip bombs included.
+    """
+    if path.stat().st_size > L.MAX_FILE_BYTES:
+        return (f"the file is {path.stat().st_size / 1e6:.0f} MB; a reviewer packet is far "
+                f"smaller (limit {L.MAX_FILE_BYTES / 1e6:.0f} MB)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError):
+        return None  # load_workbook reports it
+    total = sum(m.file_size for m in members)
+    biggest = max(members, key=lambda m: m.file_size, default=None)
+    if biggest is not None and biggest.file_size > L.MAX_PART_BYTES:
+        return (f"part {biggest.filename!r} would inflate to {biggest.file_size / 1e6:.0f} MB "
+                f"(limit {L.MAX_PART_BYTES / 1e6:.0f} MB): not a reviewer packet")
+    if total > L.MAX_INFLATED_BYTES:
+        return (f"the workbook would inflate to {total / 1e6:.0f} MB (limit "
+                f"{L.MAX_INFLATED_BYTES / 1e6:.0f} MB): not a reviewer packet")
+    return None
+
+
+def _read_sheets(source: Source, wb: Any) -> None:
+    names = wb.sheetnames
+    if F.META_SHEET not in names:
+        source.problem("not a reviewer packet of this harness (its hidden Meta sheet is "
+                       "missing); return the workbook you received")
+        return
+    source.meta = {str(r[0]).strip(): "" if r[1] is None else str(r[1]).strip()
+                   for r in wb[F.META_SHEET].iter_rows(values_only=True) if r and r[0]}
+    for sheet, columns, attr in ((F.ITEMS_SHEET, F.ITEM_COLUMNS, "items"),
+                                 (F.SEARCHES_SHEET, F.SEARCH_COLUMNS, "searches")):
+        if sheet not in names:
+            source.problem(f"sheet {sheet!r} is missing")
+            continue
+        setattr(source, attr, _sheet_table(source, wb[sheet], sheet, columns))
 
 
 def _sheet_table(source: Source, ws: Any, sheet: str, columns: tuple[F.Column, ...]) -> Table:
@@ -199,6 +236,10 @@ def read_csv_pair(items_path: Path, searches_path: Path | None) -> Source:
 
 def _csv_table(source: Source, path: Path, columns: tuple[F.Column, ...]) -> Table | None:
     try:
+        if path.stat().st_size > L.MAX_FILE_BYTES:
+            source.problem(f"{path.name} is {path.stat().st_size / 1e6:.0f} MB; a reviewer "
+                           f"packet is far smaller (limit {L.MAX_FILE_BYTES / 1e6:.0f} MB)")
+            return None
         text = _decode(path.read_bytes())
     except UnicodeDecodeError:
         source.problem(f"{path.name} is not UTF-8 text; save it as \"CSV UTF-8\"")
@@ -208,7 +249,11 @@ def _csv_table(source: Source, path: Path, columns: tuple[F.Column, ...]) -> Tab
         return None
     lines = text.splitlines()
     delimiter = _delimiter(lines[0]) if lines else ","
-    records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    try:
+        records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as error:  # e.g. a field over the csv module's limit (131,072 characters)
+        source.problem(f"{path.name} cannot be read as CSV ({error})")
+        return None
     header = records[0] if records else []
     index = _header_map(header, columns)
     table = Table(path.name, {c.key: c.key for c in columns} | {k: k for k in F.CSV_ID_COLUMNS})
