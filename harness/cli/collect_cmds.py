@@ -60,3 +60,7 @@ def collect(
     typer.echo(result.summary())
     if result.stopped == "interrupted":
         raise typer.Exit(130)
+    if result.failed or result.pending:  # scripts must be able to tell partial work from done
+        typer.echo(f"error: the run left {result.failed} failed and {result.pending} pending "
+                   "completions (exit 1)", err=True)
+        raise typer.Exit(1)

@@ -35,6 +35,15 @@ def test_cli_user_errors_exit_2_with_one_line(study, capsys, key):
     assert caught.value.code == 2 and "unknown backend" in capsys.readouterr().err
 
 
+def test_a_run_whose_requests_all_fail_exits_1(study, key):
+    process = cli(["collect", "--study", str(study), "--backend", "openai", "--model", "m",
+                   "--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1"])
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert "Traceback" not in err
+    assert "12 failed and 0 pending" in err and "12 failed" in out
+
+
 def test_ctrl_c_stops_cleanly_and_keeps_work(tmp_path, serve):
     study = make_study(tmp_path / "s", 20)
     server = serve(latency=0.05)
@@ -64,7 +73,8 @@ def test_api_key_never_reaches_the_study_folder(tmp_path, serve, faults):
                 "--base-url", server.base_url, "--max-attempts", "1", *extra]
         process = cli(args)
         out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
+        assert process.returncode == 1, err  # partial work: some requests ended failed
+        assert "failed" in err.splitlines()[-1]
         assert KEY not in out + err
         with Study.open(study) as handle:
             assert handle.count("outputs", "status = 'failed'") > 0  # errors were stored
