@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from harness.errors import HarnessError
 from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
+from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
 from harness.study import Study
 from harness.study.clock import utc_now
@@ -54,6 +56,7 @@ class CollectResult(BaseModel):
     stopped: str | None = None  # None (finished), "max_cost" or "interrupted"
     outputs_ok: int  # in the store after the run
     outputs_failed: int
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def pending(self) -> int:
@@ -77,6 +80,7 @@ class CollectResult(BaseModel):
             lines.append("  stopped: interrupted; everything done so far is kept, rerun to resume")
         if self.outputs_failed and not self.stopped:
             lines.append("  failed completions keep their reason; rerun with --retry-errors")
+        lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 
 
@@ -186,7 +190,8 @@ def collect(
     study: str | Path, *, backend: str | Backend | None = None, model: str | None = None,
     samples: int | None = None, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = None, seed: int | None = None, max_cost: float | None = None,
-    retry_errors: bool = False, progress: bool = False, **options: Any,
+    retry_errors: bool = False, progress: bool = False, new_endpoint: bool = False,
+    **options: Any,
 ) -> CollectResult:
     """Collect completions for every pending (prompt, sample) of a study; resumable.
 
@@ -197,14 +202,15 @@ def collect(
     handle = Study.open(study)
     try:
         return _collect(handle, backend, model, samples, temperature, top_p, max_tokens, seed,
-                        max_cost, retry_errors, progress, options)
+                        max_cost, retry_errors, progress, options, new_endpoint)
     finally:
         handle.close()
 
 
 def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: Any, top_p: Any,
              max_tokens: Any, seed: Any, max_cost: float | None, retry_errors: bool,
-             progress: bool, options: dict[str, Any]) -> CollectResult:
+             progress: bool, options: dict[str, Any], new_endpoint: bool = False
+             ) -> CollectResult:
     if study.count("prompts") == 0:
         raise HarnessError("the study has no prompts (run `harness generate` first)",
                            file=study.path)
@@ -215,9 +221,11 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
         "max_tokens": max_tokens, "seed": seed})
     params = GenerationParams(settings["temperature"], settings["top_p"],
                               settings["max_tokens"], settings["seed"])
+    notes = []
     if given is None:
         _check_options(settings["backend"], options)
         if settings["backend"] == "openai":
+            notes += _settle_endpoint(study, options, new_endpoint)
             options.setdefault("batch_state", StudyBatchState(study.path))
     engine = given or open_backend(settings["backend"], settings["model"], **options)
     settings["model"] = engine.model
@@ -254,6 +262,7 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
         if given is None and hasattr(engine, "close"):
             engine.close()
     result = _result(study, engine, settings, params, total, done, tally)
+    result.notes.extend(notes)
     _record(study, run_info, result, getattr(getattr(engine, "stats", None), "batch_ids", []))
     return result
 
@@ -284,6 +293,30 @@ def _close(stream: Iterator[Completion]) -> None:
 LOCAL_ONLY = frozenset({"batch_size", "threads"})
 OPENAI_ONLY = frozenset({"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts",
                          "batch_api"})
+
+
+def _settle_endpoint(study: Study, options: dict[str, Any], new_endpoint: bool) -> list[str]:
+    """A rerun goes to the server the study's outputs came from, unless told otherwise.
+
+    Without this, a rerun that forgot --base-url would send the study's prompts to
+    $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
+    """
+    recorded = load_manifest(study.path).get("collect", {}).get("base_url")
+    if not recorded or study.count("outputs") == 0:
+        return []
+    asked = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
+    if asked is None:
+        options["base_url"] = recorded
+        return [f"endpoint {recorded}, as recorded in the study"]
+    shown = public_url(asked.rstrip("/"))
+    if shown == recorded:
+        return []
+    if not new_endpoint:
+        raise HarnessError(
+            f"this study's outputs came from {recorded}, not {shown}; pass --new-endpoint to "
+            "collect from another server (the change is recorded in the manifest)",
+            file=study.path, column="base_url")
+    return [f"endpoint {shown} is new: the study's earlier outputs came from {recorded}"]
 
 
 def _check_options(backend: str, options: dict[str, Any]) -> None:

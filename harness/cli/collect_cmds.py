@@ -31,6 +31,9 @@ def collect(
                                    help="openai: use the Batch API (resumable; half price)."),
     base_url: str | None = typer.Option(
         None, help="openai: server URL (default $OPENAI_BASE_URL or api.openai.com)."),
+    new_endpoint: bool = typer.Option(
+        False, "--new-endpoint", help="openai: collect from a server other than the one the "
+        "study's outputs came from (a rerun otherwise goes to the recorded one)."),
     rpm: float | None = typer.Option(None, help="openai: requests-per-minute limit."),
     tpm: float | None = typer.Option(None, help="openai: tokens-per-minute limit."),
     timeout: float | None = typer.Option(None, help="openai: seconds per attempt (default 120)."),
@@ -54,7 +57,7 @@ def collect(
     result = run(
         study, backend=backend, model=model, samples=samples, temperature=temperature,
         top_p=top_p, max_tokens=max_tokens, seed=seed, max_cost=max_cost,
-        retry_errors=retry_errors, progress=True,
+        retry_errors=retry_errors, progress=True, new_endpoint=new_endpoint,
         **{k: v for k, v in options.items() if v is not None},
     )
     typer.echo(result.summary())

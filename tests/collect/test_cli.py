@@ -119,3 +119,26 @@ def test_cli_collects_from_the_embedded_model(tmp_path, capsys):
     assert all(r["completion_tokens"] <= 8 for r in rows)
     section = load_manifest(study)["collect"]
     assert section["weights"] == rows[0]["system_fingerprint"]
+
+
+def test_a_rerun_goes_to_the_recorded_endpoint(study, serve, key, monkeypatch):
+    first, other = serve(), serve()
+    base = ["collect", "--study", str(study), "--backend", "openai", "--model", "gpt-4o-mini"]
+    process = cli([*base, "--base-url", first.base_url, "--samples", "1"])
+    assert process.communicate(timeout=120) and process.returncode == 0
+    # a rerun asking for more samples without --base-url goes where the study went, and says so
+    process = cli([*base, "--samples", "2"])
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert f"endpoint {first.base_url}, as recorded in the study" in out
+    assert other.log.chat_bodies == [] and len(first.log.chat_bodies) > 12
+    # another server (here through the environment) is refused unless asked for
+    monkeypatch.setenv("OPENAI_BASE_URL", other.base_url)
+    process = cli([*base, "--samples", "3"])
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and "--new-endpoint" in err and "Traceback" not in err
+    assert other.log.chat_bodies == []
+    process = cli([*base, "--samples", "3", "--new-endpoint"])
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert "is new" in out and len(other.log.chat_bodies) > 0
