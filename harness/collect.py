@@ -110,9 +110,25 @@ def resolve_settings(study: Study, requested: dict[str, Any]) -> dict[str, Any]:
                 file=study.path, column=name,
             )
         settings[name] = value
-    if settings["samples"] < 1:
-        raise HarnessError(f"samples must be at least 1 (got {settings['samples']})")
+    _check_ranges(settings)
     return settings
+
+
+#: Allowed values of the sampling settings, checked before anything is stored.
+RANGES: dict[str, tuple[float, float]] = {
+    "samples": (1, 10_000), "temperature": (0.0, 2.0), "top_p": (0.0, 1.0),
+    "max_tokens": (1, 1_000_000),
+}
+
+
+def _check_ranges(settings: dict[str, Any]) -> None:
+    for name, (low, high) in RANGES.items():
+        value = settings.get(name)
+        if value is not None and not low <= value <= high:
+            raise HarnessError(f"{name} must be between {low:g} and {high:g} (got {value!r})",
+                               column=name)
+    if settings.get("top_p") == 0:
+        raise HarnessError("top_p must be above 0 (got 0)", column="top_p")
 
 
 class StudyBatchState:

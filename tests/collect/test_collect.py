@@ -155,8 +155,15 @@ def test_user_errors(tmp_path, serve, key):
                 batch_size=4)
     with pytest.raises(HarnessError, match="--concurrency does not apply to the local"):
         collect(study, concurrency=4)
-    with pytest.raises(HarnessError, match="samples must be at least 1"):
+    with pytest.raises(HarnessError, match="samples must be between 1 and"):
         collect(study, samples=0)
+    with Study.open(study) as handle:
+        before = handle.meta("collect_settings")
+    for bad in ({"temperature": -3}, {"top_p": 0}, {"top_p": 1.5}, {"max_tokens": 0}):
+        with pytest.raises(HarnessError, match=next(iter(bad))):
+            collect(study, backend="openai", model="m", base_url="http://127.0.0.1:9/v1", **bad)
+    with Study.open(study) as handle:  # nothing stored by a refused run
+        assert handle.meta("collect_settings") == before
     with pytest.raises(HarnessError, match="no study here"):
         collect(tmp_path / "nowhere")
 
