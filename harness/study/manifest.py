@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.study.clock import utc_now
+from harness.study.scrub import scrub
 
 MANIFEST_NAME = "manifest.json"
 
@@ -63,6 +64,7 @@ def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], No
         data = load_manifest(folder)
         change(data)
         data["updated_at"] = utc_now()
+        data = scrub(data)  # command lines and server replies may carry what must not be kept
         tmp = folder / (MANIFEST_NAME + ".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, folder / MANIFEST_NAME)
