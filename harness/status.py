@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.study import Study
+from harness.study.history import check_history
 from harness.study.manifest import load_manifest, verify_materials
 
 
@@ -68,6 +69,7 @@ def print_status(path: str | Path) -> None:
 def print_verify(path: str | Path) -> int:
     """Print each materials file's status; return 1 when anything changed or went missing."""
     Study.open(path).close()  # a clear error when this is not a study
+    check_history(path)  # "0 changed" must not hide a manifest that is gone
     changes = verify_materials(path)
     bad = [c for c in changes if c["status"] != "unchanged"]
     for c in changes:

@@ -25,6 +25,7 @@ from filelock import FileLock, Timeout
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
+from harness.study.history import check_history
 
 LOCK_NAME = ".study.lock"
 HOLDER_NAME = ".study.lock.json"
@@ -45,12 +46,13 @@ def _holder(folder: Path) -> str:
 
 
 @contextmanager
-def study_lock(study_dir: str | Path, command: str | None = None, *, create: bool = False
-               ) -> Iterator[None]:
+def study_lock(study_dir: str | Path, command: str | None = None, *, create: bool = False,
+               check: bool = True) -> Iterator[None]:
     """Hold the study's writer lock; a second writer is refused at once, naming the holder.
 
     Without `create`, a folder that does not exist is not made: the stage itself then says that
-    there is no study there.
+    there is no study there. With `check`, a damaged or missing manifest stops the stage before
+    it writes anything.
     """
     folder = Path(study_dir).resolve()
     if not create and not folder.is_dir():
@@ -81,6 +83,8 @@ def study_lock(study_dir: str | Path, command: str | None = None, *, create: boo
                                "writable?", file=folder) from None
         _write_holder(folder, command)
         try:
+            if check:
+                check_history(folder)
             yield
         finally:
             (folder / HOLDER_NAME).unlink(missing_ok=True)

@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.study.clock import utc_now
+from harness.study.history import (
+    MANIFEST_NAME,
+    check_history,
+    mark_started,
+    read_manifest_file,
+)
 from harness.study.scrub import scrub
-
-MANIFEST_NAME = "manifest.json"
 
 #: Packages whose versions are recorded with every study.
 TRACKED_PACKAGES = (
@@ -43,7 +47,7 @@ def load_manifest(study_dir: str | Path) -> dict[str, Any]:
     path = Path(study_dir) / MANIFEST_NAME
     if not path.exists():
         return {}
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_manifest_file(path)
 
 
 @contextmanager
@@ -61,6 +65,9 @@ def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], No
     """Apply `change` to the manifest in place and write it atomically."""
     folder = Path(study_dir)
     with _locked(folder):
+        first = not (folder / MANIFEST_NAME).exists()
+        if first:
+            check_history(folder)
         data = load_manifest(folder)
         change(data)
         data["updated_at"] = utc_now()
@@ -68,6 +75,8 @@ def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], No
         tmp = folder / (MANIFEST_NAME + ".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(tmp, folder / MANIFEST_NAME)
+        if first:
+            mark_started(folder)
     return data
 
 

@@ -1,0 +1,108 @@
+"""Whether a study's manifest (its history) is intact, and the explicit way to start it afresh.
+
+A manifest that is missing from a study that has data must never be recreated silently: the
+generate and collect history would be gone without a word. Every stage that writes checks this
+before it writes anything; `harness verify --rebuild-manifest` starts a new manifest that records
+the loss.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.study.clock import utc_now
+from harness.study.store import DB_NAME
+
+MANIFEST_NAME = "manifest.json"
+#: Store meta key set when the study's manifest is first written.
+SENTINEL = "manifest_created_at"
+REBUILD = ("run `harness verify --rebuild-manifest --study DIR` to start a new one that records "
+           "the loss")
+
+
+def read_manifest_file(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise HarnessError(f"the manifest is damaged ({error.msg}, line {error.lineno}); restore "
+                           f"it from a backup, or {REBUILD}", file=path) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise HarnessError(f"cannot read the manifest ({error}); restore it from a backup, or "
+                           f"{REBUILD}", file=path) from None
+    if not isinstance(data, dict):
+        raise HarnessError(f"the manifest is not a JSON object; {REBUILD}", file=path)
+    return data
+
+
+def has_history(folder: Path) -> bool:
+    """True when the store shows that a manifest was written for this study, or holds outputs."""
+    db = folder / DB_NAME
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            if conn.execute("SELECT 1 FROM meta WHERE key = ?", (SENTINEL,)).fetchone():
+                return True
+            return conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0] > 0
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False  # Study.open reports a damaged store in its own words
+
+
+def check_history(folder: str | Path) -> None:
+    """Refuse to go on when the manifest is damaged, or missing from a study that has data."""
+    folder = Path(folder)
+    path = folder / MANIFEST_NAME
+    if path.exists():
+        read_manifest_file(path)
+    elif has_history(folder):
+        raise HarnessError(f"the study has data but its manifest is missing; restore it from a "
+                           f"backup, or {REBUILD}", file=path)
+
+
+def mark_started(folder: Path) -> None:
+    """Note in the store that this study has a manifest (called when one is first written)."""
+    db = folder / DB_NAME
+    if not db.exists():
+        return
+    conn = sqlite3.connect(db, isolation_level=None, timeout=30.0)
+    try:
+        conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SENTINEL, utc_now()))
+    except sqlite3.DatabaseError:
+        pass  # a store without a meta table is reported by Study.open
+    finally:
+        conn.close()
+
+
+def rebuild(folder: str | Path) -> Path:
+    """Start a new manifest for a study whose manifest is missing or damaged, recording the loss.
+
+    A damaged file is kept beside it as `manifest.json.damaged-<time>`.
+    """
+    folder = Path(folder)
+    path = folder / MANIFEST_NAME
+    now = utc_now()
+    reason = "missing"
+    if path.exists():
+        try:
+            read_manifest_file(path)
+        except HarnessError:
+            reason = "damaged"
+            os.replace(path, folder / f"{MANIFEST_NAME}.damaged-{now.replace(':', '')}")
+        else:
+            raise HarnessError("the manifest is intact; nothing to rebuild", file=path)
+    data = {"created_at": now, "updated_at": now, "history_lost": {
+        "at": now, "reason": f"manifest.json was {reason}; earlier commands, materials hashes "
+        "and commitments recorded in it are lost. Re-run `harness verify` and `harness prereg` "
+        "to record the materials again."}}
+    tmp = folder / (MANIFEST_NAME + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    mark_started(folder)
+    return path
