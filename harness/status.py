@@ -23,6 +23,10 @@ def study_status(path: str | Path) -> list[StageStatus]:
         samples = s.rows("SELECT COUNT(DISTINCT sample) FROM outputs")[0][0] or 0
         ok = s.count("outputs", "status = 'ok'")
         failed = s.count("outputs", "status = 'failed'")
+        # samples of one prompt with the very same text: a server that ignored the seed or n
+        repeated = s.rows("SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM outputs "
+                          "WHERE status = 'ok' GROUP BY prompt_id, text "
+                          "HAVING n > 1)")[0][0]
         items = s.count("items")
         assigned = s.count("assignments")
         reviews = s.count("reviews")
@@ -36,7 +40,8 @@ def study_status(path: str | Path) -> list[StageStatus]:
     return [
         StageStatus("generate", f"{topics} topics{pilot}, {prompts} prompts",
                     "done" if prompts else "not run"),
-        StageStatus("collect", f"{ok} ok, {failed} failed outputs",
+        StageStatus("collect", f"{ok} ok, {failed} failed outputs"
+                    + (f", {repeated} repeating an earlier sample's text" if repeated else ""),
                     _frac(ok, expected) if prompts else "-"),
         StageStatus("judge", f"{items} items, {assigned} assignments, {searches} searches",
                     "blinding key committed" if "blinding" in manifest else

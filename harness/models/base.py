@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -36,6 +37,17 @@ class ChatRequest:
     @property
     def sample_numbers(self) -> range:
         return range(self.first_sample, self.first_sample + self.samples)
+
+
+def unit_seed(seed: int, key: str, sample: int, bits: int = 63) -> int:
+    """A seed for one completion, fixed by the run seed, request key and sample number.
+
+    Every backend seeds each sample with its own value, so the samples of a prompt differ even
+    on servers that honour `seed` but ignore `n`. Servers take 31 bits safely (llama.cpp's is
+    32-bit); the local backend uses 63.
+    """
+    digest = hashlib.sha256(f"{seed}|{key}|{sample}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**bits - 1)
 
 
 @dataclass

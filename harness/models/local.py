@@ -29,7 +29,14 @@ from typing import Any
 from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
 from harness.models import embedded
 from harness.models._decode import Decoder, Row
-from harness.models.base import ChatRequest, Completion, GenerationParams, failed, validate
+from harness.models.base import (
+    ChatRequest,
+    Completion,
+    GenerationParams,
+    failed,
+    unit_seed,
+    validate,
+)
 from harness.study.clock import utc_now
 
 DEFAULT_BATCH_SIZE = 8
@@ -226,12 +233,6 @@ def sample_tokens(logits: Any, params: GenerationParams, generators: list[Any]) 
     if order is not None:
         choice = order.gather(-1, choice)
     return choice.squeeze(-1)
-
-
-def unit_seed(seed: int, key: str, sample: int) -> int:
-    """A 63-bit seed for one completion, fixed by the run seed, request key and sample number."""
-    digest = hashlib.sha256(f"{seed}|{key}|{sample}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
 
 
 def eos_ids(lm: Any, tokenizer: Any) -> frozenset[int]:

@@ -20,7 +20,14 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.models._loop import LoopThread
 from harness.models._redact import public_url, redact, secret_in_url
-from harness.models.base import ChatRequest, Completion, GenerationParams, failed, validate
+from harness.models.base import (
+    ChatRequest,
+    Completion,
+    GenerationParams,
+    failed,
+    unit_seed,
+    validate,
+)
 from harness.models.budget import Budget, worst_case_cost
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.prices import PriceTable
@@ -163,8 +170,8 @@ class OpenAIBackend:
         }
         if request.samples > 1:
             body["n"] = request.samples
-        if params.seed is not None:
-            body["seed"] = params.seed
+        if params.seed is not None:  # the first sample's own seed (see unit_seed)
+            body["seed"] = unit_seed(params.seed, request.key, request.first_sample, bits=31)
         return body
 
     async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
@@ -182,10 +189,25 @@ class OpenAIBackend:
                 if self.budget is not None:
                     self.budget.settle(worst, _billed(completions))
                 for completion in completions:
+                    if _missing_choice(completion):  # a server that ignores n
+                        completion = await self._alone(client, request, completion.sample,
+                                                       params) or completion
                     emit(completion)
 
         workers = min(self._limiter.maximum, len(requests))
         await asyncio.gather(*(worker() for _ in range(workers)))
+
+    async def _alone(self, client: Any, request: ChatRequest, sample: int,
+                     params: GenerationParams) -> Completion | None:
+        """One sample asked for by itself, with its own seed (None when over the budget)."""
+        single = ChatRequest(request.key, request.messages, 1, sample)
+        worst = self._reserve(single, params)
+        if worst is None:
+            return None
+        completion = (await self._one(client, single, params))[0]
+        if self.budget is not None:
+            self.budget.settle(worst, _billed([completion]))
+        return completion
 
     def _reserve(self, request: ChatRequest, params: GenerationParams) -> float | None:
         """The worst-case cost held for `request` (0 without a budget); None if it does not fit."""
@@ -305,6 +327,13 @@ def check_reply(reply: Any) -> dict[str, Any]:
     return reply
 
 
+MISSING_CHOICE = "server returned"
+
+
+def _missing_choice(completion: Completion) -> bool:
+    return bool(completion.error and completion.error.startswith(MISSING_CHOICE))
+
+
 def to_completions(
     request: ChatRequest, reply: dict[str, Any], *, started_at: str, finished_at: str,
     latency_s: float, attempts: int, cost: Any, batch: bool = False,
@@ -329,7 +358,7 @@ def to_completions(
     for index, sample in enumerate(request.sample_numbers):  # choice i is sample first + i
         choice = choices.get(index)
         if choice is None:
-            out += failed(request, f"server returned {len(choices)} of {request.samples} choices",
+            out += failed(request, f"{MISSING_CHOICE} {len(choices)} of {request.samples} choices",
                           started_at=started_at, finished_at=finished_at, latency_s=latency_s,
                           attempts=attempts, samples=[sample])
             continue

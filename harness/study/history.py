@@ -39,28 +39,33 @@ def read_manifest_file(path: Path) -> dict:
 
 
 def has_history(folder: Path) -> bool:
-    """True when the store shows that a manifest was written for this study, or holds outputs."""
+    """True when the store records that a manifest was written for this study."""
     db = folder / DB_NAME
     if not db.exists():
         return False
     try:
         conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            if conn.execute("SELECT 1 FROM meta WHERE key = ?", (SENTINEL,)).fetchone():
-                return True
-            return conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0] > 0
+            return conn.execute("SELECT 1 FROM meta WHERE key = ?", (SENTINEL,)).fetchone() \
+                is not None
         finally:
             conn.close()
     except sqlite3.DatabaseError:
         return False  # Study.open reports a damaged store in its own words
 
 
-def check_history(folder: str | Path) -> None:
-    """Refuse to go on when the manifest is damaged, or missing from a study that has data."""
+def check_history(folder: str | Path, *, mark: bool = False) -> None:
+    """Refuse to go on when the manifest is damaged, or missing from a study that has data.
+
+    With `mark` (a writing stage), a study whose manifest predates the store's note of it gets
+    the note now, so that its manifest is guarded from here on.
+    """
     folder = Path(folder)
     path = folder / MANIFEST_NAME
     if path.exists():
         read_manifest_file(path)
+        if mark:
+            mark_started(folder)
     elif has_history(folder):
         raise HarnessError(f"the study has data but its manifest is missing; restore it from a "
                            f"backup, or {REBUILD}", file=path)

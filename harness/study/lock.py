@@ -84,7 +84,7 @@ def study_lock(study_dir: str | Path, command: str | None = None, *, create: boo
         _write_holder(folder, command)
         try:
             if check:
-                check_history(folder)
+                check_history(folder, mark=True)
             yield
         finally:
             (folder / HOLDER_NAME).unlink(missing_ok=True)

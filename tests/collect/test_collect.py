@@ -8,6 +8,7 @@ import pytest
 
 from harness.collect import collect, output_id
 from harness.errors import HarnessError
+from harness.models.base import unit_seed
 from harness.study import Study
 from harness.study.manifest import load_manifest
 from tests.collect.conftest import make_study, outputs
@@ -41,7 +42,12 @@ def test_every_prompt_and_sample_is_stored_with_provenance(study, serve, key):
     assert row["prompt_tokens"] > 0 and row["completion_tokens"] > 0 and row["cost_usd"] > 0
     assert row["started_at"] <= row["finished_at"] and row["attempts"] == 1
     body = server.log.chat_bodies[0]
-    assert body["n"] == 2 and body["seed"] == 11 and body["messages"][-1]["role"] == "user"
+    assert body["n"] == 2 and body["messages"][-1]["role"] == "user"
+    with Study.open(study) as handle:
+        prompt_ids = [r[0] for r in handle.rows("SELECT prompt_id FROM prompts")]
+    # every request carries its first sample's own seed, derived from the study seed
+    assert {b["seed"] for b in server.log.chat_bodies} == {
+        unit_seed(11, p, 0, bits=31) for p in prompt_ids}
     with_system = [b for b in server.log.chat_bodies if b["messages"][0]["role"] == "system"]
     assert len(with_system) == 6  # odd topics have a system message
     manifest = load_manifest(study)

@@ -56,3 +56,21 @@ def test_collect_stores_every_hostile_text(study, serve, key, monkeypatch) -> No
     # 12 prompts take the 7 texts in turn: every one arrives, each stored in its storable form
     assert len(stored) == prompts >= len(HOSTILE)
     assert set(stored) == {storable(t) for t in HOSTILE}
+
+
+def test_status_counts_samples_that_repeat_a_text(study, serve, key, monkeypatch) -> None:
+    from harness.status import study_status
+
+    plain = openai_server.chat_reply
+
+    def same(body, serial):  # a server that ignores the seed: every sample alike
+        reply = plain(body, serial)
+        for choice in reply["choices"]:
+            choice["message"]["content"] = "The same idea."
+        return reply
+
+    monkeypatch.setattr(openai_server, "chat_reply", same)
+    run(study, serve(), samples=3)
+    collect_row = next(r for r in study_status(study) if r.stage == "collect")
+    assert "36 ok" in collect_row.holds and "24 repeating an earlier sample's text" in \
+        collect_row.holds

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from harness.models import ChatRequest, GenerationParams, chat, open_backend
-from harness.models.local import LocalBackend, sample_tokens, unit_seed
+from harness.models.base import unit_seed
+from harness.models.local import LocalBackend, sample_tokens
 
 PROMPTS = ["Hi", "Tell me about ants and economics in two sentences please.",
            "Why?", "Combine enzyme kinetics with market microstructure.", "A", "Name a field."]

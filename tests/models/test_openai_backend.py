@@ -6,6 +6,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.models import ChatRequest, GenerationParams, chat, open_backend
+from harness.models.base import unit_seed
 from harness.models.openai_api import OpenAIBackend
 from tests.servers.openai_server import chat_reply
 
@@ -33,7 +34,10 @@ def test_completions_carry_provenance_usage_and_cost(serve):
     assert [(c.key, c.sample) for c in out] == [(f"p{i:03d}", s) for i in range(6)
                                                  for s in range(3)]
     body = server.log.chat_bodies[0]
-    assert body["n"] == 3 and body["seed"] == 7 and body["max_tokens"] == 12
+    assert body["n"] == 3 and body["max_tokens"] == 12
+    # each request carries its first sample's own seed, derived from seed, key and sample
+    assert {b["seed"] for b in server.log.chat_bodies} == {
+        unit_seed(7, f"p{i:03d}", 0, bits=31) for i in range(6)}
     assert body["temperature"] == 0.3 and body["top_p"] == 0.9
     assert len(server.log.chat_bodies) == 6  # n samples in one request each
     expected = chat_reply(body, 0)
@@ -45,8 +49,9 @@ def test_completions_carry_provenance_usage_and_cost(serve):
     for c in out:
         by_key.setdefault(c.key, []).append(c)
     for key, group in by_key.items():
-        reply = chat_reply({**body, "messages": [body["messages"][0], {
-            "role": "user", "content": f"Question {int(key[1:])}?"}]}, 0)
+        sent = next(b for b in server.log.chat_bodies
+                    if b["messages"][-1]["content"] == f"Question {int(key[1:])}?")
+        reply = chat_reply(sent, 0)
         assert [c.text for c in group] == [ch["message"]["content"] for ch in reply["choices"]]
         assert sum(c.completion_tokens for c in group) == reply["usage"]["completion_tokens"]
         cost = (reply["usage"]["prompt_tokens"] * 0.15
@@ -153,3 +158,16 @@ def test_requests_are_validated():
         list(engine.complete(requests(1) * 2, GenerationParams()))
     with pytest.raises(HarnessError, match="top_p"):
         list(engine.complete(requests(1), GenerationParams(top_p=0)))
+
+
+def test_a_server_that_ignores_n_gets_each_missing_sample_alone(serve):
+    server = serve(ignore_n=True)
+    params = GenerationParams(temperature=0.7, max_tokens=12, seed=7)
+    with backend(server, concurrency=2) as engine:
+        out = list(engine.complete(requests(3, samples=3), params))
+    assert len(out) == 9 and all(c.ok for c in out)
+    for key in {c.key for c in out}:  # three different texts: each sample had its own seed
+        assert len({c.text for c in out if c.key == key}) == 3
+    seeds = [b["seed"] for b in server.log.chat_bodies]
+    assert len(server.log.chat_bodies) == 9 and len(set(seeds)) == 9
+

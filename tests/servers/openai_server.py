@@ -76,9 +76,10 @@ class OpenAIServer:
     def __init__(
         self, *, latency: float = 0.0, faults: Faults | None = None, api_key: str | None = None,
         batch_delay: float = 0.2, batch_outcome: str = "completed", echo_auth: bool = False,
-        host: str = "127.0.0.1", port: int = 0,
+        host: str = "127.0.0.1", port: int = 0, ignore_n: bool = False,
     ) -> None:
         self.latency = latency
+        self.ignore_n = ignore_n  # like llama.cpp's server: one choice, whatever n asks
         self.faults = faults or Faults()
         self.api_key = api_key
         self.batch_delay = batch_delay
@@ -204,6 +205,8 @@ class OpenAIServer:
             return await respond(writer, 400, error_body("body is not JSON", "invalid_request"))
         if len(self.log.chat_bodies) < 10_000:
             self.log.chat_bodies.append(body)
+        if self.ignore_n:
+            body = {**body, "n": 1}
         if kind == "malformed":
             return await respond(writer, 200, b'{"id": "chatcmpl-x", "choices": [{"ind',
                                  "application/json")
