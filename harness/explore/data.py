@@ -32,7 +32,8 @@ OPEN_SQL = {
     "topics": "SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
               "relation FROM topics ORDER BY topic_id",
     "prompts": "SELECT prompt_id, topic_id, condition, family, text FROM prompts "
-               "ORDER BY topic_id, condition",
+               "ORDER BY topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
+               "ELSE 2 END",
     "outputs": "SELECT output_id, prompt_id, sample, model, status, text, finish_reason, error "
                "FROM outputs ORDER BY prompt_id, model, sample",
     "item_outputs": "SELECT item_id, output_id FROM items",
