@@ -21,7 +21,7 @@ EXPLORER_NAME = "explorer.html"
 
 def explorer_html(study: Study) -> str:
     """The page for an open study."""
-    return render_page(page_data(study))
+    return render_page(*page_data(study))
 
 
 def write_explorer(study: str | Path | Study, out: str | Path | None = None) -> Path:

@@ -1,105 +1,151 @@
-"""The explorer's data: compact row tables read from the store, blinded or unblinded.
+"""The explorer's data: a small core read at open, and long texts in chunks read on demand.
 
 Before unblinding the page gets only what a reviewer could see (items, reviewers, reviews,
 searches with their hits), keyed by the random item ids and ordered by them. After `analyze` has
-unblinded the study it also gets topics, prompts and outputs, and each item's output. Rows are
-lists (not objects) so that a 10,000-topic study stays a few tens of megabytes; the column names
-travel with each table.
+unblinded the study it also gets topics, prompts and outputs, and each item's output.
+
+The core (ids, verdicts, models, conditions, a short preview of each item) is parsed when the
+page opens; filters run over it. Long texts (items, reviewers' notes, searches and hits, prompts,
+outputs) go into chunks of CHUNK rows that the page decodes only when a row is shown or a text
+search runs, so that a 10,000-topic study opens in about a second.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import defaultdict
 from typing import Any
 
 from harness.study.store import Study
 from harness.study.unblinding import unblinded_at
 
-Table = dict[str, Any]  # {"columns": [...], "rows": [[...], ...]}
+CHUNK = 500          # rows of long text per chunk
+PREVIEW = 140        # characters of an item's text shown in the list
 
-BLIND_SQL = {
-    "items": "SELECT item_id, display_text, core_combination FROM items ORDER BY item_id",
-    "reviewers": "SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id",
-    "reviews": "SELECT item_id, reviewer_id, verdict, confidence, prior_work, notes, created_at "
-               "FROM reviews ORDER BY item_id, reviewer_id",
-    "searches": "SELECT item_id, reviewer_id, database, query, run_at, total_hits, filters, hits, "
-                "relevant_ids FROM searches WHERE item_id IS NOT NULL "
-                "ORDER BY item_id, reviewer_id, run_at, search_id",
-}
-
-OPEN_SQL = {
-    "topics": "SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
-              "relation FROM topics ORDER BY topic_id",
-    "prompts": "SELECT prompt_id, topic_id, condition, family, text FROM prompts "
-               "ORDER BY topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
-               "ELSE 2 END",
-    "outputs": "SELECT output_id, prompt_id, sample, model, status, text, finish_reason, error "
-               "FROM outputs ORDER BY prompt_id, model, sample",
-    "item_outputs": "SELECT item_id, output_id FROM items",
-}
+ITEMS_SQL = "SELECT item_id, display_text, core_combination FROM items ORDER BY item_id"
+REVIEWERS_SQL = "SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id"
+# Reviews and searches are grouped by item in this order; the page relies on it.
+REVIEWS_SQL = ("SELECT item_id, reviewer_id, verdict, confidence, prior_work, notes "
+               "FROM reviews ORDER BY item_id, reviewer_id")
+SEARCHES_SQL = ("SELECT item_id, reviewer_id, database, query, run_at, total_hits, filters, "
+                "hits, relevant_ids FROM searches WHERE item_id IS NOT NULL "
+                "ORDER BY item_id, reviewer_id, run_at, search_id")
+TOPICS_SQL = ("SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
+              "relation FROM topics ORDER BY topic_id")
+PROMPTS_SQL = ("SELECT prompt_id, topic_id, condition, family, text FROM prompts ORDER BY "
+               "topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
+               "ELSE 2 END")
+OUTPUTS_SQL = ("SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
+               "FROM outputs ORDER BY prompt_id, model, sample")
 
 HIT_COLUMNS = ["rank", "id", "doi", "title", "year", "relevant"]
 
 
-def page_data(study: Study) -> dict[str, Any]:
-    """Everything the page shows, as JSON-ready tables; blinded unless the study is unblinded."""
+def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """(core, texts): the core tables, and per kind the long-text rows to be chunked."""
     when = unblinded_at(study)
     conn = study.conn
-    items = _rows(conn, BLIND_SQL["items"])
+    items = _rows(conn, ITEMS_SQL)
     item_index = {row[0]: n for n, row in enumerate(items)}
-    reviewers = _rows(conn, BLIND_SQL["reviewers"])
+    reviewers = _rows(conn, REVIEWERS_SQL)
     reviewer_index = {row[0]: n for n, row in enumerate(reviewers)}
-    data: dict[str, Any] = {
-        "study_id": study.study_id, "unblinded_at": when,
-        "items": _table(["item_id", "display_text", "core_combination"], items),
-        "reviewers": _table(["reviewer_id", "kind", "method"], reviewers),
-        "reviews": _table(
-            ["item", "reviewer", "verdict", "confidence", "prior_work", "notes", "created_at"],
-            [[item_index[r[0]], reviewer_index.get(r[1], -1), *r[2:]]
-             for r in _rows(conn, BLIND_SQL["reviews"])]),
-        "searches": _table(
-            ["item", "reviewer", "database", "query", "run_at", "total_hits", "filters", "hits"],
-            [[item_index.get(s[0], -1), reviewer_index.get(s[1], -1), *s[2:7],
-              _hits(s[7], s[8])] for s in _rows(conn, BLIND_SQL["searches"])]),
+    reviews, review_texts = _reviews(conn, item_index, reviewer_index)
+    searches = _searches(conn, item_index, reviewer_index)
+    core: dict[str, Any] = {
+        "study_id": study.study_id, "unblinded_at": when, "chunk": CHUNK,
         "hit_columns": HIT_COLUMNS,
+        "items": _table(["item_id", "preview"], [[r[0], (r[1] or "")[:PREVIEW]] for r in items]),
+        "reviewers": _table(["reviewer_id", "kind", "method"], reviewers),
+        "reviews": _table(["item", "reviewer", "verdict", "confidence"], reviews),
     }
+    texts: dict[str, list[Any]] = {
+        "items": [[r[1], r[2], review_texts.get(n, []), searches.get(n, [])]
+                  for n, r in enumerate(items)]}
     if when is not None:
-        data.update(_unblinded(conn, item_index))
-    return data
+        core_open, texts_open = _unblinded(conn, item_index)
+        core.update(core_open)
+        texts.update(texts_open)
+    texts["search"] = _search_text(core, texts)
+    return core, texts
 
 
-def _unblinded(conn: sqlite3.Connection, item_index: dict[str, int]) -> dict[str, Any]:
+def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> list[str]:
+    """Per item, the lower-cased text a search box query is matched against: the item, its
+    reviews' notes and queries, and (after unblinding) its output and prompt. Made here once so
+    that the page's first search decodes strings instead of building them."""
+    item_output = core.get("item_output")
+    out = []
+    for n, (item_id, _) in enumerate(core["items"]["rows"]):
+        display, combination, notes, found = texts["items"][n]
+        parts = [item_id, display, combination, *(x for pair in notes for x in pair),
+                 *(s[2] for s in found)]
+        if item_output is not None and item_output[n] >= 0:
+            k = item_output[n]
+            output_id, prompt, _, model, *_ = core["outputs"]["rows"][k]
+            parts += [output_id, model, texts["outputs"][k][0]]
+            if prompt >= 0:
+                parts += [core["prompts"]["rows"][prompt][0], texts["prompts"][prompt][0]]
+        out.append("\n".join(str(p) for p in parts if p is not None).lower())
+    return out
+
+
+def _reviews(conn: sqlite3.Connection, item_index: dict[str, int],
+             reviewer_index: dict[str, int]
+             ) -> tuple[list[list[Any]], dict[int, list[list[Any]]]]:
+    """Core rows [item, reviewer, verdict, confidence]; per item, [prior_work, notes] in order."""
+    core, texts = [], defaultdict(list)
+    for item, reviewer, verdict, confidence, prior_work, notes in conn.execute(REVIEWS_SQL):
+        n = item_index[item]
+        core.append([n, reviewer_index.get(reviewer, -1), verdict, confidence])
+        texts[n].append([prior_work, notes])
+    return core, texts
+
+
+def _searches(conn: sqlite3.Connection, item_index: dict[str, int],
+              reviewer_index: dict[str, int]) -> dict[int, list[list[Any]]]:
+    """Per item: [reviewer, database, query, run_at, total_hits, filters, hits]."""
+    out: dict[int, list[list[Any]]] = defaultdict(list)
+    for item, reviewer, *fields, hits, relevant in conn.execute(SEARCHES_SQL):
+        if item in item_index:
+            out[item_index[item]].append([reviewer_index.get(reviewer, -1), *fields,
+                                          _hits(hits, relevant)])
+    return out
+
+
+def _unblinded(conn: sqlite3.Connection, item_index: dict[str, int]
+               ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
     """Topics, prompts and outputs, and the output of each item (-1: no output, e.g. control)."""
-    topics = _rows(conn, OPEN_SQL["topics"])
+    topics = _rows(conn, TOPICS_SQL)
     topic_index = {row[0]: n for n, row in enumerate(topics)}
-    prompts = _rows(conn, OPEN_SQL["prompts"])
+    prompts = _rows(conn, PROMPTS_SQL)
     prompt_index = {row[0]: n for n, row in enumerate(prompts)}
-    outputs = _rows(conn, OPEN_SQL["outputs"])
+    outputs = _rows(conn, OUTPUTS_SQL)
     output_index = {row[0]: n for n, row in enumerate(outputs)}
     item_output = [-1] * len(item_index)
-    for item_id, output_id in _rows(conn, OPEN_SQL["item_outputs"]):
+    for item_id, output_id in conn.execute("SELECT item_id, output_id FROM items"):
         item_output[item_index[item_id]] = output_index.get(output_id, -1)
-    return {
+    core = {
         "topics": _table(
             ["topic_id", "field_a", "field_b", "domain_a", "domain_b", "concepts_a",
              "concepts_b", "relation"],
             [[*t[:5], _json_list(t[5]), _json_list(t[6]), t[7]] for t in topics]),
-        "prompts": _table(["prompt_id", "topic", "condition", "family", "text"],
-                          [[p[0], topic_index.get(p[1], -1), *p[2:]] for p in prompts]),
+        "prompts": _table(["prompt_id", "topic", "condition", "family"],
+                          [[p[0], topic_index.get(p[1], -1), *p[2:4]] for p in prompts]),
         "outputs": _table(
-            ["output_id", "prompt", "sample", "model", "status", "text", "finish_reason",
-             "error"],
-            [[o[0], prompt_index.get(o[1], -1), *o[2:]] for o in outputs]),
+            ["output_id", "prompt", "sample", "model", "status", "finish_reason"],
+            [[o[0], prompt_index.get(o[1], -1), *o[2:6]] for o in outputs]),
         "item_output": item_output,
     }
+    texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}
+    return core, texts
 
 
 def _rows(conn: sqlite3.Connection, sql: str) -> list[list[Any]]:
     return [list(row) for row in conn.execute(sql)]
 
 
-def _table(columns: list[str], rows: list[list[Any]]) -> Table:
+def _table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows}
 
 

@@ -1,6 +1,7 @@
 "use strict";
 // The study explorer. All text from the store is written with textContent, never as HTML.
 // Filtering runs over flat arrays built once; only one page of the list is ever in the DOM.
+// Long texts sit in gzip chunks that are decoded only when a row is shown or a text search runs.
 (function () {
   const PAGE_SIZE = 50;
   const CONDITIONS = ["single_a", "single_b", "cross"];
@@ -13,21 +14,42 @@
     table.columns.forEach((name, i) => { c[name] = i; });
     return c;
   }
-  const I = columns(D.items), R = columns(D.reviews), S = columns(D.searches);
-  const V = columns(D.reviewers);
-  const items = D.items.rows, reviews = D.reviews.rows, searches = D.searches.rows;
-  const reviewers = D.reviewers.rows;
+  const I = columns(D.items), R = columns(D.reviews), V = columns(D.reviewers);
+  const H = {};
+  D.hit_columns.forEach((c, n) => { H[c] = n; });
+  const items = D.items.rows, reviews = D.reviews.rows, reviewers = D.reviewers.rows;
   const nItems = items.length;
+
+  // -- long texts: chunk k of a kind holds rows [k * chunk, (k + 1) * chunk) -------------------
+  const chunks = { items: [], prompts: [], outputs: [], search: [] };
+  async function decode(id) {
+    const b64 = document.getElementById(id).textContent;
+    const binary = atob(b64), bytes = new Uint8Array(binary.length);
+    for (let n = 0; n < binary.length; n++) bytes[n] = binary.charCodeAt(n);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return JSON.parse(await new Response(stream).text());
+  }
+  function need(kind, rows) {
+    const wanted = new Set(rows.filter((n) => n >= 0).map((n) => Math.floor(n / D.chunk)));
+    return Promise.all(Array.from(wanted, (k) => {
+      if (!chunks[kind][k]) {
+        chunks[kind][k] = decode("text-" + kind + "-" + k).then((rows) => { chunks[kind][k] = rows; return rows; });
+      }
+      return chunks[kind][k];
+    }));
+  }
+  function txt(kind, n) { return chunks[kind][Math.floor(n / D.chunk)][n % D.chunk]; }
+  // item text row: [display_text, core_combination, [[prior_work, notes] per review], searches]
+  const SEARCH = { reviewer: 0, database: 1, query: 2, run_at: 3, total_hits: 4, filters: 5, hits: 6 };
 
   // -- indexes built once ---------------------------------------------------------------------
   const itemReviews = Array.from({ length: nItems }, () => []);
   reviews.forEach((r, j) => { if (r[R.item] >= 0) itemReviews[r[R.item]].push(j); });
-  const itemSearches = Array.from({ length: nItems }, () => []);
-  searches.forEach((s, j) => { if (s[S.item] >= 0) itemSearches[s[S.item]].push(j); });
   const itemById = new Map(items.map((row, i) => [row[I.item_id], i]));
 
   let T = null, P = null, O = null, topics = [], prompts = [], outputs = [];
   let itemTopic = null, itemCondition = null, itemModel = null, topicItems = [], models = [];
+  let topicPrompts = [], promptOutputs = [];
   const topicById = new Map();
   const itemOfOutput = new Map();
   if (OPEN) {
@@ -40,6 +62,10 @@
     itemCondition = new Int8Array(nItems).fill(-1);
     itemModel = new Int32Array(nItems).fill(-1);
     topicItems = Array.from({ length: topics.length }, () => []);
+    topicPrompts = Array.from({ length: topics.length }, () => []);
+    promptOutputs = Array.from({ length: prompts.length }, () => []);
+    prompts.forEach((p, n) => { if (p[P.topic] >= 0) topicPrompts[p[P.topic]].push(n); });
+    outputs.forEach((o, k) => { if (o[O.prompt] >= 0) promptOutputs[o[O.prompt]].push(k); });
     D.item_output.forEach((o, i) => {
       if (o < 0) return;
       itemOfOutput.set(o, i);
@@ -52,22 +78,12 @@
     });
   }
 
-  // -- text search: lower-cased blobs, made on the first query --------------------------------
-  let itemBlobs = null, topicBlobs = null;
+  // -- text search: per item the lower-cased text made by the harness, decoded on the first query
+  let itemBlobs = null, topicBlobs = null, blobsLoading = null;
   function lower(parts) { return parts.filter((x) => x !== null && x !== undefined).join("\n").toLowerCase(); }
-  function buildBlobs() {
-    itemBlobs = items.map((row, i) => {
-      const parts = [row[I.item_id], row[I.display_text], row[I.core_combination]];
-      itemReviews[i].forEach((j) => parts.push(reviews[j][R.prior_work], reviews[j][R.notes]));
-      itemSearches[i].forEach((j) => parts.push(searches[j][S.query]));
-      if (OPEN && D.item_output[i] >= 0) {
-        const o = outputs[D.item_output[i]];
-        parts.push(o[O.output_id], o[O.model], o[O.text]);
-        const p = prompts[o[O.prompt]];
-        if (p) parts.push(p[P.prompt_id], p[P.text]);
-      }
-      return lower(parts);
-    });
+  async function loadBlobs() {
+    await need("search", Array.from({ length: nItems }, (_, i) => i));
+    itemBlobs = Array.from({ length: nItems }, (_, i) => txt("search", i));
     topicBlobs = topics.map((t) => lower([t[T.topic_id], t[T.field_a], t[T.field_b], t[T.domain_a],
       t[T.domain_b], t[T.concepts_a].join(" "), t[T.concepts_b].join(" "), t[T.relation]]));
   }
@@ -96,7 +112,6 @@
 
   function itemMatches(f) {
     const hit = new Uint8Array(nItems);
-    if (f.q && !itemBlobs) buildBlobs();
     for (let i = 0; i < nItems; i++) {
       if (!structural(f, i)) continue;
       const topicText = OPEN && itemTopic[i] >= 0 && f.q && topicBlobs[itemTopic[i]].includes(f.q);
@@ -105,8 +120,16 @@
     return hit;
   }
 
-  function applyFilters() {
+  let filterRun = 0;
+  async function applyFilters() {
+    const run = ++filterRun;
     const f = filters();
+    if (f.q && !itemBlobs) {
+      $("count").textContent = "reading texts\u2026";
+      blobsLoading = blobsLoading || loadBlobs();
+      await blobsLoading;
+      if (run !== filterRun) return;
+    }
     const hit = itemMatches(f);
     const rows = [];
     if (state.list === "topics") {
@@ -123,6 +146,7 @@
     state.hit = hit;
     state.page = 0;
     renderList();
+    document.body.dataset.filtered = String(run);
   }
 
   // -- DOM helpers ----------------------------------------------------------------------------
@@ -178,35 +202,50 @@
       const row = items[n];
       li.dataset.kind = "item";
       li.append(el("span", { class: "id", text: row[I.item_id] }),
-        el("div", { text: text(row[I.display_text]).slice(0, 140) }),
+        el("div", { text: text(row[I.preview]) }),
         el("div", { class: "muted", text: verdictSummary([n]) }));
     }
     return li;
   }
 
-  // -- detail ---------------------------------------------------------------------------------
+  // -- detail: load the chunks a view needs, then draw it -------------------------------------
+  let shown = 0;
+  async function show(load, draw) {
+    const run = ++shown;
+    await load();
+    if (run === shown) { $("detail").replaceChildren(...draw()); document.body.dataset.shown = String(run); }
+  }
+
   function showTopic(t) {
+    const ps = topicPrompts[t];
+    const os = [].concat(...ps.map((n) => promptOutputs[n]));
+    const its = os.map((k) => itemOfOutput.get(k)).filter((i) => i !== undefined);
+    return show(() => Promise.all([need("prompts", ps), need("outputs", os), need("items", its)]),
+      () => topicView(t, ps));
+  }
+
+  function topicView(t, ps) {
     const row = topics[t];
     const detail = [el("h2", { text: "Topic " + row[T.topic_id] }),
       table(["field A", "field B", "concepts A", "concepts B", "relation"],
         [[row[T.field_a] + " (" + row[T.domain_a] + ")", row[T.field_b] + " (" + row[T.domain_b] + ")",
           row[T.concepts_a].join("; "), row[T.concepts_b].join("; "), row[T.relation]]])];
-    prompts.forEach((p, n) => {
-      if (p[P.topic] !== t) return;
+    ps.forEach((n) => {
+      const p = prompts[n];
       const card = el("div", { class: "card" }, el("h3", { text: p[P.condition] + " prompt " }),
         el("span", { class: "tag", text: p[P.prompt_id] }), el("span", { class: "tag", text: p[P.family] }),
-        el("div", { class: "text", text: p[P.text] }));
-      outputs.forEach((o, k) => { if (o[O.prompt] === n) card.append(outputBlock(k)); });
+        el("div", { class: "text", text: txt("prompts", n)[0] }));
+      promptOutputs[n].forEach((k) => card.append(outputBlock(k)));
       detail.push(card);
     });
-    $("detail").replaceChildren(...detail);
+    return detail;
   }
 
   function outputBlock(k) {
-    const o = outputs[k];
+    const o = outputs[k], [body, error] = txt("outputs", k);
     const block = el("div", { class: "card" }, el("h3", { text: "Output, sample " + o[O.sample] }),
       el("span", { class: "tag", text: o[O.model] }), el("span", { class: "tag", text: o[O.status] }),
-      el("div", { class: "text", text: text(o[O.text] || o[O.error]) }));
+      el("div", { class: "text", text: text(body || error) }));
     const i = itemOfOutput.get(k);
     if (i !== undefined) {
       if (state.hit && !state.hit[i]) block.classList.add("dim");
@@ -218,7 +257,14 @@
   }
 
   function showItem(i) {
-    const row = items[i];
+    const k = OPEN ? D.item_output[i] : -1;
+    const p = k >= 0 ? outputs[k][O.prompt] : -1;
+    return show(() => Promise.all([need("items", [i]), need("outputs", [k]), need("prompts", [p])]),
+      () => itemView(i));
+  }
+
+  function itemView(i) {
+    const row = items[i], [display, core, notes, found] = txt("items", i);
     const detail = [el("h2", { text: "Item " + row[I.item_id] })];
     if (OPEN && D.item_output[i] >= 0) {
       const o = outputs[D.item_output[i]], p = prompts[o[O.prompt]];
@@ -230,30 +276,27 @@
     } else if (OPEN) {
       detail.push(el("p", { class: "muted", text: "This item has no model output (a control item)." }));
     }
-    if (row[I.core_combination]) detail.push(el("h3", { text: "Core combination" }),
-      el("div", { class: "text", text: row[I.core_combination] }));
-    detail.push(el("h3", { text: "Text shown to reviewers" }), el("div", { class: "text", text: row[I.display_text] }));
+    if (core) detail.push(el("h3", { text: "Core combination" }), el("div", { class: "text", text: core }));
+    detail.push(el("h3", { text: "Text shown to reviewers" }), el("div", { class: "text", text: display }));
     detail.push(el("h3", { text: "Reviews" }), table(["reviewer", "kind", "verdict", "confidence", "prior work", "notes"],
-      itemReviews[i].map((j) => {
+      itemReviews[i].map((j, n) => {
         const r = reviews[j], who = reviewers[r[R.reviewer]] || [];
         return [text(who[V.reviewer_id]), text(who[V.kind]), verdictSpan(r[R.verdict]), r[R.confidence],
-          r[R.prior_work], r[R.notes]];
+          notes[n][0], notes[n][1]];
       })));
-    const found = itemSearches[i];
     detail.push(el("h3", { id: "searches", text: "Searches (" + found.length + ")" }));
-    found.forEach((j) => detail.push(searchBlock(searches[j])));
-    $("detail").replaceChildren(...detail);
+    found.forEach((s) => detail.push(searchBlock(s)));
+    return detail;
   }
 
   function searchBlock(s) {
-    const who = reviewers[s[S.reviewer]] || [];
-    const hits = s[S.hits];
-    const summary = el("summary", { text: text(who[V.reviewer_id]) + " \u00b7 " + s[S.database] + ": \u201c"
-      + s[S.query] + "\u201d \u00b7 " + text(s[S.total_hits]) + " hits, " + hits.length + " retrieved \u00b7 "
-      + s[S.run_at] });
-    const H = {}; D.hit_columns.forEach((c, n) => { H[c] = n; });
+    const who = reviewers[s[SEARCH.reviewer]] || [];
+    const hits = s[SEARCH.hits];
+    const summary = el("summary", { text: text(who[V.reviewer_id]) + " \u00b7 " + s[SEARCH.database] + ": \u201c"
+      + s[SEARCH.query] + "\u201d \u00b7 " + text(s[SEARCH.total_hits]) + " hits, " + hits.length + " retrieved \u00b7 "
+      + s[SEARCH.run_at] });
     return el("details", { class: "search" }, summary,
-      s[S.filters] ? el("div", { class: "muted", text: "filters: " + s[S.filters] }) : null,
+      s[SEARCH.filters] ? el("div", { class: "muted", text: "filters: " + s[SEARCH.filters] }) : null,
       table(["rank", "title", "year", "doi", "id", "marked relevant"], hits.map((h) =>
         [h[H.rank], h[H.title], h[H.year], h[H.doi], h[H.id], h[H.relevant] ? "yes" : ""])));
   }
@@ -264,8 +307,8 @@
     try { hash = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
     const eq = hash.indexOf("=");
     const kind = hash.slice(0, eq), id = hash.slice(eq + 1);
-    if (kind === "item" && itemById.has(id)) showItem(itemById.get(id));
-    else if (kind === "topic" && topicById.has(id)) showTopic(topicById.get(id));
+    if (kind === "item" && itemById.has(id)) showItem(itemById.get(id)).catch(fail);
+    else if (kind === "topic" && topicById.has(id)) showTopic(topicById.get(id)).catch(fail);
   }
 
   // -- set-up ---------------------------------------------------------------------------------
@@ -273,6 +316,12 @@
     select.replaceChildren(el("option", { value: "", text: "all" }),
       ...pairs.map(([value, label]) => el("option", { value: String(value), text: label })));
   }
+  function fail(error) {
+    console.error(error);
+    $("detail").replaceChildren(el("p", { class: "banner", text: "Could not show this record: " + error }));
+  }
+  function refilter() { applyFilters().catch(fail); }
+
   function setup() {
     if (D.study_id) $("title").textContent = "Study explorer: " + D.study_id;
     const banner = $("banner");
@@ -289,8 +338,8 @@
     options($("f-reviewer"), reviewers.map((r, n) => [n, r[V.reviewer_id] + " (" + r[V.kind] + ")"]));
     options($("f-verdict"), VERDICTS.map((v) => [v, v]));
     ["f-list", "f-condition", "f-model", "f-reviewer", "f-verdict"].forEach((id) =>
-      $(id).addEventListener("change", () => { if (OPEN) state.list = $("f-list").value; applyFilters(); }));
-    $("q").addEventListener("input", applyFilters);
+      $(id).addEventListener("change", () => { if (OPEN) state.list = $("f-list").value; refilter(); }));
+    $("q").addEventListener("input", refilter);
     $("filters").addEventListener("submit", (e) => e.preventDefault());
     $("prev").addEventListener("click", () => { state.page -= 1; renderList(); });
     $("next").addEventListener("click", () => { state.page += 1; renderList(); });
@@ -302,7 +351,7 @@
       location.hash = li.dataset.kind + "=" + encodeURIComponent(id);
     });
     window.addEventListener("hashchange", route);
-    applyFilters();
+    refilter();
     route();
     document.body.dataset.readyMs = String(Math.round(performance.now()));
     document.body.dataset.ready = "1";

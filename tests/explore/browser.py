@@ -55,3 +55,17 @@ def open_page(driver: Any, page: Path, timeout: float = 60.0) -> None:
 
 def console_errors(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def wait_until(driver: Any, script: str, *args: Any, timeout: float = 30.0) -> Any:
+    """Wait until a script (an expression returning a truthy value) holds; return its value."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script, *args))
+
+
+def wait_for_text(driver: Any, element_id: str, text: str, timeout: float = 30.0) -> str:
+    """Wait until the element's text contains `text` (the page renders details asynchronously)."""
+    return wait_until(driver, "const e = document.getElementById(arguments[0]);"
+                      "return e && e.innerText.includes(arguments[1]) ? e.innerText : false;",
+                      element_id, text, timeout=timeout)

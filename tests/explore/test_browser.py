@@ -10,7 +10,13 @@ import pytest
 from harness.explore import write_explorer
 from harness.study.store import Study
 from harness.study.unblinding import mark_unblinded
-from tests.explore.browser import browser_paths, chromium, console_errors, open_page
+from tests.explore.browser import (
+    browser_paths,
+    chromium,
+    console_errors,
+    open_page,
+    wait_for_text,
+)
 from tests.records import build_records_study
 
 pytestmark = pytest.mark.skipif(
@@ -59,9 +65,8 @@ def test_blinded_page_filter_and_follow_an_item_to_its_searches(browser, pages):
                             "verdict = 'not_published'")
     assert browser.find_element("id", "count").text == f"{want} items match"
     browser.find_elements("css selector", "#list li")[0].click()
-    detail = browser.find_element("id", "detail")
-    assert "alice" in detail.text and "not_published" in detail.text
-    assert browser.find_element("id", "searches").text == "Searches (2)"
+    detail = wait_for_text(browser, "detail", "Searches (2)")
+    assert "alice" in detail and "not_published" in detail
     search = browser.find_elements("css selector", "details.search")[0]
     assert not search.find_element("tag name", "table").is_displayed()
     search.find_element("tag name", "summary").click()
@@ -84,17 +89,16 @@ def test_unblinded_page_topic_to_prompt_output_item_and_hits(browser, pages):
     _select(browser, "f-model", "all")
     _select(browser, "f-condition", "all")
     browser.find_element("id", "q").send_keys("t0002")
-    assert browser.find_element("id", "count").text == "1 topics match"
+    wait_for_text(browser, "count", "1 topics match")
     browser.find_elements("css selector", "#list li")[0].click()
-    detail = browser.find_element("id", "detail")
-    assert "Topic t0002" in detail.text and "prompt t0002 cross" in detail.text
-    assert detail.text.count("Blinded item") == 3
+    detail = wait_for_text(browser, "detail", "Topic t0002")
+    assert "prompt t0002 cross" in detail and detail.count("Blinded item") == 3
     browser.find_elements("css selector", "a.item-link")[0].click()
-    assert "condition single_a" in browser.find_element("id", "detail").text
+    wait_for_text(browser, "detail", "condition single_a")
     browser.find_elements("css selector", "details.search summary")[1].click()
     assert "10.1/" in browser.find_elements("css selector", "details.search table")[1].text
     browser.back()
-    assert "Topic t0002" in browser.find_element("id", "detail").text
+    wait_for_text(browser, "detail", "Topic t0002")
     _select(browser, "f-list", "items")
     assert browser.find_element("id", "count").text == "3 items match"
     assert browser.execute_script("return window.__pwned") is None

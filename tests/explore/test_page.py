@@ -4,6 +4,7 @@ the report, and the command."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import re
@@ -21,6 +22,8 @@ from tests.cli_run import run_cli
 from tests.records import HOSTILE, build_records_study
 
 DATA = re.compile(r'<script type="application/json" id="explorer-data">(.*?)</script>', re.S)
+CHUNK = re.compile(r'<script type="application/octet-stream" id="text-(\w+)-(\d+)">(.*?)</script>',
+                   re.S)
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +35,15 @@ def _embedded(page: str) -> tuple[str, dict]:
     found = DATA.findall(page)
     assert len(found) == 1
     return found[0], json.loads(found[0])
+
+
+def _texts(page: str) -> dict[str, list]:
+    """The long-text chunks, decoded as the page decodes them, rows in order."""
+    out: dict[str, dict[int, list]] = {}
+    for kind, k, data in CHUNK.findall(page):
+        assert re.fullmatch(r"[A-Za-z0-9+/=]*", data)
+        out.setdefault(kind, {})[int(k)] = json.loads(gzip.decompress(base64.b64decode(data)))
+    return {kind: [row for k in sorted(parts) for row in parts[k]] for kind, parts in out.items()}
 
 
 def test_embedded_json_cannot_end_its_block():
@@ -52,15 +64,21 @@ def test_blinded_page_holds_only_what_reviewers_saw(study, tmp_path):
             "FROM items i JOIN outputs o USING (output_id) JOIN prompts p USING (prompt_id)")
             for v in row}
         ids = [r[0] for r in s.rows("SELECT item_id FROM items ORDER BY item_id")]
-    assert not [v for v in secrets if v in raw]
+    texts = _texts(page)
+    assert set(texts) == {"items", "search"}
+    assert not [v for v in secrets if v in raw or v in json.dumps(texts, ensure_ascii=False)]
     assert [row[0] for row in data["items"]["rows"]] == ids   # ordered by the random ids only
-    assert len(data["reviews"]["rows"]) == 24 and len(data["searches"]["rows"]) == 24
+    assert len(data["reviews"]["rows"]) == 24
+    assert [len(row[3]) for row in texts["items"]] == [2] * 12  # searches per item
+    assert texts["items"][0][3][0][6][0][5] is True              # first hit marked relevant
+    assert HOSTILE in texts["items"][0][0]
 
 
 def test_page_is_self_contained_and_escapes_untrusted_text(study, tmp_path):
     page = write_explorer(study, tmp_path / "e.html").read_text(encoding="utf-8")
     assert HOSTILE not in page and "<img" not in page and "<!--" not in page
-    assert page.count("<script") == 2 and page.count("</script>") == 2
+    n_chunks = len(CHUNK.findall(page))
+    assert n_chunks == 2 and page.count("<script") == page.count("</script>") == 2 + n_chunks
     assert not re.search(r'(src|href)="(?!data:)', page.split("<script")[0])
     script = page.rsplit("<script>", 1)[1].split("</script>")[0]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
@@ -72,7 +90,7 @@ def test_unblinded_page_joins_items_to_outputs(study, tmp_path):
     shutil.copytree(study, path)
     with Study.open(path) as s:
         mark_unblinded(s)
-        data = page_data(s)
+        data = page_data(s)[0]
         truth = dict(s.rows("SELECT item_id, output_id FROM items"))
     outputs = [row[0] for row in data["outputs"]["rows"]]
     joined = {row[0]: outputs[o] for row, o in zip(data["items"]["rows"], data["item_output"],
