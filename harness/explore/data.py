@@ -159,9 +159,10 @@ def _json_list(text: str | None) -> list[Any]:
 
 def _hits(hits: str | None, relevant_ids: str | None) -> list[list[Any]]:
     """Each retrieved work as [rank, id, doi, title, year, relevant]."""
-    relevant = {str(r) for r in _json_list(relevant_ids)}
+    relevant = {str(r) for r in _json_list(relevant_ids)} if relevant_ids not in (
+        None, "", "[]") else set()
     out = []
-    for n, hit in enumerate(_json_list(hits)):
+    for n, hit in enumerate(_json_list(hits) if hits not in (None, "", "[]") else []):
         if isinstance(hit, dict):
             hit_id = str(hit.get("id", ""))
             out.append([hit.get("rank", n + 1), hit_id, hit.get("doi"), hit.get("title", ""),

@@ -19,7 +19,7 @@ from harness.study.unblinding import unblinded_at
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMATS", "TABLES", "export", "export_prompts", "read_table"]
+__all__ = ["FORMATS", "TABLES", "export", "export_prompts", "export_table", "read_table"]
 
 
 def read_table(study: str | Path, table: str) -> pd.DataFrame:
@@ -43,6 +43,10 @@ def export(study: str | Path, table: str, format: str = "csv", out: Path | None 
                            file=study)
     target = Path(out) if out else Path(study) / "exports" / f"{table}{FORMATS[format]}"
     return write_frame(frame, format, target)
+
+
+#: The name under which `harness` re-exports `export` (the package itself is `harness.export`).
+export_table = export
 
 
 def export_prompts(study: str | Path, format: str = "csv", out: Path | None = None) -> Path:
