@@ -41,3 +41,17 @@ def build_records_study(path: Path, topics: int = 4, seed: int = 3) -> Path:
                 (f"S{n:04d}", item, reviewer, f"query for {item}", json.dumps(hits),
                  json.dumps([f"W{n}-0"]), f"k{n}"))
     return path
+
+
+def add_item_without_output(path: Path, item_id: str = "ctrl-0000") -> str:
+    """An item whose output does not exist (as a control item with a known answer will have),
+    reviewed by alice. Foreign keys are off for the insert only."""
+    with Study.open(path) as study:
+        study.conn.execute("PRAGMA foreign_keys=OFF")
+        with study.transaction() as conn:
+            conn.execute("INSERT INTO items VALUES (?, 'no-such-output', 'control text', NULL, "
+                         "'control text', '{}')", (item_id,))
+            conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+                         "VALUES (?, 'alice', 'published', 'xlsx', '2026-01-01T00:00:00Z')",
+                         (item_id,))
+    return item_id

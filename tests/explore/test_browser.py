@@ -17,7 +17,7 @@ from tests.explore.browser import (
     open_page,
     wait_for_text,
 )
-from tests.records import build_records_study
+from tests.records import add_item_without_output, build_records_study
 
 pytestmark = pytest.mark.skipif(
     browser_paths() is None,
@@ -32,6 +32,7 @@ def pages(tmp_path_factory):
     study = build_records_study(root / "blind")
     blinded = write_explorer(study, root / "blinded.html")
     shutil.copytree(study, root / "open")
+    add_item_without_output(root / "open")
     with Study.open(root / "open") as s:
         mark_unblinded(s)
     return blinded, write_explorer(root / "open", root / "open.html"), study
@@ -102,6 +103,9 @@ def test_unblinded_page_topic_to_prompt_output_item_and_hits(browser, pages):
     _select(browser, "f-list", "items")
     assert browser.find_element("id", "count").text == "3 items match"
     assert browser.execute_script("return window.__pwned") is None
+    assert console_errors(browser) == []
+    browser.get(page.resolve().as_uri() + "#item=ctrl-0000")
+    wait_for_text(browser, "detail", "no model output")
     assert console_errors(browser) == []
     browser.execute_script("console.error('probe of the console log')")
     assert any("probe of the console log" in e for e in console_errors(browser))

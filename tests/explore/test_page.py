@@ -19,7 +19,7 @@ from harness.explore.page import embed_json
 from harness.study.store import Study
 from harness.study.unblinding import mark_unblinded
 from tests.cli_run import run_cli
-from tests.records import HOSTILE, build_records_study
+from tests.records import HOSTILE, add_item_without_output, build_records_study
 
 DATA = re.compile(r'<script type="application/json" id="explorer-data">(.*?)</script>', re.S)
 CHUNK = re.compile(r'<script type="application/octet-stream" id="text-(\w+)-(\d+)">(.*?)</script>',
@@ -96,6 +96,11 @@ def test_unblinded_page_joins_items_to_outputs(study, tmp_path):
     joined = {row[0]: outputs[o] for row, o in zip(data["items"]["rows"], data["item_output"],
                                                   strict=True)}
     assert joined == truth
+    add_item_without_output(path)
+    with Study.open(path) as s:
+        data = page_data(s)[0]
+    ids = [row[0] for row in data["items"]["rows"]]
+    assert data["item_output"][ids.index("ctrl-0000")] == -1
     assert {row[2] for row in data["prompts"]["rows"]} == {"single_a", "single_b", "cross"}
 
 

@@ -14,7 +14,7 @@ from harness.export import FORMATS, TABLES, export, read_table
 from harness.study.store import Study
 from harness.study.unblinding import mark_unblinded, unblinded_at
 from tests.cli_run import run_cli
-from tests.records import build_records_study
+from tests.records import add_item_without_output, build_records_study
 
 BLINDED = [name for name, table in TABLES.items() if table.blinded]
 REVEALING = {"output_id", "prompt_id", "topic_id", "condition", "sample", "model",
@@ -132,3 +132,14 @@ def test_errors(blind_study, tmp_path):
         assert s.count("searches") > 0
     with pytest.raises(HarnessError, match="no searches"):
         export(empty, "searches", "csv")
+
+
+def test_items_without_an_output_are_kept(open_study, tmp_path):
+    path = tmp_path / "s"
+    shutil.copytree(open_study, path)
+    item = add_item_without_output(path)
+    for table in ("items", "judgments"):
+        frame = read_table(path, table).set_index("item_id")
+        assert item in frame.index, table
+        assert frame.loc[item, ["topic_id", "condition", "model"]].isna().all(), table
+    assert len(read_table(path, "judgments")) == 25
