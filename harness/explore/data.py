@@ -39,9 +39,6 @@ PROMPTS_SQL = ("SELECT prompt_id, topic_id, condition, family, text FROM prompts
 OUTPUTS_SQL = ("SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
                "FROM outputs ORDER BY prompt_id, model, sample")
 
-HIT_COLUMNS = ["rank", "id", "doi", "title", "year", "relevant"]
-
-
 def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """(core, texts): the core tables, and per kind the long-text rows to be chunked."""
     when = unblinded_at(study)
@@ -54,7 +51,6 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     searches = _searches(conn, item_index, reviewer_index)
     core: dict[str, Any] = {
         "study_id": study.study_id, "unblinded_at": when, "chunk": CHUNK,
-        "hit_columns": HIT_COLUMNS,
         "items": _table(["item_id", "preview"], [[r[0], (r[1] or "")[:PREVIEW]] for r in items]),
         "reviewers": _table(["reviewer_id", "kind", "method"], reviewers),
         "reviews": _table(["item", "reviewer", "verdict", "confidence"], reviews),
@@ -104,12 +100,14 @@ def _reviews(conn: sqlite3.Connection, item_index: dict[str, int],
 
 def _searches(conn: sqlite3.Connection, item_index: dict[str, int],
               reviewer_index: dict[str, int]) -> dict[int, list[list[Any]]]:
-    """Per item: [reviewer, database, query, run_at, total_hits, filters, hits]."""
+    """Per item: [reviewer, database, query, run_at, total_hits, filters, hits, relevant_ids].
+
+    `hits` and `relevant_ids` stay the JSON text the store holds; the page parses them when it
+    shows the search, which keeps writing a large study's page fast."""
     out: dict[int, list[list[Any]]] = defaultdict(list)
-    for item, reviewer, *fields, hits, relevant in conn.execute(SEARCHES_SQL):
+    for item, reviewer, *fields in conn.execute(SEARCHES_SQL):
         if item in item_index:
-            out[item_index[item]].append([reviewer_index.get(reviewer, -1), *fields,
-                                          _hits(hits, relevant)])
+            out[item_index[item]].append([reviewer_index.get(reviewer, -1), *fields])
     return out
 
 
@@ -155,16 +153,3 @@ def _json_list(text: str | None) -> list[Any]:
     except json.JSONDecodeError:
         return [text]
     return value if isinstance(value, list) else [value]
-
-
-def _hits(hits: str | None, relevant_ids: str | None) -> list[list[Any]]:
-    """Each retrieved work as [rank, id, doi, title, year, relevant]."""
-    relevant = {str(r) for r in _json_list(relevant_ids)} if relevant_ids not in (
-        None, "", "[]") else set()
-    out = []
-    for n, hit in enumerate(_json_list(hits) if hits not in (None, "", "[]") else []):
-        if isinstance(hit, dict):
-            hit_id = str(hit.get("id", ""))
-            out.append([hit.get("rank", n + 1), hit_id, hit.get("doi"), hit.get("title", ""),
-                        hit.get("year"), hit_id in relevant])
-    return out

@@ -15,8 +15,6 @@
     return c;
   }
   const I = columns(D.items), R = columns(D.reviews), V = columns(D.reviewers);
-  const H = {};
-  D.hit_columns.forEach((c, n) => { H[c] = n; });
   const items = D.items.rows, reviews = D.reviews.rows, reviewers = D.reviewers.rows;
   const nItems = items.length;
 
@@ -40,7 +38,8 @@
   }
   function txt(kind, n) { return chunks[kind][Math.floor(n / D.chunk)][n % D.chunk]; }
   // item text row: [display_text, core_combination, [[prior_work, notes] per review], searches]
-  const SEARCH = { reviewer: 0, database: 1, query: 2, run_at: 3, total_hits: 4, filters: 5, hits: 6 };
+  const SEARCH = { reviewer: 0, database: 1, query: 2, run_at: 3, total_hits: 4, filters: 5, hits: 6,
+    relevant: 7 };
 
   // -- indexes built once ---------------------------------------------------------------------
   const itemReviews = Array.from({ length: nItems }, () => []);
@@ -289,16 +288,23 @@
     return detail;
   }
 
+  function parseList(json) {
+    try { const value = JSON.parse(json || "[]"); return Array.isArray(value) ? value : []; }
+    catch (e) { return []; }
+  }
+
   function searchBlock(s) {
     const who = reviewers[s[SEARCH.reviewer]] || [];
-    const hits = s[SEARCH.hits];
+    const hits = parseList(s[SEARCH.hits]).filter((h) => h && typeof h === "object");
+    const relevant = new Set(parseList(s[SEARCH.relevant]).map(String));
     const summary = el("summary", { text: text(who[V.reviewer_id]) + " \u00b7 " + s[SEARCH.database] + ": \u201c"
       + s[SEARCH.query] + "\u201d \u00b7 " + text(s[SEARCH.total_hits]) + " hits, " + hits.length + " retrieved \u00b7 "
       + s[SEARCH.run_at] });
     return el("details", { class: "search" }, summary,
       s[SEARCH.filters] ? el("div", { class: "muted", text: "filters: " + s[SEARCH.filters] }) : null,
-      table(["rank", "title", "year", "doi", "id", "marked relevant"], hits.map((h) =>
-        [h[H.rank], h[H.title], h[H.year], h[H.doi], h[H.id], h[H.relevant] ? "yes" : ""])));
+      table(["rank", "title", "year", "doi", "id", "score", "marked relevant"], hits.map((h, n) =>
+        [h.rank === undefined ? n + 1 : h.rank, h.title, h.year, h.doi, h.id, h.score,
+          relevant.has(String(h.id)) ? "yes" : ""])));
   }
 
   // -- navigation: #topic=ID or #item=ID, so the back button works ------------------------------
