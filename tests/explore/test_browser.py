@@ -4,6 +4,7 @@ applied, one item is followed to its searches and hits, and the console stays fr
 from __future__ import annotations
 
 import shutil
+from importlib.util import find_spec
 
 import pytest
 
@@ -20,9 +21,9 @@ from tests.explore.browser import (
 from tests.records import add_item_without_output, build_records_study
 
 pytestmark = pytest.mark.skipif(
-    browser_paths() is None,
+    browser_paths() is None or find_spec("selenium") is None,
     reason="no headless browser: install the Debian packages chromium and chromium-driver "
-           "(.ci/run does) to run the explorer's browser test")
+           "(.ci/run does) and the dev extras (selenium) to run the explorer's browser test")
 
 
 @pytest.fixture(scope="module")
