@@ -8,6 +8,7 @@ from pathlib import Path
 from harness.study import Study
 from harness.study.history import check_history
 from harness.study.manifest import load_manifest, verify_materials
+from harness.study.unblinding import unblinded_at
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
         probed = s.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry")[0][0]
         topics = s.count("topics")
         pilot = " (pilot)" if s.pilot else ""
+        unblinded = unblinded_at(s)
     expected = prompts * max(samples, 1)
     manifest = load_manifest(path)
     reported = (Path(path) / "report" / "report.json").exists()
@@ -49,7 +51,9 @@ def study_status(path: str | Path) -> list[StageStatus]:
         StageStatus("reviews", f"{reviews} reviews", _frac(reviews, assigned) if assigned else "-"),
         StageStatus("prereg", "plan hash recorded" if "prereg" in manifest else "-",
                     "done" if "prereg" in manifest else "not run"),
-        StageStatus("analyze", "report" if reported else "-", "done" if reported else "not run"),
+        StageStatus("analyze", ("report" if reported else "-")
+                    + (f", unblinded {unblinded}" if unblinded else ""),
+                    "done" if reported else "not run"),
         StageStatus("geometry", f"{probed} prompts probed",
                     _frac(probed, prompts) if prompts else "-"),
     ]

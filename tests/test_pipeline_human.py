@@ -12,6 +12,7 @@ import sqlite3
 import zipfile
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from harness.cli import main
@@ -168,9 +169,21 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     assert "24 of 24 assigned reviews returned, 0 missing, across 3 reviewers" in (
         capsys.readouterr().out)
 
+    # Before the analysis, the judgments export holds blinded ids and verdicts only.
+    harness("export", "judgments", "--study", study, "--format", "csv")
+    capsys.readouterr()
+    blinded = pd.read_csv(study / "exports" / "judgments.csv")
+    assert len(blinded) == 24 and "condition" not in blinded and "topic_id" not in blinded
+
     # 7. The analysis agrees with the same analysis done by hand on the verdicts written above.
     harness("analyze", "--study", study)
     out = capsys.readouterr().out
+    assert (study / "report" / "explorer.html").stat().st_size > 0
+    harness("export", "judgments", "--study", study, "--format", "csv")
+    capsys.readouterr()
+    judgments = pd.read_csv(study / "exports" / "judgments.csv")
+    assert {(r.item_id, r.reviewer_id): (r.topic_id, r.condition)
+            for r in judgments.itertuples()} == {k: key[k[0]] for k in verdicts}
     assert "VERDICT: NO VERDICT" in out and "Blinding key: verified" in out
     report = study / "report"
     for name in ("report.md", "report.html", "report.json"):

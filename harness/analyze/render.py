@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Block:
-    kind: str                       # h1 | h2 | p | banner | list | table | figure | pre
+    kind: str                       # h1 | h2 | p | banner | list | table | figure | pre | link
     text: str = ""
     items: list[str] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
-    name: str = ""                  # figure file stem
+    name: str = ""                  # figure file stem; link: relative target
 
 
 def markdown(blocks: list[Block], figure_dir: str = "figures") -> str:
@@ -43,6 +43,8 @@ def markdown(blocks: list[Block], figure_dir: str = "figures") -> str:
             out.append("\n".join(lines))
         elif b.kind == "figure":
             out.append(f"![{b.text}]({figure_dir}/{b.name}.png)\n\n*{b.text}*")
+        elif b.kind == "link":
+            out.append(f"[{b.text}]({b.name})")
     return "\n\n".join(out) + "\n"
 
 
@@ -73,6 +75,8 @@ def html_page(blocks: list[Block], figures: dict[str, bytes], title: str) -> str
             body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
         elif b.kind == "pre":
             body.append(f"<pre>{html.escape(b.text)}</pre>")
+        elif b.kind == "link":
+            body.append(f'<p><a href="{html.escape(b.name)}">{html.escape(b.text)}</a></p>')
         elif b.kind == "table":
             head = "".join(f"<th>{html.escape(h)}</th>" for h in b.header)
             rows = "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>"

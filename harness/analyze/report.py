@@ -12,6 +12,7 @@ from harness.analyze.results import AnalysisResult, Estimate, fmt, fmt_p
 
 MAX_TOPIC_ROWS = 200
 MAX_PAIR_ROWS = 60
+EXPLORER = "explorer.html"  # written beside the report by `analyze` (harness.explore)
 
 
 def write_report(result: AnalysisResult, folder: Path, plan: Plan, plan_text: str
@@ -21,7 +22,7 @@ def write_report(result: AnalysisResult, folder: Path, plan: Plan, plan_text: st
     figure_dir = folder / "figures"
     figure_dir.mkdir(parents=True, exist_ok=True)
     files = {"markdown": str(folder / "report.md"), "html": str(folder / "report.html"),
-             "json": str(folder / "report.json")}
+             "json": str(folder / "report.json"), "explorer": str(folder / EXPLORER)}
     files.update({f"figure:{name}": str(figure_dir / f"{name}.png") for name in FIGURES})
     result = result.model_copy(update={"report_files": files})
     figures = render_all(result, plan.report.figure_dpi)
@@ -44,6 +45,8 @@ def _write(path: Path, data: bytes) -> None:
 def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     blocks = [Block("h1", "Preregistered analysis: cross-field versus single-field prompts")]
     blocks += [Block("banner", note) for note in r.notes]
+    blocks += [Block("link", "Explore every record (prompts, outputs, items, verdicts, searches)",
+                     name=EXPLORER)]
     blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _checks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]

@@ -42,6 +42,7 @@ from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.store import Study
+from harness.study.unblinding import mark_unblinded
 
 TEST_NAMES = {
     "permutation": "Topic-level paired permutation test",
@@ -79,10 +80,13 @@ def analyze(study_dir: str | Path, plan: str | Path | None = None, allow_deviati
             deviations.append("the blinding key could not be verified: the manifest holds no "
                               "blinding commitment")
         result = compute(data, loaded, manifest, deviations, folder)
+        mark_unblinded(study)
         if write_report:
             from harness.analyze.report import write_report as write
+            from harness.explore import write_explorer
 
             result = write(result, study.report_dir, loaded.plan, loaded.text)
+            write_explorer(study, result.report_files["explorer"])
     record_section(folder, "analysis", {
         "at": result.analysed_at, "plan_sha256": loaded.sha256, "verdict": result.verdict.label,
         "deviations": deviations, "report": result.report_files,

@@ -29,6 +29,7 @@ def analyze(
     result = run(study, plan, allow_deviation)
     typer.echo(result.summary())
     typer.echo(f"Report: {result.report_files.get('html', '')}")
+    typer.echo(f"Explorer: {result.report_files.get('explorer', '')}")
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""`harness generate` and `harness export prompts`."""
+"""`harness generate`: matched prompts and their match audit."""
 
 from __future__ import annotations
 
@@ -7,12 +7,6 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
-
-export_app = typer.Typer(
-    help="Export study tables.\n\nExample: harness export prompts --study runs/s1 --format csv",
-    no_args_is_help=True,
-)
-app.add_typer(export_app, name="export")
 
 
 @app.command()
@@ -39,19 +33,3 @@ def generate(
     audit = run(study, topics=topics, prompts=prompts, seed=DEFAULT_SEED if seed is None else seed,
                 pilot=pilot, limit=limit)
     print_audit(audit, study)
-
-
-@export_app.command("prompts")
-def export_prompts(
-    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    format: str = typer.Option("csv", "--format", help="csv, jsonl, parquet or hf (datasets)."),
-    out: Path | None = typer.Option(None, "--out", help="Output path (default: in the study)."),
-) -> None:
-    """Export the study's prompts as CSV, JSONL, Parquet or a `datasets` dataset.
-
-    Example: harness export prompts --study runs/s1 --format hf
-    """
-    from harness.export import export_prompts as run
-
-    path = run(study, format, out)
-    typer.echo(f"wrote {path}")

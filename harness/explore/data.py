@@ -1,0 +1,155 @@
+"""The explorer's data: a small core read at open, and long texts in chunks read on demand.
+
+Before unblinding the page gets only what a reviewer could see (items, reviewers, reviews,
+searches with their hits), keyed by the random item ids and ordered by them. After `analyze` has
+unblinded the study it also gets topics, prompts and outputs, and each item's output.
+
+The core (ids, verdicts, models, conditions, a short preview of each item) is parsed when the
+page opens; filters run over it. Long texts (items, reviewers' notes, searches and hits, prompts,
+outputs) go into chunks of CHUNK rows that the page decodes only when a row is shown or a text
+search runs, so that a 10,000-topic study opens in about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from typing import Any
+
+from harness.study.store import Study
+from harness.study.unblinding import unblinded_at
+
+CHUNK = 500          # rows of long text per chunk
+PREVIEW = 140        # characters of an item's text shown in the list
+
+ITEMS_SQL = "SELECT item_id, display_text, core_combination FROM items ORDER BY item_id"
+REVIEWERS_SQL = "SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id"
+# Reviews and searches are grouped by item in this order; the page relies on it.
+REVIEWS_SQL = ("SELECT item_id, reviewer_id, verdict, confidence, prior_work, notes "
+               "FROM reviews ORDER BY item_id, reviewer_id")
+SEARCHES_SQL = ("SELECT item_id, reviewer_id, database, query, run_at, total_hits, filters, "
+                "hits, relevant_ids FROM searches WHERE item_id IS NOT NULL "
+                "ORDER BY item_id, reviewer_id, run_at, search_id")
+TOPICS_SQL = ("SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
+              "relation FROM topics ORDER BY topic_id")
+PROMPTS_SQL = ("SELECT prompt_id, topic_id, condition, family, text FROM prompts ORDER BY "
+               "topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
+               "ELSE 2 END")
+OUTPUTS_SQL = ("SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
+               "FROM outputs ORDER BY prompt_id, model, sample")
+
+def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """(core, texts): the core tables, and per kind the long-text rows to be chunked."""
+    when = unblinded_at(study)
+    conn = study.conn
+    items = _rows(conn, ITEMS_SQL)
+    item_index = {row[0]: n for n, row in enumerate(items)}
+    reviewers = _rows(conn, REVIEWERS_SQL)
+    reviewer_index = {row[0]: n for n, row in enumerate(reviewers)}
+    reviews, review_texts = _reviews(conn, item_index, reviewer_index)
+    searches = _searches(conn, item_index, reviewer_index)
+    core: dict[str, Any] = {
+        "study_id": study.study_id, "unblinded_at": when, "chunk": CHUNK,
+        "items": _table(["item_id", "preview"], [[r[0], (r[1] or "")[:PREVIEW]] for r in items]),
+        "reviewers": _table(["reviewer_id", "kind", "method"], reviewers),
+        "reviews": _table(["item", "reviewer", "verdict", "confidence"], reviews),
+    }
+    texts: dict[str, list[Any]] = {
+        "items": [[r[1], r[2], review_texts.get(n, []), searches.get(n, [])]
+                  for n, r in enumerate(items)]}
+    if when is not None:
+        core_open, texts_open = _unblinded(conn, item_index)
+        core.update(core_open)
+        texts.update(texts_open)
+    texts["search"] = _search_text(core, texts)
+    return core, texts
+
+
+def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> list[str]:
+    """Per item, the lower-cased text a search box query is matched against: the item, its
+    reviews' notes and queries, and (after unblinding) its output and prompt. Made here once so
+    that the page's first search decodes strings instead of building them."""
+    item_output = core.get("item_output")
+    out = []
+    for n, (item_id, _) in enumerate(core["items"]["rows"]):
+        display, combination, notes, found = texts["items"][n]
+        parts = [item_id, display, combination, *(x for pair in notes for x in pair),
+                 *(s[2] for s in found)]
+        if item_output is not None and item_output[n] >= 0:
+            k = item_output[n]
+            output_id, prompt, _, model, *_ = core["outputs"]["rows"][k]
+            parts += [output_id, model, texts["outputs"][k][0]]
+            if prompt >= 0:
+                parts += [core["prompts"]["rows"][prompt][0], texts["prompts"][prompt][0]]
+        out.append("\n".join(str(p) for p in parts if p is not None).lower())
+    return out
+
+
+def _reviews(conn: sqlite3.Connection, item_index: dict[str, int],
+             reviewer_index: dict[str, int]
+             ) -> tuple[list[list[Any]], dict[int, list[list[Any]]]]:
+    """Core rows [item, reviewer, verdict, confidence]; per item, [prior_work, notes] in order."""
+    core, texts = [], defaultdict(list)
+    for item, reviewer, verdict, confidence, prior_work, notes in conn.execute(REVIEWS_SQL):
+        n = item_index[item]
+        core.append([n, reviewer_index.get(reviewer, -1), verdict, confidence])
+        texts[n].append([prior_work, notes])
+    return core, texts
+
+
+def _searches(conn: sqlite3.Connection, item_index: dict[str, int],
+              reviewer_index: dict[str, int]) -> dict[int, list[list[Any]]]:
+    """Per item: [reviewer, database, query, run_at, total_hits, filters, hits, relevant_ids].
+
+    `hits` and `relevant_ids` stay the JSON text the store holds; the page parses them when it
+    shows the search, which keeps writing a large study's page fast."""
+    out: dict[int, list[list[Any]]] = defaultdict(list)
+    for item, reviewer, *fields in conn.execute(SEARCHES_SQL):
+        if item in item_index:
+            out[item_index[item]].append([reviewer_index.get(reviewer, -1), *fields])
+    return out
+
+
+def _unblinded(conn: sqlite3.Connection, item_index: dict[str, int]
+               ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
+    """Topics, prompts and outputs, and the output of each item (-1: no output, e.g. control)."""
+    topics = _rows(conn, TOPICS_SQL)
+    topic_index = {row[0]: n for n, row in enumerate(topics)}
+    prompts = _rows(conn, PROMPTS_SQL)
+    prompt_index = {row[0]: n for n, row in enumerate(prompts)}
+    outputs = _rows(conn, OUTPUTS_SQL)
+    output_index = {row[0]: n for n, row in enumerate(outputs)}
+    item_output = [-1] * len(item_index)
+    for item_id, output_id in conn.execute("SELECT item_id, output_id FROM items"):
+        item_output[item_index[item_id]] = output_index.get(output_id, -1)
+    core = {
+        "topics": _table(
+            ["topic_id", "field_a", "field_b", "domain_a", "domain_b", "concepts_a",
+             "concepts_b", "relation"],
+            [[*t[:5], _json_list(t[5]), _json_list(t[6]), t[7]] for t in topics]),
+        "prompts": _table(["prompt_id", "topic", "condition", "family"],
+                          [[p[0], topic_index.get(p[1], -1), *p[2:4]] for p in prompts]),
+        "outputs": _table(
+            ["output_id", "prompt", "sample", "model", "status", "finish_reason"],
+            [[o[0], prompt_index.get(o[1], -1), *o[2:6]] for o in outputs]),
+        "item_output": item_output,
+    }
+    texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}
+    return core, texts
+
+
+def _rows(conn: sqlite3.Connection, sql: str) -> list[list[Any]]:
+    return [list(row) for row in conn.execute(sql)]
+
+
+def _table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
+    return {"columns": columns, "rows": rows}
+
+
+def _json_list(text: str | None) -> list[Any]:
+    try:
+        value = json.loads(text or "[]")
+    except json.JSONDecodeError:
+        return [text]
+    return value if isinstance(value, list) else [value]
