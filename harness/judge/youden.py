@@ -4,13 +4,15 @@ An automated reviewer turns each item into a score (the best hit's match score, 
 confidence of a model's `published` verdict) and decides `published` when the score reaches a
 threshold. On control items with known answers, each candidate threshold gives a sensitivity
 (published controls judged not novel), a specificity (unpublished controls judged novel) and
-J = sensitivity + specificity - 1, with `unsure` coded as the analysis plan codes it. The
-candidates are the documented default and every observed score; ties go to the candidate
-nearest the default, then to the higher (stricter) one.
+J = sensitivity + specificity - 1, with `unsure` coded as the analysis plan codes it. J only
+changes at observed scores, so the candidates are the documented default, every observed score
+and a value just above the highest; ties go to the candidate nearest the default, then to the
+higher (stricter) one.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,8 +75,11 @@ def accuracy(observations: Sequence[Observation], threshold: float, unsure: str)
 
 
 def candidates(observations: Sequence[Observation], default: float) -> list[float]:
-    """Every threshold that can give a different J: the observed scores, and the default."""
-    return sorted({default, *(o.score for o in observations if o.score is not None)})
+    """Every threshold that can give a different J: the default, each observed score, and
+    just above the highest (nothing is published by its score)."""
+    scores = {o.score for o in observations if o.score is not None}
+    above = {math.nextafter(max(scores), math.inf)} if scores else set()
+    return sorted({default, *scores, *above})
 
 
 def best_threshold(observations: Sequence[Observation], default: float, unsure: str

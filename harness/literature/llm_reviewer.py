@@ -4,7 +4,8 @@ Protocol (one line per reply): `SEARCH: <query>` runs the query on every configu
 shows the numbered hits; `VERDICT: published [n]`, `VERDICT: not_published` or
 `VERDICT: unsure` ends the review. At least one search must precede a verdict, at most
 `max_queries` are run, and a `published` verdict must cite a hit that was shown; otherwise it
-is recorded as `unsure`. Every query, hit and reply is kept.
+is recorded as `unsure`. A calibrated reviewer also requires the stated confidence of a
+`published` verdict to reach its threshold (`LlmAssessment`). Every query, hit and reply is kept.
 """
 
 from __future__ import annotations
@@ -92,9 +93,10 @@ class LlmAssessment:
     @property
     def score(self) -> float | None:
         """The stated confidence of a cited `published` verdict (0 if unstated), else None."""
-        if self._cited() is None:
+        action = self.action
+        if action is None or self._cited() is None:
             return None
-        return float(self.action.confidence or 0) if self.action else None
+        return float(action.confidence or 0)
 
     @property
     def otherwise(self) -> str:

@@ -4,8 +4,9 @@
 configured source searched, and `published` only when the best hit's match score reaches the
 threshold (that hit is cited). `LlmReviewer` lets a model propose queries, read the hits and
 give a verdict; a `published` verdict that cites no retrieved work is recorded as `unsure`.
-Neither sees anything but the text they are given (the study layer passes only what reviewers
-may see).
+Both first `assess` an item (searches and a score), then `decide` at a threshold, so
+calibration scores each control once and tries every threshold. Neither sees anything but the
+text they are given (the study layer passes only what reviewers may see).
 """
 
 from __future__ import annotations

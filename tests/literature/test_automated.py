@@ -68,7 +68,7 @@ def test_each_run_is_recorded_in_the_manifest(study, corpus):
     assert entry["stage"] == "judge --auto"
     assert entry["params"]["cutoff"] == "2024-01-01" and entry["params"]["max_queries"] == 2
     assert entry["params"]["reviewers"] == [{"id": "lex", "method": "retrieval",
-                                             "threshold": 0.6}]
+                                             "threshold": 0.6, "rule": "uncalibrated"}]
 
 
 def test_reviewers_see_only_the_item_text(study, corpus):
