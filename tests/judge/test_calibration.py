@@ -218,3 +218,17 @@ def test_cli_calibrate_then_auto_then_locked(tmp_path, corpus, capsys):
     assert code == 2 and "--threshold fixes the threshold" in err and err.count("\n") == 1
     code, _, err = run_cli(capsys, "judge", "--auto", "--max-queries", "1", *args)
     assert code == 2 and "max_queries 1 (locked: 3)" in err
+
+
+def test_reviews_made_before_rules_were_stored_lock_the_default(study, corpus, seen):
+    with study.transaction() as conn:   # a review written by an earlier harness, no rule stored
+        conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+                     "VALUES ('I-0000000000', 'lex', 'published', 'automated', '2026-01-01')")
+    summary = run_automated(study, sources=[f"local:{corpus}"])
+    assert (summary.loc[0, "rule"], summary.loc[0, "threshold"]) == ("uncalibrated", 0.6)
+    assert stored_rule(study, "lex").note == "reviews made before decision rules were stored"
+    # calibration controls were reviewed as assigned items, at the default threshold
+    assert seen.count("Predictive coding models of river sediment transport") == 1
+    assert verdicts(study)["I-H-pub-1"] == "not_published"
+    _, lines = calibrate_automated(study, sources=[f"local:{corpus}"])
+    assert "locked after" in lines[0]
