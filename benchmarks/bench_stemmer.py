@@ -64,12 +64,15 @@ def main() -> None:
              for r in corpus_records(load_topic_bank().topics)]
     vocabulary = {w for text in texts for w in words(text)}
     pairs = plural_pairs(vocabulary)
+    n_plain = sum(not b.endswith("ies") for _, b in pairs)
     print(f"demonstration corpus: {len(texts)} works, {len(vocabulary)} distinct content words, "
           f"{len(pairs)} singular/plural pairs")
     for name, stemmer in (("suffix stemmer (replaced)", suffix_stem), ("Snowball English", stem)):
         apart = split(pairs, stemmer)
         shown = ", ".join(f"{a}/{b}" for a, b in apart[:12]) + (" ..." if len(apart) > 12 else "")
-        print(f"{name:<26} splits {len(apart):3d} of {len(pairs)} pairs: {shown}")
+        plain = [(a, b) for a, b in apart if not b.endswith("ies")]
+        print(f"{name:<26} splits {len(apart):3d} of {len(pairs)} pairs ({len(plain)} of "
+              f"{n_plain} -s/-es pairs): {shown}")
     tokens = [words(text) for text in texts] * args.repeat
     timings = {}
     for name, stemmer in (("suffix", suffix_stem), ("snowball", stem)):
