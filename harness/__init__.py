@@ -26,6 +26,7 @@ _API = {
     "blind": "harness.judge",
     "import_reviews": "harness.judge",
     "run_automated": "harness.judge.automated",
+    "calibrate_automated": "harness.judge.automated",
     "search": "harness.literature",
     "run_probe": "harness.geometry.probe",
     "run_study": "harness.run",

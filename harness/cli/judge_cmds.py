@@ -20,7 +20,11 @@ def judge(
                                  "(.xlsx, or items.csv with searches.csv)."),
     status: bool = typer.Option(False, "--status", help="Per reviewer: assigned, returned, "
                                 "missing."),
-    auto: bool = typer.Option(False, "--auto", help="Run the automated reviewers of the roster."),
+    auto: bool = typer.Option(False, "--auto", help="Run the automated reviewers of the roster "
+                              "(calibrating each first when the study has calibration controls)."),
+    calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate the automated "
+                                   "reviewers' thresholds on the calibration-split controls "
+                                   "(refused once a reviewer has reviewed other items)."),
     files: list[Path] | None = typer.Argument(None, help="Files for --import.", show_default=False),
     reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster YAML (--blind); "
                                           "default: the roster already stored in the study."),
@@ -49,7 +53,7 @@ def judge(
     source: list[str] | None = typer.Option(None, "--source", help="--auto: literature "
                                             "source (repeatable; default: local corpus)."),
     threshold: float | None = typer.Option(None, "--threshold", help="--auto: match score for "
-                                           "a published verdict."),
+                                           "a published verdict, fixed instead of calibrated."),
     max_queries: int = typer.Option(3, "--max-queries", help="--auto: queries per item."),
 ) -> None:
     """Blind outputs and route them to reviewers; import returned packets; show progress.
@@ -58,11 +62,13 @@ def judge(
     """
     server = {"base_url": base_url, "concurrency": concurrency}
     modes = [name for name, on in (("--blind", blind), ("--import", import_),
-                                   ("--status", status), ("--auto", auto)) if on]
+                                   ("--status", status), ("--auto", auto),
+                                   ("--calibrate", calibrate)) if on]
     if len(modes) != 1:
         from harness.errors import HarnessError
 
-        raise HarnessError("choose one of --blind, --import FILE..., --status, --auto"
+        raise HarnessError("choose one of --blind, --import FILE..., --status, --auto, "
+                           "--calibrate"
                            + (f" (got {', '.join(modes)})" if modes else ""))
     if files and not import_:
         from harness.errors import HarnessError
@@ -75,6 +81,14 @@ def judge(
         _import(study, files or [], replace)
     elif status:
         _status(study)
+    elif calibrate:
+        if threshold is not None:
+            from harness.errors import HarnessError
+
+            raise HarnessError("--threshold fixes the threshold and --calibrate chooses it; "
+                               "use one", column="--threshold")
+        _calibrate(study, source, cutoff, max_queries,
+                   None if backend == "local" else backend, server)
     else:
         _auto(study, source, threshold, cutoff, max_queries,
               None if backend == "local" else backend, server)
@@ -126,3 +140,14 @@ def _auto(study: Path, sources: list[str] | None, threshold: float | None, cutof
                               cutoff=cutoff, max_queries=max_queries, backend=backend,
                               **server)
     typer.echo(frame.to_string(index=False))
+
+
+def _calibrate(study: Path, sources: list[str] | None, cutoff: str | None, max_queries: int,
+               backend: str | None, server: dict[str, Any]) -> None:
+    from harness.judge.automated import calibrate_automated
+    from harness.study.store import Study
+
+    with Study.open(study) as opened:
+        _, lines = calibrate_automated(opened, sources=sources or None, cutoff=cutoff,
+                                       max_queries=max_queries, backend=backend, **server)
+    typer.echo("\n".join(lines) if lines else "No automated reviewers in the roster.")

@@ -24,6 +24,8 @@ _API = {
     "write_commitment": "harness.judge.commitment",
     "classifier_audit": "harness.judge.leak",
     "scan_packets": "harness.judge.leak",
+    "run_automated": "harness.judge.automated",
+    "calibrate_automated": "harness.judge.automated",
 }
 
 

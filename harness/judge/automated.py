@@ -3,6 +3,8 @@
 Reads only what a reviewer may see (items.display_text and items.core_combination; never
 prompts, topics or conditions), and writes each item's review (source='automated') together
 with its search records in one transaction, so an interrupted run resumes where it stopped.
+Each reviewer decides by the rule `calibration.py` settles (calibrated on the calibration-split
+controls, fixed by the user, or the default), before any other item is reviewed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import pandas as pd
 
     from harness.literature.base import Source
@@ -43,59 +47,149 @@ def run_automated(
     """Review every pending assignment of every automated reviewer; one row per reviewer.
 
     `sources`: source specs for `harness.literature.open_source` (default `["local"]`, the
-    demonstration corpus); `threshold`: match score for `published` (default per method);
-    `cutoff`: publication-date cut-off (YYYY-MM-DD or YYYY), by default the one `judge --blind`
-    stored, and refused if it differs from it; `backend`: model backend for `llm:MODEL`
-    reviewers, with `base_url` and `concurrency` for the `openai` backend.
+    demonstration corpus); `threshold`: match score for `published` of the retrieval reviewers,
+    fixed by the user instead of calibrated; `cutoff`: publication-date cut-off (YYYY-MM-DD or
+    YYYY), by default the one `judge --blind` stored, and refused if it differs from it;
+    `backend`: model backend for `llm:MODEL` reviewers, with `base_url` and `concurrency` for
+    the `openai` backend. Each reviewer's decision rule is settled first (`calibration.settle`):
+    calibrated on the calibration-split controls when the study has them and the reviewer is
+    not calibrated yet, else the stored one, else the documented default ("uncalibrated").
     """
     import pandas as pd
 
-    from harness.judge.backend import backend_options
-    from harness.judge.cutoff import settle_cutoff
+    from harness.judge.calibration import settle
 
-    cutoff = settle_cutoff(study, cutoff)
-    options = backend_options(backend or "local", base_url=base_url, concurrency=concurrency)
-    if max_queries < 1:
-        raise HarnessError("max_queries must be at least 1", column="max_queries")
-    reviewers = study.rows(
-        "SELECT reviewer_id, method FROM reviewers WHERE kind = 'automated' ORDER BY reviewer_id"
-    )
-    pool = _SourcePool(sources or ["local"])
-    makers = [(r["reviewer_id"], r["method"],
-               _reviewer_factory(r["reviewer_id"], r["method"], pool, threshold=threshold,
-                                 cutoff=cutoff, max_queries=max_queries, backend=backend,
-                                 options=options))
-              for r in reviewers]
-    _record_run(study, pool.specs, reviewers, threshold, cutoff, max_queries, backend, options)
+    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency)
     rows = []
     try:
-        for reviewer_id, method, make in makers:
-            new = _review_pending(study, reviewer_id, make, progress)
-            rows.append(_summary(study, reviewer_id, method, new))
+        run.check_locked(threshold)
+        rules = {}
+        for reviewer_id, method, make in run.makers:
+            rules[reviewer_id], _ = settle(study, reviewer_id, method, make,
+                                           run.settings(method), threshold=threshold,
+                                           progress=progress)
+        _record_run(study, run, rules)
+        for reviewer_id, method, make in run.makers:
+            rule = rules[reviewer_id]
+            new = _review_pending(study, reviewer_id, make, rule.threshold, progress)
+            rows.append({**_summary(study, reviewer_id, method, new), "rule": rule.status,
+                         "threshold": rule.threshold})
     finally:
-        pool.close()
-    columns = ["reviewer_id", "method", "assigned", "reviewed", "new", "published",
-               "not_published", "unsure"]
+        run.close()
+    columns = ["reviewer_id", "method", "rule", "threshold", "assigned", "reviewed", "new",
+               "published", "not_published", "unsure"]
     return pd.DataFrame(rows, columns=columns)
 
 
-def _record_run(study: Study, sources: list[str], reviewers: list[Any],
-                threshold: float | None, cutoff: str | None, max_queries: int,
-                backend: str | None, options: dict[str, Any]) -> None:
-    """Provenance in the manifest: sources, thresholds, cut-off and query budget of this run."""
-    from harness.judge.backend import public_options
+def calibrate_automated(
+    study: Study,
+    *,
+    sources: list[str] | None = None,
+    cutoff: str | None = None,
+    max_queries: int = 3,
+    backend: str | None = None,
+    progress: Progress | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Calibrate every automated reviewer whose rule is not locked (`judge --calibrate`).
+
+    Returns one row per reviewer (rule, threshold, default, J and its parts on the calibration
+    split) and one line per reviewer saying what was done (or that its rule is locked).
+    """
+    import pandas as pd
+
+    from harness.judge.calibration import settle
     from harness.study.manifest import record_command
 
-    def used(method: str) -> float | None:
-        if threshold is not None or method.startswith("llm:"):
-            return threshold
-        return DENSE_THRESHOLD if method == "retrieval-dense" else LEXICAL_THRESHOLD
+    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency)
+    rows, lines = [], []
+    try:
+        run.check_locked(None)
+        record_command(study.path, "judge --calibrate", run.provenance())
+        for reviewer_id, method, make in run.makers:
+            rule, said = settle(study, reviewer_id, method, make, run.settings(method),
+                                recalibrate=True, progress=progress)
+            lines.append(said or rule.describe())
+            rows.append({"reviewer_id": reviewer_id, "method": method, "rule": rule.status,
+                         "threshold": rule.threshold, "default": rule.default_threshold,
+                         "youden": rule.youden, "sensitivity": rule.sensitivity,
+                         "specificity": rule.specificity, "youden_default": rule.youden_default,
+                         "n_published": rule.n_published,
+                         "n_not_published": rule.n_not_published})
+    finally:
+        run.close()
+    return pd.DataFrame(rows), lines
+
+
+class _Run:
+    """What one run of the automated reviewers shares: cut-off, sources, reviewers."""
+
+    def __init__(self, study: Study, sources: list[str] | None, cutoff: str | None,
+                 max_queries: int, backend: str | None, base_url: str | None,
+                 concurrency: int | None) -> None:
+        from harness.judge.backend import backend_options
+        from harness.judge.cutoff import settle_cutoff
+
+        self.study = study
+        self.cutoff = settle_cutoff(study, cutoff)
+        self.options = backend_options(backend or "local", base_url=base_url,
+                                       concurrency=concurrency)
+        if max_queries < 1:
+            raise HarnessError("max_queries must be at least 1", column="max_queries")
+        self.max_queries, self.backend = max_queries, backend
+        self.pool = _SourcePool(sources or ["local"])
+        self.reviewers = study.rows("SELECT reviewer_id, method FROM reviewers "
+                                    "WHERE kind = 'automated' ORDER BY reviewer_id")
+        self.makers = [(r["reviewer_id"], r["method"] or "",
+                        _once(_reviewer_factory(r["reviewer_id"], r["method"], self.pool,
+                                                cutoff=self.cutoff, max_queries=max_queries,
+                                                backend=backend, options=self.options)))
+                       for r in self.reviewers]
+
+    def settings(self, method: str) -> dict[str, Any]:
+        """What a reviewer's scores depend on besides the item: part of its locked rule."""
+        return {"sources": self.pool.specs, "max_queries": self.max_queries,
+                "cutoff": self.cutoff,
+                "backend": (self.backend or "local") if method.startswith("llm:") else None}
+
+    def check_locked(self, threshold: float | None) -> None:
+        from harness.judge.calibration import check_locked
+
+        for reviewer_id, method, _ in self.makers:
+            check_locked(self.study, reviewer_id, method, self.settings(method), threshold)
+
+    def provenance(self) -> dict[str, Any]:
+        from harness.judge.backend import public_options
+
+        return {"sources": self.pool.specs, "cutoff": self.cutoff,
+                "max_queries": self.max_queries, "backend": self.backend,
+                **public_options(self.options)}
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """`make` called at most once (calibration and review share one reviewer)."""
+    built: list[Any] = []
+
+    def get() -> Any:
+        if not built:
+            built.append(make())
+        return built[0]
+    return get
+
+
+def _record_run(study: Study, run: _Run, rules: dict[str, Any]) -> None:
+    """Provenance in the manifest: sources, rules, cut-off and query budget of this run."""
+    from harness.study.manifest import record_command
 
     record_command(study.path, "judge --auto", {
-        "sources": sources, "cutoff": cutoff, "max_queries": max_queries, "backend": backend,
+        **run.provenance(),
         "reviewers": [{"id": r["reviewer_id"], "method": r["method"],
-                       "threshold": used(r["method"] or "")} for r in reviewers],
-        **public_options(options),
+                       "threshold": rules[r["reviewer_id"]].threshold,
+                       "rule": rules[r["reviewer_id"]].status} for r in run.reviewers],
     })
 
 
@@ -123,9 +217,12 @@ class _SourcePool:
 
 
 def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *,
-                      threshold: float | None, cutoff: str | None, max_queries: int,
-                      backend: str | None, options: dict[str, Any]) -> Callable[[], Any]:
-    """A function that builds the reviewer on first use (nothing loads for finished reviewers)."""
+                      cutoff: str | None, max_queries: int, backend: str | None,
+                      options: dict[str, Any]) -> Callable[[], Any]:
+    """A function that builds the reviewer on first use (nothing loads for finished reviewers).
+
+    It is built with the default threshold; the settled rule sets the one it reviews with.
+    """
     method = (method or "").strip()
     if method in ("retrieval", "retrieval-dense"):
         dense = method == "retrieval-dense"
@@ -133,9 +230,8 @@ def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *
         def make() -> Any:
             from harness.literature.reviewers import RetrievalReviewer
 
-            limit = threshold if threshold is not None else (
-                DENSE_THRESHOLD if dense else LEXICAL_THRESHOLD)
-            return RetrievalReviewer(pool.get(dense), threshold=limit, dense=dense,
+            return RetrievalReviewer(pool.get(dense), threshold=DENSE_THRESHOLD if dense
+                                     else LEXICAL_THRESHOLD, dense=dense,
                                      cutoff=cutoff, max_queries=max_queries)
         return make
     if method.startswith("llm:"):
@@ -173,12 +269,13 @@ def item_text(display_text: str, core: str | None, *, for_model: bool) -> str:
     return f"Core combination: {core}\n\n{display_text}" if core else display_text
 
 
-def _review_pending(study: Study, reviewer_id: str, make: Callable[[], Any],
+def _review_pending(study: Study, reviewer_id: str, make: Callable[[], Any], threshold: float,
                     progress: Progress | None) -> int:
     pending = _pending(study, reviewer_id)
     if not pending:
         return 0
     reviewer = make()
+    reviewer.threshold = threshold   # the settled decision rule
     for_model = bool(getattr(reviewer, "reads_full_text", False))
     for done, row in enumerate(pending, start=1):
         text = item_text(row["display_text"], row["core_combination"], for_model=for_model)
@@ -190,17 +287,22 @@ def _review_pending(study: Study, reviewer_id: str, make: Callable[[], Any],
 
 
 def _write(study: Study, item_id: str, reviewer_id: str, decision: Decision) -> None:
-    now = utc_now()
     with study.transaction() as conn:
-        conn.execute(
-            "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes,"
-            " source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL,"
-            " NULL, ?)",
-            (item_id, reviewer_id, decision.verdict, decision.confidence, decision.prior_work,
-             decision.notes_json(), SOURCE, now),
-        )
-        for search in decision.searches:
-            conn.execute(*search_row(search.record, search.relevant, item_id, reviewer_id))
+        insert_review(conn, item_id, reviewer_id, decision)
+
+
+def insert_review(conn: sqlite3.Connection, item_id: str, reviewer_id: str,
+                  decision: Decision) -> None:
+    """One automated review and its search records, inside the caller's transaction."""
+    conn.execute(
+        "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes,"
+        " source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL,"
+        " NULL, ?)",
+        (item_id, reviewer_id, decision.verdict, decision.confidence, decision.prior_work,
+         decision.notes_json(), SOURCE, utc_now()),
+    )
+    for search in decision.searches:
+        conn.execute(*search_row(search.record, search.relevant, item_id, reviewer_id))
 
 
 def search_row(record: Any, relevant: list[str], item_id: str | None,

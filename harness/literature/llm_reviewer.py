@@ -4,7 +4,8 @@ Protocol (one line per reply): `SEARCH: <query>` runs the query on every configu
 shows the numbered hits; `VERDICT: published [n]`, `VERDICT: not_published` or
 `VERDICT: unsure` ends the review. At least one search must precede a verdict, at most
 `max_queries` are run, and a `published` verdict must cite a hit that was shown; otherwise it
-is recorded as `unsure`. Every query, hit and reply is kept.
+is recorded as `unsure`. A calibrated reviewer also requires the stated confidence of a
+`published` verdict to reach its threshold (`LlmAssessment`). Every query, hit and reply is kept.
 """
 
 from __future__ import annotations
@@ -69,6 +70,67 @@ def parse_reply(reply: str) -> Action:
     return Action("invalid")
 
 
+@dataclass
+class LlmAssessment:
+    """How a model's review ended, before the decision rule makes it a verdict.
+
+    The rule: a `published` verdict that cites a shown hit counts when its stated confidence
+    (0 when unstated) reaches the threshold, else it is recorded as `not_published`. The
+    default threshold 0 accepts every cited `published` verdict, i.e. the model's own answer.
+    """
+
+    action: Action | None          # None: no valid verdict after a reminder
+    shown: list[tuple[Hit, SearchRecord]]
+    records: list[SearchRecord]
+    notes: dict[str, Any]
+
+    def _cited(self) -> tuple[Hit, SearchRecord] | None:
+        action = self.action
+        if action is None or action.verdict != "published" or action.cited is None:
+            return None
+        return self.shown[action.cited - 1] if 1 <= action.cited <= len(self.shown) else None
+
+    @property
+    def score(self) -> float | None:
+        """The stated confidence of a cited `published` verdict (0 if unstated), else None."""
+        action = self.action
+        if action is None or self._cited() is None:
+            return None
+        return float(action.confidence or 0)
+
+    @property
+    def otherwise(self) -> str:
+        if self.action is None or self.action.verdict == "published":
+            return "unsure"        # no verdict, or `published` citing nothing shown
+        return self.action.verdict
+
+    def decide(self, threshold: float = 0.0) -> Decision:
+        notes = dict(self.notes)
+        searches = [Search(record) for record in self.records]
+        action = self.action
+        if action is None:
+            notes["rejected"] = "no valid verdict after a reminder; recorded as unsure"
+            return Decision("unsure", None, None, notes, searches)
+        if action.verdict != "published":
+            return Decision(action.verdict, action.confidence, None, notes, searches)
+        cited = self._cited()
+        if cited is None:
+            notes["rejected"] = "verdict 'published' cited no retrieved work; recorded as unsure"
+            return Decision("unsure", action.confidence, None, notes, searches)
+        hit, record = cited
+        notes["cited"] = {"id": hit.id, "database": record.database, "number": action.cited}
+        if (action.confidence or 0) < threshold:
+            notes["rule"] = (f"'published' with confidence {action.confidence or 'unstated'} "
+                             f"is below the calibrated minimum {threshold:g}; recorded as "
+                             "not_published")
+            return Decision("not_published", action.confidence, None, notes, searches)
+        for search in searches:
+            if search.record is record:
+                search.relevant.append(hit.id)
+        return Decision("published", action.confidence, f"{hit.cite()} via {record.database}",
+                        notes, searches)
+
+
 class LlmReviewer:
     """Runs the search-then-judge conversation with one model backend."""
 
@@ -77,7 +139,7 @@ class LlmReviewer:
 
     def __init__(self, backend: Any, sources: list[Source], *, cutoff: str | date | None = None,
                  max_queries: int = 3, limit: int = LLM_HITS_SHOWN,
-                 max_tokens: int = LLM_MAX_TOKENS) -> None:
+                 max_tokens: int = LLM_MAX_TOKENS, threshold: float = 0.0) -> None:
         from harness.models import GenerationParams
 
         self.backend = backend
@@ -85,16 +147,21 @@ class LlmReviewer:
         self.cutoff = cutoff
         self.max_queries = max(1, max_queries)
         self.limit = limit
+        self.threshold = threshold
         self.params = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=max_tokens,
                                        seed=0)
 
     def review(self, text: str) -> Decision:
+        return self.assess(text).decide(self.threshold)
+
+    def assess(self, text: str, stop_at: float | None = None) -> LlmAssessment:
+        """The whole conversation (`stop_at` is unused: a model decides when to stop)."""
         from harness.models import chat
 
         messages = [{"role": "system", "content": SYSTEM},
                     {"role": "user", "content": _item_message(text)}]
         shown: list[tuple[Hit, SearchRecord]] = []
-        searches: list[Search] = []
+        records: list[SearchRecord] = []
         replies: list[str] = []
         strikes = 0
         while True:
@@ -102,34 +169,34 @@ class LlmReviewer:
             replies.append(reply[:MAX_REPLY_CHARS])
             action = parse_reply(reply)
             messages.append({"role": "assistant", "content": reply})
-            if action.kind == "search" and len(searches) < self.max_queries:
-                numbered = self._search(action.query, shown, searches)
-                left = self.max_queries - len(searches)
+            if action.kind == "search" and len(records) < self.max_queries:
+                numbered = self._search(action.query, shown, records)
+                left = self.max_queries - len(records)
                 follow = "Reply with SEARCH or VERDICT." if left else \
                     "No searches left. Reply with your VERDICT."
                 messages.append({"role": "user", "content": f"{numbered}\n\n{follow}"})
                 continue
-            if action.kind == "verdict" and searches:
-                return self._decide(action, shown, searches, replies)
+            if action.kind == "verdict" and records:
+                return LlmAssessment(action, shown, records, self._notes(records, replies))
             strikes += 1
             if strikes > 1:
-                return self._give_up(searches, replies)
-            messages.append({"role": "user", "content": self._reminder(action, searches)})
+                return LlmAssessment(None, shown, records, self._notes(records, replies))
+            messages.append({"role": "user", "content": self._reminder(action, records)})
 
-    def _reminder(self, action: Action, searches: list[Search]) -> str:
+    def _reminder(self, action: Action, records: list[SearchRecord]) -> str:
         if action.kind == "verdict":
             return "Search first: reply with one line, SEARCH: <keywords>."
-        if len(searches) >= self.max_queries:
+        if len(records) >= self.max_queries:
             return "No searches left. Reply with one line: VERDICT: published [n], " \
                    "VERDICT: not_published or VERDICT: unsure."
         return "Reply with exactly one line starting with SEARCH: or VERDICT:."
 
     def _search(self, query: str, shown: list[tuple[Hit, SearchRecord]],
-                searches: list[Search]) -> str:
+                records: list[SearchRecord]) -> str:
         lines = []
         for source in self.sources:
             record = source.search(query, cutoff=self.cutoff, limit=self.limit)
-            searches.append(Search(record))
+            records.append(record)
             lines.append(f"{record.database}: {record.total_hits or 0} hits for {query!r}")
             for hit in record.hits:
                 shown.append((hit, record))
@@ -138,31 +205,10 @@ class LlmReviewer:
                 lines.append(f"[{len(shown)}] {hit.title}{year}. {abstract}".rstrip())
         return "\n".join(lines)
 
-    def _decide(self, action: Action, shown: list[tuple[Hit, SearchRecord]],
-                searches: list[Search], replies: list[str]) -> Decision:
-        notes = self._notes(searches, replies)
-        if action.verdict != "published":
-            return Decision(action.verdict, action.confidence, None, notes, searches)
-        if action.cited is None or not 1 <= action.cited <= len(shown):
-            notes["rejected"] = "verdict 'published' cited no retrieved work; recorded as unsure"
-            return Decision("unsure", action.confidence, None, notes, searches)
-        hit, record = shown[action.cited - 1]
-        for search in searches:
-            if search.record is record:
-                search.relevant.append(hit.id)
-        notes["cited"] = {"id": hit.id, "database": record.database, "number": action.cited}
-        return Decision("published", action.confidence, f"{hit.cite()} via {record.database}",
-                        notes, searches)
-
-    def _give_up(self, searches: list[Search], replies: list[str]) -> Decision:
-        notes = self._notes(searches, replies)
-        notes["rejected"] = "no valid verdict after a reminder; recorded as unsure"
-        return Decision("unsure", None, None, notes, searches)
-
-    def _notes(self, searches: list[Search], replies: list[str]) -> dict[str, Any]:
+    def _notes(self, records: list[SearchRecord], replies: list[str]) -> dict[str, Any]:
         return {"reviewer": "llm", "backend": getattr(self.backend, "name", None),
                 "model": getattr(self.backend, "model", None), "prompt_sha256": PROMPT_SHA256,
-                "queries": list(dict.fromkeys(s.record.query for s in searches)),
+                "queries": list(dict.fromkeys(r.query for r in records)),
                 "replies": replies}
 
 

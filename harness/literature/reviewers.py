@@ -4,8 +4,9 @@
 configured source searched, and `published` only when the best hit's match score reaches the
 threshold (that hit is cited). `LlmReviewer` lets a model propose queries, read the hits and
 give a verdict; a `published` verdict that cites no retrieved work is recorded as `unsure`.
-Neither sees anything but the text they are given (the study layer passes only what reviewers
-may see).
+Both first `assess` an item (searches and a score), then `decide` at a threshold, so
+calibration scores each control once and tries every threshold. Neither sees anything but the
+text they are given (the study layer passes only what reviewers may see).
 """
 
 from __future__ import annotations
@@ -70,6 +71,50 @@ def dense_match(combination: str, hits: list[Hit]) -> list[float]:
     return [float(vectors[0] @ v) for v in vectors[1:]]
 
 
+@dataclass
+class Scored:
+    """One search with the match score of each of its hits."""
+
+    record: SearchRecord
+    scores: list[float]
+
+
+@dataclass
+class RetrievalAssessment:
+    """What a retrieval reviewer found for one item, before a threshold makes it a verdict."""
+
+    notes: dict[str, Any]
+    scored: list[Scored]
+    best: tuple[float, Hit, SearchRecord] | None
+    searched: bool = True          # False: no content words, so no search and `unsure`
+
+    @property
+    def score(self) -> float | None:
+        """The best match score (None when no hit was found or nothing could be searched)."""
+        return self.best[0] if self.best is not None else None
+
+    @property
+    def otherwise(self) -> str:
+        return "not_published" if self.searched else "unsure"
+
+    def decide(self, threshold: float) -> Decision:
+        """`published` citing the best hit when its score reaches `threshold`."""
+        notes = {**self.notes, "threshold": threshold}
+        if not self.searched:
+            notes["rejected"] = "no content words to search for; recorded as unsure"
+            return Decision("unsure", None, None, notes, [])
+        searches = [Search(s.record, [h.id for h, x in zip(s.record.hits, s.scores, strict=True)
+                                      if x >= threshold]) for s in self.scored]
+        if self.best is not None and self.best[0] >= threshold:
+            _, hit, record = self.best
+            notes["cited"] = {"id": hit.id, "database": record.database}
+            return Decision("published", None, f"{hit.cite()} via {record.database}", notes,
+                            searches)
+        if self.best is not None:
+            notes["closest"] = {"id": self.best[1].id, "title": self.best[1].title}
+        return Decision("not_published", None, None, notes, searches)
+
+
 class RetrievalReviewer:
     """The deterministic `retrieval` (lexical) and `retrieval-dense` (embedding) reviewers."""
 
@@ -92,47 +137,44 @@ class RetrievalReviewer:
         return [lexical_match(combination, h) for h in hits]
 
     def review(self, text: str) -> Decision:
+        return self.assess(text, stop_at=self.threshold).decide(self.threshold)
+
+    def assess(self, text: str, stop_at: float | None = None) -> RetrievalAssessment:
+        """Search and score; broader queries stop once a hit reaches `stop_at` (None: never).
+
+        Stopping early changes no verdict at thresholds up to `stop_at`: the best score of all
+        queries reaches a threshold exactly when some query's best hit does.
+        """
         queries = combination_queries(text, self.max_queries)
         notes: dict[str, Any] = {
             "reviewer": "retrieval-dense" if self.dense else "retrieval",
             "match": "cosine similarity (all-MiniLM-L6-v2)" if self.dense
             else "share of combination terms in title/abstract",
-            "threshold": self.threshold,
         }
         if not queries:
-            notes["rejected"] = "no content words to search for; recorded as unsure"
-            return Decision("unsure", None, None, notes, [])
+            return RetrievalAssessment(notes, [], None, searched=False)
         if self.dense:
             from harness.literature.embedding import encode
 
             encode([text, *queries])   # one batch; searches and scores reuse these
-        searches, best = self._search(text, queries)
-        notes["queries"] = list(dict.fromkeys(s.record.query for s in searches))
+        scored, best = self._search(text, queries, stop_at)
+        notes["queries"] = list(dict.fromkeys(s.record.query for s in scored))
         notes["best_score"] = round(best[0], 4) if best else None
-        if best is not None and best[0] >= self.threshold:
-            _, hit, record = best
-            notes["cited"] = {"id": hit.id, "database": record.database}
-            return Decision("published", None, f"{hit.cite()} via {record.database}", notes,
-                            searches)
-        if best is not None:
-            notes["closest"] = {"id": best[1].id, "title": best[1].title}
-        return Decision("not_published", None, None, notes, searches)
+        return RetrievalAssessment(notes, scored, best)
 
-    def _search(self, text: str, queries: list[str]
-                ) -> tuple[list[Search], tuple[float, Hit, SearchRecord] | None]:
-        """Every source with each query in turn, until a hit reaches the threshold."""
-        searches: list[Search] = []
+    def _search(self, text: str, queries: list[str], stop_at: float | None
+                ) -> tuple[list[Scored], tuple[float, Hit, SearchRecord] | None]:
+        """Every source with each query in turn, until a hit reaches `stop_at`."""
+        scored: list[Scored] = []
         best: tuple[float, Hit, SearchRecord] | None = None
         for query in queries:
             for source in self.sources:
                 record = source.search(query, cutoff=self.cutoff, limit=self.limit)
                 scores = self._scores(text, record.hits)
-                relevant = [h.id for h, s in zip(record.hits, scores, strict=True)
-                            if s >= self.threshold]
-                searches.append(Search(record, relevant))
+                scored.append(Scored(record, scores))
                 for hit, score in zip(record.hits, scores, strict=True):
                     if best is None or score > best[0]:
                         best = (score, hit, record)
-            if best is not None and best[0] >= self.threshold:
+            if stop_at is not None and best is not None and best[0] >= stop_at:
                 break   # prior work found; broader queries would add nothing
-        return searches, best
+        return scored, best

@@ -40,7 +40,20 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE items_v2 RENAME TO items")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Calibrations: the decision rule of each automated reviewer (no existing rows change)."""
+    conn.execute("""
+        CREATE TABLE calibrations (
+            reviewer_id TEXT PRIMARY KEY REFERENCES reviewers(reviewer_id),
+            method TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('calibrated', 'uncalibrated', 'fixed')),
+            threshold REAL NOT NULL, default_threshold REAL NOT NULL, youden REAL,
+            sensitivity REAL, specificity REAL, youden_default REAL,
+            n_published INTEGER NOT NULL, n_not_published INTEGER NOT NULL, unsure TEXT,
+            scores TEXT NOT NULL, settings TEXT NOT NULL, note TEXT, decided_at TEXT NOT NULL)""")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(conn: sqlite3.Connection, found: int, target: int) -> list[str]:

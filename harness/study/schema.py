@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -155,6 +155,27 @@ CREATE TABLE IF NOT EXISTS searches (
     dedup_key    TEXT NOT NULL,
     source       TEXT NOT NULL,          -- 'xlsx', 'csv' or 'automated'
     import_id    TEXT REFERENCES imports(import_id)
+);
+
+-- calibrations: the decision rule of each automated reviewer (threshold, and how it was chosen on
+-- the calibration split of controls); locked once the reviewer has reviewed any other item
+CREATE TABLE IF NOT EXISTS calibrations (
+    reviewer_id       TEXT PRIMARY KEY REFERENCES reviewers(reviewer_id),
+    method            TEXT NOT NULL,
+    status            TEXT NOT NULL CHECK (status IN ('calibrated', 'uncalibrated', 'fixed')),
+    threshold         REAL NOT NULL,     -- the decision rule's threshold in use
+    default_threshold REAL NOT NULL,     -- the documented default for the method
+    youden            REAL,              -- J at `threshold` on the calibration split
+    sensitivity       REAL,
+    specificity       REAL,
+    youden_default    REAL,              -- J at the default on the same controls
+    n_published       INTEGER NOT NULL,  -- calibration controls with a coded verdict
+    n_not_published   INTEGER NOT NULL,
+    unsure            TEXT,              -- the plan's coding of unsure used for J
+    scores            TEXT NOT NULL,     -- JSON [[item_id, score or null], ...]
+    settings          TEXT NOT NULL,     -- JSON: sources, max_queries, cutoff, backend
+    note              TEXT,              -- why a reviewer is uncalibrated
+    decided_at        TEXT NOT NULL
 );
 
 -- geometry: attention measures inside a real model, per prompt, layer and head

@@ -48,6 +48,8 @@ def test_version_1_store_moves_forward_keeping_rows_and_commitment(tmp_path: Pat
     with Study.open(tmp_path / "s") as study:
         assert study.meta("schema_version") == str(SCHEMA_VERSION)
         assert "schema 1 -> 2" in (study.meta("migrations") or "")
+        assert "schema 2 -> 3" in (study.meta("migrations") or "")
+        assert study.count("calibrations") == 0
         row = study.rows("SELECT item_id, output_id, control_id, display_text FROM items")[0]
         assert tuple(row) == ("i1", "o1", None, "x")
         assert study.count("reviews") == 1 and study.count("controls") == 0
@@ -59,7 +61,20 @@ def test_version_1_store_moves_forward_keeping_rows_and_commitment(tmp_path: Pat
         with pytest.raises(sqlite3.IntegrityError):
             study.conn.execute("INSERT INTO items VALUES ('i2', NULL, NULL, 'y', NULL, 'y', '{}')")
     with Study.open(tmp_path / "s") as study:  # a second open runs nothing more
-        assert (study.meta("migrations") or "").count("->") == 1
+        assert (study.meta("migrations") or "").count("->") == 2
+
+
+def test_migrated_tables_have_the_columns_of_a_new_store(tmp_path: Path) -> None:
+    _v1_store(tmp_path / "old")
+
+    def columns(study: Study, table: str) -> list[tuple]:
+        return [(r["name"], r["type"], r["notnull"], r["pk"])
+                for r in study.rows(f"PRAGMA table_info({table})")]
+
+    with Study.open(tmp_path / "old") as old, \
+            Study.open(tmp_path / "new", create=True) as new:
+        for table in ("items", "controls", "calibrations"):
+            assert columns(old, table) == columns(new, table), table
 
 
 def test_newer_or_corrupt_version_is_refused(tmp_path: Path) -> None:
