@@ -81,6 +81,7 @@ def run_automated(
     return pd.DataFrame(rows, columns=columns)
 
 
+@writes_study
 def calibrate_automated(
     study: Study,
     *,
