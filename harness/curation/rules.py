@@ -31,6 +31,7 @@ class Rules:
     concept_words: tuple[int, int] = (2, 4)
     max_field_share: float = 0.08          # of all topics, for the field used most
     field_cap_floor: int = 12              # small banks may use a field this often regardless
+    field_pairs_per_topic: float = TARGET_FIELD_PAIRS / TARGET_TOPICS
     cutoffs: tuple[int, ...] = (2015, 2020, 2024)
 
     def max_field_topics(self, n_topics: int) -> int:
@@ -38,9 +39,9 @@ class Rules:
         94 topics averages 7.2 topics per field, so 8% of it could not be met by any bank)."""
         return max(math.floor(self.max_field_share * n_topics), self.field_cap_floor)
 
-    @staticmethod
-    def min_field_pairs(n_topics: int) -> int:
-        return min(TARGET_FIELD_PAIRS, math.ceil(TARGET_FIELD_PAIRS * n_topics / TARGET_TOPICS))
+    def min_field_pairs(self, n_topics: int) -> int:
+        """Distinct field pairs needed: the target's ratio (150 per 360 topics), at most 150."""
+        return min(TARGET_FIELD_PAIRS, math.ceil(self.field_pairs_per_topic * n_topics - 1e-9))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +52,7 @@ class Rules:
             "max_mean_token_diff": self.max_mean_token_diff,
             "concept_words": list(self.concept_words),
             "max_field_share": self.max_field_share, "field_cap_floor": self.field_cap_floor,
+            "field_pairs_per_topic": round(self.field_pairs_per_topic, 4),
             "cutoffs": list(self.cutoffs),
         }
 
