@@ -111,11 +111,11 @@ def test_link_rules_and_control_counts(tmp_path, topics, tokenizer):
                                          "single_published": 0, "single_unpublished": 1,
                                          "topics_with_published": 1}
     assert links["controls"]["2020"]["cross_published"] == 2
-    topics[1]["known_within_a"].append({**link, "title": "Future work", "year": 2999})
+    topics[1]["known_within_a"].append({**link, "title": "Future work", "year": 2099})
     topics[2]["known_links"] = [link, {**link, "title": "a  WORK"}]
     problems = failed(check_bank(write_bank(path, topics), tokenizer=tokenizer))["known links"]
     assert len(problems) == 2
-    assert "'Future work' has year 2999" in problems[0] and "title listed twice" in problems[1]
+    assert "'Future work' has year 2099" in problems[0] and "title listed twice" in problems[1]
 
 
 def test_failing_bank_exits_1_and_bad_cutoff_exits_2(tmp_path, topics, capsys):
