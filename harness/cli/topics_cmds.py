@@ -88,11 +88,11 @@ def draft(
         raise HarnessError("field names must follow --fields")
     chosen = [*fields, *(more_fields or [])] if fields is not None else None
     options = {"base_url": base_url} if base_url else {}
-    report = draft_topics(
+    result = draft_topics(
         out, fields=chosen, missing=missing_pairs, per_pair=per_pair, bank=bank or None,
         backend=backend, model=model, attempts=attempts,
         params=GenerationParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
         **options)
-    typer.echo(report.to_text(max_findings=10))
+    typer.echo(result.summary())
     typer.echo(f"wrote candidates to {out}: review them, add verified links, then "
                "`harness topics check` the bank with them")

@@ -37,6 +37,20 @@ Answer with JSON only, in this form:
 {{"concepts_a": ["...", "..."], "concepts_b": ["...", "..."], "relation": "..."}}"""
 
 
+@dataclass
+class DraftResult:
+    path: Path
+    candidates: list[Topic]
+    report: Any  # the CheckReport of bank + candidates
+
+    def summary(self) -> str:
+        notes = self.report.findings_by_topic()
+        flagged = sum(t.id in notes for t in self.candidates)
+        return (f"check of bank + candidates: {'passed' if self.report.ok else 'FAILED'}; "
+                f"{flagged} of {len(self.candidates)} candidates have findings (written beside "
+                f"them in {self.path})")
+
+
 @dataclass(frozen=True)
 class DraftRequest:
     field_a: str
@@ -168,11 +182,11 @@ def ask_model(backend: Any, requests: list[DraftRequest], tax: Taxonomy, avoid: 
 def draft_topics(out: Path, *, fields: list[str] | None = None, missing: int | None = None,
                  per_pair: int = 1, bank: list[Path] | None = None, backend: str = "local",
                  model: str | None = None, params: Any = None, attempts: int = 3,
-                 check: Any = None, **options: Any) -> Any:
-    """Draft candidate topics into the review file `out` (never into a bank); returns the check
-    report of bank + candidates. Give `fields` (pairs across domains among them) or `missing`."""
+                 check: Any = None, **options: Any) -> DraftResult:
+    """Draft candidate topics into the review file `out` (never into a bank), checked with the
+    bank. Give `fields` (pairs across domains among them) or `missing` (absent pairs)."""
     from harness.curation.entries import read_banks
-    from harness.curation.review_file import write_review
+    from harness.curation.review_file import refuse_bank_file, write_review
     from harness.defaults import materials_dir
     from harness.models import GenerationParams, open_backend
 
@@ -181,6 +195,7 @@ def draft_topics(out: Path, *, fields: list[str] | None = None, missing: int | N
     if per_pair < 1 or attempts < 1:
         raise HarnessError("--per-pair and --attempts must be at least 1")
     bank = bank or [materials_dir("topics") / "bank.yaml"]
+    refuse_bank_file(out, bank)
     located, tax, schema = read_banks(bank)
     if not schema.ok:
         raise HarnessError(f"the bank has schema errors; first: {schema.findings[0]}")
@@ -196,4 +211,5 @@ def draft_topics(out: Path, *, fields: list[str] | None = None, missing: int | N
     model_backend = open_backend(backend, model, **options)
     drafted = ask_model(model_backend, requests, tax, avoid, params, attempts)
     source = f"backend {backend}, model {model_backend.model}"
-    return write_review(out, drafted, bank, source, check)
+    report = write_review(out, drafted, bank, source, check)
+    return DraftResult(out, drafted, report)

@@ -63,15 +63,20 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def refuse_bank_file(path: Path, bank: list[Path]) -> None:
+    """Drafts never go into a bank: the review file must be another file."""
+    bank_files = {p.resolve() for b in bank for p in ([b] if b.is_file() else b.glob("*.yaml"))}
+    if path.resolve() in bank_files or path.is_dir():
+        raise HarnessError("the review file must not be a bank file or folder; name a new file",
+                           file=path, column="--out")
+
+
 def write_review(path: Path, topics: list[Topic], bank: list[Path], source: str,
                  check: Any = None) -> Any:
     """Check bank + candidates, then write the commented review file; returns the CheckReport."""
     from harness.curation.check import check_bank
 
-    bank_files = {p.resolve() for b in bank for p in ([b] if b.is_file() else b.glob("*.yaml"))}
-    if path.resolve() in bank_files:
-        raise HarnessError("the review file must not be a bank file; name a new file",
-                           file=path, column="--out")
+    refuse_bank_file(path, bank)
     with tempfile.TemporaryDirectory() as folder:
         plain = Path(folder) / "candidates.yaml"
         plain.write_text(render(topics, source), encoding="utf-8")

@@ -1,0 +1,128 @@
+"""`harness topics draft` against the loopback OpenAI server: checked review files from
+well-formed replies; a clear error and nothing written from malformed ones."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from harness.cli import main
+from harness.curation.draft import missing_pairs
+from harness.errors import HarnessError
+from harness.materials.topics import load_topic_bank
+from tests.servers.openai_server import OpenAIServer
+
+REPLIES = {
+    ("Chemistry", "Dentistry"): {"concepts_a": ["Diels-Alder cycloaddition", "Hammett constants"],
+                                 "concepts_b": ["enamel hypoplasia", "bruxism splints"],
+                                 "relation": "a shared structural principle"},
+    ("Chemistry", "Veterinary"): {"concepts_a": ["Grignard reagents", "chiral resolution"],
+                                  "concepts_b": ["porcine circovirus", "bovine respiratory disease"],
+                                  "relation": "a shared structural principle"},
+}
+
+
+def fields_of(body: dict) -> tuple[str, str]:
+    text = body["messages"][-1]["content"]
+    a = re.search(r"^Field A: (.+?) \(", text, re.M).group(1)
+    b = re.search(r"^Field B: (.+?) \(", text, re.M).group(1)
+    return a, b
+
+
+def well_formed(body: dict) -> str:
+    reply = json.dumps(REPLIES[fields_of(body)])
+    return f"Here is a topic:\n```json\n{reply}\n```"
+
+
+def draft(server: OpenAIServer, out, *extra: str) -> None:
+    main(["topics", "draft", "--fields", "Chemistry", "Dentistry", "Veterinary",
+          "--backend", "openai", "--model", "curator-model", "--base-url", server.base_url,
+          "--out", str(out), *extra])
+
+
+def test_well_formed_replies_make_a_checked_review_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "drafts.yaml"
+    with OpenAIServer(reply_text=well_formed) as server:
+        draft(server, out)
+        asked = [fields_of(b) for b in server.log.chat_bodies]
+    assert sorted(asked) == sorted(REPLIES)       # Dentistry x Veterinary share a domain
+    drafted = load_topic_bank(out).topics          # a valid bank file on its own
+    bundled = {t.id for t in load_topic_bank().topics}
+    assert len(drafted) == 2 and not {t.id for t in drafted} & bundled
+    by_pair = {(t.field_a, t.field_b): t for t in drafted}
+    assert by_pair[("Chemistry", "Veterinary")].concepts_a == ["Grignard reagents",
+                                                               "chiral resolution"]
+    assert all(t.known_links == [] for t in drafted)
+    text = out.read_text()
+    assert "model curator-model" in text and "NOT part of any bank" in text
+    assert "# check of bank + candidates: passed" in text
+    assert "#   near-duplicate topics: threshold cosine >= 0.8" in text
+    assert text.count("  # check: ") == 2
+    assert "wrote candidates to" in capsys.readouterr().out
+
+
+def test_findings_are_written_beside_their_candidate(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    bundled = load_topic_bank().topics[0]
+    copied = {"concepts_a": bundled.concepts_a, "concepts_b": ["enamel hypoplasia", "an overly "
+              "long five word concept"], "relation": "a shared structural principle"}
+
+    def reply(body: dict) -> str:
+        return json.dumps(copied if fields_of(body)[1] == "Dentistry" else REPLIES[fields_of(body)])
+
+    out = tmp_path / "drafts.yaml"
+    with OpenAIServer(reply_text=reply) as server:
+        draft(server, out)
+    text = out.read_text()
+    assert "# check of bank + candidates: FAILED" in text
+    block = text.split("- id: ")[1]      # the first candidate's comments precede it
+    assert "check: concept lengths: concept 'an overly long five word concept'" in text
+    assert f"is a near duplicate of '{bundled.concepts_a[0]}' in topic {bundled.id}" in text
+    assert "check: no findings" in block
+
+
+def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "drafts.yaml"
+    same = json.dumps({"concepts_a": ["pulp capping", "Grignard reagents"],
+                       "concepts_b": ["pulp capping", "porcine circovirus"], "relation": "a link"})
+    for text, reason in [("Sorry, I cannot help.", "no JSON object in the reply"),
+                         ('{"concepts_a": ["x", ', "no JSON object"),
+                         (same, "concept 'pulp capping' appears on both sides")]:
+        with OpenAIServer(reply_text=lambda body, t=text: t) as server:
+            with pytest.raises(SystemExit) as done:
+                draft(server, out, "--attempts", "2")
+            assert server.log.counts["requests"] == 4     # 2 candidates x 2 attempts
+        assert done.value.code == 2
+        err = capsys.readouterr().err
+        assert "2 of 2 candidates had no usable reply after 2 attempt(s); nothing written" in err
+        assert reason in err
+        assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_missing_pairs_are_absent_cross_domain_and_spread(tmp_path):
+    bank = load_topic_bank()
+    tax = bank.taxonomy
+    have = {frozenset((t.field_a, t.field_b)) for t in bank.topics}
+    pairs = missing_pairs(bank.topics, tax, 20)
+    assert len(pairs) == 20 and len(set(pairs)) == 20
+    for a, b in pairs:
+        assert frozenset((a, b)) not in have
+        assert tax.field(a).domain != tax.field(b).domain
+    used = {f: sum(f in (t.field_a, t.field_b) for t in bank.topics) for f in
+            (f.name for f in tax.fields)}
+    loads = [used[a] + used[b] for a, b in pairs]
+    assert loads == sorted(loads)
+
+
+def test_review_file_is_never_a_bank_file(tmp_path):
+    from harness.curation.draft import draft_topics
+
+    bank = tmp_path / "bank.yaml"
+    bank.write_text(load_topic_bank().files[0].read_text())
+    with pytest.raises(HarnessError, match="must not be a bank file"):
+        draft_topics(bank, fields=["Mathematics", "Dentistry"], bank=[bank], backend="openai",
+                     model="m", base_url="http://127.0.0.1:9/v1", max_attempts=1)
