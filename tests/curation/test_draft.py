@@ -19,7 +19,7 @@ REPLIES = {
                                  "concepts_b": ["enamel hypoplasia", "bruxism splints"],
                                  "relation": "a shared structural principle"},
     ("Chemistry", "Veterinary"): {"concepts_a": ["Grignard reagents", "chiral resolution"],
-                                  "concepts_b": ["porcine circovirus", "bovine respiratory disease"],
+                                  "concepts_b": ["porcine circovirus", "bovine babesiosis"],
                                   "relation": "a shared structural principle"},
 }
 
