@@ -14,13 +14,15 @@ from harness.errors import HarnessError
 from harness.materials.topics import load_topic_bank
 from tests.servers.openai_server import OpenAIServer
 
+# Engineering, Dentistry and Health Professions still have room under the bank's field cap.
 REPLIES = {
-    ("Chemistry", "Dentistry"): {"concepts_a": ["Diels-Alder cycloaddition", "Hammett constants"],
-                                 "concepts_b": ["enamel hypoplasia", "bruxism splints"],
-                                 "relation": "a shared structural principle"},
-    ("Chemistry", "Veterinary"): {"concepts_a": ["Grignard reagents", "chiral resolution"],
-                                  "concepts_b": ["porcine circovirus", "bovine babesiosis"],
-                                  "relation": "a shared structural principle"},
+    ("Engineering", "Dentistry"): {"concepts_a": ["tuned mass dampers", "weld residual stress"],
+                                   "concepts_b": ["enamel hypoplasia", "bruxism splints"],
+                                   "relation": "a shared structural principle"},
+    ("Engineering", "Health Professions"): {
+        "concepts_a": ["cable-stayed bridges", "sandwich panel cores"],
+        "concepts_b": ["radiographer fatigue", "wheelchair transfers"],
+        "relation": "a shared structural principle"},
 }
 
 
@@ -37,7 +39,7 @@ def well_formed(body: dict) -> str:
 
 
 def draft(server: OpenAIServer, out, *extra: str) -> None:
-    main(["topics", "draft", "--fields", "Chemistry", "Dentistry", "Veterinary",
+    main(["topics", "draft", "--fields", "Engineering", "Dentistry", "Health Professions",
           "--backend", "openai", "--model", "curator-model", "--base-url", server.base_url,
           "--out", str(out), *extra])
 
@@ -48,13 +50,13 @@ def test_well_formed_replies_make_a_checked_review_file(tmp_path, monkeypatch, c
     with OpenAIServer(reply_text=well_formed) as server:
         draft(server, out)
         asked = [fields_of(b) for b in server.log.chat_bodies]
-    assert sorted(asked) == sorted(REPLIES)       # Dentistry x Veterinary share a domain
+    assert sorted(asked) == sorted(REPLIES)   # Dentistry, Health Professions share a domain
     drafted = load_topic_bank(out).topics          # a valid bank file on its own
     bundled = {t.id for t in load_topic_bank().topics}
     assert len(drafted) == 2 and not {t.id for t in drafted} & bundled
     by_pair = {(t.field_a, t.field_b): t for t in drafted}
-    assert by_pair[("Chemistry", "Veterinary")].concepts_a == ["Grignard reagents",
-                                                               "chiral resolution"]
+    assert by_pair[("Engineering", "Health Professions")].concepts_b == ["radiographer fatigue",
+                                                                          "wheelchair transfers"]
     assert all(t.known_links == [] for t in drafted)
     text = out.read_text()
     assert "model curator-model" in text and "NOT part of any bank" in text
@@ -87,8 +89,8 @@ def test_findings_are_written_beside_their_candidate(tmp_path, monkeypatch):
 def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "drafts.yaml"
-    same = json.dumps({"concepts_a": ["pulp capping", "Grignard reagents"],
-                       "concepts_b": ["pulp capping", "porcine circovirus"], "relation": "a link"})
+    same = json.dumps({"concepts_a": ["pulp capping", "tuned mass dampers"],
+                       "concepts_b": ["pulp capping", "wheelchair transfers"], "relation": "a link"})
     for text, reason in [("Sorry, I cannot help.", "no JSON object in the reply"),
                          ('{"concepts_a": ["x", ', "no JSON object"),
                          (same, "concept 'pulp capping' appears on both sides")]:
