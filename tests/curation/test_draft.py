@@ -90,7 +90,8 @@ def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "drafts.yaml"
     same = json.dumps({"concepts_a": ["pulp capping", "tuned mass dampers"],
-                       "concepts_b": ["pulp capping", "wheelchair transfers"], "relation": "a link"})
+                       "concepts_b": ["pulp capping", "wheelchair transfers"],
+                       "relation": "a link"})
     for text, reason in [("Sorry, I cannot help.", "no JSON object in the reply"),
                          ('{"concepts_a": ["x", ', "no JSON object"),
                          (same, "concept 'pulp capping' appears on both sides")]:
