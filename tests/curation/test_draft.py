@@ -12,9 +12,9 @@ from harness.cli import main
 from harness.curation.draft import missing_pairs
 from harness.errors import HarnessError
 from harness.materials.topics import load_topic_bank
+from tests.curation.conftest import write_bank
 from tests.servers.openai_server import OpenAIServer
 
-# Engineering, Dentistry and Health Professions still have room under the bank's field cap.
 REPLIES = {
     ("Engineering", "Dentistry"): {"concepts_a": ["tuned mass dampers", "weld residual stress"],
                                    "concepts_b": ["enamel hypoplasia", "bruxism splints"],
@@ -38,22 +38,28 @@ def well_formed(body: dict) -> str:
     return f"Here is a topic:\n```json\n{reply}\n```"
 
 
-def draft(server: OpenAIServer, out, *extra: str) -> None:
+@pytest.fixture
+def bank(tmp_path, topics):
+    """A small bank that passes every rule: the candidates are checked against it."""
+    return write_bank(tmp_path / "bank" / "bank.yaml", topics)
+
+
+def draft(server: OpenAIServer, out, bank, *extra: str) -> None:
     main(["topics", "draft", "--fields", "Engineering", "Dentistry", "Health Professions",
           "--backend", "openai", "--model", "curator-model", "--base-url", server.base_url,
-          "--out", str(out), *extra])
+          "--bank", str(bank), "--out", str(out), *extra])
 
 
-def test_well_formed_replies_make_a_checked_review_file(tmp_path, monkeypatch, capsys):
+def test_well_formed_replies_make_a_checked_review_file(tmp_path, monkeypatch, capsys, bank):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "drafts.yaml"
     with OpenAIServer(reply_text=well_formed) as server:
-        draft(server, out)
+        draft(server, out, bank)
         asked = [fields_of(b) for b in server.log.chat_bodies]
     assert sorted(asked) == sorted(REPLIES)   # Dentistry, Health Professions share a domain
     drafted = load_topic_bank(out).topics          # a valid bank file on its own
-    bundled = {t.id for t in load_topic_bank().topics}
-    assert len(drafted) == 2 and not {t.id for t in drafted} & bundled
+    existing = {t.id for t in load_topic_bank(bank).topics}
+    assert len(drafted) == 2 and not {t.id for t in drafted} & existing
     by_pair = {(t.field_a, t.field_b): t for t in drafted}
     assert by_pair[("Engineering", "Health Professions")].concepts_b == ["radiographer fatigue",
                                                                           "wheelchair transfers"]
@@ -66,9 +72,9 @@ def test_well_formed_replies_make_a_checked_review_file(tmp_path, monkeypatch, c
     assert "wrote candidates to" in capsys.readouterr().out
 
 
-def test_findings_are_written_beside_their_candidate(tmp_path, monkeypatch):
+def test_findings_are_written_beside_their_candidate(tmp_path, monkeypatch, bank):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    bundled = load_topic_bank().topics[0]
+    bundled = load_topic_bank(bank).topics[0]
     copied = {"concepts_a": bundled.concepts_a, "concepts_b": ["enamel hypoplasia", "an overly "
               "long five word concept"], "relation": "a shared structural principle"}
 
@@ -77,7 +83,7 @@ def test_findings_are_written_beside_their_candidate(tmp_path, monkeypatch):
 
     out = tmp_path / "drafts.yaml"
     with OpenAIServer(reply_text=reply) as server:
-        draft(server, out)
+        draft(server, out, bank)
     text = out.read_text()
     assert "# check of bank + candidates: FAILED" in text
     block = text.split("- id: ")[1]      # the first candidate's comments precede it
@@ -86,7 +92,7 @@ def test_findings_are_written_beside_their_candidate(tmp_path, monkeypatch):
     assert "check: no findings" in block
 
 
-def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys):
+def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys, bank):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "drafts.yaml"
     same = json.dumps({"concepts_a": ["pulp capping", "tuned mass dampers"],
@@ -97,13 +103,13 @@ def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys
                          (same, "concept 'pulp capping' appears on both sides")]:
         with OpenAIServer(reply_text=lambda body, t=text: t) as server:
             with pytest.raises(SystemExit) as done:
-                draft(server, out, "--attempts", "2")
+                draft(server, out, bank, "--attempts", "2")
             assert server.log.counts["requests"] == 4     # 2 candidates x 2 attempts
         assert done.value.code == 2
         err = capsys.readouterr().err
         assert "2 of 2 candidates had no usable reply after 2 attempt(s); nothing written" in err
         assert reason in err
-        assert not out.exists() and not list(tmp_path.iterdir())
+        assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["bank"]
 
 
 def test_missing_pairs_are_absent_cross_domain_and_spread(tmp_path):
