@@ -192,8 +192,8 @@ def draft_topics(out: Path, *, fields: list[str] | None = None, missing: int | N
 
     if (fields is None) == (missing is None):
         raise HarnessError("give either --fields or --missing-pairs")
-    if per_pair < 1 or attempts < 1:
-        raise HarnessError("--per-pair and --attempts must be at least 1")
+    if per_pair < 1 or attempts < 1 or (missing is not None and missing < 1):
+        raise HarnessError("--per-pair, --attempts and --missing-pairs must be at least 1")
     bank = bank or [materials_dir("topics") / "bank.yaml"]
     refuse_bank_file(out, bank)
     located, tax, schema = read_banks(bank)
