@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness.cli import main
-from harness.curation.draft import missing_pairs
+from harness.curation.pairs import missing_pairs
 from harness.errors import HarnessError
 from harness.materials.topics import load_topic_bank
 from tests.curation.conftest import write_bank
