@@ -135,3 +135,25 @@ def test_review_file_is_never_a_bank_file(tmp_path):
     with pytest.raises(HarnessError, match="must not be a bank file"):
         draft_topics(bank, fields=["Mathematics", "Dentistry"], bank=[bank], backend="openai",
                      model="m", base_url="http://127.0.0.1:9/v1", max_attempts=1)
+
+
+def test_missing_pairs_through_the_cli(tmp_path, monkeypatch, bank):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    located = load_topic_bank(bank)
+    expected = missing_pairs(located.topics, located.taxonomy, 2)
+    replies = iter(["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"])
+
+    def reply(body: dict) -> str:
+        words = [next(replies) for _ in range(4)]
+        return json.dumps({"concepts_a": [f"{words[0]} lattice", f"{words[1]} kernel"],
+                           "concepts_b": [f"{words[2]} ritual", f"{words[3]} tissue"],
+                           "relation": "a shared mechanism"})
+
+    out = tmp_path / "drafts.yaml"
+    with OpenAIServer(reply_text=reply) as server:
+        main(["topics", "draft", "--missing-pairs", "2", "--backend", "openai", "--model", "m",
+              "--base-url", server.base_url, "--bank", str(bank), "--out", str(out)])
+        asked = sorted(fields_of(b) for b in server.log.chat_bodies)
+    assert asked == sorted(expected)
+    drafted = load_topic_bank(out).topics
+    assert sorted((t.field_a, t.field_b) for t in drafted) == sorted(expected)
