@@ -30,6 +30,8 @@ _API = {
     "search": "harness.literature",
     "run_probe": "harness.geometry.probe",
     "run_study": "harness.run",
+    "check_bank": "harness.curation",
+    "draft_topics": "harness.curation.draft",
 }
 # Stage modules that are callable like their main function: `harness.generate(...)`.
 _STAGES = ("generate", "collect", "analyze")

@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 
 # Importing a command module registers its commands; `--help` lists them in this order.
 COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds", "search_cmds",
-                   "run_cmds", "study_cmds", "records_cmds", "geometry_cmds")
+                   "run_cmds", "study_cmds", "records_cmds", "geometry_cmds", "topics_cmds")
 for _name in COMMAND_MODULES:
     importlib.import_module(f"harness.cli.{_name}")
 

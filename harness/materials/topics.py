@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -13,7 +14,8 @@ from harness.materials.taxonomy import OTHER_DOMAIN, TAXONOMY_FILE, Taxonomy, lo
 
 
 class KnownLink(BaseModel):
-    """An established, published intersection of the topic's two fields."""
+    """A published work: an intersection of the topic's two fields (`known_links`) or, in
+    `known_within_a` / `known_within_b`, a combination of the two concepts of one field."""
 
     model_config = ConfigDict(extra="forbid")
     title: str = Field(min_length=3)
@@ -34,6 +36,8 @@ class Topic(BaseModel):
     concepts_b: list[str] = Field(min_length=2, max_length=2)
     relation: str = Field(min_length=3)
     known_links: list[KnownLink] = []
+    known_within_a: list[KnownLink] = []
+    known_within_b: list[KnownLink] = []
 
     @field_validator("concepts_a", "concepts_b")
     @classmethod
@@ -92,6 +96,14 @@ def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> T
 
 
 def _load_file(file: Path, tax: Taxonomy) -> list[tuple[int | None, Topic]]:
+    out = []
+    for line, raw, prefix in file_entries(file):
+        out.append((line, validate_entry(raw, tax, file, line, prefix)))
+    return out
+
+
+def file_entries(file: Path) -> list[tuple[int | None, Any, str]]:
+    """(line, raw entry, message prefix) of every entry under `topics:` of one bank file."""
     data = load_yaml(file)
     if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
         raise HarnessError("expected a mapping with a 'topics' list", file=file)
@@ -100,15 +112,19 @@ def _load_file(file: Path, tax: Taxonomy) -> list[tuple[int | None, Topic]]:
     for index, raw in enumerate(data["topics"]):
         line = lines[index] if index < len(lines) else None
         tid = raw.get("id") if isinstance(raw, dict) else None
-        prefix = f"topic {tid}: " if tid else f"topic #{index + 1}: "
-        try:
-            topic = Topic.model_validate(raw)
-        except ValidationError as error:
-            loc, msg = first_error(error)
-            raise HarnessError(prefix + msg, file=file, row=line, column=loc or None) from None
-        _check_fields(topic, tax, file, line, prefix)
-        out.append((line, topic))
+        out.append((line, raw, f"topic {tid}: " if tid else f"topic #{index + 1}: "))
     return out
+
+
+def validate_entry(raw: Any, tax: Taxonomy, file: Path, line: int | None, prefix: str) -> Topic:
+    """One bank entry as a Topic; the first problem found raises HarnessError at file:line."""
+    try:
+        topic = Topic.model_validate(raw)
+    except ValidationError as error:
+        loc, msg = first_error(error)
+        raise HarnessError(prefix + msg, file=file, row=line, column=loc or None) from None
+    _check_fields(topic, tax, file, line, prefix)
+    return topic
 
 
 def _check_fields(topic: Topic, tax: Taxonomy, file: Path, line: int | None, prefix: str) -> None:

@@ -28,6 +28,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,9 +78,11 @@ class OpenAIServer:
         self, *, latency: float = 0.0, faults: Faults | None = None, api_key: str | None = None,
         batch_delay: float = 0.2, batch_outcome: str = "completed", echo_auth: bool = False,
         host: str = "127.0.0.1", port: int = 0, ignore_n: bool = False,
+        reply_text: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.latency = latency
         self.ignore_n = ignore_n  # like llama.cpp's server: one choice, whatever n asks
+        self.reply_text = reply_text  # when set, the content of each chat reply (from the body)
         self.faults = faults or Faults()
         self.api_key = api_key
         self.batch_delay = batch_delay
@@ -210,7 +213,10 @@ class OpenAIServer:
         if kind == "malformed":
             return await respond(writer, 200, b'{"id": "chatcmpl-x", "choices": [{"ind',
                                  "application/json")
-        return await respond(writer, 200, chat_reply(body, next(self._ids)))
+        reply = chat_reply(body, next(self._ids))
+        if self.reply_text is not None:
+            reply["choices"][0]["message"]["content"] = self.reply_text(body)
+        return await respond(writer, 200, reply)
 
     def _draw_fault(self) -> str | None:
         if self.faults.rate and self._rng.random() < self.faults.rate:
