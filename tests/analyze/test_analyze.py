@@ -12,7 +12,7 @@ import pytest
 
 from harness.analyze import analyze
 from harness.study.manifest import load_manifest
-from tests.analyze.helpers import TWO_HUMANS, build_study, random_judgments
+from tests.analyze.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
 
 
 def test_full_analysis_writes_a_self_contained_report(tmp_path):
@@ -111,20 +111,43 @@ def test_numbers_match_direct_computation(tmp_path, fast_plan):
     assert lit.n_cross == len(cross)
 
 
-def test_refuted_when_equivalence_is_shown(tmp_path, fast_plan):
+def test_without_controls_no_difference_is_inconclusive_not_refuted(tmp_path, fast_plan):
     rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
     result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
                      write_report=False)
-    assert result.verdict.label == "refuted"
-    assert result.equivalence.equivalent and "SESOI" in result.verdict.reason
-    # the literal rule agrees here, for the wrong reason (no significant difference)
+    # equivalence is shown on the observed scale, but nothing shows the reviewers discriminate
+    assert result.equivalence.equivalent
+    assert result.verdict.label == "inconclusive"
+    assert "could not be shown to discriminate" in result.verdict.reason
+    assert "control judgments" in result.verdict.reason   # what a decisive study needs
+    assert result.controls is not None and not result.controls.available
+    # the literal rule calls it refuted, for the wrong reason (no significant difference)
     assert result.verdict.literal_label == "refuted"
 
 
-def test_refuted_when_single_field_is_higher(tmp_path, fast_plan):
+def test_refuted_when_accurate_reviewers_show_equivalence(tmp_path, fast_plan):
+    rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
+    controls = control_judgments(60, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=3)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
+    c = result.controls
+    assert c.gate_ok and c.pooled_youden_low >= 0.3
+    assert result.verdict.label == "refuted", result.verdict.reason
+    assert "corrected scale" in result.verdict.reason
+    assert c.equivalence.sesoi == pytest.approx(0.1 * c.youden_bound)
+    assert c.corrected_low < c.corrected < c.corrected_high
+
+
+def test_single_field_higher_is_refuted_only_with_accuracy_shown(tmp_path, fast_plan):
     rows = random_judgments(60, p_cross=0.1, p_single=0.5, reviewers=list(TWO_HUMANS), seed=4)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
+    result = analyze(build_study(tmp_path / "a", rows, reviewers=TWO_HUMANS), fast_plan,
                      write_report=False)
+    assert result.verdict.label == "inconclusive"
+    controls = control_judgments(40, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=4)
+    result = analyze(build_study(tmp_path / "b", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
     assert result.verdict.label == "refuted" and "other way" in result.verdict.reason
 
 
@@ -158,7 +181,7 @@ def test_pilot_and_demonstration_studies(tmp_path, fast_plan):
 def test_other_primary_tests_and_tango_equivalence(tmp_path, fast_plan, test, method):
     text = fast_plan.read_text().replace("test: permutation ", f"test: {test} ", 1)
     plan = tmp_path / "plan.yaml"
-    plan.write_text(text.replace("method: paired_t ", f"method: {method} ", 1))
+    plan.write_text(text.replace("method: betting ", f"method: {method} ", 1))
     rows = random_judgments(60, p_cross=0.7, p_single=0.2, reviewers=list(TWO_HUMANS), seed=12)
     result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan,
                      write_report=False)
@@ -184,7 +207,7 @@ def test_a_tiny_study_with_single_reviews_still_reports(tmp_path, fast_plan):
 
 def test_tango_equivalence_with_no_complete_topic_gives_no_verdict(tmp_path, fast_plan):
     plan = tmp_path / "plan.yaml"
-    plan.write_text(fast_plan.read_text().replace("method: paired_t ", "method: tango ", 1))
+    plan.write_text(fast_plan.read_text().replace("method: betting ", "method: tango ", 1))
     rows = random_judgments(3, p_cross=0.5, p_single=0.5, reviewers=["alice"], seed=1)
     study = build_study(tmp_path / "s", rows, reviewers={"alice": "human"})
     result = analyze(study, plan, write_report=False)
