@@ -157,7 +157,8 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
                                   neither=counts["d"]),
         equivalence=_equivalence_result(equivalence),
         literal_rule=_literal_result(pooled, literal),
-        estimates=_estimates(data, plan, primary, y, pooled),
+        estimates=_with_corrected(_estimates(data, plan, primary, y, pooled), ctl,
+                                  primary.n_topics),
         agreement=_agreement(data, y, plan),
         per_reviewer=sec.per_reviewer(j, y, table, plan.single).to_dict("records"),
         power=_power(primary, plan),
@@ -377,6 +378,24 @@ def _estimates(data: StudyData, plan: Plan, primary: PrimaryOutcome, y: np.ndarr
         ci_high=_num(pooled.ci_high), p_value=pooled.p_value, p_label=pooled.alternative,
         n_topics=primary.n_topics, note="Wald interval assuming independent judgments"))
     return out + [_secondary_estimate(t) for t in _secondary(data, plan, table, y)]
+
+
+def _with_corrected(estimates: list[Estimate], ctl: ControlsAnalysis, n: int
+                    ) -> list[Estimate]:
+    row = _corrected_estimate(ctl, n)
+    return estimates if row is None else [estimates[0], row, *estimates[1:]]
+
+
+def _corrected_estimate(ctl: ControlsAnalysis, n_topics: int) -> Estimate | None:
+    """The corrected difference as a row beside the observed ones (figure and table)."""
+    corr = ctl.corrected
+    if corr is None:
+        return None
+    return Estimate(
+        name="corrected", label=f"Corrected for reviewer accuracy ({corr.method})",
+        role="corrected", scale="difference", estimate=corr.estimate, ci_low=corr.ci_low,
+        ci_high=corr.ci_high, n_topics=n_topics, note=corr.note,
+        skipped=None if corr.estimate is not None else corr.note)
 
 
 def _secondary(data: StudyData, plan: Plan, table: Any, y: np.ndarray) -> list[sec.SecondaryTest]:

@@ -222,3 +222,26 @@ def test_a_check_that_cannot_be_estimated_reports_no_p_value(tmp_path, fast_plan
     gee = next(e for e in result.estimates if e.name == "gee")
     assert gee.estimate is None and gee.p_value is None and "not estimable" in gee.note
     assert re.search(r"GEE clustered on topic .*p = n/a", result.summary())
+
+
+def test_report_shows_reviewer_accuracy_and_the_leak_audit_auc(tmp_path, fast_plan):
+    rows = random_judgments(60, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=8)
+    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.8, seed=8)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
+    manifest = json.loads((study / "manifest.json").read_text())
+    manifest["blinding"]["leak_audit"] = {"controls_auc": {"auc": 0.53, "ci_low": 0.41,
+                                                           "ci_high": 0.65}}
+    (study / "manifest.json").write_text(json.dumps(manifest))
+    result = analyze(study, fast_plan)
+    md = (study / "report" / "report.md").read_text()
+    assert "## Reviewer accuracy on control items" in md
+    assert "AUC 0.530 [0.410, 0.650]" in md
+    assert (study / "report" / "figures" / "accuracy.png").stat().st_size > 1000
+    saved = json.loads((study / "report" / "report.json").read_text())
+    alice = next(a for a in saved["controls"]["accuracy"] if a["label"] == "alice")
+    expected = [c for c in controls if c[4] == "alice" and c[1] == "published"]
+    assert alice["published"] == len(expected)
+    assert alice["published_correct"] == sum(c[5] == "published" for c in expected)
+    names = [e["name"] for e in saved["estimates"]]
+    assert names[:2] == ["primary", "corrected"]
+    assert result.controls.differential is not None
