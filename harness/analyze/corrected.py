@@ -108,8 +108,9 @@ def corrected_difference(a: np.ndarray, b: np.ndarray, counts: ControlCounts, *,
     estimate = float(_ratio(a.mean(axis=0), b.mean(axis=0), sens, youden))
     draws, invalid = _bootstrap(a, b, counts, resamples, seed)
     tail = (1.0 - level) / 2.0
-    low = float(np.quantile(np.where(invalid, -np.inf, draws), tail))
-    high = float(np.quantile(np.where(invalid, np.inf, draws), 1.0 - tail))
+    # order statistics, not interpolation: an unbounded resample must not turn the bound into NaN
+    low = float(np.quantile(np.where(invalid, -np.inf, draws), tail, method="lower"))
+    high = float(np.quantile(np.where(invalid, np.inf, draws), 1.0 - tail, method="higher"))
     return Corrected(method, observed, estimate, _finite(low), _finite(high), level, resamples,
                      float(invalid.mean()),
                      "percentile bootstrap over topics and control judgments"

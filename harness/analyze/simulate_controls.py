@@ -33,12 +33,16 @@ class Reviewers:
 
 @dataclass(frozen=True)
 class Batch:
-    d: np.ndarray                 # (studies, topics) per-topic differences
-    pub_n: np.ndarray             # (studies,) published control judgments
+    p: np.ndarray                 # (studies, topics, 3) proportions judged novel per condition
+    pub_n: np.ndarray             # (studies, 2) published control judgments (cross, single)
     pub_correct: np.ndarray       # ... judged not novel
     unpub_n: np.ndarray
     unpub_correct: np.ndarray     # unpublished control judgments judged novel
     true_difference: float
+
+    @property
+    def d(self) -> np.ndarray:
+        return self.p[:, :, 2] - (self.p[:, :, 0] + self.p[:, :, 1]) / 2.0
 
 
 def _eta(design: Design, studies: int, topics: int, mu: float, beta: float,
@@ -54,9 +58,14 @@ def _eta(design: Design, studies: int, topics: int, mu: float, beta: float,
     return eta
 
 
+def _proportions(novel: np.ndarray) -> np.ndarray:
+    """(studies, topics, 3, samples, reviewers) booleans -> (studies, topics, 3) proportions."""
+    return novel.mean(axis=4).mean(axis=3)
+
+
 def _differences(novel: np.ndarray) -> np.ndarray:
-    """(studies, topics, 3, samples, reviewers) booleans -> d_t (mean of singles)."""
-    p = novel.mean(axis=4).mean(axis=3)                          # (studies, topics, 3)
+    """d_t with the mean of singles."""
+    p = _proportions(novel)
     return p[:, :, 2] - (p[:, :, 0] + p[:, :, 1]) / 2.0
 
 
@@ -90,18 +99,19 @@ def misclassified_batch(design: Design, reviewers: Reviewers, *, studies: int, t
     u = rng.random(shape)
     says_novel = np.where(truth, u < spec[None, None, :, None, None],
                           u >= sens[None, None, :, None, None])
-    d = _differences(says_novel)
     half = controls_per_reviewer // 2
-    n_pub = half * design.reviewers
-    n_unpub = (controls_per_reviewer - half) * design.reviewers
-    sens_c = reviewers.sensitivity_cross or reviewers.sensitivity
-    spec_c = reviewers.specificity_cross or reviewers.specificity
-    pub_cross = n_pub // 2
-    unpub_cross = n_unpub // 2
-    pub_correct = (rng.binomial(pub_cross, sens_c, studies)
-                   + rng.binomial(n_pub - pub_cross, reviewers.sensitivity, studies))
-    unpub_correct = (rng.binomial(unpub_cross, spec_c, studies)
-                     + rng.binomial(n_unpub - unpub_cross, reviewers.specificity, studies))
-    full = np.full(studies, 1)
-    return Batch(d=d, pub_n=full * n_pub, pub_correct=pub_correct, unpub_n=full * n_unpub,
+    n_pub = np.array([half // 2, half - half // 2]) * design.reviewers
+    n_unpub = np.array([(controls_per_reviewer - half) // 2,
+                        controls_per_reviewer - half - (controls_per_reviewer - half) // 2]
+                       ) * design.reviewers
+    sens_c = (reviewers.sensitivity if reviewers.sensitivity_cross is None
+              else reviewers.sensitivity_cross)
+    spec_c = (reviewers.specificity if reviewers.specificity_cross is None
+              else reviewers.specificity_cross)
+    pub_correct = np.stack([rng.binomial(n_pub[0], sens_c, studies),
+                            rng.binomial(n_pub[1], reviewers.sensitivity, studies)], axis=1)
+    unpub_correct = np.stack([rng.binomial(n_unpub[0], spec_c, studies),
+                              rng.binomial(n_unpub[1], reviewers.specificity, studies)], axis=1)
+    return Batch(p=_proportions(says_novel), pub_n=np.tile(n_pub, (studies, 1)),
+                 pub_correct=pub_correct, unpub_n=np.tile(n_unpub, (studies, 1)),
                  unpub_correct=unpub_correct, true_difference=effect)
