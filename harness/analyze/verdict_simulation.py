@@ -10,6 +10,7 @@ resamples), and the betting capital runs over all studies in one array.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
@@ -70,13 +71,19 @@ def _bootstrap(d: np.ndarray, pub_k: np.ndarray, pub_n: np.ndarray, unpub_k: np.
     return low, high
 
 
+@lru_cache(maxsize=100_000)
+def _fisher(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided Fisher exact p (cached: simulated tables repeat)."""
+    return float(stats.fisher_exact([[a, b], [c, d]]).pvalue)
+
+
 def _flagged(batch: Batch, alpha: float) -> np.ndarray:
     out = np.zeros(batch.p.shape[0], dtype=bool)
     for s in range(out.size):
-        (pc, ps), (nc, ns) = batch.pub_correct[s], batch.pub_n[s]
-        sens = stats.fisher_exact([[pc, nc - pc], [ps, ns - ps]]).pvalue
-        (uc, us), (mc, ms) = batch.unpub_correct[s], batch.unpub_n[s]
-        spec = stats.fisher_exact([[uc, mc - uc], [us, ms - us]]).pvalue
+        (pc, ps), (nc, ns) = batch.pub_correct[s].tolist(), batch.pub_n[s].tolist()
+        sens = _fisher(pc, nc - pc, ps, ns - ps)
+        (uc, us), (mc, ms) = batch.unpub_correct[s].tolist(), batch.unpub_n[s].tolist()
+        spec = _fisher(uc, mc - uc, us, ms - us)
         out[s] = ((sens < alpha and pc / nc < ps / ns) or (spec < alpha and uc / mc > us / ms))
     return out
 
