@@ -245,3 +245,22 @@ def test_report_shows_reviewer_accuracy_and_the_leak_audit_auc(tmp_path, fast_pl
     names = [e["name"] for e in saved["estimates"]]
     assert names[:2] == ["primary", "corrected"]
     assert result.controls.differential is not None
+
+
+@pytest.mark.parametrize("answer", ["not_published", "published"])
+def test_reviewers_who_answer_alike_are_inconclusive_through_the_cli(tmp_path, fast_plan,
+                                                                    capsys, answer):
+    from tests.cli_run import run_cli
+
+    humans = {"ann": "human", "ben": "human", "cat": "human"}
+    rows = [(f"t{t:03d}", c, 0, r, answer) for t in range(60)
+            for c in ("single_a", "single_b", "cross") for r in humans]
+    controls = [(c, e, k, None, r, answer) for (c, e, k, _, r, _) in
+                control_judgments(20, list(humans), sensitivity=1.0, specificity=1.0, seed=9)]
+    study = build_study(tmp_path / "s", rows, reviewers=humans, controls=controls)
+    code, out, _ = run_cli(capsys, "analyze", "--study", str(study), "--plan", str(fast_plan),
+                           "--allow-deviation")
+    assert code == 0
+    assert "VERDICT: INCONCLUSIVE" in out and "could not be shown to discriminate" in out
+    saved = json.loads((study / "report" / "report.json").read_text())
+    assert saved["controls"]["pooled_youden"] == 0.0 and not saved["controls"]["gate_ok"]
