@@ -264,3 +264,46 @@ def test_reviewers_who_answer_alike_are_inconclusive_through_the_cli(tmp_path, f
     assert "VERDICT: INCONCLUSIVE" in out and "could not be shown to discriminate" in out
     saved = json.loads((study / "report" / "report.json").read_text())
     assert saved["controls"]["pooled_youden"] == 0.0 and not saved["controls"]["gate_ok"]
+
+
+def _plan_with(fast_plan, tmp_path, **controls) -> str:
+    head, tail = fast_plan.read_text().split("\ncontrols:", 1)
+    for key, value in controls.items():
+        tail = re.sub(rf"(\n  {key}: )\S+", rf"\g<1>{value}", tail, count=1)
+    path = tmp_path / "plan-controls.yaml"
+    path.write_text(head + "\ncontrols:" + tail)
+    return str(path)
+
+
+def test_a_reviewer_below_the_threshold_is_left_out_of_every_analysis(tmp_path, fast_plan):
+    three = {"ann": "human", "ben": "human", "cat": "human"}
+    rows = random_judgments(60, p_cross=0.4, p_single=0.3, reviewers=list(three), seed=10)
+    controls = (control_judgments(30, ["ann", "ben"], sensitivity=0.95, specificity=0.95,
+                                  seed=10)
+                + control_judgments(30, ["cat"], sensitivity=0.3, specificity=0.3, seed=10))
+    study = build_study(tmp_path / "s", rows, reviewers=three, controls=controls)
+    plan = _plan_with(fast_plan, tmp_path, exclude_reviewer_below=0.2)
+    result = analyze(study, plan, allow_deviation=True, write_report=False)
+    assert result.controls.excluded == ["cat"]
+    kept = [r for r in rows if r[3] != "cat"]
+    alone = analyze(build_study(tmp_path / "k", kept, reviewers={"ann": "human", "ben": "human"}),
+                    fast_plan, write_report=False)
+    assert result.primary.estimate == pytest.approx(alone.primary.estimate)
+    assert "cat" not in {r["reviewer_id"] for r in result.per_reviewer}
+
+
+def test_per_reviewer_correction(tmp_path, fast_plan):
+    rows = random_judgments(60, p_cross=0.4, p_single=0.3, reviewers=list(TWO_HUMANS), seed=11)
+    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=1.0, specificity=1.0, seed=11)
+    plan = _plan_with(fast_plan, tmp_path, correction="per_reviewer")
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     plan, allow_deviation=True, write_report=False)
+    c = result.controls
+    assert c.correction == "per_reviewer" and c.corrected == pytest.approx(c.observed)
+    assert c.equivalence.method == "bootstrap"
+    # a reviewer without controls: no per-reviewer accuracy, so no corrected estimate
+    only_alice = [x for x in controls if x[4] == "alice"]
+    result = analyze(build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS,
+                                 controls=only_alice), plan, allow_deviation=True,
+                     write_report=False)
+    assert result.controls.corrected is None and "not estimable" in result.controls.corrected_note
