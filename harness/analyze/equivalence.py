@@ -73,56 +73,65 @@ BETTING_TRUNCATE = 0.9  # largest bet, as a share of the largest bet that cannot
 BETTING_SEED = 20261202
 
 
-def betting_capital(d: np.ndarray, margin: np.ndarray | float, alpha: float, *,
-                    orders: int = BETTING_ORDERS, seed: int = BETTING_SEED) -> np.ndarray:
-    """Terminal capital against H0: E d >= margin, averaged over orders (last axis = topics).
+def betting_paths(d: np.ndarray, alpha: float, *, orders: int = BETTING_ORDERS,
+                  seed: int = BETTING_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered observations and untruncated bets, which do not depend on the margin.
 
-    `d` may be (n,) or (studies, n); `margin` a scalar or one per study. Bets follow the
+    `d` may be (n,) or (studies, n); both outputs are (studies, orders, n). Bets follow the
     predictable plug-in of Waudby-Smith and Ramdas, tuned for a fixed n: lambda_i =
-    sqrt(2 log(1/alpha) / (n var_{i-1})), truncated so that 1 + lambda (m - d) stays positive.
+    sqrt(2 log(1/alpha) / (n var_{i-1})), var from the observations before i with a prior 1/4.
     """
     d = np.atleast_2d(np.asarray(d, dtype=float))
-    studies, n = d.shape
-    m = np.broadcast_to(np.asarray(margin, dtype=float), (studies,))[:, None, None]
-    rng = np.random.default_rng(seed)
-    order = np.argsort(rng.random((orders, n)), axis=1)
+    n = d.shape[1]
+    order = np.argsort(np.random.default_rng(seed).random((orders, n)), axis=1)
     x = d[:, order]                                            # (studies, orders, n)
     count = np.arange(1, n + 1, dtype=float)
-    # running mean and variance of the observations before i, with a prior of (0, 1/4)
-    csum = np.cumsum(x, axis=2)
-    mean = (csum) / (count + 1.0)
+    mean = np.cumsum(x, axis=2) / (count + 1.0)
     prev_mean = np.concatenate([np.zeros_like(mean[..., :1]), mean[..., :-1]], axis=2)
-    sq = np.cumsum((x - prev_mean) ** 2, axis=2)
-    var = (0.25 + sq) / (count + 1.0)
+    var = (0.25 + np.cumsum((x - prev_mean) ** 2, axis=2)) / (count + 1.0)
     prev_var = np.concatenate([np.full_like(var[..., :1], 0.25), var[..., :-1]], axis=2)
-    cap = BETTING_TRUNCATE / (1.0 - m)
-    lam = np.minimum(np.sqrt(2.0 * math.log(1.0 / alpha) / (n * prev_var)), cap)
-    log_capital = np.log1p(lam * (m - x)).sum(axis=2)
-    return np.exp(log_capital).mean(axis=1)
+    return x, np.sqrt(2.0 * math.log(1.0 / alpha) / (n * prev_var))
+
+
+def paths_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float) -> np.ndarray:
+    """Terminal capital against H0: E d >= margin, averaged over orders (one per study)."""
+    m = np.broadcast_to(np.asarray(margin, dtype=float), (x.shape[0],))[:, None, None]
+    lam = np.minimum(bets, BETTING_TRUNCATE / (1.0 - m))   # 1 + lam (m - d) stays positive
+    return np.exp(np.log1p(lam * (m - x)).sum(axis=2)).mean(axis=1)
+
+
+def betting_capital(d: np.ndarray, margin: np.ndarray | float, alpha: float, *,
+                    orders: int = BETTING_ORDERS, seed: int = BETTING_SEED) -> np.ndarray:
+    """Terminal capital against H0: E d >= margin, averaged over random orders of the topics."""
+    x, bets = betting_paths(d, alpha, orders=orders, seed=seed)
+    return paths_capital(x, bets, margin)
+
+
+def _p(x: np.ndarray, bets: np.ndarray, margin: float) -> float:
+    return float(min(1.0, 1.0 / paths_capital(x, bets, margin)[0]))
 
 
 def betting_p(d: np.ndarray, margin: float, alpha: float) -> float:
     """p-value of H0: E d >= margin (1 / capital, at most 1)."""
     if np.asarray(d).size == 0:
         return 1.0
-    return float(min(1.0, 1.0 / betting_capital(d, margin, alpha)[0]))
+    return _p(*betting_paths(d, alpha), margin)
 
 
 def _betting_bound(d: np.ndarray, alpha: float, upper: bool) -> float:
     """Confidence bound: the margin at which the one-sided betting p-value equals alpha."""
     sign = 1.0 if upper else -1.0
-    x = sign * d
+    x, bets = betting_paths(sign * d, alpha)
 
     def excess(m: float) -> float:
-        return betting_p(x, m, alpha) - alpha
+        return _p(x, bets, m) - alpha
 
-    if excess(1.0 - 1e-9) <= 0:
-        hi = 1.0 - 1e-9
-        lo = -1.0
-        if excess(lo) > 0:
-            return sign * optimize.brentq(excess, lo, hi, xtol=1e-5)
-        return sign * lo
-    return sign * 1.0
+    top = 1.0 - 1e-9
+    if excess(top) > 0:
+        return sign * 1.0
+    if excess(-1.0) <= 0:
+        return -sign * 1.0
+    return sign * optimize.brentq(excess, -1.0, top, xtol=1e-5)
 
 
 def betting(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
@@ -131,7 +140,7 @@ def betting(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
     if d.size == 0:
         return Equivalence("betting", margin, math.nan, 1.0, 1.0, -1.0, 1.0, alpha)
     p_upper = betting_p(d, margin, alpha)
-    p_lower = betting_p(-d, margin, alpha)
+    p_lower = betting_p(-d, margin, alpha)   # H0: E d <= -margin is H0: E(-d) >= margin
     return Equivalence("betting", margin, float(d.mean()), p_lower, p_upper,
                        _betting_bound(d, alpha, upper=False), _betting_bound(d, alpha, upper=True),
                        alpha)
