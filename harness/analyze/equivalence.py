@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from harness.analyze.paired import tango_ci, tango_tost
 
@@ -68,12 +68,18 @@ def paired_t(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
     return Equivalence("paired_t", margin, mean, p_lower, p_upper, mean - half, mean + half, alpha)
 
 
-BETTING_ORDERS = 64     # random topic orders averaged over
+BETTING_ORDERS = 64     # random topic orders averaged over ...
+BETTING_CELLS = 100_000  # ... fewer in very large studies (at least 8), about this many cells
 BETTING_TRUNCATE = 0.9  # largest bet, as a share of the largest bet that cannot lose everything
 BETTING_SEED = 20261202
 
 
-def betting_paths(d: np.ndarray, alpha: float, *, orders: int = BETTING_ORDERS,
+def default_orders(n: int) -> int:
+    """64 orders, fewer for large n, where one order already pins the capital down."""
+    return int(min(BETTING_ORDERS, max(8, BETTING_CELLS // max(n, 1))))
+
+
+def betting_paths(d: np.ndarray, alpha: float, *, orders: int | None = None,
                   seed: int = BETTING_SEED) -> tuple[np.ndarray, np.ndarray]:
     """The ordered observations and untruncated bets, which do not depend on the margin.
 
@@ -83,6 +89,7 @@ def betting_paths(d: np.ndarray, alpha: float, *, orders: int = BETTING_ORDERS,
     """
     d = np.atleast_2d(np.asarray(d, dtype=float))
     n = d.shape[1]
+    orders = orders or default_orders(n)
     order = np.argsort(np.random.default_rng(seed).random((orders, n)), axis=1)
     x = d[:, order]                                            # (studies, orders, n)
     count = np.arange(1, n + 1, dtype=float)
@@ -93,22 +100,29 @@ def betting_paths(d: np.ndarray, alpha: float, *, orders: int = BETTING_ORDERS,
     return x, np.sqrt(2.0 * math.log(1.0 / alpha) / (n * prev_var))
 
 
-def paths_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float) -> np.ndarray:
-    """Terminal capital against H0: E d >= margin, averaged over orders (one per study)."""
+def paths_log_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float
+                      ) -> np.ndarray:
+    """log of the terminal capital against H0: E d >= margin, averaged over orders."""
     m = np.broadcast_to(np.asarray(margin, dtype=float), (x.shape[0],))[:, None, None]
     lam = np.minimum(bets, BETTING_TRUNCATE / (1.0 - m))   # 1 + lam (m - d) stays positive
-    return np.exp(np.log1p(lam * (m - x)).sum(axis=2)).mean(axis=1)
+    logs = np.log1p(lam * (m - x)).sum(axis=2)
+    return special.logsumexp(logs, axis=1) - math.log(x.shape[1])
+
+
+def paths_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return np.exp(paths_log_capital(x, bets, margin))
 
 
 def betting_capital(d: np.ndarray, margin: np.ndarray | float, alpha: float, *,
-                    orders: int = BETTING_ORDERS, seed: int = BETTING_SEED) -> np.ndarray:
+                    orders: int | None = None, seed: int = BETTING_SEED) -> np.ndarray:
     """Terminal capital against H0: E d >= margin, averaged over random orders of the topics."""
     x, bets = betting_paths(d, alpha, orders=orders, seed=seed)
     return paths_capital(x, bets, margin)
 
 
 def _p(x: np.ndarray, bets: np.ndarray, margin: float) -> float:
-    return float(min(1.0, 1.0 / paths_capital(x, bets, margin)[0]))
+    return float(math.exp(-max(0.0, paths_log_capital(x, bets, margin)[0])))
 
 
 def betting_p(d: np.ndarray, margin: float, alpha: float) -> float:
@@ -131,7 +145,7 @@ def _betting_bound(d: np.ndarray, alpha: float, upper: bool) -> float:
         return sign * 1.0
     if excess(-1.0) <= 0:
         return -sign * 1.0
-    return sign * optimize.brentq(excess, -1.0, top, xtol=1e-5)
+    return sign * optimize.brentq(excess, -1.0, top, xtol=1e-4)
 
 
 def betting(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
