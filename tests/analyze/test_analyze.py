@@ -24,12 +24,12 @@ def test_full_analysis_writes_a_self_contained_report(tmp_path):
     assert result.primary.n_topics == 60 and result.primary.p_value < 0.05
     files = result.report_files
     html = (study / "report" / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 4
+    assert html.count("data:image/png;base64,") == 5
     assert not re.search(r'src="(?!data:)', html) and "<link" not in html
     md = (study / "report" / "report.md").read_text()
     assert "**SUPPORTED**" in md and "literal rule" in md
     assert "mean of the single_a and single_b proportions" in md
-    for name in ("paired_proportions", "estimates", "agreement", "power"):
+    for name in ("paired_proportions", "estimates", "agreement", "power", "accuracy"):
         png = study / "report" / "figures" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and files[f"figure:{name}"]
     data = json.loads((study / "report" / "report.json").read_text(),
