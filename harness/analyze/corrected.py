@@ -25,7 +25,8 @@ import pandas as pd
 from harness.analyze.consensus import CROSS, SINGLE_A, SINGLE_B, Judgments, TopicTable
 
 MIN_J = 0.05      # below this J the correction divides by ~0: no corrected estimate
-CHUNK = 250       # bootstrap resamples per vectorised block
+CHUNK = 250       # bootstrap resamples per vectorised block, at most ...
+CELLS = 4_000_000  # ... this many resampled topic-group cells at once
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,12 @@ def _bootstrap(a: np.ndarray, b: np.ndarray, counts: ControlCounts, resamples: i
     n = a.shape[0]
     out = np.empty(resamples)
     bad = np.zeros(resamples, dtype=bool)
-    for start in range(0, resamples, CHUNK):
-        size = min(CHUNK, resamples - start)
-        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=size) / n     # (size, T)
-        a_star, b_star = weights @ a, weights @ b                             # (size, G)
+    groups = a.shape[1]
+    chunk = max(1, min(CHUNK, CELLS // max(n * groups, 1)))
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        picks = rng.integers(0, n, size=(size, n))                            # topics drawn
+        a_star, b_star = a[picks].mean(axis=1), b[picks].mean(axis=1)          # (size, G)
         pub = rng.binomial(counts.pub_n, _rate(counts.pub_correct, counts.pub_n),
                            (size, counts.pub_n.size))
         unpub = rng.binomial(counts.unpub_n, _rate(counts.unpub_correct, counts.unpub_n),
