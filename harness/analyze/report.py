@@ -88,7 +88,7 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
         f"exact (Clopper-Pearson) at {c.level:.0%}; J's interval joins the two exact intervals "
         f"at {1 - (1 - c.level) / 2:.1%} each (Bonferroni). Automated reviewers are scored on "
         f"held-out controls only. {c.n_judgments} judgments of {c.n_controls} controls count. "
-        f"{c.gate_reason}."))]
+        f"{c.gate_reason[:1].upper()}{c.gate_reason[1:]}."))]
     if c.accuracy and c.available:
         out.append(Block("table", header=["reviewer", "kind", "published (correct)",
                                           "sensitivity", "unpublished (correct)", "specificity",
@@ -126,10 +126,11 @@ def _accuracy_row(a: dict) -> list[str]:
 def _corrected_text(c: ControlsResult) -> str:
     if c.corrected is None:
         return f"Corrected difference: not estimable ({c.corrected_note})."
+    low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-unbounded"
+    high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+unbounded"
     text = (f"Corrected difference ({c.correction} Rogan-Gladen / matrix method): "
-            f"{fmt(c.corrected, signed=True)}, 95% interval [{fmt(c.corrected_low, signed=True)}"
-            f", {fmt(c.corrected_high, signed=True)}] ({c.corrected_note}); observed "
-            f"{fmt(c.observed, signed=True)}.")
+            f"{fmt(c.corrected, signed=True)}, 95% interval [{low}, {high}] ({c.corrected_note}); "
+            f"observed {fmt(c.observed, signed=True)}.")
     eq = c.equivalence
     if eq is not None:
         text += (f" Equivalence on the corrected scale ({eq.method}): the observed differences "

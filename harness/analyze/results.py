@@ -316,9 +316,11 @@ def _controls_lines(c: ControlsResult | None) -> list[str]:
     if c.excluded:
         lines.append(f"  left out (J below {c.exclude_below:g}): {', '.join(c.excluded)}")
     if c.corrected is not None:
+        low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-inf"
+        high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+inf"
         lines.append(f"  corrected difference {fmt(c.corrected, signed=True)} 95% CI "
-                     f"[{fmt(c.corrected_low, signed=True)}, {fmt(c.corrected_high, signed=True)}]"
-                     f" (observed {fmt(c.observed, signed=True)}, {c.correction})")
+                     f"[{low}, {high}] (observed {fmt(c.observed, signed=True)}, "
+                     f"{c.correction})")
     elif c.available:
         lines.append(f"  corrected difference not estimable: {c.corrected_note}")
     if c.differential and c.differential.get("favours_hypothesis"):
