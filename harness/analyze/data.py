@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.analyze.accuracy import CONTROLS_SQL
 from harness.analyze.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
 from harness.study.blinding import commitment
@@ -67,6 +68,7 @@ class StudyData:
     blinding: BlindingCheck
     first_review_at: str | None
     meta: dict[str, Any]
+    controls: pd.DataFrame | None = None   # one row per review of a control item
 
 
 def verify_blinding(study: Study, manifest: dict[str, Any], *, allow_missing: bool
@@ -118,6 +120,7 @@ def load_study(study: Study, manifest: dict[str, Any], *, allow_missing_commitme
         reviewers=reviewers, geometry=geometry, geometry_model=geometry_model, counts=counts,
         models=sorted(str(m) for m in reviews["model"].dropna().unique()), blinding=blinding,
         first_review_at=str(reviews["created_at"].min()) if len(reviews) else None, meta=meta,
+        controls=study.frame(CONTROLS_SQL),
     )
 
 

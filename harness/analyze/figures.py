@@ -70,7 +70,7 @@ def estimates(result: AnalysisResult, dpi: int) -> bytes:
 def _forest(ax: object, rows: list[Estimate], scale: str, sesoi: float) -> None:
     ys = np.arange(len(rows))
     colour = {"primary": CROSS_COLOUR, "check": SINGLE_COLOUR, "literal": GREY,
-              "secondary": "#27ae60"}
+              "secondary": "#27ae60", "corrected": "#8e44ad"}
     for y, e in zip(ys, rows, strict=True):
         low = e.ci_low if e.ci_low is not None else e.estimate
         high = e.ci_high if e.ci_high is not None else e.estimate
@@ -163,11 +163,47 @@ def power_curve(result: AnalysisResult, dpi: int) -> bytes:
     return _png(fig, dpi)
 
 
+def accuracy(result: AnalysisResult, dpi: int) -> bytes:
+    """Sensitivity against specificity per reviewer with exact intervals; J = min_youden line."""
+    c = result.controls
+    fig = Figure(figsize=(6, 5))
+    ax = fig.subplots()
+    rows = [a for a in (c.accuracy if c else []) if a["sensitivity"] is not None
+            and a["specificity"] is not None]
+    for a in rows:
+        pooled = a["scope"] == "pooled"
+        colour = "black" if pooled else (CROSS_COLOUR if a["kind"] == "human" else SINGLE_COLOUR)
+        if a["scope"] == "kind":
+            continue
+        x, y = a["specificity"], a["sensitivity"]
+        ax.errorbar(x, y, xerr=[[x - a["specificity_low"]], [a["specificity_high"] - x]],
+                    yerr=[[y - a["sensitivity_low"]], [a["sensitivity_high"] - y]],
+                    fmt="s" if pooled else "o", color=colour, ms=7 if pooled else 4, lw=1,
+                    capsize=2)
+        ax.annotate(_short(a["label"], 18), (x, y), fontsize=7, xytext=(3, 3),
+                    textcoords="offset points")
+    grid = np.linspace(0, 1, 50)
+    ax.plot(grid, 1 - grid, color=GREY, lw=1, ls=":", label="J = 0 (no discrimination)")
+    if c is not None:
+        ax.plot(grid, 1 + c.min_youden - grid, color=GREY, lw=1, ls="--",
+                label=f"J = {c.min_youden:g} (plan's minimum)")
+    if not rows:
+        ax.text(0.5, 0.5, "no control items judged: accuracy unknown", ha="center",
+                va="center")
+    ax.set(xlim=(0, 1.02), ylim=(0, 1.02), xlabel="specificity (unpublished judged novel)",
+           ylabel="sensitivity (published judged not novel)")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title("Reviewer accuracy on control items (exact intervals; square: pooled)",
+                 fontsize=9)
+    return _png(fig, dpi)
+
+
 FIGURES = {
     "paired_proportions": (paired_proportions, "Per-topic paired proportions judged novel"),
     "estimates": (estimates, "Estimates with 95% intervals for every analysis"),
     "agreement": (agreement, "Reviewer agreement"),
     "power": (power_curve, "Power curve"),
+    "accuracy": (accuracy, "Reviewer accuracy on control items"),
 }
 
 

@@ -45,7 +45,7 @@ class Primary(_Section):
 
 class Equivalence(_Section):
     sesoi: float = Field(0.10, gt=0.0, lt=1.0)
-    method: Literal["paired_t", "tango"] = "paired_t"
+    method: Literal["betting", "paired_t", "tango"] = "betting"
     refute_by: Literal["equivalence", "non_superiority"] = "equivalence"
 
 
@@ -101,6 +101,9 @@ class Planning(_Section):
     power: float = Field(0.80, gt=0.0, lt=1.0)
     simulations: int = Field(1000, ge=10)
     design: Design = Field(default_factory=Design)
+    sensitivity: float = Field(0.9, gt=0.0, le=1.0)   # expected reviewer accuracy on controls
+    specificity: float = Field(0.9, gt=0.0, le=1.0)
+    controls: int = Field(100, ge=0)                  # control judgments in the study (pooled)
 
 
 class Controls(_Section):

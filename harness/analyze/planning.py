@@ -14,6 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.analyze.decisive import (
+    controls_needed,
+    corrected_tost_power,
+    corrected_tost_topics,
+    youden_bound,
+)
 from harness.analyze.plan import Plan, load_plan
 from harness.analyze.sample_size import (
     discordant,
@@ -39,6 +45,7 @@ class PowerResult:
     curve: pd.DataFrame
     simulation: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    accuracy: dict[str, Any] | None = None
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic
@@ -57,10 +64,30 @@ class PowerResult:
             f"{a['sd_equivalence']:.3f}): power {a['tost_power']:.3f}; topics needed "
             f"{a['tost_needed']}",
         ]
+        if self.accuracy:
+            lines += accuracy_lines(self.accuracy, i)
         if self.simulation:
             lines += _simulation_lines(self.simulation, i)
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def accuracy_lines(a: dict[str, Any], i: dict[str, Any]) -> list[str]:
+    gate = "reaches" if a["youden_bound"] >= a["min_youden"] else "does NOT reach"
+    return [
+        f"  Reviewer accuracy: sensitivity {a['sensitivity']:g}, specificity "
+        f"{a['specificity']:g}, J {a['youden']:.2f}: the observed difference shrinks to "
+        f"J x {i['effect']:+g} = {a['observed_effect']:+.3f} (SD {a['sd_observed']:.3f})",
+        f"    supported (one-sided, observed scale): power {a['supported_power']:.3f}; topics "
+        f"needed {a['supported_needed']}",
+        f"    with {a['controls']} control judgments the expected exact lower bound of J is "
+        f"{a['youden_bound']:.3f}, which {gate} the plan's minimum {a['min_youden']:g}; "
+        f"control judgments needed: {a['controls_needed']}",
+        f"    refuted (equivalence on the corrected scale, margin SESOI x J's one-sided lower "
+        f"bound {a['margin_bound']:.3f}, alpha/2): power {_num(a['refute_power'])}; topics "
+        f"needed {a['refute_needed']} (normal approximation of the paired TOST; the default "
+        f"betting test needs more)",
+    ]
 
 
 def _effect(value: float | None) -> str:
@@ -136,7 +163,7 @@ def power(*, topics: int | None = None, p_single: float | None = None,
     curve = power_curve(grid, p_single=inputs["p_single"], effect=inputs["effect"],
                         sesoi=inputs["sesoi"], rho=inputs["rho"], alpha=inputs["alpha"],
                         sd_equivalence=analytic["sd_equivalence"])
-    result = PowerResult(inputs, analytic, curve)
+    result = PowerResult(inputs, analytic, curve, accuracy=_accuracy(base, inputs))
     if simulate:
         design = base.planning.design.model_copy(update={
             k: v for k, v in (("samples", samples), ("reviewers", reviewers)) if v})
@@ -169,6 +196,36 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
         "mde_paired": minimal_detectable_effect(n, i["p_single"], i["rho"], alpha, target),
         "tost_power": tost_power(n, sd_eq, i["sesoi"], diff, alpha),
         "tost_needed": _or_none(lambda: tost_sample_size(sd_eq, i["sesoi"], diff, alpha, target)),
+    }
+
+
+def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
+    """Power of both verdicts when reviewers misclassify as the plan's planning section says."""
+    p, c = plan.planning, plan.controls
+    sens, spec = p.sensitivity, p.specificity
+    youden = sens + spec - 1.0
+
+    def observed(pi: float) -> float:
+        return min(max((1.0 - sens) + youden * pi, 1e-6), 1.0 - 1e-6)
+
+    q_single, q_cross = observed(i["p_single"]), observed(i["p_single"] + i["effect"])
+    sd = sd_binary_difference(q_cross, q_single, i["rho"])
+    sd_null = sd_binary_difference(q_single, q_single, i["rho"])
+    effect = q_cross - q_single
+    bound = youden_bound(sens, spec, p.controls, 1.0 - i["alpha"]) if p.controls else -1.0
+    n = i["topics"]
+    return {
+        "sensitivity": sens, "specificity": spec, "youden": youden, "observed_effect": effect,
+        "sd_observed": sd, "controls": p.controls, "min_youden": c.min_youden,
+        "supported_power": paired_power(n, effect, sd, i["alpha"]) if effect > 0 else 0.0,
+        "supported_needed": _or_none(lambda: paired_sample_size(effect, sd, i["alpha"],
+                                                                i["target"])),
+        "youden_bound": youden_bound(sens, spec, p.controls, c.level) if p.controls else -1.0,
+        "controls_needed": controls_needed(sens, spec, c.min_youden, c.level),
+        "margin_bound": bound,
+        "refute_power": corrected_tost_power(n, sd_null, i["sesoi"], bound, i["alpha"]),
+        "refute_needed": corrected_tost_topics(sd_null, i["sesoi"], bound, i["alpha"],
+                                               i["target"]),
     }
 
 

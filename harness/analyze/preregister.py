@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.analyze.decisive import controls_needed
 from harness.analyze.plan import LoadedPlan, Plan, load_plan
 from harness.analyze.sample_size import (
     discordant,
@@ -165,11 +166,49 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
     else:
         lines += ["No packets yet: the commitment is made with `harness judge --blind` and "
                   "recorded in the manifest, section `blinding`.", ""]
+    lines += ["## Reviewer accuracy (control items)", ""] + controls_lines(plan) + [""]
     lines += ["## Materials", ""] + _materials(manifest) + [""]
     lines += ["## Analysis plan", "", f"File `{loaded.path}`", "", f"SHA-256 `{loaded.sha256}`",
               "", "```yaml", loaded.text.rstrip(), "```", ""]
     lines += [f"## Power analysis for {topics} topics", ""] + power_lines(plan, topics) + [""]
     return "\n".join(lines)
+
+
+def controls_lines(plan: Plan) -> list[str]:
+    """What the plan fixes about control items and how accuracy enters the verdict."""
+    c, p = plan.controls, plan.planning
+    unsure = plan.outcome.unsure.replace("_", " ")
+
+    def needed() -> float:
+        return controls_needed(p.sensitivity, p.specificity, c.min_youden, c.level) or math.inf
+
+    return [
+        f"- Each reviewer judges control items with a known answer, mixed into the blinded "
+        f"stream: a share {c.share:g} of the reviewer's real items and at least "
+        f"{c.min_per_reviewer}, about half published before the cut-off (correct: "
+        f"`published`) and half not (correct: `not_published`).",
+        f"- Coding as the outcome (`unsure` counted as {unsure}). Sensitivity: published "
+        f"controls judged not novel; specificity: unpublished controls judged novel; "
+        f"J = sensitivity + specificity - 1, with exact (Clopper-Pearson) intervals at "
+        f"{c.level:.0%}; J's interval joins both at {1 - (1 - c.level) / 2:.1%} (Bonferroni).",
+        f"- A share {c.calibration_share:g} of the controls calibrates automated reviewers; "
+        f"their accuracy is measured on the other, held-out controls only.",
+        f"- Reviewers whose J estimate is below {c.exclude_reviewer_below:g} are left out of "
+        f"every analysis (decided now, before unblinding).",
+        f"- `refuted` requires the exact lower bound of the pooled J to be at least "
+        f"{c.min_youden:g} and equivalence within +/-{plan.equivalence.sesoi:g} on the scale "
+        f"corrected for misclassification ({c.correction} correction; the observed differences "
+        f"are tested against the SESOI times J's one-sided lower bound, alpha split equally "
+        f"between the two). Without that the verdict is `inconclusive`. `supported` stays the "
+        f"one-sided primary test on the observed scale, with a test of differential accuracy "
+        f"(cross-field vs single-field controls, Fisher exact) reported beside it.",
+        f"- The corrected difference is reported with a percentile bootstrap interval over "
+        f"topics and control judgments ({c.bootstrap} resamples, seed {c.seed}).",
+        f"- Planning assumes sensitivity {p.sensitivity:g} and specificity {p.specificity:g} "
+        f"(J {p.sensitivity + p.specificity - 1:.2f}); about "
+        f"{_safe(needed)} control judgments bring J's expected lower bound to "
+        f"{c.min_youden:g} (n/a: the assumed J is not above it).",
+    ]
 
 
 def _materials(manifest: dict[str, Any]) -> list[str]:

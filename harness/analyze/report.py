@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.analyze.figures import FIGURES, render_all
 from harness.analyze.plan import Plan
 from harness.analyze.render import Block, html_page, markdown
-from harness.analyze.results import AnalysisResult, Estimate, fmt, fmt_p
+from harness.analyze.results import AnalysisResult, ControlsResult, Estimate, fmt, fmt_p
 
 MAX_TOPIC_ROWS = 200
 MAX_PAIR_ROWS = 60
@@ -47,7 +47,8 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     blocks += [Block("banner", note) for note in r.notes]
     blocks += [Block("link", "Explore every record (prompts, outputs, items, verdicts, searches)",
                      name=EXPLORER)]
-    blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _checks(r)
+    blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _accuracy(r)
+    blocks += _checks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
     blocks += [Block("figure", caption, name=name) for name, (_, caption) in FIGURES.items()]
@@ -77,6 +78,83 @@ def _verdict(r: AnalysisResult) -> list[Block]:
         f"treats a non-significant result as a refutation, which is why it is not the "
         f"preregistered verdict.")))
     return out
+
+
+def _accuracy(r: AnalysisResult) -> list[Block]:
+    c = r.controls
+    if c is None:
+        return []
+    out = [Block("h2", "Reviewer accuracy on control items"), Block("p", (
+        f"Control items have a known answer and were mixed into the blinded stream. "
+        f"Sensitivity: share of published controls judged not novel; specificity: share of "
+        f"unpublished controls judged novel; J = sensitivity + specificity - 1. Intervals are "
+        f"exact (Clopper-Pearson) at {c.level:.0%}; J's interval joins the two exact intervals "
+        f"at {1 - (1 - c.level) / 2:.1%} each (Bonferroni). Automated reviewers are scored on "
+        f"held-out controls only. {c.n_judgments} judgments of {c.n_controls} controls count. "
+        f"{c.gate_reason[:1].upper()}{c.gate_reason[1:]}."))]
+    if c.accuracy and c.available:
+        out.append(Block("table", header=["reviewer", "kind", "published (correct)",
+                                          "sensitivity", "unpublished (correct)", "specificity",
+                                          "J"], rows=[_accuracy_row(a) for a in c.accuracy]))
+    if c.excluded:
+        out.append(Block("p", f"Left out of every analysis (J below "
+                              f"{c.exclude_below:g}, fixed in the plan): "
+                              f"{', '.join(c.excluded)}."))
+    out.append(Block("p", _corrected_text(c)))
+    if c.differential:
+        out.append(Block("p", _differential_text(c.differential)))
+    if c.leak_auc:
+        auc = c.leak_auc
+        ci = (f" [{auc['ci_low']:.3f}, {auc['ci_high']:.3f}]"
+              if "ci_low" in auc and "ci_high" in auc else "")
+        value = auc.get("auc", auc.get("estimate"))
+        if value is not None:
+            out.append(Block("p", f"Leak audit: a classifier separates controls from real items "
+                                  f"with AUC {value:.3f}{ci} (0.5: indistinguishable)."))
+    if not c.gate_ok and c.needs.get("text"):
+        out.append(Block("p", c.needs["text"] + "."))
+    return out
+
+
+def _accuracy_row(a: dict) -> list[str]:
+    def rate(name: str) -> str:
+        return (f"{fmt(a[name])} [{fmt(a[name + '_low'])}, {fmt(a[name + '_high'])}]"
+                if a[name] is not None else "n/a")
+    label = a["label"] if a["scope"] == "reviewer" else f"**{a['label']}**"
+    return [label, a["kind"], f"{a['published']} ({a['published_correct']})",
+            rate("sensitivity"), f"{a['unpublished']} ({a['unpublished_correct']})",
+            rate("specificity"), rate("youden")]
+
+
+def _corrected_text(c: ControlsResult) -> str:
+    if c.corrected is None:
+        return f"Corrected difference: not estimable ({c.corrected_note})."
+    low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-unbounded"
+    high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+unbounded"
+    text = (f"Corrected difference ({c.correction} Rogan-Gladen / matrix method): "
+            f"{fmt(c.corrected, signed=True)}, 95% interval [{low}, {high}] ({c.corrected_note}); "
+            f"observed {fmt(c.observed, signed=True)}.")
+    eq = c.equivalence
+    if eq is not None:
+        text += (f" Equivalence on the corrected scale ({eq.method}): the observed differences "
+                 f"tested against +/-{eq.sesoi:.4f}"
+                 + (f" (SESOI x lower bound of J, {c.youden_bound:.3f})"
+                    if c.youden_bound is not None else "")
+                 + f", p = {fmt_p(eq.p_tost)} -> {'shown' if eq.equivalent else 'not shown'}.")
+    return text
+
+
+def _differential_text(d: dict) -> str:
+    flag = ("**Warning: accuracy differs in the direction that favours the hypothesis** "
+            "(cross-field material called novel more often whatever its truth), so a "
+            "`supported` verdict may be manufactured by the reviewers. "
+            if d["favours_hypothesis"] else "")
+    return (f"{flag}Differential accuracy (cross-field vs single-field controls, {d['test']}): "
+            f"sensitivity {fmt(d['sensitivity_cross'])} vs {fmt(d['sensitivity_single'])} "
+            f"({d['published_cross']} vs {d['published_single']} judgments, p = "
+            f"{fmt_p(d['p_sensitivity'])}); specificity {fmt(d['specificity_cross'])} vs "
+            f"{fmt(d['specificity_single'])} ({d['unpublished_cross']} vs "
+            f"{d['unpublished_single']}, p = {fmt_p(d['p_specificity'])}).")
 
 
 def _design(r: AnalysisResult) -> list[Block]:
@@ -221,7 +299,7 @@ HEADER = ["analysis", "scale", "estimate [95% CI]", "p", "Holm p", "note"]
 
 def _checks(r: AnalysisResult) -> list[Block]:
     c, lit = r.consensus, r.literal_rule
-    checks = [e for e in r.estimates if e.role == "check"]
+    checks = [e for e in r.estimates if e.role in ("corrected", "check")]
     consensus = [["cross novel", str(c.both), str(c.cross_only)],
                  ["cross not novel", str(c.single_only), str(c.neither)]]
     return [

@@ -127,6 +127,35 @@ class PowerSummary(_Model):
     curve: list[dict[str, float]]
 
 
+class ControlsResult(_Model):
+    """Reviewer accuracy on control items and the corrected difference the verdict rests on."""
+
+    available: bool                    # any counted control judgment
+    n_controls: int
+    n_judgments: int
+    level: float
+    min_youden: float
+    correction: str
+    accuracy: list[dict[str, Any]]     # per reviewer, per kind, pooled (Accuracy.row())
+    excluded: list[str]
+    exclude_below: float
+    pooled_youden: float | None
+    pooled_youden_low: float | None
+    pooled_youden_high: float | None
+    gate_ok: bool
+    gate_reason: str
+    differential: dict[str, Any] | None
+    observed: float | None
+    corrected: float | None
+    corrected_low: float | None
+    corrected_high: float | None
+    corrected_note: str
+    equivalence: EquivalenceResult | None
+    youden_bound: float | None         # J_L that scaled the observed-scale margin
+    needs: dict[str, Any]              # accuracy, controls and topics a decisive study needs
+    leak_auc: dict[str, Any] | None    # controls-vs-real separability from the leak audit
+
+
 class VerdictResult(_Model):
     label: str
     reason: str
@@ -190,6 +219,7 @@ class AnalysisResult(_Model):
     per_reviewer: list[dict[str, Any]]
     power: PowerSummary
     verdict: VerdictResult
+    controls: ControlsResult | None = None
     notes: list[str]
     topics: list[dict[str, Any]]
     report_files: dict[str, str] = Field(default_factory=dict)
@@ -256,8 +286,9 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         f"Equivalence:  TOST ({eq.method}), SESOI {eq.sesoi:g}: {eq.ci_level:.0%} CI "
         f"[{fmt(eq.ci_low, signed=True)}, {fmt(eq.ci_high, signed=True)}], "
         f"p = {fmt_p(eq.p_tost)} -> {'shown' if eq.equivalent else 'not shown'}",
-        "Checks:",
     ]
+    lines += _controls_lines(r.controls)
+    lines += ["Checks:"]
     for e in r.estimates:
         if e.role == "check":
             lines.append(f"  {e.label[:44]:<44} {_est(e)}  p = {fmt_p(e.p_value)}")
@@ -275,6 +306,26 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         lines.append(f"  Power at the SESOI with {pw.n_topics} topics: {fmt(pw.power_at_sesoi, 2)};"
                      f" topics needed for {pw.target:.0%}: {pw.topics_needed}")
     lines.append(RULE)
+    return lines
+
+
+def _controls_lines(c: ControlsResult | None) -> list[str]:
+    if c is None:
+        return []
+    lines = [f"Accuracy:     {c.gate_reason}"]
+    if c.excluded:
+        lines.append(f"  left out (J below {c.exclude_below:g}): {', '.join(c.excluded)}")
+    if c.corrected is not None:
+        low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-inf"
+        high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+inf"
+        lines.append(f"  corrected difference {fmt(c.corrected, signed=True)} 95% CI "
+                     f"[{low}, {high}] (observed {fmt(c.observed, signed=True)}, "
+                     f"{c.correction})")
+    elif c.available:
+        lines.append(f"  corrected difference not estimable: {c.corrected_note}")
+    if c.differential and c.differential.get("favours_hypothesis"):
+        lines.append("  WARNING: accuracy differs between cross-field and single-field controls "
+                     "in the direction that favours the hypothesis")
     return lines
 
 

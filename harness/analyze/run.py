@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,15 @@ import numpy as np
 from harness.analyze import secondary as sec
 from harness.analyze.agreement import agreement
 from harness.analyze.consensus import code_outcome, consensus_counts
+from harness.analyze.controls import (
+    ControlsAnalysis,
+    analyse_controls,
+    keep_reviewers,
+    reviewer_accuracy,
+)
 from harness.analyze.data import StudyData, load_study
-from harness.analyze.equivalence import Equivalence, paired_t, tango
+from harness.analyze.decisive import controls_needed, corrected_tost_topics, expected_accuracy
+from harness.analyze.equivalence import Equivalence, betting, paired_t, tango
 from harness.analyze.plan import LoadedPlan, Plan, bundled_plan_path, load_plan
 from harness.analyze.pooled import Pooled, pooled_test
 from harness.analyze.primary import PrimaryOutcome, run_primary
@@ -20,6 +28,7 @@ from harness.analyze.results import (
     AgreementResult,
     AnalysisResult,
     ConsensusCounts,
+    ControlsResult,
     DesignSummary,
     EquivalenceResult,
     Estimate,
@@ -36,7 +45,7 @@ from harness.analyze.sample_size import (
     tost_power,
     tost_sample_size,
 )
-from harness.analyze.verdict import decide, literal_rule, withheld_reasons
+from harness.analyze.verdict import AccuracyGate, decide, literal_rule, withheld_reasons
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -122,15 +131,16 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
     from harness import __version__
 
     plan = loaded.plan
+    coded, accuracy, excluded = reviewer_accuracy(data.controls, plan)
+    if excluded:   # reviewers below the plan's J threshold are left out of every analysis
+        data = replace(data, judgments=keep_reviewers(data.judgments, excluded))
     j = data.judgments
     y = code_outcome(j.verdict, plan.outcome.unsure)
     primary = run_primary(j, plan)
     table = primary.table
     counts = consensus_counts(*table.consensus(plan.consensus.threshold, plan.primary.seed))
-    equivalence = (paired_t(table.d, plan.equivalence.sesoi, plan.primary.alpha)
-                   if plan.equivalence.method == "paired_t" else
-                   tango(counts["b"], counts["c"], table.n_complete, plan.equivalence.sesoi,
-                         plan.primary.alpha))
+    equivalence = _observed_equivalence(table.d, counts, table.n_complete, plan)
+    ctl = analyse_controls(j, y, table, coded, accuracy, excluded, plan, counts)
     pooled = pooled_test(y, j.condition, plan.single, plan.literal_rule.alternative)
     literal = literal_rule(pooled, plan, primary.n_topics)
     design = _design(data, plan, primary)
@@ -138,7 +148,9 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
         plan, pilot=design.pilot, complete_topics=primary.n_topics,
         items_reviewed=design.items_reviewed, items_short=design.items_short,
         estimable=math.isfinite(primary.estimate))
-    decision = decide(primary, equivalence, plan, withheld)
+    needs = _needs(ctl, table.d, plan)
+    decision = decide(primary, equivalence, plan, withheld, AccuracyGate(
+        ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs["text"]))
     prereg = manifest.get("prereg") or {}
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
@@ -151,7 +163,8 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
                                   neither=counts["d"]),
         equivalence=_equivalence_result(equivalence),
         literal_rule=_literal_result(pooled, literal),
-        estimates=_estimates(data, plan, primary, y, pooled),
+        estimates=_with_corrected(_estimates(data, plan, primary, y, pooled), ctl,
+                                  primary.n_topics),
         agreement=_agreement(data, y, plan),
         per_reviewer=sec.per_reviewer(j, y, table, plan.single).to_dict("records"),
         power=_power(primary, plan),
@@ -160,7 +173,110 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
                               literal_label=literal[0], literal_reason=literal[1]),
         notes=_notes(design, verification, prereg),
         topics=table.frame().to_dict("records"),
+        controls=_controls_result(ctl, plan, needs, manifest),
     )
+
+
+def _observed_equivalence(d: np.ndarray, counts: dict[str, int], n: int, plan: Plan
+                          ) -> Equivalence:
+    sesoi, alpha = plan.equivalence.sesoi, plan.primary.alpha
+    if plan.equivalence.method == "paired_t":
+        return paired_t(d, sesoi, alpha)
+    if plan.equivalence.method == "tango":
+        return tango(counts["b"], counts["c"], n, sesoi, alpha)
+    return betting(d, sesoi, alpha)
+
+
+def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
+    """Accuracy, control judgments and topics a decisive study needs (expected counts)."""
+    c, alpha, target = plan.controls, plan.primary.alpha, plan.planning.power
+    pooled = ctl.pooled
+    observed = pooled.estimable and pooled.youden > c.min_youden
+    sens = pooled.sensitivity if observed else plan.planning.sensitivity
+    spec = pooled.specificity if observed else plan.planning.specificity
+    basis = "the accuracy observed" if observed else "the plan's assumed accuracy"
+    needed = controls_needed(sens, spec, c.min_youden, c.level)
+    sd = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
+    topics = None
+    if needed is not None:
+        judged = max(needed, pooled.published + pooled.unpublished)
+        bound = expected_accuracy(sens, spec, judged, c.level).youden_lower(alpha / 2)
+        topics = corrected_tost_topics(sd, plan.equivalence.sesoi, bound, alpha, target)
+    text = (f"A decisive study needs reviewers whose J clearly exceeds {c.min_youden:g}: with "
+            f"{basis} (sensitivity {sens:.2f}, specificity {spec:.2f}, J {sens + spec - 1:.2f})")
+    if needed is None:
+        text += " no number of controls is enough"
+    else:
+        text += (f", about {needed} control judgments (half published) bring the lower bound of "
+                 f"J to {c.min_youden:g}")
+        if topics is not None:
+            text += (f", and about {topics} topics give the corrected equivalence test "
+                     f"{target:.0%} power (normal approximation with the observed SD of d_t, "
+                     f"{sd:.3f}; the betting test needs more)")
+    return {"sensitivity": sens, "specificity": spec, "basis": basis, "controls": needed,
+            "topics": topics, "text": text}
+
+
+def _controls_result(ctl: ControlsAnalysis, plan: Plan, needs: dict[str, Any],
+                     manifest: dict[str, Any]) -> ControlsResult:
+    c, pooled, corr = plan.controls, ctl.pooled, ctl.corrected
+    low, high = pooled.youden_ci() if pooled.estimable else (math.nan, math.nan)
+    diff = ctl.differential
+    return ControlsResult(
+        available=ctl.n_judgments > 0, n_controls=ctl.n_controls, n_judgments=ctl.n_judgments,
+        level=c.level, min_youden=c.min_youden, correction=c.correction,
+        accuracy=[a.row() for a in ctl.table], excluded=ctl.excluded,
+        exclude_below=c.exclude_reviewer_below,
+        pooled_youden=_num(pooled.youden) if pooled.estimable else None,
+        pooled_youden_low=_num(low), pooled_youden_high=_num(high), gate_ok=ctl.gate_ok,
+        gate_reason=ctl.gate_reason,
+        differential=None if diff is None else {
+            "sensitivity_cross": _num(diff.sens_cross),
+            "sensitivity_single": _num(diff.sens_single),
+            "published_cross": diff.n_published[0], "published_single": diff.n_published[1],
+            "p_sensitivity": diff.p_sensitivity,
+            "specificity_cross": _num(diff.spec_cross),
+            "specificity_single": _num(diff.spec_single),
+            "unpublished_cross": diff.n_unpublished[0],
+            "unpublished_single": diff.n_unpublished[1], "p_specificity": diff.p_specificity,
+            "alpha": diff.alpha, "favours_hypothesis": diff.favours_hypothesis,
+            "test": "Fisher exact, two-sided, on judgments"},
+        observed=_num(corr.observed) if corr else None,
+        corrected=corr.estimate if corr else None, corrected_low=corr.ci_low if corr else None,
+        corrected_high=corr.ci_high if corr else None,
+        corrected_note=corr.note if corr else "no control judgments",
+        equivalence=_equivalence_result(ctl.equivalence) if ctl.equivalence else None,
+        youden_bound=_num(ctl.youden_bound) if ctl.youden_bound is not None else None,
+        needs=needs, leak_auc=leak_auc(manifest))
+
+
+def leak_auc(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The controls-vs-real separability the leak audit recorded, wherever in the blinding
+    section it sits (a number, or a mapping with an estimate and interval)."""
+    def find(node: Any) -> Any:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if "auc" in str(key).lower():
+                    return value
+            for value in node.values():
+                hit = find(value)
+                if hit is not None:
+                    return hit
+        return None
+
+    hit = find(manifest.get("blinding") or {})
+    if isinstance(hit, bool) or hit is None:
+        return None
+    if isinstance(hit, int | float):
+        return {"auc": float(hit)}
+    if isinstance(hit, dict):
+        nums = {str(k): float(v) for k, v in hit.items()
+                if isinstance(v, int | float) and not isinstance(v, bool)}
+        return nums or None
+    if isinstance(hit, list | tuple) and hit and all(isinstance(v, int | float) for v in hit):
+        return {"auc": float(hit[0]), **({"ci_low": float(hit[1]), "ci_high": float(hit[2])}
+                                         if len(hit) >= 3 else {})}
+    return None
 
 
 def _num(value: float | None) -> float | None:
@@ -268,6 +384,24 @@ def _estimates(data: StudyData, plan: Plan, primary: PrimaryOutcome, y: np.ndarr
         ci_high=_num(pooled.ci_high), p_value=pooled.p_value, p_label=pooled.alternative,
         n_topics=primary.n_topics, note="Wald interval assuming independent judgments"))
     return out + [_secondary_estimate(t) for t in _secondary(data, plan, table, y)]
+
+
+def _with_corrected(estimates: list[Estimate], ctl: ControlsAnalysis, n: int
+                    ) -> list[Estimate]:
+    row = _corrected_estimate(ctl, n)
+    return estimates if row is None else [estimates[0], row, *estimates[1:]]
+
+
+def _corrected_estimate(ctl: ControlsAnalysis, n_topics: int) -> Estimate | None:
+    """The corrected difference as a row beside the observed ones (figure and table)."""
+    corr = ctl.corrected
+    if corr is None:
+        return None
+    return Estimate(
+        name="corrected", label=f"Corrected for reviewer accuracy ({corr.method})",
+        role="corrected", scale="difference", estimate=corr.estimate, ci_low=corr.ci_low,
+        ci_high=corr.ci_high, n_topics=n_topics, note=corr.note,
+        skipped=None if corr.estimate is not None else corr.note)
 
 
 def _secondary(data: StudyData, plan: Plan, table: Any, y: np.ndarray) -> list[sec.SecondaryTest]:

@@ -25,8 +25,11 @@ from harness.study.store import Study
 
 def write_simulated_study(path: str | Path, design: Design | None = None, *, topics: int = 50,
                           p_single: float = 0.3, effect: float = 0.0, seed: int = 0,
-                          reviewer_kind: str = "automated") -> Path:
-    """Create a new study at `path` holding one simulated study of `topics` topics."""
+                          reviewer_kind: str = "automated", controls_per_reviewer: int = 0,
+                          sensitivity: float = 0.9, specificity: float = 0.9) -> Path:
+    """Create a new study at `path` holding one simulated study of `topics` topics; with
+    `controls_per_reviewer`, each reviewer also judges that many control items (half published,
+    half cross-field; held-out split) with the given accuracy."""
     folder = Path(path)
     if (folder / "study.sqlite").exists():
         raise HarnessError("a study already exists here", file=folder)
@@ -36,6 +39,9 @@ def write_simulated_study(path: str | Path, design: Design | None = None, *, top
     judgments = simulate_judgments(design, topics, mu, beta, rng)
     with Study.open(folder, create=True) as study:
         store_judgments(study, judgments, design.samples, rng, reviewer_kind)
+        if controls_per_reviewer:
+            store_controls(study, judgments.n_reviewers, controls_per_reviewer, sensitivity,
+                           specificity, rng)
         study.set_meta("simulated", "1")
         record_section(folder, "blinding", {"sha256": commitment(study.conn),
                                             "made_at": utc_now(), "n_items": judgments.n_items})
@@ -84,3 +90,36 @@ def store_judgments(study: Study, j: Judgments, samples: int, rng: np.random.Gen
             [(i, r, VERDICTS[v], now) for (i, r), v in zip(pairs, j.verdict.tolist(),
                                                            strict=True)])
     study.set_meta("simulated_design", json.dumps({"samples": samples}))
+
+
+def store_controls(study: Study, reviewers: int, per_reviewer: int, sensitivity: float,
+                   specificity: float, rng: np.random.Generator) -> None:
+    """Control items (one per reviewer and slot) and each reviewer's judgment of its own."""
+    now = utc_now()
+    rows, items, reviews = [], [], []
+    for r in range(reviewers):
+        for k in range(per_reviewer):
+            control = f"sim-control-{r + 1}-{k}"
+            expected = "published" if k % 2 == 0 else "not_published"
+            correct = rng.random() < (sensitivity if expected == "published" else specificity)
+            verdict = expected if correct else ("not_published" if expected == "published"
+                                                else "published")
+            item = uuid.UUID(bytes=rng.bytes(16)).hex
+            rows.append((control, f"simulated control {control}", expected,
+                         "cross" if (k // 2) % 2 == 0 else "single"))
+            items.append((item, control))
+            reviews.append((item, f"sim-reviewer-{r + 1}", verdict))
+    with study.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO controls (control_id, statement, text, expected, kind, source, topic_id, "
+            "evidence, split) VALUES (?, ?, 'simulated control', ?, ?, 'bank', NULL, "
+            "'{\"title\": \"simulated\", \"year\": 2020, \"doi\": null}', 'held_out')", rows)
+        conn.executemany(
+            "INSERT INTO items (item_id, control_id, original_text, core_combination, "
+            "display_text, steps) VALUES (?, ?, 'simulated control', NULL, 'simulated control', "
+            "'{}')", items)
+        conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)",
+                         [(i, r) for i, r, _ in reviews])
+        conn.executemany(
+            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+            "VALUES (?, ?, ?, 'automated', ?)", [(i, r, v, now) for i, r, v in reviews])

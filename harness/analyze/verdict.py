@@ -1,9 +1,15 @@
 """The verdict the plan fixes in advance, and the hypothesis author's literal rule beside it.
 
-- supported: the one-sided primary test is significant (cross above single);
-- refuted: the difference is shown inside the SESOI margin (TOST; or below +SESOI when the plan
-  refutes by non-superiority), or the primary test is significant in the other direction;
-- inconclusive: neither; the report gives the power achieved and the topics a decisive study needs;
+- supported: the one-sided primary test is significant (cross above single), on the observed
+  scale: valid whatever the reviewers' accuracy when misclassification does not depend on the
+  condition; the differential-accuracy check is reported beside it;
+- refuted: only when the reviewers are shown to discriminate (the exact lower bound of the pooled
+  J reaches `controls.min_youden`) AND the difference is shown inside the SESOI margin on the
+  corrected scale (TOST; or below +SESOI when the plan refutes by non-superiority), or the
+  primary test is significant in the other direction. Reviewers who answer everything alike have
+  J = 0 and can never refute;
+- inconclusive: neither; the report gives the power achieved, and the accuracy, controls and
+  topics a decisive study needs;
 - no verdict: a pilot study, or one below the minimum topics or reviewers per item.
 """
 
@@ -15,6 +21,21 @@ from harness.analyze.equivalence import Equivalence
 from harness.analyze.plan import Plan
 from harness.analyze.pooled import Pooled
 from harness.analyze.primary import PrimaryOutcome
+
+
+@dataclass(frozen=True)
+class AccuracyGate:
+    """Whether the reviewers were shown to discriminate, and equivalence on the corrected scale."""
+
+    ok: bool
+    reason: str
+    equivalence: Equivalence | None = None
+    needs: str = ""
+
+
+NO_CONTROLS = AccuracyGate(False, "no control items were judged, so the reviewers' accuracy "
+                                  "cannot be estimated and they could not be shown to "
+                                  "discriminate published from unpublished work")
 
 
 @dataclass(frozen=True)
@@ -43,14 +64,19 @@ def withheld_reasons(plan: Plan, *, pilot: bool, complete_topics: int, items_rev
     return reasons
 
 
+def _shown_inside(eq: Equivalence | None, plan: Plan) -> bool:
+    if eq is None:
+        return False
+    return eq.equivalent if plan.equivalence.refute_by == "equivalence" else eq.non_superior
+
+
 def decide(primary: PrimaryOutcome, equivalence: Equivalence, plan: Plan,
-           withheld: list[str]) -> Decision:
+           withheld: list[str], accuracy: AccuracyGate = NO_CONTROLS) -> Decision:
     if withheld:
         return Decision("no verdict", "; ".join(withheld), withheld=withheld)
     alpha = plan.primary.alpha
     margin = plan.equivalence.sesoi
-    shown_inside = (equivalence.equivalent if plan.equivalence.refute_by == "equivalence"
-                    else equivalence.non_superior)
+    corrected = accuracy.equivalence
     interval = (f"the {1 - 2 * equivalence.alpha:.0%} interval of the difference "
                 f"[{equivalence.ci_low:+.3f}, {equivalence.ci_high:+.3f}]")
     if primary.p_greater < alpha:
@@ -62,23 +88,30 @@ def decide(primary: PrimaryOutcome, equivalence: Equivalence, plan: Plan,
             f"the one-sided primary test is significant: cross-field prompts were judged novel "
             f"more often (difference {primary.estimate:+.3f}, p = {primary.p_greater:.4g} "
             f"< {alpha:g})"), qualifier)
+    if not accuracy.ok:
+        return Decision("inconclusive", (
+            f"the primary test is not significant (difference {primary.estimate:+.3f}, one-sided "
+            f"p = {primary.p_greater:.4g}) and {accuracy.reason}: without that, no difference "
+            "can be read as no effect" + (f". {accuracy.needs}" if accuracy.needs else "")))
     if primary.p_less < alpha:
         return Decision("refuted", (
             f"the difference goes significantly the other way: single-field prompts were judged "
             f"novel more often (difference {primary.estimate:+.3f}, one-sided p = "
             f"{primary.p_less:.4g} < {alpha:g})"))
-    if shown_inside:
+    if corrected is not None and _shown_inside(corrected, plan):
         what = ("inside +/-" if plan.equivalence.refute_by == "equivalence" else "below +")
-        p = (equivalence.p_tost if plan.equivalence.refute_by == "equivalence"
-             else equivalence.p_upper)
+        p = (corrected.p_tost if plan.equivalence.refute_by == "equivalence"
+             else corrected.p_upper)
         return Decision("refuted", (
-            f"no difference of interest: {interval} lies {what}{margin:g} (the SESOI), "
-            f"p = {p:.4g} < {equivalence.alpha:g}, and the primary test is not significant "
-            f"(p = {primary.p_greater:.4g})"))
+            f"no difference of interest on the corrected scale: the observed differences lie "
+            f"{what}{corrected.margin:.3g} (the SESOI {margin:g} times the lower bound of J), "
+            f"{corrected.method} p = {p:.4g} < {corrected.alpha:g}; {accuracy.reason}; and the "
+            f"primary test is not significant (p = {primary.p_greater:.4g})"))
     return Decision("inconclusive", (
         f"the primary test is not significant (difference {primary.estimate:+.3f}, one-sided "
         f"p = {primary.p_greater:.4g} >= {alpha:g}) and a difference as large as the SESOI "
-        f"({margin:g}) is not excluded ({interval})"))
+        f"({margin:g}) is not excluded on the corrected scale ({accuracy.reason})"
+        + (f". {accuracy.needs}" if accuracy.needs else "")))
 
 
 def literal_rule(pooled: Pooled, plan: Plan, topics: int) -> tuple[str, str]:

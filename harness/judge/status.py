@@ -1,10 +1,34 @@
-"""Where reviewing stands: per reviewer, items assigned, returned and missing."""
+"""Where reviewing stands: per reviewer, items assigned, returned and missing; once the study is
+unblinded (`harness analyze` has recorded its analysis in the manifest), each reviewer's accuracy
+on control items as well.
+
+Before unblinding nothing about controls is shown, so the status cannot tell a coordinator which
+items are controls. Accuracy is coded as the analysis codes it (the preregistered plan's
+`outcome.unsure` and `controls.level`; automated reviewers on held-out controls only), with exact
+Clopper-Pearson intervals; this stage does not import the analysis stage, so the few lines of
+arithmetic are repeated here.
+"""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
+import yaml
+from scipy import stats
+
+from harness.study.manifest import load_manifest
 from harness.study.store import Study
+
+CONTROL_COUNTS_SQL = """
+SELECT r.reviewer_id AS reviewer, c.expected, r.verdict, COUNT(*) AS n
+FROM reviews r JOIN items i ON i.item_id = r.item_id
+JOIN controls c ON c.control_id = i.control_id
+JOIN reviewers rv ON rv.reviewer_id = r.reviewer_id
+WHERE NOT (rv.kind = 'automated' AND c.split = 'calibration')
+GROUP BY r.reviewer_id, c.expected, r.verdict
+"""
 
 STATUS_SQL = """
 SELECT r.reviewer_id AS reviewer, r.kind,
@@ -20,11 +44,75 @@ FROM reviewers r ORDER BY r.kind DESC, r.reviewer_id
 
 
 def review_status(study: Study) -> Any:
-    """DataFrame: reviewer, kind, assigned, returned, missing, searches, last_import."""
+    """DataFrame: reviewer, kind, assigned, returned, missing, searches, last_import; after
+    unblinding also controls, sensitivity, specificity and J with its exact interval."""
     frame = study.frame(STATUS_SQL)
     frame.insert(4, "missing", frame.assigned - frame.returned)
     frame["last_import"] = frame.last_import.fillna("")
+    manifest = load_manifest(study.path)
+    if manifest.get("analysis"):
+        frame = _with_accuracy(study, frame, _plan_settings(manifest))
     return frame
+
+
+def _plan_settings(manifest: dict[str, Any]) -> tuple[str, float]:
+    """(unsure coding, interval level) from the preregistered plan; the plan defaults else."""
+    path = (manifest.get("prereg") or {}).get("plan_path")
+    try:
+        plan = yaml.safe_load(Path(path).read_text(encoding="utf-8")) if path else {}
+    except (OSError, yaml.YAMLError):
+        plan = {}
+    plan = plan if isinstance(plan, dict) else {}
+    unsure = str(((plan.get("outcome") or {}).get("unsure")) or "not_novel")
+    level = float(((plan.get("controls") or {}).get("level")) or 0.95)
+    return unsure, level
+
+
+def _with_accuracy(study: Study, frame: Any, settings: tuple[str, float]) -> Any:
+    unsure, level = settings
+    counts = study.frame(CONTROL_COUNTS_SQL)
+    novel = {"not_published": True, "published": False,
+             "unsure": {"novel": True, "not_novel": False}.get(unsure)}
+    rows = []
+    for reviewer in frame["reviewer"]:
+        mine = counts[counts["reviewer"] == reviewer]
+        tally = {"published": [0, 0], "not_published": [0, 0]}   # [judged, correct]
+        for expected, verdict, n in mine[["expected", "verdict", "n"]].itertuples(index=False):
+            said = novel[verdict]
+            if said is None:    # unsure left out by the plan
+                continue
+            tally[expected][0] += n
+            tally[expected][1] += n if said == (expected == "not_published") else 0
+        rows.append(_accuracy_cells(tally, level))
+    for index, name in enumerate(("controls", "sensitivity", "specificity", "J", "J interval")):
+        frame[name] = [row[index] for row in rows]
+    return frame
+
+
+def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[Any, ...]:
+    (pub, sens_k), (unpub, spec_k) = tally["published"], tally["not_published"]
+    sens = sens_k / pub if pub else math.nan
+    spec = spec_k / unpub if unpub else math.nan
+    inner = 1 - (1 - level) / 2     # Bonferroni: both exact intervals together cover J
+    s_low, s_high = _exact(sens_k, pub, inner)
+    p_low, p_high = _exact(spec_k, unpub, inner)
+    youden = sens + spec - 1
+    interval = ("" if math.isnan(youden) else
+                f"[{s_low + p_low - 1:.2f}, {s_high + p_high - 1:.2f}]")
+    return (pub + unpub, _cell(sens), _cell(spec), _cell(youden), interval)
+
+
+def _exact(k: int, n: int, level: float) -> tuple[float, float]:
+    if n == 0:
+        return math.nan, math.nan
+    tail = (1 - level) / 2
+    low = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - tail, k + 1, n - k))
+    return low, high
+
+
+def _cell(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}"
 
 
 def status_summary(frame: Any) -> str:

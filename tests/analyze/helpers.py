@@ -18,13 +18,17 @@ CONDITIONS = ("single_a", "single_b", "cross")
 
 # (topic_id, condition, sample, reviewer_id, verdict)
 Judgment = tuple[str, str, int, str, str]
+# (control_id, expected, kind 'cross'|'single', split or None, reviewer_id, verdict)
+ControlJudgment = tuple[str, str, str, str | None, str, str]
 
 
 def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[str, str],
                 topics: list[str] | None = None, commit: bool = True,
                 meta: dict[str, str] | None = None, distances: dict[str, float] | None = None,
-                geometry: list[tuple[str, str, float, float]] | None = None) -> Path:
-    """A study whose items are (topic, condition, sample); every judgment becomes a review."""
+                geometry: list[tuple[str, str, float, float]] | None = None,
+                controls: Iterable[ControlJudgment] = ()) -> Path:
+    """A study whose items are (topic, condition, sample); every judgment becomes a review.
+    Control judgments become control items (one per control_id) and their reviews."""
     rows = list(judgments)
     topic_ids = topics or sorted({r[0] for r in rows})
     with Study.open(path, create=True) as study, study.transaction() as conn:
@@ -60,6 +64,7 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
             conn.execute(
                 "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
                 "VALUES (?, ?, ?, 'xlsx', ?)", (items[key], reviewer, verdict, NOW))
+        _insert_controls(conn, controls)
         for topic, condition, entropy, split in geometry or []:
             for layer in range(2):
                 conn.execute("INSERT INTO geometry VALUES (?, 'test-model', ?, -1, ?, '{}', ?)",
@@ -71,6 +76,44 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
             record_section(path, "blinding", {"sha256": commitment(study.conn), "made_at": NOW,
                                               "n_items": study.count("items")})
     return path
+
+
+def _insert_controls(conn: object, controls: Iterable[ControlJudgment]) -> None:
+    items: dict[str, str] = {}
+    for control, expected, kind, split, reviewer, verdict in controls:
+        if control not in items:
+            items[control] = uuid.uuid4().hex
+            conn.execute(
+                "INSERT INTO controls (control_id, statement, text, expected, kind, source, "
+                "topic_id, evidence, split) VALUES (?, ?, 'text', ?, ?, 'bank', NULL, ?, ?)",
+                (control, f"statement {control}", expected, kind,
+                 json.dumps({"title": "t", "year": 2020, "doi": None}), split))
+            conn.execute("INSERT INTO items (item_id, control_id, original_text, "
+                         "core_combination, display_text, steps) "
+                         "VALUES (?, ?, 'text', NULL, 'text', '{}')", (items[control], control))
+        conn.execute("INSERT INTO assignments VALUES (?, ?, 0)", (items[control], reviewer))
+        conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+                     "VALUES (?, ?, ?, 'xlsx', ?)", (items[control], reviewer, verdict, NOW))
+
+
+def control_judgments(per_reviewer: int, reviewers: list[str], *, sensitivity: float,
+                      specificity: float, seed: int, split: str | None = None,
+                      sensitivity_cross: float | None = None) -> list[ControlJudgment]:
+    """Each reviewer judges its own controls (half published, half cross-field) with the given
+    accuracy; `sensitivity_cross` makes published cross-field controls harder to recognise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in reviewers:
+        for k in range(per_reviewer):
+            expected = "published" if k % 2 == 0 else "not_published"
+            kind = "cross" if (k // 2) % 2 == 0 else "single"
+            if expected == "published":
+                sens = sensitivity_cross if kind == "cross" and sensitivity_cross else sensitivity
+                verdict = "published" if rng.random() < sens else "not_published"
+            else:
+                verdict = "not_published" if rng.random() < specificity else "published"
+            rows.append((f"c-{r}-{k}", expected, kind, split, r, verdict))
+    return rows
 
 
 def random_judgments(n_topics: int, *, p_cross: float, p_single: float, reviewers: list[str],

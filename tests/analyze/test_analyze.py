@@ -12,7 +12,7 @@ import pytest
 
 from harness.analyze import analyze
 from harness.study.manifest import load_manifest
-from tests.analyze.helpers import TWO_HUMANS, build_study, random_judgments
+from tests.analyze.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
 
 
 def test_full_analysis_writes_a_self_contained_report(tmp_path):
@@ -24,12 +24,12 @@ def test_full_analysis_writes_a_self_contained_report(tmp_path):
     assert result.primary.n_topics == 60 and result.primary.p_value < 0.05
     files = result.report_files
     html = (study / "report" / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 4
+    assert html.count("data:image/png;base64,") == 5
     assert not re.search(r'src="(?!data:)', html) and "<link" not in html
     md = (study / "report" / "report.md").read_text()
     assert "**SUPPORTED**" in md and "literal rule" in md
     assert "mean of the single_a and single_b proportions" in md
-    for name in ("paired_proportions", "estimates", "agreement", "power"):
+    for name in ("paired_proportions", "estimates", "agreement", "power", "accuracy"):
         png = study / "report" / "figures" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and files[f"figure:{name}"]
     data = json.loads((study / "report" / "report.json").read_text(),
@@ -111,20 +111,43 @@ def test_numbers_match_direct_computation(tmp_path, fast_plan):
     assert lit.n_cross == len(cross)
 
 
-def test_refuted_when_equivalence_is_shown(tmp_path, fast_plan):
+def test_without_controls_no_difference_is_inconclusive_not_refuted(tmp_path, fast_plan):
     rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
     result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
                      write_report=False)
-    assert result.verdict.label == "refuted"
-    assert result.equivalence.equivalent and "SESOI" in result.verdict.reason
-    # the literal rule agrees here, for the wrong reason (no significant difference)
+    # equivalence is shown on the observed scale, but nothing shows the reviewers discriminate
+    assert result.equivalence.equivalent
+    assert result.verdict.label == "inconclusive"
+    assert "could not be shown to discriminate" in result.verdict.reason
+    assert "control judgments" in result.verdict.reason   # what a decisive study needs
+    assert result.controls is not None and not result.controls.available
+    # the literal rule calls it refuted, for the wrong reason (no significant difference)
     assert result.verdict.literal_label == "refuted"
 
 
-def test_refuted_when_single_field_is_higher(tmp_path, fast_plan):
+def test_refuted_when_accurate_reviewers_show_equivalence(tmp_path, fast_plan):
+    rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
+    controls = control_judgments(60, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=3)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
+    c = result.controls
+    assert c.gate_ok and c.pooled_youden_low >= 0.3
+    assert result.verdict.label == "refuted", result.verdict.reason
+    assert "corrected scale" in result.verdict.reason
+    assert c.equivalence.sesoi == pytest.approx(0.1 * c.youden_bound)
+    assert c.corrected_low < c.corrected < c.corrected_high
+
+
+def test_single_field_higher_is_refuted_only_with_accuracy_shown(tmp_path, fast_plan):
     rows = random_judgments(60, p_cross=0.1, p_single=0.5, reviewers=list(TWO_HUMANS), seed=4)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
+    result = analyze(build_study(tmp_path / "a", rows, reviewers=TWO_HUMANS), fast_plan,
                      write_report=False)
+    assert result.verdict.label == "inconclusive"
+    controls = control_judgments(40, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=4)
+    result = analyze(build_study(tmp_path / "b", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
     assert result.verdict.label == "refuted" and "other way" in result.verdict.reason
 
 
@@ -158,7 +181,7 @@ def test_pilot_and_demonstration_studies(tmp_path, fast_plan):
 def test_other_primary_tests_and_tango_equivalence(tmp_path, fast_plan, test, method):
     text = fast_plan.read_text().replace("test: permutation ", f"test: {test} ", 1)
     plan = tmp_path / "plan.yaml"
-    plan.write_text(text.replace("method: paired_t ", f"method: {method} ", 1))
+    plan.write_text(text.replace("method: betting ", f"method: {method} ", 1))
     rows = random_judgments(60, p_cross=0.7, p_single=0.2, reviewers=list(TWO_HUMANS), seed=12)
     result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan,
                      write_report=False)
@@ -184,7 +207,7 @@ def test_a_tiny_study_with_single_reviews_still_reports(tmp_path, fast_plan):
 
 def test_tango_equivalence_with_no_complete_topic_gives_no_verdict(tmp_path, fast_plan):
     plan = tmp_path / "plan.yaml"
-    plan.write_text(fast_plan.read_text().replace("method: paired_t ", "method: tango ", 1))
+    plan.write_text(fast_plan.read_text().replace("method: betting ", "method: tango ", 1))
     rows = random_judgments(3, p_cross=0.5, p_single=0.5, reviewers=["alice"], seed=1)
     study = build_study(tmp_path / "s", rows, reviewers={"alice": "human"})
     result = analyze(study, plan, write_report=False)
@@ -199,3 +222,88 @@ def test_a_check_that_cannot_be_estimated_reports_no_p_value(tmp_path, fast_plan
     gee = next(e for e in result.estimates if e.name == "gee")
     assert gee.estimate is None and gee.p_value is None and "not estimable" in gee.note
     assert re.search(r"GEE clustered on topic .*p = n/a", result.summary())
+
+
+def test_report_shows_reviewer_accuracy_and_the_leak_audit_auc(tmp_path, fast_plan):
+    rows = random_judgments(60, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=8)
+    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.8, seed=8)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
+    manifest = json.loads((study / "manifest.json").read_text())
+    manifest["blinding"]["leak_audit"] = {"controls_auc": {"auc": 0.53, "ci_low": 0.41,
+                                                           "ci_high": 0.65}}
+    (study / "manifest.json").write_text(json.dumps(manifest))
+    result = analyze(study, fast_plan)
+    md = (study / "report" / "report.md").read_text()
+    assert "## Reviewer accuracy on control items" in md
+    assert "AUC 0.530 [0.410, 0.650]" in md
+    assert (study / "report" / "figures" / "accuracy.png").stat().st_size > 1000
+    saved = json.loads((study / "report" / "report.json").read_text())
+    alice = next(a for a in saved["controls"]["accuracy"] if a["label"] == "alice")
+    expected = [c for c in controls if c[4] == "alice" and c[1] == "published"]
+    assert alice["published"] == len(expected)
+    assert alice["published_correct"] == sum(c[5] == "published" for c in expected)
+    names = [e["name"] for e in saved["estimates"]]
+    assert names[:2] == ["primary", "corrected"]
+    assert result.controls.differential is not None
+
+
+@pytest.mark.parametrize("answer", ["not_published", "published"])
+def test_reviewers_who_answer_alike_are_inconclusive_through_the_cli(tmp_path, fast_plan,
+                                                                    capsys, answer):
+    from tests.cli_run import run_cli
+
+    humans = {"ann": "human", "ben": "human", "cat": "human"}
+    rows = [(f"t{t:03d}", c, 0, r, answer) for t in range(60)
+            for c in ("single_a", "single_b", "cross") for r in humans]
+    controls = [(c, e, k, None, r, answer) for (c, e, k, _, r, _) in
+                control_judgments(20, list(humans), sensitivity=1.0, specificity=1.0, seed=9)]
+    study = build_study(tmp_path / "s", rows, reviewers=humans, controls=controls)
+    code, out, _ = run_cli(capsys, "analyze", "--study", str(study), "--plan", str(fast_plan),
+                           "--allow-deviation")
+    assert code == 0
+    assert "VERDICT: INCONCLUSIVE" in out and "could not be shown to discriminate" in out
+    saved = json.loads((study / "report" / "report.json").read_text())
+    assert saved["controls"]["pooled_youden"] == 0.0 and not saved["controls"]["gate_ok"]
+
+
+def _plan_with(fast_plan, tmp_path, **controls) -> str:
+    head, tail = fast_plan.read_text().split("\ncontrols:", 1)
+    for key, value in controls.items():
+        tail = re.sub(rf"(\n  {key}: )\S+", rf"\g<1>{value}", tail, count=1)
+    path = tmp_path / "plan-controls.yaml"
+    path.write_text(head + "\ncontrols:" + tail)
+    return str(path)
+
+
+def test_a_reviewer_below_the_threshold_is_left_out_of_every_analysis(tmp_path, fast_plan):
+    three = {"ann": "human", "ben": "human", "cat": "human"}
+    rows = random_judgments(60, p_cross=0.4, p_single=0.3, reviewers=list(three), seed=10)
+    controls = (control_judgments(30, ["ann", "ben"], sensitivity=0.95, specificity=0.95,
+                                  seed=10)
+                + control_judgments(30, ["cat"], sensitivity=0.3, specificity=0.3, seed=10))
+    study = build_study(tmp_path / "s", rows, reviewers=three, controls=controls)
+    plan = _plan_with(fast_plan, tmp_path, exclude_reviewer_below=0.2)
+    result = analyze(study, plan, allow_deviation=True, write_report=False)
+    assert result.controls.excluded == ["cat"]
+    kept = [r for r in rows if r[3] != "cat"]
+    alone = analyze(build_study(tmp_path / "k", kept, reviewers={"ann": "human", "ben": "human"}),
+                    fast_plan, write_report=False)
+    assert result.primary.estimate == pytest.approx(alone.primary.estimate)
+    assert "cat" not in {r["reviewer_id"] for r in result.per_reviewer}
+
+
+def test_per_reviewer_correction(tmp_path, fast_plan):
+    rows = random_judgments(60, p_cross=0.4, p_single=0.3, reviewers=list(TWO_HUMANS), seed=11)
+    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=1.0, specificity=1.0, seed=11)
+    plan = _plan_with(fast_plan, tmp_path, correction="per_reviewer")
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     plan, allow_deviation=True, write_report=False)
+    c = result.controls
+    assert c.correction == "per_reviewer" and c.corrected == pytest.approx(c.observed)
+    assert c.equivalence.method == "bootstrap"
+    # a reviewer without controls: no per-reviewer accuracy, so no corrected estimate
+    only_alice = [x for x in controls if x[4] == "alice"]
+    result = analyze(build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS,
+                                 controls=only_alice), plan, allow_deviation=True,
+                     write_report=False)
+    assert result.controls.corrected is None and "not estimable" in result.controls.corrected_note

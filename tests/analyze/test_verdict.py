@@ -9,7 +9,7 @@ from statsmodels.stats.weightstats import DescrStatsW, ttost_paired
 from harness.analyze.equivalence import Equivalence, paired_t
 from harness.analyze.plan import bundled_plan_path, load_plan
 from harness.analyze.primary import PrimaryOutcome
-from harness.analyze.verdict import decide
+from harness.analyze.verdict import NO_CONTROLS, AccuracyGate, decide
 
 PLAN = load_plan(bundled_plan_path()).plan
 
@@ -22,14 +22,41 @@ def _equivalence(p_lower: float, p_upper: float) -> Equivalence:
     return Equivalence("paired_t", 0.10, 0.0, p_lower, p_upper, -0.05, 0.05, 0.05)
 
 
+def _shown(p_lower: float, p_upper: float) -> AccuracyGate:
+    """Reviewers shown to discriminate, with the corrected-scale equivalence given."""
+    return AccuracyGate(True, "pooled J = 0.8", _equivalence(p_lower, p_upper))
+
+
 def _plan(refute_by: str):
     eq = PLAN.equivalence.model_copy(update={"refute_by": refute_by})
     return PLAN.model_copy(update={"equivalence": eq})
 
 
 def test_significant_in_the_other_direction_is_refuted_not_supported():
-    d = decide(_primary(0.99, 0.01, -0.2), _equivalence(0.5, 0.001), PLAN, [])
+    d = decide(_primary(0.99, 0.01, -0.2), _equivalence(0.5, 0.001), PLAN, [], _shown(0.5, 0.5))
     assert d.label == "refuted" and "other way" in d.reason
+
+
+@pytest.mark.parametrize("p_less", [0.01, 0.5])
+def test_nothing_is_refuted_unless_the_reviewers_discriminate(p_less):
+    gate = AccuracyGate(False, "the reviewers could not be shown to discriminate",
+                        _equivalence(0.001, 0.001), "about 80 control judgments")
+    for accuracy in (gate, NO_CONTROLS):
+        d = decide(_primary(0.5, p_less, 0.0), _equivalence(0.001, 0.001), PLAN, [], accuracy)
+        assert d.label == "inconclusive" and "discriminate" in d.reason
+
+
+def test_supported_does_not_depend_on_accuracy():
+    d = decide(_primary(0.01, 0.99, 0.2), _equivalence(0.5, 0.5), PLAN, [], NO_CONTROLS)
+    assert d.label == "supported"
+
+
+def test_refuted_rests_on_the_corrected_equivalence_not_the_observed_one():
+    observed_shown = _equivalence(0.001, 0.001)
+    d = decide(_primary(0.5, 0.5, 0.0), observed_shown, PLAN, [], _shown(0.2, 0.001))
+    assert d.label == "inconclusive"
+    d = decide(_primary(0.5, 0.5, 0.0), _equivalence(0.5, 0.5), PLAN, [], _shown(0.001, 0.001))
+    assert d.label == "refuted" and "corrected scale" in d.reason
 
 
 def test_significant_effect_inside_the_margin_is_supported_with_a_qualifier():
@@ -41,7 +68,8 @@ def test_significant_effect_inside_the_margin_is_supported_with_a_qualifier():
                                                   ("non_superiority", "refuted")])
 def test_non_superiority_alone_refutes_only_when_the_plan_says_so(refute_by, label):
     # upper bound shown below +SESOI, lower bound not shown above -SESOI
-    d = decide(_primary(0.5, 0.5, -0.05), _equivalence(0.2, 0.001), _plan(refute_by), [])
+    d = decide(_primary(0.5, 0.5, -0.05), _equivalence(0.2, 0.001), _plan(refute_by), [],
+               _shown(0.2, 0.001))
     assert d.label == label
 
 

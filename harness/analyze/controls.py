@@ -1,0 +1,156 @@
+"""Reviewer accuracy in the analysis: who is left out, the gate on J, the corrected difference and
+the equivalence that `refuted` rests on.
+
+The corrected-scale equivalence for a pooled correction: with non-differential misclassification
+the observed difference is J times the true one, so |true| >= SESOI implies |observed| >=
+J * SESOI >= J_L * SESOI whenever J >= J_L. Testing the observed differences against the margin
+J_L * SESOI at alpha/2, with J_L the one-sided exact (Bonferroni) lower bound of J at 1 - alpha/2,
+keeps the size at most alpha, with whatever validity the observed-scale test has. With a
+per-reviewer correction no such bound exists, and equivalence rests on the bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.analyze.accuracy import (
+    Accuracy,
+    Differential,
+    accuracy_table,
+    coded_controls,
+    differential,
+    excluded_reviewers,
+)
+from harness.analyze.consensus import Judgments, TopicTable
+from harness.analyze.corrected import Corrected, control_counts, corrected_difference, topic_weights
+from harness.analyze.equivalence import Equivalence, betting, paired_t, tango
+from harness.analyze.plan import Plan
+
+
+@dataclass(frozen=True)
+class ControlsAnalysis:
+    table: list[Accuracy]
+    excluded: list[str]
+    n_controls: int               # distinct control items with a counted judgment
+    n_judgments: int
+    pooled: Accuracy
+    differential: Differential | None
+    corrected: Corrected | None
+    equivalence: Equivalence | None     # on the corrected scale (pooled: scaled margin)
+    youden_bound: float | None          # J_L used to scale the margin
+    gate_ok: bool
+    gate_reason: str
+
+
+def reviewer_accuracy(frame: pd.DataFrame | None, plan: Plan) -> tuple[pd.DataFrame,
+                                                                        list[Accuracy], list[str]]:
+    """Coded controls, the accuracy table of every reviewer, and who falls below the threshold."""
+    frame = frame if frame is not None else pd.DataFrame(
+        columns=["item_id", "control_id", "reviewer_id", "reviewer_kind", "verdict", "expected",
+                 "control_kind", "split"])
+    coded = coded_controls(frame, plan.outcome.unsure)
+    table = accuracy_table(coded, plan.controls.level)
+    return coded, table, excluded_reviewers(table, plan.controls.exclude_reviewer_below)
+
+
+def keep_reviewers(j: Judgments, excluded: list[str]) -> Judgments:
+    if not excluded or j.reviewer_ids is None:
+        return j
+    out = np.isin(np.asarray(j.reviewer_ids, dtype=object)[j.reviewer], excluded)
+    return j.subset(~out)
+
+
+def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,
+                     accuracy: list[Accuracy], excluded: list[str], plan: Plan,
+                     consensus: dict[str, int]) -> ControlsAnalysis:
+    c, alpha = plan.controls, plan.primary.alpha
+    coded = coded[~coded["reviewer_id"].isin(excluded)]
+    kept = [a for a in accuracy if a.scope == "reviewer" and a.label not in excluded]
+    pooled = next(a for a in accuracy_table(coded, c.level) if a.scope == "pooled")
+    gate_ok, gate_reason = _gate(pooled, plan)
+    corrected = equivalence = bound = None
+    if len(coded):
+        corrected = _corrected(j, y, table, coded, [a.label for a in kept], plan)
+        equivalence, bound = _corrected_equivalence(table.d, pooled, corrected, plan,
+                                                    consensus)
+    return ControlsAnalysis(
+        table=accuracy, excluded=excluded, n_controls=int(coded["control_id"].nunique()),
+        n_judgments=len(coded), pooled=pooled, differential=differential(coded, alpha),
+        corrected=corrected, equivalence=equivalence, youden_bound=bound, gate_ok=gate_ok,
+        gate_reason=gate_reason)
+
+
+def _gate(pooled: Accuracy, plan: Plan) -> tuple[bool, str]:
+    c = plan.controls
+    if not pooled.estimable:
+        what = ("no control items were judged" if pooled.published + pooled.unpublished == 0
+                else f"{pooled.published} published and {pooled.unpublished} unpublished "
+                     "control judgments count")
+        return False, (f"reviewer accuracy cannot be estimated ({what}), so the reviewers "
+                       "could not be shown to discriminate published from unpublished work")
+    low, high = pooled.youden_ci()
+    text = (f"pooled J = {pooled.youden:.3f}, {c.level:.0%} exact interval [{low:.3f}, "
+            f"{high:.3f}] from {pooled.published} published and {pooled.unpublished} "
+            "unpublished control judgments")
+    if low < c.min_youden:
+        return False, (f"the reviewers could not be shown to discriminate: {text}; the plan "
+                       f"requires its lower bound to be at least {c.min_youden:g}")
+    return True, text
+
+
+def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,
+               reviewers: list[str], plan: Plan) -> Corrected:
+    c = plan.controls
+    by_reviewer = c.correction == "per_reviewer"
+    if by_reviewer:
+        ids = np.asarray(j.reviewer_ids, dtype=object)
+        index = pd.Index(reviewers)
+        groups = index.get_indexer(ids[j.reviewer])
+        counts = control_counts(coded, reviewers, by_reviewer=True)
+        if (groups < 0).any():   # a reviewer of real items with no counted controls
+            counts = control_counts(coded, [*reviewers, "<none>"], by_reviewer=True)
+            groups = np.where(groups < 0, len(reviewers), groups)
+        n_groups = counts.pub_n.size
+    else:
+        groups, n_groups = np.zeros(j.n, dtype=np.int64), 1
+        counts = control_counts(coded, [], by_reviewer=False)
+    a, b = topic_weights(j, y, table, groups, n_groups)
+    return corrected_difference(a, b, counts, method=c.correction, resamples=c.bootstrap,
+                                level=0.95, seed=c.seed)
+
+
+def _corrected_equivalence(d: np.ndarray, pooled: Accuracy, corrected: Corrected, plan: Plan,
+                           consensus: dict[str, int]) -> tuple[Equivalence | None, float | None]:
+    alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
+    if plan.controls.correction == "per_reviewer":
+        return _bootstrap_equivalence(corrected, plan), None
+    if not pooled.estimable:
+        return None, None
+    bound = pooled.youden_lower(alpha / 2)
+    if not math.isfinite(bound) or bound <= 0:
+        return None, bound
+    margin = bound * sesoi
+    method = plan.equivalence.method
+    if method == "paired_t":
+        eq = paired_t(d, margin, alpha / 2)
+    elif method == "tango":
+        eq = tango(consensus["b"], consensus["c"], d.size, margin, alpha / 2)
+    else:
+        eq = betting(d, margin, alpha / 2)
+    return eq, bound
+
+
+def _bootstrap_equivalence(corrected: Corrected, plan: Plan) -> Equivalence | None:
+    if corrected.estimate is None:
+        return None
+    sesoi, alpha = plan.equivalence.sesoi, plan.primary.alpha
+    low, high = corrected.ci_low, corrected.ci_high
+    lo = low if low is not None else -math.inf
+    hi = high if high is not None else math.inf
+    # the 95% percentile interval decides at alpha = 0.025 per side
+    return Equivalence("bootstrap", sesoi, corrected.estimate, 0.0 if lo > -sesoi else 1.0,
+                       0.0 if hi < sesoi else 1.0, lo, hi, alpha)
