@@ -44,14 +44,15 @@ def build_records_study(path: Path, topics: int = 4, seed: int = 3) -> Path:
 
 
 def add_item_without_output(path: Path, item_id: str = "ctrl-0000") -> str:
-    """An item whose output does not exist (as a control item with a known answer will have),
-    reviewed by alice. Foreign keys are off for the insert only."""
-    with Study.open(path) as study:
-        study.conn.execute("PRAGMA foreign_keys=OFF")
-        with study.transaction() as conn:
-            conn.execute("INSERT INTO items VALUES (?, 'no-such-output', 'control text', NULL, "
-                         "'control text', '{}')", (item_id,))
-            conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-                         "VALUES (?, 'alice', 'published', 'xlsx', '2026-01-01T00:00:00Z')",
-                         (item_id,))
+    """A control item (a known answer, no model output), reviewed by alice."""
+    with Study.open(path) as study, study.transaction() as conn:
+        conn.execute("INSERT INTO controls (control_id, statement, text, expected, kind, source, "
+                     "evidence) VALUES ('c-0', 'a combination', 'control text', 'published', "
+                     "'cross', 'bank', '{}')")
+        conn.execute("INSERT INTO items (item_id, output_id, control_id, original_text, "
+                     "core_combination, display_text, steps) VALUES (?, NULL, 'c-0', "
+                     "'control text', NULL, 'control text', '{}')", (item_id,))
+        conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+                     "VALUES (?, 'alice', 'published', 'xlsx', '2026-01-01T00:00:00Z')",
+                     (item_id,))
     return item_id
