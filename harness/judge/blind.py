@@ -184,6 +184,7 @@ def blind(
             record_section(study.path, "blinded_steps", step_summary(study))
             report.counts = stored_counts(study)
             report.assigned = assigned_per_reviewer(study)
+            report.notes.extend(report.shortfalls())
             record_section(study.path, "controls", report.manifest_section())
         else:
             report = _stored_report(study, settings)

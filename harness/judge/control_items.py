@@ -60,6 +60,12 @@ class ControlsReport:
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
+    def shortfalls(self) -> list[str]:
+        short = [f"{r} {self.assigned.get(r, 0)} of {n}" for r, n in sorted(self.wanted.items())
+                 if self.assigned.get(r, 0) < n]
+        return [f"fewer controls than planned ({', '.join(short)}): capacity, the controls "
+                "available or the one-item-per-topic rule"] if short else []
+
     def manifest_section(self) -> dict[str, Any]:
         return {"n_items": sum(self.counts.get("expected", {}).values()), "counts": self.counts,
                 "per_reviewer": dict(sorted(self.assigned.items())),

@@ -157,7 +157,18 @@ def _ordered(group: list[Candidate], rng: random.Random) -> list[Candidate]:
     for members in by_kind.values():
         rng.shuffle(members)
     mixed = [c for pair in _zip_longest(by_kind["cross"], by_kind["single"]) for c in pair]
-    return files + mixed
+    return files + _spread_topics(mixed)
+
+
+def _spread_topics(order: list[Candidate]) -> list[Candidate]:
+    """Each topic's first control before any topic's second: a human reviewer may take only
+    one item per topic, so controls of many topics route more easily."""
+    seen: Counter[str | None] = Counter()
+    ranked = []
+    for index, c in enumerate(order):
+        ranked.append((seen[c.topic_id], index, c))
+        seen[c.topic_id] += 1
+    return [c for _, _, c in sorted(ranked, key=lambda t: (t[0], t[1]))]
 
 
 def _zip_longest(a: list[Candidate], b: list[Candidate]) -> list[list[Candidate]]:
