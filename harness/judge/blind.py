@@ -23,6 +23,7 @@ from harness.judge.control_items import (
     candidate_pool,
     control_settings,
     stored_counts,
+    stored_settings,
     wanted_per_reviewer,
 )
 from harness.judge.control_routing import merged_positions, reserved_roster, route_controls
@@ -154,15 +155,15 @@ def blind(
     seed = DEFAULT_SEED if seed is None else seed
     cutoff = normalise_cutoff(cutoff)
     options = backend_options(backend, base_url=base_url, concurrency=concurrency)
-    settings = control_settings(study_dir, plan)
     with Study.open(study_dir) as study:
         cutoff = settle_cutoff(study, cutoff)
-        entries = load_controls_file(controls, cutoff) if controls is not None else []
+        routed = bool(study.count("assignments"))
+        settings = stored_settings(study.path) if routed else control_settings(study_dir, plan)
+        entries = load_controls_file(controls, cutoff) if controls and not routed else []
         if not study.count("outputs", "status = 'ok'"):
             raise HarnessError("no model outputs to judge (run `harness collect` first)",
                                file=study_dir)
         roster = _roster(study, reviewers)
-        routed = bool(study.count("assignments"))
         items = _blinded_items(study, roster, routed, k=k, distinct_topics=distinct_topics,
                                extract=extract, normalise=normalise, backend=backend,
                                model=model, progress=progress or None, options=options)

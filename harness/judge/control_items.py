@@ -98,6 +98,16 @@ def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlS
                            loaded.sha256, bool(prereg.get("plan_path")))
 
 
+def stored_settings(study_dir: str | Path) -> ControlSettings:
+    """The numbers a routed study's controls were made with (manifest section `controls`)."""
+    from harness.study.manifest import load_manifest
+
+    section = load_manifest(Path(study_dir)).get("controls") or {}
+    return ControlSettings(section.get("share", 0.0), section.get("min_per_reviewer", 0),
+                           section.get("calibration_share", 0.0), section.get("plan_path", ""),
+                           section.get("plan_sha256", ""), bool(section.get("preregistered")))
+
+
 def candidate_pool(study: Study, cutoff: str | None, entries: list[FileControl],
                    file_name: str | None, bank: bool) -> K.Pool:
     pool = K.bank_pool(study, cutoff) if bank else K.Pool()

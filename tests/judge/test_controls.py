@@ -334,3 +334,17 @@ def test_the_example_controls_file_is_valid() -> None:
     entries = load_controls_file(materials_dir("judging") / "controls.example.yaml", CUTOFF)
     assert {e.entry.expected for e in entries} == {"published", "not_published"}
     assert {e.entry.kind for e in entries} == {"cross", "single"}
+
+
+def test_rerun_keeps_controls_and_commitment(controlled: Study) -> None:
+    from harness.judge.blind import blind
+
+    before = load_manifest(controlled.path)
+    rows = controlled.rows("SELECT * FROM controls ORDER BY control_id")
+    result = blind(controlled.path, backend=_NeverCalled())
+    after = load_manifest(controlled.path)
+    assert after["blinding"] == before["blinding"] and after["controls"] == before["controls"]
+    assert controlled.rows("SELECT * FROM controls ORDER BY control_id") == rows
+    assert result.controls is not None and result.controls.assigned == before["controls"][
+        "per_reviewer"]
+    assert "Controls: 9 items" in result.summary()
