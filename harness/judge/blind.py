@@ -22,6 +22,7 @@ from harness.judge.control_items import (
     assigned_per_reviewer,
     candidate_pool,
     control_settings,
+    fidelity,
     stored_counts,
     stored_settings,
     wanted_per_reviewer,
@@ -186,6 +187,7 @@ def blind(
             report.counts = stored_counts(study)
             report.assigned = assigned_per_reviewer(study)
             report.notes.extend(report.shortfalls())
+            report.fidelity = fidelity(study)
             record_section(study.path, "controls", report.manifest_section())
         else:
             report = _stored_report(study, settings)
@@ -294,6 +296,7 @@ def _stored_report(study: Study, settings: Any) -> ControlsReport:
     report = ControlsReport(settings)
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
+    report.fidelity = fidelity(study)
     return report
 
 

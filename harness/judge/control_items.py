@@ -43,6 +43,7 @@ class ControlsReport:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     writer: dict[str, Any] | None = None
+    fidelity: dict[str, Any] = field(default_factory=dict)
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -57,6 +58,11 @@ class ControlsReport:
                  f"(plan: share {s.share}, at least {s.min_per_reviewer}; "
                  f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
                  f"{s.plan_sha256[:12]})"]
+        if self.fidelity:
+            f = self.fidelity
+            lines.append(f"Control texts keep {f['mean_word_share']:.0%} of their statements' "
+                         f"content words on average ({f['below_0.25']} of {f['n']} keep under "
+                         "25%: there the writer drifted and the expected verdict may not fit)")
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -74,7 +80,7 @@ class ControlsReport:
                 "calibration_share": self.settings.calibration_share,
                 "plan_path": self.settings.plan_path, "plan_sha256": self.settings.plan_sha256,
                 "preregistered": self.settings.preregistered, "writer": self.writer,
-                "notes": self.notes}
+                "fidelity": self.fidelity, "notes": self.notes}
 
 
 def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
@@ -159,6 +165,26 @@ def stored_counts(study: Study) -> dict[str, dict[str, int]]:
     for name, index in (("expected", 0), ("kind", 1), ("source", 2), ("split", 3)):
         counts[name] = dict(Counter(r[index] for r in rows))
     return counts
+
+
+def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
+    """How much of each statement survives in what reviewers see: the share of the statement's
+    content words (4+ letters) found in the display text or core combination. A weak writer
+    model can drift from the statement, and then the expected verdict may not fit the text.
+    Aggregates only: naming items would unblind."""
+    import re
+
+    shares = []
+    for statement, text, core in study.rows(
+            "SELECT c.statement, i.display_text, COALESCE(i.core_combination, '') FROM items i "
+            "JOIN controls c ON c.control_id = i.control_id"):
+        words = set(re.findall(r"[a-z]{4,}", statement.lower()))
+        shown = set(re.findall(r"[a-z]{4,}", f"{text} {core}".lower()))
+        shares.append(len(words & shown) / len(words) if words else 1.0)
+    if not shares:
+        return {}
+    return {"mean_word_share": round(sum(shares) / len(shares), 3),
+            f"below_{low}": sum(v < low for v in shares), "n": len(shares)}
 
 
 def assigned_per_reviewer(study: Study) -> dict[str, int]:

@@ -91,7 +91,7 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
     if cutoff is None:
         pool.notes.append("no --cutoff: every known link counts as published, so there are no "
                           "time-split unpublished controls")
-    elif cut[1] is False:
+    elif same_year:
         pool.notes.append(f"{same_year} known link(s) from the cut-off's own year {cut[0]} left "
                           "out (a year alone cannot place them before or after the cut-off)")
     return pool
@@ -183,7 +183,7 @@ def splits(chosen: list[Candidate], share: float, seed: int) -> dict[str, str]:
     for expected in ("published", "not_published"):
         ids = sorted(c.control_id for c in chosen if c.expected == expected)
         rng.shuffle(ids)
-        n_cal = round(share * len(ids))
+        n_cal = int(share * len(ids) + 0.5)  # half up, not to even: 5 x 0.5 gives 3
         out.update({cid: "calibration" if i < n_cal else "held_out" for i, cid in enumerate(ids)})
     return out
 

@@ -52,7 +52,10 @@ def test_bank_controls_are_split_by_the_cutoff_year(controlled: Study) -> None:
         assert (year < cut) == (r["expected"] == "published")
         title = json.loads(r["evidence"])["title"]
         assert (r["kind"] == "single") == title.startswith("Within")
-    notes = load_manifest(controlled.path)["controls"]["notes"]
+    section = load_manifest(controlled.path)["controls"]
+    assert section["fidelity"]["n"] == len(rows)
+    assert 0.0 <= section["fidelity"]["mean_word_share"] <= 1.0
+    notes = section["notes"]
     assert any(f"own year {cut} left out" in n for n in notes)
     assert {r["source"] for r in rows} == {"bank", "file:controls.yaml"}
     # every control is an item, with an id from the same generator as real items
