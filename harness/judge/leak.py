@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import zipfile
 from dataclasses import dataclass
@@ -234,6 +235,10 @@ def _fit_score(texts: list[str], frame: Any, y: np.ndarray, train: np.ndarray,
 
 ID_PATTERN = re.compile(r"I-[A-Z2-7]{10}")
 
+#: A packet's controls all at its start or end is an error only where a random order would do
+#: that less often than this (so a small packet is never refused by chance).
+BLOCK_CHANCE = 1e-3
+
 POSITION_SQL = """
 SELECT a.reviewer_id, a.position, CASE WHEN i.control_id IS NULL THEN 0 ELSE 1 END
 FROM assignments a JOIN items i USING (item_id) ORDER BY a.reviewer_id, a.position
@@ -242,8 +247,9 @@ FROM assignments a JOIN items i USING (item_id) ORDER BY a.reviewer_id, a.positi
 
 def control_findings(study: Study) -> list[Finding]:
     """Ways packets could set controls apart besides their words: ids not from the one
-    generator (error), controls in one block at the start or end of a packet (error), and
-    control texts outside the length band of real texts (warning)."""
+    generator (error), controls in one block at the start or end of a packet where a random
+    order would do that with chance under BLOCK_CHANCE (error), and control texts outside the
+    length band of real texts (warning)."""
     odd = [item_id for (item_id,) in study.rows("SELECT item_id FROM items WHERE control_id IS "
                                                 "NOT NULL") if not ID_PATTERN.fullmatch(item_id)]
     findings = [Finding("store", "control items", "item id pattern", f"{len(odd)} ids", False)
@@ -253,7 +259,8 @@ def control_findings(study: Study) -> list[Finding]:
         by_reviewer.setdefault(reviewer, []).append(flag)
     for reviewer, flags in by_reviewer.items():
         n = sum(flags)
-        if 3 <= n <= len(flags) - 3 and (sum(flags[:n]) == n or sum(flags[-n:]) == n):
+        if 0 < n < len(flags) and 2 / math.comb(len(flags), n) < BLOCK_CHANCE and (
+                sum(flags[:n]) == n or sum(flags[-n:]) == n):
             findings.append(Finding(reviewer, "item order", "controls in one block",
                                     f"{n} of {len(flags)}", False))
     real = [len(r[0]) for r in study.rows("SELECT display_text FROM items WHERE output_id IS "

@@ -174,16 +174,19 @@ def test_leak_audit_reports_how_well_controls_can_be_told_apart(controlled: Stud
     assert 0.0 <= audit["ci_low"] <= audit["auc"] <= audit["ci_high"] <= 1.0
 
 
-def test_controls_in_one_block_are_an_error(controlled: Study) -> None:
-    flags = controlled.rows("SELECT a.item_id, i.control_id IS NOT NULL FROM assignments a "
-                            "JOIN items i USING (item_id) WHERE a.reviewer_id = 'auto'")
-    ordered = sorted(flags, key=lambda r: r[1])  # real first, controls last
-    with controlled.transaction() as conn:
-        for position, (item_id, _) in enumerate(ordered, start=1):
-            conn.execute("UPDATE assignments SET position = ? WHERE item_id = ? AND "
-                         "reviewer_id = 'auto'", (position, item_id))
-    found = [f for f in control_findings(controlled) if f.file == "auto"]
-    assert len(found) == 1 and found[0].kind == "controls in one block"
+def test_controls_in_one_block_are_an_error_unless_chance_explains_it(
+        controlled: Study) -> None:
+    for reviewer in ("auto", "ann"):  # 6 controls of 30 items; 2 of 8
+        flags = controlled.rows(
+            "SELECT a.item_id, i.control_id IS NOT NULL FROM assignments a JOIN items i "
+            "USING (item_id) WHERE a.reviewer_id = ?", (reviewer,))
+        ordered = sorted(flags, key=lambda r: r[1])  # real first, controls last
+        with controlled.transaction() as conn:
+            for position, (item_id, _) in enumerate(ordered, start=1):
+                conn.execute("UPDATE assignments SET position = ? WHERE item_id = ? AND "
+                             "reviewer_id = ?", (position, item_id, reviewer))
+    found = [f for f in control_findings(controlled) if f.kind == "controls in one block"]
+    assert [f.file for f in found] == ["auto"]  # 2 of 8 at the end happens by chance (1 in 14)
 
 
 # -- the commitment -------------------------------------------------------------------------------
