@@ -82,3 +82,24 @@ def test_split_is_stratified_and_seeded() -> None:
         assert values.count("calibration") == n // 2
     assert split == K.splits(chosen, 0.5, seed=9)
     assert split != K.splits(chosen, 0.5, seed=10)
+
+
+def test_bank_pool_without_cutoff_says_there_are_no_unpublished_controls(tmp_path) -> None:
+    import json
+
+    from tests.judge.conftest import fill_study
+    from tests.judge.controls_study import links
+
+    study = fill_study(tmp_path / "s", n_topics=2)
+    with study.transaction() as conn:
+        for t in range(2):
+            conn.execute("UPDATE topics SET data = ? WHERE topic_id = ?",
+                         (json.dumps(links(t)), f"topic-{t:03d}"))
+    pool = K.bank_pool(study, None)
+    assert {c.expected for c in pool.candidates} == {"published"} and len(pool.candidates) == 7
+    assert any("no time-split unpublished controls" in n for n in pool.notes)
+    split = K.bank_pool(study, "2000-12-31")  # the cut-off's year counts as published
+    assert Counter(c.expected for c in split.candidates) == {"published": 5,
+                                                             "not_published": 2}
+    assert not split.notes
+    study.close()
