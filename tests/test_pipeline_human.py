@@ -120,8 +120,10 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     # lets a reviewer see several items of a topic.
     roster = tmp_path / "roster.yaml"
     roster.write_text(ROSTER, encoding="utf-8")
+    # Without control items: this test checks the real items' numbers end to end (controls are
+    # tested in tests/judge/test_controls.py), and no model runs in the blind stage.
     blind = ["judge", "--blind", "--study", study, "--no-extract", "--no-normalise",
-             "--reviewers", roster, "--k", "2"]
+             "--reviewers", roster, "--k", "2", "--no-bank-controls"]
     with pytest.raises(SystemExit) as refused:
         harness(*blind)
     err = capsys.readouterr().err.strip()

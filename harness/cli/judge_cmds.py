@@ -55,6 +55,14 @@ def judge(
     threshold: float | None = typer.Option(None, "--threshold", help="--auto: match score for "
                                            "a published verdict, fixed instead of calibrated."),
     max_queries: int = typer.Option(3, "--max-queries", help="--auto: queries per item."),
+    controls: Path | None = typer.Option(None, "--controls", help="--blind: controls file "
+                                         "(YAML; see judging/controls.example.yaml)."),
+    bank_controls: bool = typer.Option(True, "--bank-controls/--no-bank-controls",
+                                       help="--blind: build control items from the bank's "
+                                       "known links, split by the cut-off's year."),
+    plan: Path | None = typer.Option(None, "--plan", help="--blind: analysis plan whose "
+                                     "`controls:` numbers apply (default: the preregistered "
+                                     "one, else the bundled one)."),
 ) -> None:
     """Blind outputs and route them to reviewers; import returned packets; show progress.
 
@@ -76,7 +84,8 @@ def judge(
         raise HarnessError(f"unexpected argument {str(files[0])!r} (files go with --import)")
     if blind:
         _blind(study, reviewers, k, seed, extract, normalise, backend, model, cutoff,
-               not same_topic, server)
+               not same_topic, {**server, "controls": controls, "bank_controls": bank_controls,
+                                "plan": plan})
     elif import_:
         _import(study, files or [], replace)
     elif status:
@@ -96,12 +105,12 @@ def judge(
 
 def _blind(study: Path, reviewers: Path | None, k: int, seed: int | None, extract: bool,
            normalise: bool, backend: str, model: str | None, cutoff: str | None,
-           distinct: bool, server: dict[str, Any]) -> None:
+           distinct: bool, options: dict[str, Any]) -> None:
     from harness.judge.blind import blind
 
     result = blind(study, reviewers=reviewers, k=k, seed=seed, extract=extract,
                    normalise=normalise, backend=backend, model=model, cutoff=cutoff,
-                   distinct_topics=distinct, progress=True, **server)
+                   distinct_topics=distinct, progress=True, **options)
     typer.echo(result.summary())
 
 

@@ -27,19 +27,25 @@ def run(
     reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster of automated "
                                           "reviewers (default: judging/roster.demo.yaml)."),
     probe: bool = typer.Option(True, "--probe/--no-probe", help="Run the attention probe."),
+    cutoff: str | None = typer.Option(None, "--cutoff", help="Publication-date cut-off "
+                                      "(default 1985-01-01: it splits the bank's known links "
+                                      "into published and unpublished controls)."),
+    controls: bool = typer.Option(True, "--controls/--no-controls", help="Mix control items "
+                                  "with known answers into the blinded stream."),
 ) -> None:
     """Run every stage in order on the defaults and print the verdict; resumes a stopped study.
 
     Example: harness run --study runs/demo
     """
     from harness.defaults import DEFAULT_SEED
-    from harness.run import RUN_MAX_TOKENS, run_study
+    from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS, run_study
 
     result = run_study(
         study, pilot=pilot, limit=limit, topics=topics,
         seed=DEFAULT_SEED if seed is None else seed, model=model, samples=samples,
         max_tokens=max_tokens or RUN_MAX_TOKENS, extract=extract, normalise=normalise,
-        reviewers=reviewers, probe=probe, echo=typer.echo,
+        reviewers=reviewers, probe=probe, echo=typer.echo, cutoff=cutoff or DEMO_CUTOFF,
+        controls=controls,
     )
     typer.echo("")
     typer.echo(result.summary())

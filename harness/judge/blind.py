@@ -16,19 +16,49 @@ from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError
 from harness.judge import commitment as C
 from harness.judge.backend import backend_options, public_options
+from harness.judge.control_items import (
+    ControlsReport,
+    add_controls,
+    assigned_per_reviewer,
+    candidate_pool,
+    control_settings,
+    fidelity,
+    stored_counts,
+    stored_settings,
+    wanted_per_reviewer,
+)
+from harness.judge.control_routing import merged_positions, reserved_roster, route_controls
+from harness.judge.controls import Pool, writer_template
+from harness.judge.controls_file import load_controls_file
 from harness.judge.cutoff import normalise_cutoff, settle_cutoff, store_cutoff
 from harness.judge.defaults import DEFAULT_K, JUDGING_FILES
 from harness.judge.items import (
     ItemsReport,
     Progress,
+    _open,
     create_items,
     make_items,
     step_specs,
     step_summary,
 )
-from harness.judge.leak import Finding, LeakAudit, classifier_audit, scan_packets
+from harness.judge.leak import (
+    Finding,
+    LeakAudit,
+    classifier_audit,
+    control_audit,
+    control_findings,
+    scan_packets,
+)
 from harness.judge.roster import Roster, load_roster, store_roster, stored_roster
-from harness.judge.routing import RoutingResult, balance_table, check_routing, route
+from harness.judge.routing import (
+    ITEMS_SQL,
+    RoutingResult,
+    balance_table,
+    check_routing,
+    plan_routing,
+    route,
+    store_routing,
+)
 from harness.judge.sheets_out import write_packets
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -49,6 +79,7 @@ class BlindResult:
     warnings: list[Finding] = field(default_factory=list)
     late_outputs: int = 0
     notes: list[str] = field(default_factory=list)
+    controls: ControlsReport | None = None
 
     def summary(self) -> str:
         lines = []
@@ -69,6 +100,8 @@ class BlindResult:
         else:
             lines.append("No human reviewers, no packets; automated reviewers run with "
                          "`harness judge --auto`.")
+        if self.controls is not None:
+            lines.append(self.controls.summary())
         lines.extend(f"note: {note}" for note in self.notes)
         if self.late_outputs:
             lines.append(f"warning: {self.late_outputs} outputs arrived after routing; they are "
@@ -99,6 +132,9 @@ def blind(
     progress: Progress | bool | None = None,
     base_url: str | None = None,
     concurrency: int | None = None,
+    controls: str | Path | None = None,
+    bank_controls: bool = True,
+    plan: str | Path | None = None,
 ) -> BlindResult:
     """Make blinded items, route them, write packets, commit to the key and audit for leaks.
 
@@ -106,47 +142,72 @@ def blind(
     search-protocol.md); default: the bundled `judging/`. `progress`: a callback
     (step, done, total), or True for a progress bar on the terminal. `cutoff` (YYYY-MM-DD or
     YYYY) is stored with the first packets and fixed from then on. `base_url` and
-    `concurrency` go to the `openai` backend of the blinded steps.
+    `concurrency` go to the `openai` backend of the blinded steps. Control items come from
+    the bank's known links (unless `bank_controls` is False) and the `controls` file, in the
+    numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
+    one).
     """
     if progress is True:
         with _progress_bar() as bar:
             return blind(study_dir, reviewers=reviewers, k=k, seed=seed, extract=extract,
                          normalise=normalise, backend=backend, model=model, cutoff=cutoff,
                          distinct_topics=distinct_topics, judging=judging, progress=bar,
-                         base_url=base_url, concurrency=concurrency)
+                         base_url=base_url, concurrency=concurrency, controls=controls,
+                         bank_controls=bank_controls, plan=plan)
     judging_dir = Path(judging) if judging is not None else materials_dir("judging")
     seed = DEFAULT_SEED if seed is None else seed
     cutoff = normalise_cutoff(cutoff)
     options = backend_options(backend, base_url=base_url, concurrency=concurrency)
     with Study.open(study_dir) as study:
         cutoff = settle_cutoff(study, cutoff)
+        routed = bool(study.count("assignments"))
+        settings = stored_settings(study.path) if routed else control_settings(study_dir, plan)
+        entries = load_controls_file(controls, cutoff) if controls and not routed else []
         if not study.count("outputs", "status = 'ok'"):
             raise HarnessError("no model outputs to judge (run `harness collect` first)",
                                file=study_dir)
         roster = _roster(study, reviewers)
-        routed = bool(study.count("assignments"))
         items = _blinded_items(study, roster, routed, k=k, distinct_topics=distinct_topics,
                                extract=extract, normalise=normalise, backend=backend,
                                model=model, progress=progress or None, options=options)
         store_roster(study, roster, source=reviewers)
         routing = None
         notes = _unapplied(study, routed, k, seed, distinct_topics)
+        report = ControlsReport(settings)
         if not routed:
-            routing = route(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+            pool = candidate_pool(study, cutoff, entries,
+                                  Path(controls).name if controls is not None else None,
+                                  bank_controls)
+            report.notes.extend(pool.notes)
+            routing = _route_with_controls(
+                study, roster, pool, report, k=k, seed=seed, distinct_topics=distinct_topics,
+                steps={"extract": extract, "normalise": normalise, "backend": backend,
+                       "model": model, "progress": progress or None, "options": options})
+            items.steps = _add_steps(items.steps, report.steps)
             record_section(study.path, "routing", routing.manifest_section())
             record_section(study.path, "blinded_steps", step_summary(study))
+            report.counts = stored_counts(study)
+            report.assigned = assigned_per_reviewer(study)
+            report.notes.extend(report.shortfalls())
+            report.fidelity = fidelity(study)
+            record_section(study.path, "controls", report.manifest_section())
+        else:
+            report = _stored_report(study, settings)
         record_command(study.path, "judge.blind", {
             "reviewers": str(reviewers) if reviewers else None, "k": k, "seed": seed,
             "extract": extract, "normalise": normalise, "model": model, "cutoff": cutoff,
             "backend": backend if isinstance(backend, str) else backend.name,
             "distinct_topics": distinct_topics, "judging": str(judging_dir),
+            "controls": str(controls) if controls is not None else None,
+            "bank_controls": bank_controls, "plan": settings.plan_path,
             **public_options(options)})
-        _record_materials(study, judging_dir, reviewers, extract, normalise)
+        _record_materials(study, judging_dir, reviewers, extract, normalise, controls)
         packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
         balance = routing.balance if routing else _stored_balance(study, roster)
         late = study.count("outputs o", "o.status = 'ok' AND TRIM(COALESCE(o.text, '')) != '' "
                            "AND NOT EXISTS (SELECT 1 FROM items i WHERE i.output_id = o.output_id)")
-        return BlindResult(items, routing, balance, packets, section, leak, findings, late, notes)
+        return BlindResult(items, routing, balance, packets, section, leak, findings, late, notes,
+                           report)
 
 
 def _blinded_items(study: Study, roster: Roster, routed: bool, *, k: int, distinct_topics: bool,
@@ -171,13 +232,74 @@ def _publish(study: Study, cutoff: str | None, judging_dir: Path, seed: int
     made_at = _existing_commitment(study) or utc_now()
     store_cutoff(study, cutoff)  # the date the packets state
     packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
-    findings = scan_packets(study)
+    findings = scan_packets(study) + control_findings(study)
     _refuse_leaks(study, findings, packets)
     section = C.write_commitment(study, made_at)
     leak = classifier_audit(study, seed=seed)
+    leak.controls = control_audit(study, seed=seed)
     record_section(study.path, "leak_audit", {**leak.as_dict(), "at": utc_now(),
                                               "packet_warnings": len(findings)})
     return packets, section, leak, findings
+
+
+def _route_with_controls(study: Study, roster: Roster, pool: Pool, report: ControlsReport, *,
+                         k: int, seed: int, distinct_topics: bool,
+                         steps: dict[str, Any]) -> RoutingResult:
+    """Route the real items (room kept for controls), add the planned controls, run the blinded
+    steps on them, route them, and store one assignment with one random order per reviewer."""
+    if not pool.candidates and not study.count("controls"):
+        return route(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+    real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
+    report.wanted = wanted_per_reviewer(study, roster, real.assignments, report.settings)
+    backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
+    errors = add_controls(study, pool, report, k=k, seed=seed, backend=backend)
+    if errors:
+        raise HarnessError(f"{len(errors)} control text(s) failed; finished work is kept, rerun "
+                           f"to retry (first: {errors[0]})")
+    more = make_items(study, backend=backend, **steps)
+    if more.errors:
+        raise HarnessError(f"{len(more.errors)} blinded step(s) failed; finished work is "
+                           f"kept, rerun to retry (first: {more.errors[0]})")
+    report.steps = more.steps
+    controls = route_controls(study, roster, real.assignments, report.wanted, k=k, seed=seed,
+                              distinct_topics=distinct_topics)
+    keys = dict(study.rows("SELECT item_id, COALESCE(output_id, control_id) FROM items"))
+    assignments = merged_positions(real.assignments, controls, keys, seed)
+    reviewers = sorted(roster.reviewers, key=lambda r: r.id)
+    balance = balance_table(study.frame(ITEMS_SQL), assignments, reviewers)
+    result = RoutingResult(assignments, balance, seed, k, distinct_topics, real.solver)
+    store_roster(study, roster)
+    return store_routing(study, result)
+
+
+def _plan_real(study: Study, roster: Roster, report: ControlsReport, *, k: int, seed: int,
+               distinct_topics: bool) -> RoutingResult:
+    """The real items' routing with room kept for controls; without it when capacity is short."""
+    s = report.settings
+    try:
+        return plan_routing(study, reserved_roster(roster, s.share, s.min_per_reviewer), k=k,
+                            seed=seed, distinct_topics=distinct_topics)
+    except HarnessError:
+        report.notes.append("capacity leaves no room kept for controls: real items were routed "
+                            "first and controls fill what capacity remains")
+        return plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+
+
+def _add_steps(first: dict[str, dict[str, int]],
+               second: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    out = {name: dict(counts) for name, counts in first.items()}
+    for name, counts in second.items():
+        for key, value in counts.items():
+            out.setdefault(name, {})[key] = out.get(name, {}).get(key, 0) + value
+    return out
+
+
+def _stored_report(study: Study, settings: Any) -> ControlsReport:
+    report = ControlsReport(settings)
+    report.counts = stored_counts(study)
+    report.assigned = assigned_per_reviewer(study)
+    report.fidelity = fidelity(study)
+    return report
 
 
 @contextmanager
@@ -191,7 +313,7 @@ def _progress_bar() -> Iterator[Progress]:
         def update(step: str, done: int, total: int) -> None:
             if step not in tasks:
                 tasks[step] = bar.add_task(f"{step} (blind to condition)", total=total)
-            bar.update(tasks[step], completed=done)
+            bar.update(tasks[step], completed=done, total=total)
 
         yield update
 
@@ -246,10 +368,14 @@ def _stored_balance(study: Study, roster: Roster) -> Any:
 
 
 def _record_materials(study: Study, judging: Path, reviewers: str | Path | None,
-                      extract: bool, normalise: bool) -> None:
+                      extract: bool, normalise: bool, controls: str | Path | None) -> None:
     files = {name: judging / name for name in JUDGING_FILES}
     if reviewers is not None:
         files["roster"] = Path(reviewers)
+    if controls is not None:
+        files["controls"] = Path(controls)
+    if study.count("controls"):
+        files["prompt:control"] = writer_template()
     for spec in step_specs(extract, normalise):
         files[f"prompt:{spec.name}"] = spec.template
     record_materials(study.path, "judge", files)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import zipfile
 from dataclasses import dataclass
@@ -51,8 +52,13 @@ class LeakAudit:
     folds: int
     method: str
     note: str = ""
+    controls: ControlAudit | None = None
 
     def summary(self) -> str:
+        extra = "" if self.controls is None else "\n" + self.controls.summary()
+        return self._summary() + extra
+
+    def _summary(self) -> str:
         if self.auc is None:
             return f"Leak audit (classifier): not run ({self.note})"
         guess = ("no better than chance" if self.ci_low is not None and self.ci_low <= 0.5
@@ -64,8 +70,11 @@ class LeakAudit:
                 "from what reviewers see.")
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("auc", "ci_low", "ci_high", "n_items", "n_cross",
-                                              "n_topics", "folds", "method", "note")}
+        out = {k: getattr(self, k) for k in ("auc", "ci_low", "ci_high", "n_items", "n_cross",
+                                             "n_topics", "folds", "method", "note")}
+        if self.controls is not None:
+            out["controls"] = self.controls.as_dict()
+        return out
 
 
 def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP,
@@ -128,6 +137,145 @@ def cluster_bootstrap_ci(y: np.ndarray, scores: np.ndarray, groups: np.ndarray, 
     return float(low), float(high)
 
 
+# -- controls: can they be told from real items? -------------------------------------------------
+CONTROL_AUDIT_SQL = """
+SELECT i.item_id, i.display_text, COALESCE(i.core_combination, '') AS core,
+       CASE WHEN i.control_id IS NULL THEN 0 ELSE 1 END AS is_control,
+       COALESCE(p.topic_id, c.topic_id, c.control_id) AS grp
+FROM items i LEFT JOIN outputs o ON o.output_id = i.output_id
+             LEFT JOIN prompts p ON p.prompt_id = o.prompt_id
+             LEFT JOIN controls c ON c.control_id = i.control_id
+ORDER BY COALESCE(i.output_id, i.control_id)
+"""
+
+
+@dataclass
+class ControlAudit:
+    """Cross-validated AUC of telling control items from real ones, with a 95% interval."""
+
+    auc: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_items: int
+    n_controls: int
+    folds: int
+    method: str
+    note: str = ""
+
+    def summary(self) -> str:
+        if self.auc is None:
+            return f"Leak audit (controls): not run ({self.note})"
+        tell = ("no better than chance" if self.ci_low is not None and self.ci_low <= 0.5
+                else "ABOVE CHANCE: reviewers could learn which items are controls")
+        return (f"Leak audit (controls): AUC {self.auc:.3f} (95% CI {self.ci_low:.3f} to "
+                f"{self.ci_high:.3f}; {self.n_controls} control and "
+                f"{self.n_items - self.n_controls} real items, {self.folds} folds): controls are "
+                f"{tell} to tell from real items.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("auc", "ci_low", "ci_high", "n_items",
+                                              "n_controls", "folds", "method", "note")}
+
+
+def control_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP,
+                  seed: int = 0) -> ControlAudit | None:
+    """None without controls. Features: TF-IDF of text and core combination plus their lengths
+    (characters, words, sentences), so a length band would show too."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    frame = study.frame(CONTROL_AUDIT_SQL)
+    y = frame.is_control.to_numpy(int)
+    if not y.sum():
+        return None
+    groups = frame.grp.to_numpy()
+    n_folds = min(folds, int(y.sum()), int((1 - y).sum()), len(set(groups)))
+    method = ("TF-IDF (words, 1-2 grams) and text lengths + logistic regression, out-of-fold "
+              "scores with topics kept whole, topic-cluster bootstrap CI")
+    base = ControlAudit(None, None, None, len(frame), int(y.sum()), n_folds, method)
+    if n_folds < 2:
+        base.note = "needs at least 2 control and 2 real items"
+        return base
+    texts = (frame.display_text + "\n" + frame.core).tolist()
+    scores = np.zeros(len(frame))
+    splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(texts, y, groups):
+        if len(set(y[train])) < 2:
+            continue
+        scores[test] = _fit_score(texts, frame, y, train, test)
+    base.auc = auc(y, scores)
+    base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
+    return base
+
+
+def _lengths(frame: Any) -> np.ndarray:
+    def measures(text: str) -> list[float]:
+        return [np.log1p(len(text)), np.log1p(len(text.split())),
+                float(len(re.findall(r"[.!?](?:\s|$)", text)))]
+
+    return np.array([measures(t) + measures(c) for t, c in zip(frame.display_text, frame.core,
+                                                                 strict=True)])
+
+
+def _fit_score(texts: list[str], frame: Any, y: np.ndarray, train: np.ndarray,
+               test: np.ndarray) -> np.ndarray:
+    from scipy.sparse import csr_matrix, hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)
+    lengths = _lengths(frame)
+    mean, sd = lengths[train].mean(0), lengths[train].std(0) + 1e-9
+    scaled = csr_matrix((lengths - mean) / sd)
+    x_train = hstack([vectorizer.fit_transform([texts[i] for i in train]), scaled[train]])
+    x_test = hstack([vectorizer.transform([texts[i] for i in test]), scaled[test]])
+    model = LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced")
+    model.fit(x_train.tocsr(), y[train])
+    return model.decision_function(x_test.tocsr())
+
+
+ID_PATTERN = re.compile(r"I-[A-Z2-7]{10}")
+
+#: A packet's controls all at its start or end is an error only where a random order would do
+#: that less often than this (so a small packet is never refused by chance).
+BLOCK_CHANCE = 1e-3
+
+POSITION_SQL = """
+SELECT a.reviewer_id, a.position, CASE WHEN i.control_id IS NULL THEN 0 ELSE 1 END
+FROM assignments a JOIN items i USING (item_id) ORDER BY a.reviewer_id, a.position
+"""
+
+
+def control_findings(study: Study) -> list[Finding]:
+    """Ways packets could set controls apart besides their words: ids not from the one
+    generator (error), controls in one block at the start or end of a packet where a random
+    order would do that with chance under BLOCK_CHANCE (error), and control texts outside the
+    length band of real texts (warning)."""
+    odd = [item_id for (item_id,) in study.rows("SELECT item_id FROM items WHERE control_id IS "
+                                                "NOT NULL") if not ID_PATTERN.fullmatch(item_id)]
+    findings = [Finding("store", "control items", "item id pattern", f"{len(odd)} ids", False)
+                ] if odd else []
+    by_reviewer: dict[str, list[int]] = {}
+    for reviewer, _, flag in study.rows(POSITION_SQL):
+        by_reviewer.setdefault(reviewer, []).append(flag)
+    for reviewer, flags in by_reviewer.items():
+        n = sum(flags)
+        if 0 < n < len(flags) and 2 / math.comb(len(flags), n) < BLOCK_CHANCE and (
+                sum(flags[:n]) == n or sum(flags[-n:]) == n):
+            findings.append(Finding(reviewer, "item order", "controls in one block",
+                                    f"{n} of {len(flags)}", False))
+    real = [len(r[0]) for r in study.rows("SELECT display_text FROM items WHERE output_id IS "
+                                          "NOT NULL")]
+    if real:  # counted, not listed: naming the items would unblind whoever runs the study
+        low, high = min(real), max(real)
+        outside = sum(not low <= len(r[0]) <= high for r in study.rows(
+            "SELECT display_text FROM items WHERE control_id IS NOT NULL"))
+        if outside:
+            findings.append(Finding("store", "control items", "texts outside the length band "
+                                    f"of real items ({low}-{high} characters)",
+                                    f"{outside} items", True))
+    return findings
+
+
 # -- scanning packets -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Finding:
@@ -159,6 +307,7 @@ class _Terms:
         for (steps,) in study.rows("SELECT steps FROM items"):
             models.update(Path(s["model"]).name for s in json.loads(steps) if s.get("model"))
         models = {m for m in models if len(m) >= 4}
+        topic_ids += [r[0] for r in study.rows("SELECT control_id FROM controls")]
         self.patterns = [
             ("topic id", _alternation(topic_ids, word=True, flags=0)),
             ("prompt text", _alternation(sorted(set(prompts), key=len, reverse=True),

@@ -66,6 +66,11 @@ def route(study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0,
 
     result = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
     store_roster(study, roster)
+    return store_routing(study, result)
+
+
+def store_routing(study: Study, result: RoutingResult) -> RoutingResult:
+    """Store a planned assignment (real and control items) in one transaction."""
     rows = result.assignments[["item_id", "reviewer_id", "position"]].itertuples(index=False)
     with study.transaction() as conn:
         conn.executemany(
@@ -245,10 +250,12 @@ def _positions(assignments: Any, items: Any, seed: int) -> Any:
 
 
 def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> Any:
-    """Items per reviewer by condition, and how many match the reviewer's expertise."""
+    """Items per reviewer by condition, how many match the reviewer's expertise, and (when
+    there are any) how many control items each reviewer has."""
     import pandas as pd
 
     merged = assignments.merge(items, on="item_id")
+    controls = ~assignments.item_id.isin(items.item_id)  # items of no output: control items
     conditions = sorted(items.condition.unique())
     rows = []
     for rv in reviewers:
@@ -260,6 +267,8 @@ def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> An
         row.update({c: int((mine.condition == c).sum()) for c in conditions})
         row["expertise_match"] = int(match)
         row["max_per_topic"] = int(mine.groupby("topic_id").size().max()) if len(mine) else 0
+        if controls.any():  # counts only: which items are controls stays sealed
+            row["controls"] = int((controls & (assignments.reviewer_id == rv.id)).sum())
         rows.append(row)
     return pd.DataFrame(rows)
 

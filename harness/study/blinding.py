@@ -1,4 +1,5 @@
-"""The blinding key (item -> output -> condition) and its SHA-256 commitment.
+"""The blinding key (item -> output -> condition, item -> control -> expected verdict) and its
+SHA-256 commitment.
 
 It lives in `study/` because both `judge` (which makes it) and `analyze` (which checks it before
 unblinding) need the same canonical form, and stages must not import each other.
@@ -21,14 +22,26 @@ FROM items i JOIN outputs o ON o.output_id = i.output_id
 ORDER BY i.item_id
 """
 
+#: Control items enter the key as `control:EXPECTED:KIND`, so the commitment seals which items are
+#: controls and their expected verdicts; a study without controls keeps its key bytes unchanged.
+CONTROL_KEY_SQL = """
+SELECT i.item_id, i.control_id, 'control:' || c.expected || ':' || c.kind
+FROM items i JOIN controls c ON c.control_id = i.control_id
+ORDER BY i.item_id
+"""
+
 
 def key_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
-    return [(r[0], r[1], r[2]) for r in conn.execute(KEY_SQL)]
+    rows = [(r[0], r[1], r[2]) for r in conn.execute(KEY_SQL)]
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'controls'").fetchone():
+        return rows  # a store of schema version 1, before its migration
+    return rows + [(r[0], r[1], r[2]) for r in conn.execute(CONTROL_KEY_SQL)]
 
 
 def canonical_key(rows: list[tuple[str, str, str]], salt: str | None = None) -> bytes:
     """`salt<TAB>SALT\\n` (when salted), then one line per item sorted by item id:
-    `item_id<TAB>output_id<TAB>condition\\n`, UTF-8."""
+    `item_id<TAB>output_id<TAB>condition\\n`, or for a control item
+    `item_id<TAB>control_id<TAB>control:EXPECTED:KIND\\n`, UTF-8."""
     head = f"salt\t{salt}\n" if salt else ""
     return (head + "".join(f"{i}\t{o}\t{c}\n" for i, o, c in sorted(rows))).encode("utf-8")
 

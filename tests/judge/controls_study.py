@@ -1,75 +1,91 @@
-"""A small study with control items of both splits, for the calibration of automated reviewers.
-
-Built on `tests/literature/study.py` (six real items, every one assigned to every reviewer) with
-control rows per the schema (items.control_id set, output_id NULL; controls with a split).
-Lexical match scores against `tests/literature/conftest.CORPUS` are given beside each control.
-"""
+"""A study whose topics carry known links, blinded with controls from the bank and a file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
+from harness.analyze.plan import bundled_plan_path
 from harness.study.store import Study
-from tests.literature.study import ITEMS, build_study
+from tests.judge.conftest import fill_study
+from tests.judge.fakes import ScriptedBackend
 
-# (control_id, statement, expected, split)
-CALIBRATION = [
-    ("C-pub-1", "Predictive coding models of river sediment transport", "published"),   # 1.0
-    ("C-pub-2", "Enzyme kinetics read through queueing theory", "published"),           # 1.0
-    ("C-pub-3", "Auction theory for spectrum allocation in coral reef tourism permits",
-     "published"),                                                                       # 0.5
-    ("C-unp-1", "Origami folding rules for central bank monetary policy",
-     "not_published"),                                                                   # no hit
-    ("C-unp-2", "Sediment transport of glacier ice cores in bird migration",
-     "not_published"),                                                                   # 0.29
-]
-HELD_OUT = [
-    ("H-pub-1", "Auction theory for spectrum allocation in desert water rights",
-     "published"),                                                                       # 0.57
-    ("H-unp-1", "Jazz improvisation rules for hospital nurse shifts", "not_published"),  # no hit
-]
-#: The threshold with the largest J on CALIBRATION (J = 1 for any threshold in (0.29, 0.5]).
-CALIBRATED = 0.5
+CUTOFF = "2000-01-01"
+N_TOPICS = 10
+ROSTER = """reviewers:
+  - {id: ann, kind: human, expertise: [Medicine], capacity: 10}
+  - {id: ben, kind: human, expertise: [Computer Science], capacity: 10}
+  - {id: cat, kind: human, expertise: [Psychology], capacity: 10}
+  - {id: dan, kind: human, expertise: [], capacity: 10}
+  - {id: eve, kind: human, expertise: [Mathematics], capacity: 10}
+  - {id: fay, kind: human, expertise: [], capacity: 10}
+  - {id: auto, kind: automated, method: retrieval, capacity: 100}
+"""
+CONTROLS = """controls:
+  - statement: "Combines spin glass theory with associative memory in neural networks."
+    expected: published
+    kind: cross
+    evidence: {title: "Neural networks and physical systems", year: 1982, doi: "10.1073/x"}
+  - statement: "Combines soil moisture sensing with auction design to allocate irrigation."
+    expected: not_published
+    kind: cross
+    text: "Irrigation water could be sold in auctions whose rules read soil moisture sensors. A
+      field trial could compare yields and water use under the auction and a fixed quota."
+"""
 
 
-def add_controls(study: Study, rows: list[tuple[str, str, str]], split: str | None,
-                 reviewers: list[str]) -> list[str]:
-    """Controls and their items (assigned to `reviewers`); returns the item ids."""
-    item_ids = []
+def links(t: int) -> dict[str, list[dict[str, object]]]:
+    """Per topic: one link before the cut-off, one after, one in its year; every other topic
+    also a single-field link of field A."""
+    data: dict[str, list[dict[str, object]]] = {"known_links": [
+        {"title": f"Early work {t}", "year": 1970 + t,
+         "summary": f"Combined alpha {t} with gamma {t} to explain an old effect. More."},
+        {"title": f"Late work {t}", "year": 2005 + t, "doi": f"10.9/{t}",
+         "summary": f"Joined beta {t} and delta {t} in a new model of growth."},
+        {"title": f"Same-year work {t}", "year": 2000,
+         "summary": f"Related alpha {t} to delta {t} in one survey."}]}
+    if t % 2 == 0:
+        data["known_within_a"] = [{"title": f"Within work {t}", "year": 1980 + t,
+                                   "summary": f"Linked alpha {t} and beta {t} in one field."}]
+    return data
+
+
+def answer(prompt: str) -> str:
+    """A reply that depends on the prompt's words only (never on what kind of item it is)."""
+    words = re.findall(r"[a-z]{4,}", prompt.lower())
+    digest = hashlib.sha256(prompt.encode()).digest()
+    picked = [words[b % len(words)] for b in digest[:6]] if words else ["idea"] * 6
+    return (f"Combines {picked[0]} with {picked[1]} to study {picked[2]}. A trial could "
+            f"compare {picked[3]} and {picked[4]} outcomes.")
+
+
+def small_plan(folder: Path) -> Path:
+    text = bundled_plan_path().read_text(encoding="utf-8")
+    text = text.replace("share: 0.2 ", "share: 0.25").replace("min_per_reviewer: 10 ",
+                                                              "min_per_reviewer: 2  ")
+    path = folder / "plan.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def make_controlled(root: Path) -> Path:
+    """The study folder, blinded with controls (seed 5)."""
+    from harness.judge.blind import blind
+
+    study = fill_study(root / "study", n_topics=N_TOPICS)
     with study.transaction() as conn:
-        start = study.count("assignments")
-        for n, (control_id, statement, expected) in enumerate(rows):
-            conn.execute(
-                "INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'file:test.yaml', NULL, ?, ?)",
-                (control_id, statement, f"{statement}.", expected,
-                 json.dumps({"title": statement, "year": 2020, "doi": None}), split))
-            item_id = f"I-{control_id}"
-            conn.execute(
-                "INSERT INTO items (item_id, control_id, original_text, core_combination, "
-                "display_text, steps) VALUES (?, ?, ?, ?, ?, '[]')",
-                (item_id, control_id, f"{statement}.", statement, f"{statement}."))
-            for reviewer_id in reviewers:
-                conn.execute("INSERT INTO assignments VALUES (?, ?, ?)",
-                             (item_id, reviewer_id, start + n))
-            item_ids.append(item_id)
-    return item_ids
+        for t in range(N_TOPICS):
+            conn.execute("UPDATE topics SET data = ? WHERE topic_id = ?",
+                         (json.dumps(links(t)), f"topic-{t:03d}"))
+    study.close()
+    (root / "roster.yaml").write_text(ROSTER, encoding="utf-8")
+    (root / "controls.yaml").write_text(CONTROLS, encoding="utf-8")
+    blind(root / "study", reviewers=root / "roster.yaml", backend=ScriptedBackend(answer=answer),
+          seed=5, cutoff=CUTOFF, controls=root / "controls.yaml", plan=small_plan(root))
+    return root / "study"
 
 
-def controls_study(path: Path, reviewers: list[tuple[str, str]] | None = None,
-                   calibration: bool = True) -> Study:
-    """The six real items plus CALIBRATION (split 'calibration', or 'held_out' when not
-    `calibration`) and HELD_OUT controls, all assigned to every automated reviewer."""
-    reviewers = reviewers or [("lex", "retrieval")]
-    study = build_study(path, reviewers)
-    ids = [r for r, _ in reviewers]
-    add_controls(study, CALIBRATION, "calibration" if calibration else "held_out", ids)
-    add_controls(study, HELD_OUT, "held_out", ids)
-    return study
-
-
-def texts(rows: list[tuple[str, str, str]]) -> set[str]:
-    return {statement for _, statement, _ in rows}
-
-
-REAL_TEXTS = {core or display for core, display in ITEMS}
+def open_study(path: Path) -> Study:
+    return Study.open(path)

@@ -11,7 +11,7 @@ from harness.judge.automated import calibrate_automated, run_automated
 from harness.judge.calibration import stored_rule
 from harness.literature.reviewers import RetrievalReviewer
 from harness.study.manifest import load_manifest
-from tests.judge.controls_study import (
+from tests.judge.calibration_study import (
     CALIBRATED,
     CALIBRATION,
     HELD_OUT,

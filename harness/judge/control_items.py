@@ -1,0 +1,193 @@
+"""`judge --blind` with controls: the preregistered numbers, the choice of controls and their texts.
+
+The numbers come from the `controls:` section of the plan the study is preregistered with (manifest
+section `prereg`), else of the plan given, else of the bundled one. The real items are routed first
+(with room kept for controls); each reviewer's planned number follows from its real items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.judge import controls as K
+from harness.judge.controls_file import FileControl
+from harness.judge.roster import Roster
+from harness.study.store import Study
+
+
+@dataclass(frozen=True)
+class ControlSettings:
+    """The plan's `controls:` numbers and where they came from."""
+
+    share: float
+    min_per_reviewer: int
+    calibration_share: float
+    plan_path: str
+    plan_sha256: str
+    preregistered: bool
+
+
+@dataclass
+class ControlsReport:
+    """What the controls step did; counts only, never which item is a control."""
+
+    settings: ControlSettings
+    created: int = 0
+    wanted: dict[str, int] = field(default_factory=dict)
+    assigned: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    writer: dict[str, Any] | None = None
+    fidelity: dict[str, Any] = field(default_factory=dict)
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        total = sum(self.counts.get("expected", {}).values())
+        if not total:
+            return "Controls: none" + "".join(f"; {n}" for n in self.notes)
+        parts = [", ".join(f"{v} {k}" for k, v in sorted(self.counts[name].items()))
+                 for name in ("expected", "kind", "source", "split")]
+        per = ", ".join(f"{r} {n}" for r, n in sorted(self.assigned.items()))
+        s = self.settings
+        lines = [f"Controls: {total} items ({'; '.join(parts)}); per reviewer: {per} "
+                 f"(plan: share {s.share}, at least {s.min_per_reviewer}; "
+                 f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
+                 f"{s.plan_sha256[:12]})"]
+        if self.fidelity:
+            f = self.fidelity
+            lines.append(f"Control texts keep {f['mean_word_share']:.0%} of their statements' "
+                         f"content words on average ({f['below_0.25']} of {f['n']} keep under "
+                         "25%: there the writer drifted and the expected verdict may not fit)")
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def shortfalls(self) -> list[str]:
+        short = [f"{r} {self.assigned.get(r, 0)} of {n}" for r, n in sorted(self.wanted.items())
+                 if self.assigned.get(r, 0) < n]
+        return [f"fewer controls than planned ({', '.join(short)}): capacity, the controls "
+                "available or the one-item-per-topic rule"] if short else []
+
+    def manifest_section(self) -> dict[str, Any]:
+        return {"n_items": sum(self.counts.get("expected", {}).values()), "counts": self.counts,
+                "per_reviewer": dict(sorted(self.assigned.items())),
+                "planned_per_reviewer": dict(sorted(self.wanted.items())),
+                "share": self.settings.share, "min_per_reviewer": self.settings.min_per_reviewer,
+                "calibration_share": self.settings.calibration_share,
+                "plan_path": self.settings.plan_path, "plan_sha256": self.settings.plan_sha256,
+                "preregistered": self.settings.preregistered, "writer": self.writer,
+                "fidelity": self.fidelity, "notes": self.notes}
+
+
+def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
+    """The preregistered plan's numbers; a plan given that differs from it is refused."""
+    from harness.analyze.plan import load_plan
+    from harness.study.manifest import load_manifest
+
+    prereg = load_manifest(Path(study_dir)).get("prereg") or {}
+    if prereg.get("plan_path"):
+        loaded = load_plan(prereg["plan_path"])
+        if loaded.sha256 != prereg.get("plan_sha256"):
+            raise HarnessError("the preregistered analysis plan has changed since `prereg` "
+                               f"(sha256 {prereg.get('plan_sha256')})", file=loaded.path)
+        if plan is not None and load_plan(plan).sha256 != loaded.sha256:
+            raise HarnessError("--plan differs from the plan this study is preregistered with "
+                               f"({loaded.path})", column="--plan")
+    else:
+        loaded = load_plan(plan)
+    c = loaded.plan.controls
+    return ControlSettings(c.share, c.min_per_reviewer, c.calibration_share, loaded.path,
+                           loaded.sha256, bool(prereg.get("plan_path")))
+
+
+def stored_settings(study_dir: str | Path) -> ControlSettings:
+    """The numbers a routed study's controls were made with (manifest section `controls`)."""
+    from harness.study.manifest import load_manifest
+
+    section = load_manifest(Path(study_dir)).get("controls") or {}
+    return ControlSettings(section.get("share", 0.0), section.get("min_per_reviewer", 0),
+                           section.get("calibration_share", 0.0), section.get("plan_path", ""),
+                           section.get("plan_sha256", ""), bool(section.get("preregistered")))
+
+
+def candidate_pool(study: Study, cutoff: str | None, entries: list[FileControl],
+                   file_name: str | None, bank: bool) -> K.Pool:
+    pool = K.bank_pool(study, cutoff) if bank else K.Pool()
+    if file_name is not None:
+        extra = K.file_pool(entries, file_name)
+        pool.candidates.extend(extra.candidates)
+    return pool
+
+
+def wanted_per_reviewer(study: Study, roster: Roster, real: Any,
+                        settings: ControlSettings) -> dict[str, int]:
+    """Each reviewer's planned controls, within the capacity its real items leave."""
+    used = real.reviewer_id.value_counts().to_dict()
+    counts = {r.id: int(used.get(r.id, 0)) for r in roster.reviewers}
+    room = {r.id: max(0, r.capacity - counts[r.id]) for r in roster.reviewers}
+    return K.targets(counts, settings.share, settings.min_per_reviewer, room)
+
+
+def add_controls(study: Study, pool: K.Pool, report: ControlsReport, *, k: int, seed: int,
+                 backend: Any) -> list[str]:
+    """Choose, write and store the controls (once: a rerun keeps the stored ones); errors."""
+    if study.count("controls"):
+        return []
+    need = K.items_needed(report.wanted, k)
+    chosen = K.select(pool.candidates, need, seed)
+    if need > len(chosen):
+        report.notes.append(f"{need} control items planned, {len(chosen)} available")
+    if not chosen:
+        return []
+    params = K.output_params(study, seed)
+    texts, errors = K.write_texts(chosen, backend, params)
+    if errors:
+        return errors
+    report.created = K.store_controls(study, chosen, texts,
+                                      K.splits(chosen, report.settings.calibration_share, seed))
+    template = K.writer_template()
+    report.writer = {"prompt": f"prompts/{template.parent.name}/{template.name}",
+                     "prompt_sha256": hashlib.sha256(template.read_bytes()).hexdigest(),
+                     "backend": getattr(backend, "name", None),
+                     "model": getattr(backend, "model", None), "params": asdict(params),
+                     "written": len(texts)}
+    return []
+
+
+def stored_counts(study: Study) -> dict[str, dict[str, int]]:
+    rows = study.rows("SELECT c.expected, c.kind, c.source, COALESCE(c.split, 'none') "
+                      "FROM controls c JOIN items i ON i.control_id = c.control_id")
+    counts: dict[str, dict[str, int]] = {}
+    for name, index in (("expected", 0), ("kind", 1), ("source", 2), ("split", 3)):
+        counts[name] = dict(Counter(r[index] for r in rows))
+    return counts
+
+
+def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
+    """How much of each statement survives in what reviewers see: the share of the statement's
+    content words (4+ letters) found in the display text or core combination. A weak writer
+    model can drift from the statement, and then the expected verdict may not fit the text.
+    Aggregates only: naming items would unblind."""
+    import re
+
+    shares = []
+    for statement, text, core in study.rows(
+            "SELECT c.statement, i.display_text, COALESCE(i.core_combination, '') FROM items i "
+            "JOIN controls c ON c.control_id = i.control_id"):
+        words = set(re.findall(r"[a-z]{4,}", statement.lower()))
+        shown = set(re.findall(r"[a-z]{4,}", f"{text} {core}".lower()))
+        shares.append(len(words & shown) / len(words) if words else 1.0)
+    if not shares:
+        return {}
+    return {"mean_word_share": round(sum(shares) / len(shares), 3),
+            f"below_{low}": sum(v < low for v in shares), "n": len(shares)}
+
+
+def assigned_per_reviewer(study: Study) -> dict[str, int]:
+    return {r[0]: r[1] for r in study.rows(
+        "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
+        "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id")}

@@ -1,0 +1,144 @@
+"""The controls file: combinations whose answer the researcher knows (`judge --controls`).
+
+A YAML file with a top-level list `controls:` (see `judging/controls.example.yaml` and
+docs/file-formats.md). Every entry is checked before anything is written; the first bad entry
+stops the run with a one-line error naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import HarnessError
+from harness.materials._yaml import load_yaml
+
+LIST_KEY = "controls"
+
+
+class Evidence(BaseModel):
+    """The work that settles the answer: published before the cut-off, or first after it."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=3)
+    year: int = Field(ge=1500, le=2100)
+    doi: str | None = None
+
+
+class ControlEntry(BaseModel):
+    """One control as the researcher writes it."""
+
+    model_config = ConfigDict(extra="forbid")
+    statement: str = Field(min_length=10, max_length=500)
+    expected: Literal["published", "not_published"]
+    kind: Literal["cross", "single"]
+    evidence: Evidence | None = None
+    text: str | None = Field(None, min_length=10, max_length=4000)
+
+    @field_validator("statement", "text")
+    @classmethod
+    def _stripped(cls, value: str | None) -> str | None:
+        return value.strip() if value is not None else None
+
+
+@dataclass(frozen=True)
+class FileControl:
+    """A validated entry with the line it starts on."""
+
+    entry: ControlEntry
+    line: int
+
+
+def load_controls_file(path: str | Path, cutoff: str | None) -> list[FileControl]:
+    """Validated entries; a published control's evidence must predate the cut-off's year and an
+    unpublished control's evidence (if any) must come after it."""
+    file = Path(path)
+    data = load_yaml(file)
+    if not isinstance(data, dict) or not isinstance(data.get(LIST_KEY), list):
+        raise HarnessError(f"a controls file needs a top-level list `{LIST_KEY}:`", file=file,
+                           row=1, column=LIST_KEY)
+    lines = _field_lines(file)
+    out, seen = [], {}
+    for index, raw in enumerate(data[LIST_KEY]):
+        where = lines.get((index,), None)
+        if not isinstance(raw, dict):
+            raise HarnessError("a control must be a mapping (statement, expected, kind, "
+                               "evidence)", file=file, row=where, column=f"{LIST_KEY}[{index}]")
+        try:
+            entry = ControlEntry.model_validate(raw)
+        except ValidationError as error:
+            detail = error.errors()[0]
+            loc = tuple(str(p) for p in detail["loc"])
+            raise HarnessError(_message(detail), file=file, row=_line(lines, index, loc),
+                               column=".".join((f"{LIST_KEY}[{index}]", *loc))) from None
+        _check_entry(file, lines, index, entry, cutoff)
+        key = entry.statement.casefold()
+        if key in seen:
+            raise HarnessError(f"the same statement as the control on line {seen[key]}",
+                               file=file, row=where, column=f"{LIST_KEY}[{index}].statement")
+        seen[key] = where
+        out.append(FileControl(entry, where or 0))
+    return out
+
+
+def _check_entry(file: Path, lines: dict[tuple[Any, ...], int], index: int,
+                 entry: ControlEntry, cutoff: str | None) -> None:
+    column = f"{LIST_KEY}[{index}]"
+    if entry.expected == "published" and entry.evidence is None:
+        raise HarnessError("a published control needs evidence (title, year, doi)", file=file,
+                           row=lines.get((index,)), column=f"{column}.evidence")
+    if entry.evidence is None or cutoff is None:
+        return
+    year, cut = entry.evidence.year, int(cutoff[:4])
+    wrong = (entry.expected == "published" and year > cut) or \
+        (entry.expected == "not_published" and year < cut)
+    if wrong:
+        side = "after" if entry.expected == "published" else "before"
+        raise HarnessError(
+            f"expected {entry.expected}, but the evidence year {year} is {side} the cut-off "
+            f"{cutoff}", file=file, row=_line(lines, index, ("evidence", "year")),
+            column=f"{column}.evidence.year")
+
+
+def _message(detail: dict[str, Any]) -> str:
+    if detail["type"] == "extra_forbidden":
+        return "unknown field (use statement, expected, kind, evidence, text)"
+    if detail["type"] == "missing":
+        return "required field is missing"
+    return str(detail["msg"]).replace("\n", " ")
+
+
+def _line(lines: dict[tuple[Any, ...], int], index: int, loc: tuple[str, ...]) -> int | None:
+    """The line of the deepest part of `loc` that is in the file, else the entry's line."""
+    for end in range(len(loc), -1, -1):
+        if (index, *loc[:end]) in lines:
+            return lines[(index, *loc[:end])]
+    return None
+
+
+def _field_lines(file: Path) -> dict[tuple[Any, ...], int]:
+    """1-based line of each entry (index,) and of its fields (index, key[, subkey])."""
+    root = yaml.compose(file.read_text(encoding="utf-8"))
+    out: dict[tuple[Any, ...], int] = {}
+    if not isinstance(root, yaml.MappingNode):
+        return out
+    for key, value in root.value:
+        if getattr(key, "value", None) != LIST_KEY or not isinstance(value, yaml.SequenceNode):
+            continue
+        for index, node in enumerate(value.value):
+            out[(index,)] = node.start_mark.line + 1
+            if isinstance(node, yaml.MappingNode):
+                _index(node, (index,), out)
+    return out
+
+
+def _index(node: yaml.MappingNode, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    for key, value in node.value:
+        child = (*path, str(key.value))
+        out[child] = key.start_mark.line + 1
+        if isinstance(value, yaml.MappingNode):
+            _index(value, child, out)
