@@ -251,32 +251,13 @@ def _controls_result(ctl: ControlsAnalysis, plan: Plan, needs: dict[str, Any],
 
 
 def leak_auc(manifest: dict[str, Any]) -> dict[str, Any] | None:
-    """The controls-vs-real separability the leak audit recorded, wherever in the blinding
-    section it sits (a number, or a mapping with an estimate and interval)."""
-    def find(node: Any) -> Any:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if "auc" in str(key).lower():
-                    return value
-            for value in node.values():
-                hit = find(value)
-                if hit is not None:
-                    return hit
+    """The controls-vs-real separability that `judge --blind`'s leak audit recorded
+    (manifest `leak_audit.controls`: auc, ci_low, ci_high, ...), or None before any controls."""
+    audit = (manifest.get("leak_audit") or {}).get("controls")
+    if not isinstance(audit, dict) or not isinstance(audit.get("auc"), int | float):
         return None
-
-    hit = find(manifest.get("blinding") or {})
-    if isinstance(hit, bool) or hit is None:
-        return None
-    if isinstance(hit, int | float):
-        return {"auc": float(hit)}
-    if isinstance(hit, dict):
-        nums = {str(k): float(v) for k, v in hit.items()
-                if isinstance(v, int | float) and not isinstance(v, bool)}
-        return nums or None
-    if isinstance(hit, list | tuple) and hit and all(isinstance(v, int | float) for v in hit):
-        return {"auc": float(hit[0]), **({"ci_low": float(hit[1]), "ci_high": float(hit[2])}
-                                         if len(hit) >= 3 else {})}
-    return None
+    return {k: float(v) for k, v in audit.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def _num(value: float | None) -> float | None:

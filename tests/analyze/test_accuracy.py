@@ -101,3 +101,14 @@ def test_controls_needed_is_the_smallest_count_reaching_the_minimum():
     assert youden_bound(0.9, 0.9, n - 1, 0.95) < 0.3
     assert controls_needed(0.6, 0.6, 0.3, 0.95) is None     # J = 0.2 can never get there
     assert controls_needed(0.95, 0.95, 0.3, 0.95) < n
+
+
+def test_leak_auc_is_read_from_the_leak_audit_of_the_blind_stage() -> None:
+    from harness.analyze.run import leak_auc
+
+    audit = {"auc": 0.43, "ci_low": 0.25, "ci_high": 0.6, "n_controls": 10, "method": "logistic",
+             "note": "text"}
+    assert leak_auc({"leak_audit": {"controls": audit}}) == {
+        "auc": 0.43, "ci_low": 0.25, "ci_high": 0.6, "n_controls": 10.0}
+    assert leak_auc({"leak_audit": {"auc": 0.5}}) is None  # the real-items audit is not this
+    assert leak_auc({}) is None
