@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, SchemaVersionError
+from harness.logs import log_to_study
 from harness.study.clock import utc_now
 from harness.study.schema import SCHEMA, SCHEMA_VERSION
 
@@ -41,6 +42,7 @@ class Study:
         if create and study.meta("schema_version") is None:
             study._initialise()
         study._check_version(db)
+        log_to_study(folder)
         return study
 
     def _initialise(self) -> None:
