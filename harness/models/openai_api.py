@@ -143,12 +143,13 @@ class OpenAIBackend:
     def client(self) -> Any:
         """The async client (created inside the loop; its own retries are off)."""
         if self._client is None:
-            import httpx2
             import openai
 
             size = self.concurrency + 8
+            # the Limits class of whichever httpx package this openai release is built on
+            limits = type(openai.DEFAULT_CONNECTION_LIMITS)
             http = openai.DefaultAsyncHttpxClient(
-                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))
+                limits=limits(max_connections=size, max_keepalive_connections=size))
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key, base_url=self.base_url, max_retries=0,
                 timeout=self.policy.timeout, http_client=http)

@@ -6,7 +6,6 @@ crash never leaves a half-written manifest.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -17,6 +16,8 @@ from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from harness.study.clock import utc_now
 
@@ -47,13 +48,10 @@ def load_manifest(study_dir: str | Path) -> dict[str, Any]:
 
 @contextmanager
 def _locked(study_dir: Path) -> Iterator[None]:
+    # filelock works on every platform (fcntl exists only on POSIX)
     study_dir.mkdir(parents=True, exist_ok=True)
-    with open(study_dir / ".manifest.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with FileLock(study_dir / ".manifest.lock"):
+        yield
 
 
 def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], None]) -> dict:
