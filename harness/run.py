@@ -7,6 +7,7 @@ report says its verdict demonstrates the machinery and is not evidence.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from harness.study import Study
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -48,6 +51,7 @@ def run_study(
         start = time.perf_counter()
         message = work()
         timings[name] = time.perf_counter() - start
+        log.info("stage %s finished in %.2f s", name, timings[name])
         if message:
             echo(message)
 
