@@ -35,17 +35,14 @@ def configure(level: str = "warning") -> None:
     """Send `harness.*` records at `level` and above to stderr; replaces an earlier set-up."""
     if level.lower() not in LEVELS:
         raise ValueError(f"log level must be one of {', '.join(LEVELS)}")
+    reset()
     logger = logging.getLogger(LOGGER)
-    for handler in [h for h in logger.handlers if getattr(h, _MARK, False)]:
-        logger.removeHandler(handler)
-        handler.close()
     handler = _Stderr()
     handler.setLevel(level.upper())
     handler.setFormatter(logging.Formatter(_FORMAT))
     setattr(handler, _MARK, "stderr")
     logger.addHandler(handler)
     logger.setLevel(min(handler.level, logging.INFO))
-    logger.propagate = False
 
 
 def log_to_study(folder: str | Path) -> None:
@@ -63,3 +60,12 @@ def log_to_study(folder: str | Path) -> None:
     handler.setFormatter(logging.Formatter(_FORMAT))
     setattr(handler, _MARK, str(path))
     logger.addHandler(handler)
+
+
+def reset() -> None:
+    """Remove the handlers `configure` and `log_to_study` added (the CLI does so when it ends)."""
+    logger = logging.getLogger(LOGGER)
+    for handler in [h for h in logger.handlers if getattr(h, _MARK, False)]:
+        logger.removeHandler(handler)
+        handler.close()
+    logger.setLevel(logging.NOTSET)

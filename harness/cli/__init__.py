@@ -15,6 +15,7 @@ import time
 from harness.cli._app import app
 from harness.defaults import quiet_libraries
 from harness.errors import HarnessError
+from harness.logs import reset as reset_logging
 
 # Importing a command module registers its commands; `--help` lists them in this order.
 COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds", "search_cmds",
@@ -62,14 +63,18 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(130) from None
         raise
     finally:
-        _log_finished(argv, started)
+        _log_finished(started)
+        reset_logging()
     if isinstance(code, int) and code:
         raise SystemExit(code)
 
 
-def _log_finished(argv: list[str] | None, started: float) -> None:
+def _log_finished(started: float) -> None:
     import logging
 
-    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:1]
-    logging.getLogger("harness.cli").info(
-        "command %s finished in %.2f s", " ".join(words) or "harness", time.monotonic() - started)
+    from harness.cli._app import invoked
+
+    if invoked:  # options were parsed and a command ran
+        logging.getLogger("harness.cli").info(
+            "command %s finished in %.2f s", invoked[0], time.monotonic() - started)
+        invoked.clear()

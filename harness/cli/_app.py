@@ -36,8 +36,13 @@ def _check_level(value: str) -> str:
     return value.lower()
 
 
+#: the command being run (set once options are parsed), for the closing log line
+invoked: list[str] = []
+
+
 @app.callback()
 def _options(
+    ctx: typer.Context,
     version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
                                  help="Print the harness version and exit."),
     log_level: str = typer.Option("warning", "--log-level", callback=_check_level,
@@ -45,3 +50,4 @@ def _options(
                                   "a study's logs/harness.log gets info and above."),
 ) -> None:
     configure(log_level)
+    invoked[:] = [ctx.invoked_subcommand or "harness"]
