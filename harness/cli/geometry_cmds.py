@@ -25,8 +25,8 @@ MODEL_HELP = "Local model folder or .gguf file (default: the embedded SmolLM2-13
 @geometry.command()
 def scaling(
     seed: int = typer.Option(1, help="Seed of Python's random module, as in the seed program."),
-    trials: int = typer.Option(200, min=1, help="Random query/key sets per dimension."),
-    keys: int = typer.Option(16, min=1, help="Keys per query."),
+    trials: int = typer.Option(200, help="Random query/key sets per dimension."),
+    keys: int = typer.Option(16, help="Keys per query."),
     dims: str = typer.Option("16,64,256,1024", help="Comma-separated key dimensions d_k."),
     plot: bool = typer.Option(False, "--plot", help="Also draw score and weight distributions."),
     out: Path = typer.Option(Path("geometry_scaling.png"), help="PNG file for --plot."),
@@ -49,11 +49,9 @@ def fields(
     seed: int = typer.Option(4, help="Seed of Python's random module, as in the seed program."),
     names: str = typer.Option("acoustics,control theory,Buddhist texts", "--fields",
                               help="Comma-separated field names (two or more)."),
-    dims: int = typer.Option(12, min=1,
-                             help="Embedding dimensions, shared out evenly among fields."),
-    keys_per_field: int = typer.Option(4, min=1, help="Keys in each field's cluster."),
-    noise: float = typer.Option(0.25, min=0.0,
-                                help="Standard deviation of the keys around their field."),
+    dims: int = typer.Option(12, help="Embedding dimensions, shared out evenly among fields."),
+    keys_per_field: int = typer.Option(4, help="Keys in each field's cluster."),
+    noise: float = typer.Option(0.25, help="Standard deviation of the keys around their field."),
     scale: float = typer.Option(3.0, help="Multiplier of the dot products (stands for |q||k|/√d)."),
 ) -> None:
     """The toy model: what a query inside one field, across two, or with no direction gathers.
@@ -70,7 +68,7 @@ def fields(
 def heatmap(
     sentence: str = typer.Argument(..., help="Sentence whose attention to draw."),
     model: str = typer.Option(None, "--model", help=MODEL_HELP),
-    layer: int = typer.Option(None, min=0, help="Layer to draw (default: the middle layer)."),
+    layer: int = typer.Option(None, help="Layer to draw (default: the middle layer)."),
     heads: str = typer.Option(None, help="Two heads 'A,B' (default: most focused, most diffuse)."),
     out: Path = typer.Option(Path("attention_heatmap.png"), help="PNG file to write."),
 ) -> None:
@@ -94,7 +92,7 @@ def heatmap(
 def probe(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     model: str = typer.Option(None, "--model", help=MODEL_HELP),
-    limit: int = typer.Option(None, min=1, help="Measure at most this many pending prompts."),
+    limit: int = typer.Option(None, help="Measure at most this many pending prompts."),
     test: str = typer.Option("wilcoxon", help="Paired test over topics: wilcoxon or t."),
 ) -> None:
     """Measure each prompt's attention in a real model, then compare cross vs single-field.
