@@ -76,12 +76,16 @@ def environment() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     from harness import __version__
+    from harness.study.lockfile import lock_record
 
     return {
         "harness_version": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": versions,
+        # the lock file this environment was installed from (None outside a source checkout);
+        # `differs` lists locked packages installed at another version
+        "lock": lock_record(),
     }
 
 
