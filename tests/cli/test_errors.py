@@ -76,3 +76,16 @@ def test_help_exits_0():
     result = run_harness("--help")
     assert result.returncode == 0
     assert "--log-level" in result.stdout and "--version" in result.stdout
+
+
+@pytest.mark.parametrize(("family", "aborts"), [("click.exceptions", "click.exceptions"),
+                                                ("typer._click.exceptions", "typer.exceptions")])
+def test_both_exception_families_are_usage_errors(family, aborts):
+    """typer up to 0.2x raises click's exceptions, later typer its own copies."""
+    from harness.cli import _kind
+
+    module = pytest.importorskip(family)
+    assert _kind(module.NoSuchOption("--bogus")) == "usage"
+    assert _kind(module.BadParameter("bad")) == "usage"
+    assert _kind(pytest.importorskip(aborts).Abort()) == "abort"
+    assert _kind(ValueError("not the parser's")) is None
