@@ -31,7 +31,7 @@ endif
 demo: $(STAMP)
 	$(BIN)/harness geometry scaling
 	$(BIN)/harness geometry fields
-	$(BIN)/harness run --study $(DEMO_STUDY) $(DEMO_ARGS)
+	$(BIN)/harness run --study "$(DEMO_STUDY)" $(DEMO_ARGS)
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q $(TEST_ARGS)
@@ -43,7 +43,7 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do HF_HUB_OFFLINE=1 $(BIN)/python $$f || exit 1; done
 
 clean-demo:
-	rm -rf $(DEMO_STUDY)
+	rm -rf "$(DEMO_STUDY)"
 
 # Refresh requirements.lock after changing dependencies (needs the package index; about 20 s).
 lock: $(STAMP)
