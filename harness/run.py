@@ -7,6 +7,7 @@ report says its verdict demonstrates the machinery and is not evidence.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from harness.study.lock import creates_study
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
+
+log = logging.getLogger(__name__)
 
 #: The demo's publication-date cut-off. The bank's known links run from 1798 to 2018 with no link
 #: from 1985, so this date splits them into published and unpublished controls almost evenly
@@ -60,6 +63,7 @@ def run_study(
         start = time.perf_counter()
         message = work()
         timings[name] = time.perf_counter() - start
+        log.info("stage %s finished in %.2f s", name, timings[name])
         if message:
             echo(message)
 

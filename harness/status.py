@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.study import Study
 from harness.study.history import check_history
@@ -85,4 +86,32 @@ def print_verify(path: str | Path) -> int:
         mark = "ok     " if c["status"] == "unchanged" else c["status"].upper().ljust(7)
         print(f"{mark} {c['role']}: {c['name']}  ({c['path']})")
     print(f"{len(changes)} materials files checked, {len(bad)} changed or missing")
+    for line in environment_lines(load_manifest(path)):
+        print(line)
     return 1 if bad else 0
+
+
+def environment_lines(manifest: dict[str, Any]) -> list[str]:
+    """The study's recorded environment (lock hash, versions) against the running one."""
+    from harness.study.manifest import environment
+
+    commands = manifest.get("commands") or []
+    if not commands:
+        return []
+    first, now = commands[0], environment()
+    lines = [f"environment of {first.get('stage')} ({first.get('at')}): "
+             f"{_lock_text(first.get('lock'))}; this process: {_lock_text(now['lock'])}"]
+    then = first.get("packages") or {}
+    changed = [f"{name} {then[name]} -> {version}" for name, version in now["packages"].items()
+               if name in then and then[name] != version]
+    lines.append("package versions as recorded" if not changed
+                 else "package versions changed: " + ", ".join(changed))
+    return lines
+
+
+def _lock_text(lock: dict[str, Any] | None) -> str:
+    if not lock:
+        return "no lock file"
+    text = f"{lock['file']} sha256 {lock['sha256'][:16]}"
+    differs = lock.get("differs") or {}
+    return text + (f" ({len(differs)} packages installed at other versions)" if differs else "")

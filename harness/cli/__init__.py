@@ -2,16 +2,20 @@
 
 Each module below registers its commands on the shared app. Command functions import the package
 API lazily so that `harness --help` never loads torch, transformers, datasets or statsmodels.
+
+Exit codes: 0 done, 2 usage or user error (one line, no traceback), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import time
 
 from harness.cli._app import app
 from harness.defaults import quiet_libraries
 from harness.errors import HarnessError
+from harness.logs import reset as reset_logging
 
 # Importing a command module registers its commands; `--help` lists them in this order.
 COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds", "search_cmds",
@@ -19,28 +23,58 @@ COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds"
 for _name in COMMAND_MODULES:
     importlib.import_module(f"harness.cli.{_name}")
 
+USAGE_EXIT = 2
+
+
+def _kind(error: BaseException) -> str | None:
+    """'usage' or 'abort' for the parser's own exceptions, else None.
+
+    typer up to 0.2x raises click's exceptions, later typer its own copies (`typer._click`); click
+    is not a dependency, so both families are recognised by their class names.
+    """
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if "ClickException" in names and callable(getattr(error, "show", None)):
+        return "usage"
+    if "Abort" in names:
+        return "abort"
+    return None
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `harness` console script: user errors become one line and exit code 2."""
     quiet_libraries()
+    started = time.monotonic()
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="harness", standalone_mode=False)
     except HarnessError as error:
         sys.stderr.write(f"error: {error}\n")
-        raise SystemExit(2) from None
+        raise SystemExit(USAGE_EXIT) from None
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: work done so far is kept in the study store\n")
         raise SystemExit(130) from None
     except SystemExit:
         raise
-    except Exception as error:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(error, click.exceptions.ClickException):
-            error.show()
-            raise SystemExit(2) from None
-        if isinstance(error, click.exceptions.Abort):
+    except Exception as error:
+        kind = _kind(error)
+        if kind == "usage":
+            error.show()  # type: ignore[attr-defined]  # usage line, help hint, "Error: ..."
+            raise SystemExit(USAGE_EXIT) from None
+        if kind == "abort":
             raise SystemExit(130) from None
         raise
+    finally:
+        _log_finished(started)
+        reset_logging()
     if isinstance(code, int) and code:
         raise SystemExit(code)
+
+
+def _log_finished(started: float) -> None:
+    import logging
+
+    from harness.cli._app import invoked
+
+    if invoked:  # options were parsed and a command ran
+        logging.getLogger("harness.cli").info(
+            "command %s finished in %.2f s", invoked[0], time.monotonic() - started)
+        invoked.clear()

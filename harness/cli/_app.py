@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from harness.logs import LEVELS, configure
+
 app = typer.Typer(
     name="harness",
     help=(
@@ -18,3 +20,34 @@ app = typer.Typer(
 )
 
 STUDY_HELP = "Study folder (holds study.sqlite, manifest.json, packets/, report/)."
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from harness import __version__
+
+        typer.echo(f"harness {__version__}")
+        raise typer.Exit()
+
+
+def _check_level(value: str) -> str:
+    if value.lower() not in LEVELS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(LEVELS)}")
+    return value.lower()
+
+
+#: the command being run (set once options are parsed), for the closing log line
+invoked: list[str] = []
+
+
+@app.callback()
+def _options(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="Print the harness version and exit."),
+    log_level: str = typer.Option("warning", "--log-level", callback=_check_level,
+                                  help="debug, info, warning or error: what goes to stderr; "
+                                  "a study's logs/harness.log gets info and above."),
+) -> None:
+    configure(log_level)
+    invoked[:] = [ctx.invoked_subcommand or "harness"]

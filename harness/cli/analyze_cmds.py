@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._params import check_positive
 
 PLAN_HELP = ("Analysis plan YAML (default: the preregistered plan, else the bundled "
              "analysis/plan.yaml).")
@@ -49,26 +50,31 @@ def prereg(
 
 @app.command()
 def power(
-    topics: int | None = typer.Option(None, "--topics", help="Number of topics (default: the "
+    topics: int | None = typer.Option(None, "--topics", min=2,
+                                      help="Number of topics (default: the "
                                       "plan's planning.topics)."),
-    p_single: float | None = typer.Option(None, "--p-single", help="Proportion judged novel "
+    p_single: float | None = typer.Option(None, "--p-single", min=0.0, max=1.0,
+                                          help="Proportion judged novel "
                                           "after single-field prompts."),
-    effect: float | None = typer.Option(None, "--effect", help="Difference to detect "
+    effect: float | None = typer.Option(None, "--effect", min=-1.0, max=1.0,
+                                        help="Difference to detect "
                                         "(cross - single)."),
-    sesoi: float | None = typer.Option(None, "--sesoi", help="Smallest effect size of interest "
+    sesoi: float | None = typer.Option(None, "--sesoi", callback=check_positive,
+                                       help="Smallest effect size of interest "
                                        "(equivalence margin)."),
-    rho: float | None = typer.Option(None, "--rho", help="Correlation of a topic's cross and "
+    rho: float | None = typer.Option(None, "--rho", min=-1.0, max=1.0,
+                                     help="Correlation of a topic's cross and "
                                      "single consensus outcomes."),
-    alpha: float | None = typer.Option(None, "--alpha", help="One-sided alpha."),
-    target: float | None = typer.Option(None, "--target", help="Target power."),
+    alpha: float | None = typer.Option(None, "--alpha", min=0.0, max=1.0, help="One-sided alpha."),
+    target: float | None = typer.Option(None, "--target", min=0.0, max=1.0, help="Target power."),
     simulate: bool = typer.Option(False, "--simulate", help="Also simulate the full design "
                                   "through the exact primary analysis."),
-    reps: int | None = typer.Option(None, "--reps", help="Simulated studies per condition."),
-    samples: int | None = typer.Option(None, "--samples", help="Outputs per prompt "
+    reps: int | None = typer.Option(None, "--reps", min=1, help="Simulated studies per condition."),
+    samples: int | None = typer.Option(None, "--samples", min=1, help="Outputs per prompt "
                                        "(simulation)."),
-    reviewers: int | None = typer.Option(None, "--reviewers", help="Reviewers per item "
+    reviewers: int | None = typer.Option(None, "--reviewers", min=1, help="Reviewers per item "
                                          "(simulation)."),
-    seed: int | None = typer.Option(None, "--seed", help="Simulation seed."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Simulation seed."),
     plan: Path | None = typer.Option(None, "--plan", help="Plan whose planning section gives "
                                      "the defaults (default: the bundled plan)."),
 ) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._params import check_positive
 
 
 @app.command()
@@ -16,15 +17,19 @@ def collect(
     model: str | None = typer.Option(
         None, help="local: a model folder or .gguf file (default: embedded SmolLM2-135M-Instruct);"
         " openai: the model name."),
-    samples: int | None = typer.Option(None, help="Completions per prompt (default 1)."),
+    samples: int | None = typer.Option(None, min=1, help="Completions per prompt (default 1)."),
     concurrency: int | None = typer.Option(
-        None, help="openai: parallel requests to start with (default 16); cut on 429s."),
-    max_tokens: int | None = typer.Option(None, help="Longest completion in tokens (default 256)."),
-    temperature: float | None = typer.Option(None, help="Sampling temperature (default 0.7)."),
-    top_p: float | None = typer.Option(None, help="Nucleus sampling mass (default 0.95)."),
-    seed: int | None = typer.Option(None, help="Sampling seed (default 0)."),
+        None, min=1, help="openai: parallel requests to start with (default 16); cut on 429s."),
+    max_tokens: int | None = typer.Option(None, min=1,
+                                          help="Longest completion in tokens (default 256)."),
+    temperature: float | None = typer.Option(None, min=0.0,
+                                             help="Sampling temperature (default 0.7)."),
+    top_p: float | None = typer.Option(None, min=0.0, max=1.0,
+                                       help="Nucleus sampling mass (default 0.95)."),
+    seed: int | None = typer.Option(None, min=0, help="Sampling seed (default 0)."),
     max_cost: float | None = typer.Option(
-        None, help="Cap this run's cost in USD: a request is sent only if its worst case fits."),
+        None, min=0.0,
+        help="Cap this run's cost in USD: a request is sent only if its worst case fits."),
     retry_errors: bool = typer.Option(False, "--retry-errors",
                                       help="Retry only completions that failed before."),
     batch_api: bool = typer.Option(False, "--batch-api",
@@ -34,12 +39,18 @@ def collect(
     new_endpoint: bool = typer.Option(
         False, "--new-endpoint", help="openai: collect from a server other than the one the "
         "study's outputs came from (a rerun otherwise goes to the recorded one)."),
-    rpm: float | None = typer.Option(None, help="openai: requests-per-minute limit."),
-    tpm: float | None = typer.Option(None, help="openai: tokens-per-minute limit."),
-    timeout: float | None = typer.Option(None, help="openai: seconds per attempt (default 120)."),
-    max_attempts: int | None = typer.Option(None, help="openai: attempts per request (default 6)."),
-    batch_size: int | None = typer.Option(None, help="local: prompts per batch (default 8)."),
-    threads: int | None = typer.Option(None, help="local: CPU threads (default: idle CPUs)."),
+    rpm: float | None = typer.Option(None, callback=check_positive,
+                                     help="openai: requests-per-minute limit."),
+    tpm: float | None = typer.Option(None, callback=check_positive,
+                                     help="openai: tokens-per-minute limit."),
+    timeout: float | None = typer.Option(None, callback=check_positive,
+                                         help="openai: seconds per attempt (default 120)."),
+    max_attempts: int | None = typer.Option(None, min=1,
+                                            help="openai: attempts per request (default 6)."),
+    batch_size: int | None = typer.Option(None, min=1,
+                                          help="local: prompts per batch (default 8)."),
+    threads: int | None = typer.Option(None, min=1,
+                                       help="local: CPU threads (default: idle CPUs)."),
 ) -> None:
     """Collect model completions for every pending prompt; a rerun resumes where it stopped.
 

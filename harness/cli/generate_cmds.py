@@ -16,11 +16,12 @@ def generate(
         None, help="Topic bank: a YAML file or folder (default: bundled)."
     ),
     prompts: Path | None = typer.Option(None, help="Folder of prompt templates (*.j2)."),
-    seed: int | None = typer.Option(None, help="Seed for assigning template families to topics."),
+    seed: int | None = typer.Option(None, min=0,
+                                    help="Seed for assigning template families to topics."),
     pilot: bool = typer.Option(
         False, "--pilot", help="Allow fewer than 50 topics (no verdict later)."
     ),
-    limit: int | None = typer.Option(None, help="Use only the first N topics of the bank."),
+    limit: int | None = typer.Option(None, min=1, help="Use only the first N topics of the bank."),
 ) -> None:
     """Render matched single-field and cross-field prompts for every topic, with a match audit.
 

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._params import check_cutoff
 
 
 @app.command()
@@ -28,8 +29,9 @@ def judge(
     files: list[Path] | None = typer.Argument(None, help="Files for --import.", show_default=False),
     reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster YAML (--blind); "
                                           "default: the roster already stored in the study."),
-    k: int = typer.Option(2, "--k", help="Distinct reviewers per item (below 2 only in a pilot)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the routing (default: the "
+    k: int = typer.Option(2, "--k", min=1,
+                          help="Distinct reviewers per item (below 2 only in a pilot)."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of the routing (default: the "
                                     "harness default seed)."),
     extract: bool = typer.Option(True, "--extract/--no-extract", help="Extract each output's "
                                  "core combination with a model (blind to condition)."),
@@ -39,12 +41,13 @@ def judge(
                                 "(--blind) or of llm:MODEL reviewers (--auto)."),
     model: str | None = typer.Option(None, "--model", help="Model of the blinded steps "
                                      "(default: the embedded one)."),
-    cutoff: str | None = typer.Option(None, "--cutoff", help="Publication-date cut-off "
+    cutoff: str | None = typer.Option(None, "--cutoff", callback=check_cutoff,
+                                      help="Publication-date cut-off "
                                       "(YYYY-MM-DD, or YYYY = 31 December): --blind states it "
                                       "on packets and stores it; --auto uses the stored one."),
     base_url: str | None = typer.Option(None, "--base-url", help="openai backend: server URL "
                                         "(default $OPENAI_BASE_URL or api.openai.com)."),
-    concurrency: int | None = typer.Option(None, "--concurrency", help="openai backend: "
+    concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="openai backend: "
                                            "parallel requests (default 16)."),
     same_topic: bool = typer.Option(False, "--same-topic", help="Let a human reviewer see "
                                     "several items of one topic."),
@@ -54,7 +57,7 @@ def judge(
                                             "source (repeatable; default: local corpus)."),
     threshold: float | None = typer.Option(None, "--threshold", help="--auto: match score for "
                                            "a published verdict, fixed instead of calibrated."),
-    max_queries: int = typer.Option(3, "--max-queries", help="--auto: queries per item."),
+    max_queries: int = typer.Option(3, "--max-queries", min=1, help="--auto: queries per item."),
     controls: Path | None = typer.Option(None, "--controls", help="--blind: controls file "
                                          "(YAML; see judging/controls.example.yaml)."),
     bank_controls: bool = typer.Option(True, "--bank-controls/--no-bank-controls",

@@ -13,13 +13,14 @@ from harness.cli._app import STUDY_HELP, app
 def run(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     pilot: bool = typer.Option(False, "--pilot", help="Allow fewer than 50 topics (no verdict)."),
-    limit: int | None = typer.Option(None, "--limit", help="Use only the first N topics."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Use only the first N topics."),
     topics: Path | None = typer.Option(None, "--topics", help="Topic bank (default: bundled)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of every seeded stage."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of every seeded stage."),
     model: str | None = typer.Option(None, "--model", help="Local model folder or .gguf "
                                      "(default: the embedded SmolLM2-135M-Instruct)."),
-    samples: int = typer.Option(1, "--samples", help="Completions per prompt."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Tokens per completion."),
+    samples: int = typer.Option(1, "--samples", min=1, help="Completions per prompt."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1,
+                                          help="Tokens per completion."),
     extract: bool = typer.Option(True, "--extract/--no-extract",
                                  help="Extract each output's core combination (blind)."),
     normalise: bool = typer.Option(True, "--normalise/--no-normalise",

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from harness.cli._app import app
+from harness.cli._params import check_cutoff
 
 
 @app.command("search")
@@ -22,9 +23,10 @@ def search_command(
              "demonstration corpus built from the topic bank.",
     ),
     cutoff: str | None = typer.Option(
-        None, "--cutoff", help="Publication-date cut-off, YYYY-MM-DD (works after it are left out)."
+        None, "--cutoff", callback=check_cutoff,
+        help="Publication-date cut-off, YYYY-MM-DD (works after it are left out)."
     ),
-    limit: int = typer.Option(10, "--limit", help="Hits to retrieve (1-1000)."),
+    limit: int = typer.Option(10, "--limit", min=1, max=1000, help="Hits to retrieve (1-1000)."),
     dense: bool = typer.Option(
         False, "--dense", help="Local corpus only: re-rank hits with the offline embedding model."
     ),

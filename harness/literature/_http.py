@@ -7,10 +7,12 @@ every error message (`scrub`).
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, urlsplit
 
 import httpx
 
@@ -35,6 +37,8 @@ from harness.literature.ratelimit import (
 from harness.study.clock import utc_now
 
 USER_AGENT = f"cross-field-harness/{__version__} (literature search; httpx)"
+
+log = logging.getLogger(__name__)
 
 
 def env_float(name: str, default: float) -> float:
@@ -130,7 +134,10 @@ class HttpSource(Source):
         key = request_key("GET", url, shown_params, shown_headers)
         cached = self._cache.get(key) if self._cache else None
         if cached is not None:
+            log.debug("%s cache hit: GET %s", self.name, _where(url))
             return cached, self._sent(url, shown_params, shown_headers, cached, True)
+        if self._cache:
+            log.debug("%s cache miss: GET %s", self.name, _where(url))
         response = self._fetch(url, {**params, **self.secret_params()})
         if self._cache:
             request = {"method": "GET", "url": url, "params": shown_params,
@@ -148,19 +155,29 @@ class HttpSource(Source):
         attempt = 0
         while True:
             attempt += 1
-            self._limiter.wait()
+            waited = self._limiter.wait()
+            if waited > 0:
+                log.debug("%s rate limit: waited %.2f s", self.name, waited)
+            started = time.monotonic()
             try:
                 response = self._client.get(url, params=params, headers=self.secret_headers())
             except httpx.TransportError as error:
                 self._limiter.done()
+                log.info("%s GET %s failed (%s), attempt %d", self.name, _where(url),
+                         type(error).__name__, attempt)
                 if attempt > self.max_retries:
                     raise HarnessError(self.scrub(
                         f"{self.database}: no answer from {url} after {attempt} tries "
                         f"({type(error).__name__}: {error})"
                     )) from None
-                self._limiter.defer(backoff_seconds(attempt, None, self.backoff))
+                delay = backoff_seconds(attempt, None, self.backoff)
+                log.info("%s retry %d in %.1f s (%s)", self.database, attempt, delay,
+                         type(error).__name__)
+                self._limiter.defer(delay)
                 continue
             self._limiter.done()
+            log.info("GET %s -> %d in %.2f s", _where(url), response.status_code,
+                     time.monotonic() - started)
             if response.status_code in RETRY_STATUSES and attempt <= self.max_retries:
                 self._defer_for(response, attempt, url)
                 continue
@@ -182,7 +199,10 @@ class HttpSource(Source):
                 f"{self.database}: HTTP {response.status_code} from {url}: the server asks to "
                 f"wait {asked:.0f} s before retrying (daily limit reached?); try again later"
             ))
-        self._limiter.defer(backoff_seconds(attempt, asked, self.backoff))
+        delay = backoff_seconds(attempt, asked, self.backoff)
+        log.info("%s HTTP %d, retry %d in %.1f s (%s)", self.database, response.status_code,
+                 attempt, delay, "Retry-After" if asked is not None else "backoff")
+        self._limiter.defer(delay)
 
     # -- records ---------------------------------------------------------------------------------
     def interface(self, path: str) -> str:
@@ -201,6 +221,12 @@ class HttpSource(Source):
 
     def close(self) -> None:
         self._client.close()
+
+
+def _where(url: str) -> str:
+    """Host and path of a URL: never its query string, which may carry a key or an email."""
+    parts = urlsplit(url)
+    return f"{parts.netloc}{parts.path}"
 
 
 def json_body(source: HttpSource, response: CachedResponse, url: str) -> Any:

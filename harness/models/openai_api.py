@@ -9,6 +9,7 @@ costs come from the price table (prices.py), and large runs can go through the B
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -39,6 +40,8 @@ from harness.models.retry import (
     call_with_retry,
 )
 from harness.study.clock import utc_now
+
+log = logging.getLogger(__name__)
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: Sent when a self-hosted server needs no key (the convention of vLLM and others).
@@ -77,6 +80,8 @@ class OpenAIBackend:
             raise HarnessError("timeout must be positive and max_attempts at least 1")
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        # host and path only, for log lines
+        self._where = str(public_url(self.base_url)).split("://", 1)[-1]
         if (found := secret_in_url(self.base_url)) is not None:
             # the command line is recorded in the manifest: credentials belong in OPENAI_API_KEY
             raise HarnessError(f"the base URL carries a credential ({found}); put the key in "
@@ -150,12 +155,13 @@ class OpenAIBackend:
     def client(self) -> Any:
         """The async client (created inside the loop; its own retries are off)."""
         if self._client is None:
-            import httpx2
             import openai
 
             size = self.concurrency + 8
+            # the Limits class of whichever httpx package this openai release is built on
+            limits = type(openai.DEFAULT_CONNECTION_LIMITS)
             http = openai.DefaultAsyncHttpxClient(
-                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))
+                limits=limits(max_connections=size, max_keepalive_connections=size))
             self._client = openai.AsyncOpenAI(
                 api_key=self._api_key, base_url=self.base_url, max_retries=0,
                 timeout=self.policy.timeout, http_client=http)
@@ -226,8 +232,11 @@ class OpenAIBackend:
 
         @asynccontextmanager
         async def gate() -> Any:
+            waited = time.perf_counter()
             await self._limits.take(estimate)
             async with self._limiter.slot():
+                if (waited := time.perf_counter() - waited) > 0.05:
+                    log.debug("rate and concurrency limits: waited %.2f s", waited)
                 self.stats.concurrency = self._limiter.limit
                 yield
 
@@ -238,7 +247,12 @@ class OpenAIBackend:
             try:  # the JSON body as sent and received, without the client's typed models
                 reply = await client.post("/chat/completions", body=body, cast_to=object)
             except Exception as error:
-                raise classify(error, self.redact) from None
+                failure = classify(error, self.redact)
+                log.info("POST %s/chat/completions failed in %.2f s: %s", self._where,
+                         time.perf_counter() - last[0], failure.reason)
+                raise failure from None
+            log.info("POST %s/chat/completions -> ok in %.2f s", self._where,
+                     time.perf_counter() - last[0])
             return check_reply(reply)
 
         def on_retry(error: AttemptError) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 #: Status codes worth another attempt: timeouts, conflicts, rate limits, server errors.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524})
@@ -121,4 +124,7 @@ async def call_with_retry(
             ) from None
         if on_retry is not None:
             on_retry(error)
-        await sleep(policy.delay(attempt, error.retry_after))
+        delay = policy.delay(attempt, error.retry_after)
+        log.info("retry %d of %d in %.1f s%s: %s", attempt, policy.max_attempts - 1, delay,
+                 " (Retry-After)" if error.retry_after is not None else "", error.reason)
+        await sleep(delay)

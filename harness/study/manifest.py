@@ -6,7 +6,6 @@ crash never leaves a half-written manifest.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -17,6 +16,8 @@ from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from harness.study.clock import utc_now
 from harness.study.history import (
@@ -52,13 +53,10 @@ def load_manifest(study_dir: str | Path) -> dict[str, Any]:
 
 @contextmanager
 def _locked(study_dir: Path) -> Iterator[None]:
+    # filelock works on every platform (fcntl exists only on POSIX)
     study_dir.mkdir(parents=True, exist_ok=True)
-    with open(study_dir / ".manifest.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with FileLock(study_dir / ".manifest.lock"):
+        yield
 
 
 def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], None]) -> dict:
@@ -89,12 +87,16 @@ def environment() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     from harness import __version__
+    from harness.study.lockfile import lock_record
 
     return {
         "harness_version": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": versions,
+        # the lock file this environment was installed from (None outside a source checkout);
+        # `differs` lists locked packages installed at another version
+        "lock": lock_record(),
     }
 
 

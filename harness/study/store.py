@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, SchemaVersionError
+from harness.logs import log_to_study
 from harness.study.clock import utc_now
 from harness.study.migrations import migrate
 from harness.study.schema import SCHEMA, SCHEMA_VERSION
@@ -46,6 +47,7 @@ class Study:
             study._check_version(db)
         except sqlite3.DatabaseError as error:
             raise _damaged(db, error) from None
+        log_to_study(folder)
         return study
 
     def _initialise(self) -> None:

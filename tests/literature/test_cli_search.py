@@ -45,10 +45,16 @@ def test_remote_source_through_the_environment(capsys, server, monkeypatch):
     (("search", "x", "--source", "scopus"), "unknown literature source 'scopus'"),
     (("search", "x", "--source", "openalex", "--corpus", "c.jsonl"), "--source local only"),
     (("search", "x", "--corpus", "missing.jsonl"), "missing.jsonl: corpus not found"),
-    (("search", "x", "--cutoff", "soon"), "is not a date"),
     (("search", "  "), "the query is empty"),
 ])
 def test_user_errors_are_one_line_and_exit_2(capsys, args, message):
     code, out, err = run(capsys, *args)
     assert code == 2 and message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_bad_cutoff_is_a_usage_error_before_any_search(capsys):
+    code, out, err = run(capsys, "search", "x", "--cutoff", "soon")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines()[-1] == (
+        "Error: Invalid value for '--cutoff': 'soon' is not a date (use YYYY-MM-DD or YYYY)")
