@@ -229,8 +229,8 @@ def test_report_shows_reviewer_accuracy_and_the_leak_audit_auc(tmp_path, fast_pl
     controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.8, seed=8)
     study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
     manifest = json.loads((study / "manifest.json").read_text())
-    manifest["blinding"]["leak_audit"] = {"controls_auc": {"auc": 0.53, "ci_low": 0.41,
-                                                           "ci_high": 0.65}}
+    manifest["leak_audit"] = {"controls": {"auc": 0.53, "ci_low": 0.41, "ci_high": 0.65,
+                                           "method": "as judge --blind writes it"}}
     (study / "manifest.json").write_text(json.dumps(manifest))
     result = analyze(study, fast_plan)
     md = (study / "report" / "report.md").read_text()

@@ -237,11 +237,18 @@ def test_automated_reviewers_review_their_controls(controlled: Study, tmp_path: 
     corpus.write_text(json.dumps({"id": "W1", "title": "Spin glass memory", "year": 1982,
                                   "abstract": "Spin glass theory for associative memory."})
                       + "\n", encoding="utf-8")
+    assigned = controlled.count("assignments", "reviewer_id = 'auto'")
+    # calibration reviews every calibration-split control, assigned to the reviewer or not
+    unassigned_calibration = controlled.count(
+        "items i JOIN controls c ON c.control_id = i.control_id",
+        "c.split = 'calibration' AND i.item_id NOT IN "
+        "(SELECT item_id FROM assignments WHERE reviewer_id = 'auto')")
     table = run_automated(controlled, sources=[f"local:{corpus}"])
-    assert int(table.loc[0, "reviewed"]) == controlled.count("assignments",
-                                                            "reviewer_id = 'auto'") == 24 + 6
+    assert assigned == 24 + 6
+    assert int(table.loc[0, "reviewed"]) == assigned + unassigned_calibration
     judged = controlled.frame(CONTROL_SQL)
-    assert len(judged) == 6 and set(judged.reviewer_kind) == {"automated"}
+    assert len(judged) == 6 + unassigned_calibration
+    assert set(judged.reviewer_kind) == {"automated"}
 
 
 # -- the controls file ----------------------------------------------------------------------------
