@@ -119,8 +119,10 @@ def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFra
         groups, n_groups = np.zeros(j.n, dtype=np.int64), 1
         counts = control_counts(coded, [], by_reviewer=False)
     a, b = topic_weights(j, y, table, groups, n_groups)
+    # alpha/2 per side, as the pooled path splits it: the per-reviewer equivalence decides with
+    # this interval, so it must follow the plan's alpha (a fixed 95% is liberal when alpha < 0.05)
     return corrected_difference(a, b, counts, method=c.correction, resamples=c.bootstrap,
-                                level=0.95, seed=c.seed)
+                                level=1.0 - plan.primary.alpha, seed=c.seed)
 
 
 def _corrected_equivalence(d: np.ndarray, pooled: Accuracy, corrected: Corrected, plan: Plan,
@@ -147,10 +149,10 @@ def _corrected_equivalence(d: np.ndarray, pooled: Accuracy, corrected: Corrected
 def _bootstrap_equivalence(corrected: Corrected, plan: Plan) -> Equivalence | None:
     if corrected.estimate is None:
         return None
-    sesoi, alpha = plan.equivalence.sesoi, plan.primary.alpha
+    sesoi, half = plan.equivalence.sesoi, (1.0 - corrected.level) / 2
     low, high = corrected.ci_low, corrected.ci_high
     lo = low if low is not None else -math.inf
     hi = high if high is not None else math.inf
-    # the 95% percentile interval decides at alpha = 0.025 per side
+    # the (1 - alpha) percentile interval decides at alpha/2 per side
     return Equivalence("bootstrap", sesoi, corrected.estimate, 0.0 if lo > -sesoi else 1.0,
-                       0.0 if hi < sesoi else 1.0, lo, hi, alpha)
+                       0.0 if hi < sesoi else 1.0, lo, hi, half)

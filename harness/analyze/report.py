@@ -132,10 +132,14 @@ def _corrected_text(c: ControlsResult) -> str:
     low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-unbounded"
     high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+unbounded"
     text = (f"Corrected difference ({c.correction} Rogan-Gladen / matrix method): "
-            f"{fmt(c.corrected, signed=True)}, 95% interval [{low}, {high}] ({c.corrected_note}); "
+            f"{fmt(c.corrected, signed=True)}, {c.corrected_level:.0%} interval [{low}, {high}] "
+            f"({c.corrected_note}); "
             f"observed {fmt(c.observed, signed=True)}.")
     eq = c.equivalence
-    if eq is not None:
+    if eq is not None and eq.method == "bootstrap":
+        text += (f" Equivalence on the corrected scale: the interval above tested against "
+                 f"+/-{eq.sesoi:g} -> {'shown' if eq.equivalent else 'not shown'}.")
+    elif eq is not None:
         text += (f" Equivalence on the corrected scale ({eq.method}): the observed differences "
                  f"tested against +/-{eq.sesoi:.4f}"
                  + (f" (SESOI x lower bound of J, {c.youden_bound:.3f})"
