@@ -160,6 +160,8 @@ def test_inconclusive_reports_power_and_topics_needed(tmp_path, fast_plan):
     assert result.power.topics_needed > 50 and 0 < result.power.power_at_sesoi < 0.8
     md = (study / "report" / "report.md").read_text()
     assert "Power achieved" in md and f"{result.power.topics_needed} topics" in md
+    # the t-test power on the observed scale is not the power of the corrected-scale verdict
+    assert "as if the reviewers were perfect" in md and "upper bounds" in md
     # the author's literal rule would call this refuted
     assert result.verdict.literal_label == "refuted"
 
