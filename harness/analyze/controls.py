@@ -72,6 +72,8 @@ def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.D
     kept = [a for a in accuracy if a.scope == "reviewer" and a.label not in excluded]
     pooled = next(a for a in accuracy_table(coded, c.level) if a.scope == "pooled")
     gate_ok, gate_reason = _gate(pooled, plan)
+    if gate_ok:
+        gate_ok, gate_reason = _varied(y, gate_reason)
     corrected = equivalence = bound = None
     if len(coded):
         corrected = _corrected(j, y, table, coded, [a.label for a in kept], plan)
@@ -100,6 +102,19 @@ def _gate(pooled: Accuracy, plan: Plan) -> tuple[bool, str]:
         return False, (f"the reviewers could not be shown to discriminate: {text}; the plan "
                        f"requires its lower bound to be at least {c.min_youden:g}")
     return True, text
+
+
+def _varied(y: np.ndarray, reason: str) -> tuple[bool, str]:
+    """Accuracy measured on controls describes the real judgments only if they vary: reviewers
+    who gave one verdict to every real item (but answered controls well, e.g. because controls
+    are recognisable) produce d_t = 0 everywhere, which must not read as equivalence."""
+    coded = y[~np.isnan(y)]
+    if coded.size and coded.min() == coded.max():
+        verdict = "novel" if coded[0] == 1.0 else "not novel"
+        return False, (f"every one of the {coded.size} coded real judgments is {verdict}, so "
+                       f"the accuracy shown on controls ({reason}) does not describe them and "
+                       "the reviewers could not be shown to discriminate among real items")
+    return True, reason
 
 
 def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,

@@ -333,3 +333,18 @@ def test_per_reviewer_equivalence_interval_follows_the_plans_alpha(tmp_path, fas
     assert wide.corrected_low < usual.corrected_low and wide.corrected_high > usual.corrected_high
     assert (wide.equivalence.ci_low, wide.equivalence.ci_high) == (wide.corrected_low,
                                                                     wide.corrected_high)
+
+
+def test_one_verdict_to_every_real_item_is_inconclusive_even_with_accurate_controls(
+        tmp_path, fast_plan):
+    # reviewers answer controls well (they are recognisable) but call every real item published:
+    # d_t = 0 everywhere says nothing about discrimination among real items
+    rows = random_judgments(300, p_cross=0.0, p_single=0.0, reviewers=list(TWO_HUMANS), seed=1)
+    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=1)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
+    assert result.controls.pooled_youden_low >= 0.3
+    assert not result.controls.gate_ok
+    assert result.verdict.label == "inconclusive", result.verdict.reason
+    assert "every one of the" in result.verdict.reason and "not novel" in result.verdict.reason
