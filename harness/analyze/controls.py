@@ -72,6 +72,8 @@ def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.D
     kept = [a for a in accuracy if a.scope == "reviewer" and a.label not in excluded]
     pooled = next(a for a in accuracy_table(coded, c.level) if a.scope == "pooled")
     gate_ok, gate_reason = _gate(pooled, plan)
+    if gate_ok:
+        gate_ok, gate_reason = _varied(y, gate_reason)
     corrected = equivalence = bound = None
     if len(coded):
         corrected = _corrected(j, y, table, coded, [a.label for a in kept], plan)
@@ -102,6 +104,19 @@ def _gate(pooled: Accuracy, plan: Plan) -> tuple[bool, str]:
     return True, text
 
 
+def _varied(y: np.ndarray, reason: str) -> tuple[bool, str]:
+    """Accuracy measured on controls describes the real judgments only if they vary: reviewers
+    who gave one verdict to every real item (but answered controls well, e.g. because controls
+    are recognisable) produce d_t = 0 everywhere, which must not read as equivalence."""
+    coded = y[~np.isnan(y)]
+    if coded.size and coded.min() == coded.max():
+        verdict = "novel" if coded[0] == 1.0 else "not novel"
+        return False, (f"every one of the {coded.size} coded real judgments is {verdict}, so "
+                       f"the accuracy shown on controls ({reason}) does not describe them and "
+                       "the reviewers could not be shown to discriminate among real items")
+    return True, reason
+
+
 def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,
                reviewers: list[str], plan: Plan) -> Corrected:
     c = plan.controls
@@ -119,8 +134,10 @@ def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFra
         groups, n_groups = np.zeros(j.n, dtype=np.int64), 1
         counts = control_counts(coded, [], by_reviewer=False)
     a, b = topic_weights(j, y, table, groups, n_groups)
+    # alpha/2 per side, as the pooled path splits it: the per-reviewer equivalence decides with
+    # this interval, so it must follow the plan's alpha (a fixed 95% is liberal when alpha < 0.05)
     return corrected_difference(a, b, counts, method=c.correction, resamples=c.bootstrap,
-                                level=0.95, seed=c.seed)
+                                level=1.0 - plan.primary.alpha, seed=c.seed)
 
 
 def _corrected_equivalence(d: np.ndarray, pooled: Accuracy, corrected: Corrected, plan: Plan,
@@ -147,10 +164,10 @@ def _corrected_equivalence(d: np.ndarray, pooled: Accuracy, corrected: Corrected
 def _bootstrap_equivalence(corrected: Corrected, plan: Plan) -> Equivalence | None:
     if corrected.estimate is None:
         return None
-    sesoi, alpha = plan.equivalence.sesoi, plan.primary.alpha
+    sesoi, half = plan.equivalence.sesoi, (1.0 - corrected.level) / 2
     low, high = corrected.ci_low, corrected.ci_high
     lo = low if low is not None else -math.inf
     hi = high if high is not None else math.inf
-    # the 95% percentile interval decides at alpha = 0.025 per side
+    # the (1 - alpha) percentile interval decides at alpha/2 per side
     return Equivalence("bootstrap", sesoi, corrected.estimate, 0.0 if lo > -sesoi else 1.0,
-                       0.0 if hi < sesoi else 1.0, lo, hi, alpha)
+                       0.0 if hi < sesoi else 1.0, lo, hi, half)

@@ -10,8 +10,10 @@ H0: E d >= m the capital prod(1 + lambda_i (m - d_i)), with lambda_i fixed befor
 a nonnegative supermartingale, so P(capital >= 1/alpha) <= alpha (Ville) for every distribution
 on [-1, 1]: its size at the margin is at most alpha at any base rate, where the paired t-test is
 liberal when novelty is rare (d_t skewed). The capital is averaged over random orders of the
-topics (an average of supermartingales' terminal values still has mean <= 1), so the p-value does
-not depend on how the topics happen to be listed.
+topics (an average of supermartingales' terminal values still has mean <= 1), so the p-value
+depends little on how the topics happen to be listed (a Monte Carlo average over seeded orders:
+reproducible, but a relisting can move it by a few tens of percent). The data are not sorted first:
+fixed orders of sorted data would no longer be independent draws, and validity would be lost.
 """
 
 from __future__ import annotations

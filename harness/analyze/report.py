@@ -65,12 +65,17 @@ def _verdict(r: AnalysisResult) -> list[Block]:
     p = r.power
     if v.label in ("inconclusive", "no verdict") and p.power_at_sesoi is not None:
         out.append(Block("p", (
-            f"Power achieved: with {p.n_topics} topics this design had "
+            f"Power achieved, on the observed scale as if the reviewers were perfect: with "
+            f"{p.n_topics} topics this design had "
             f"{p.power_at_sesoi:.0%} power to detect a difference of {p.sesoi:g} and "
             f"{p.equivalence_power:.0%} power to show equivalence were the true difference 0. "
             f"A decisive study needs about {p.topics_needed} topics to detect the SESOI with "
             f"{p.target:.0%} power, or {p.topics_needed_equivalence} to show equivalence "
-            f"({p.basis}).")))
+            f"({p.basis}; paired t-test). These are upper bounds for the verdict's own tests: "
+            f"reviewers with J below 1 shrink a true difference to J times its size, and "
+            f"`refuted` needs equivalence within the SESOI times the lower bound of J, at "
+            f"alpha/2, with the {r.plan['equivalence']['method']} test "
+            f"(see reviewer accuracy).")))
     out.append(Block("p", (
         f"The hypothesis author's literal rule (a significant difference in pooled proportions "
         f"on at least {r.plan['literal_rule']['min_topics']} topics, else refuted) says: "
@@ -132,10 +137,14 @@ def _corrected_text(c: ControlsResult) -> str:
     low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-unbounded"
     high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+unbounded"
     text = (f"Corrected difference ({c.correction} Rogan-Gladen / matrix method): "
-            f"{fmt(c.corrected, signed=True)}, 95% interval [{low}, {high}] ({c.corrected_note}); "
+            f"{fmt(c.corrected, signed=True)}, {c.corrected_level:.0%} interval [{low}, {high}] "
+            f"({c.corrected_note}); "
             f"observed {fmt(c.observed, signed=True)}.")
     eq = c.equivalence
-    if eq is not None:
+    if eq is not None and eq.method == "bootstrap":
+        text += (f" Equivalence on the corrected scale: the interval above tested against "
+                 f"+/-{eq.sesoi:g} -> {'shown' if eq.equivalent else 'not shown'}.")
+    elif eq is not None:
         text += (f" Equivalence on the corrected scale ({eq.method}): the observed differences "
                  f"tested against +/-{eq.sesoi:.4f}"
                  + (f" (SESOI x lower bound of J, {c.youden_bound:.3f})"

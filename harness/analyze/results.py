@@ -149,6 +149,7 @@ class ControlsResult(_Model):
     corrected: float | None
     corrected_low: float | None
     corrected_high: float | None
+    corrected_level: float             # two-sided level: 1 - alpha
     corrected_note: str
     equivalence: EquivalenceResult | None
     youden_bound: float | None         # J_L that scaled the observed-scale margin
@@ -318,7 +319,8 @@ def _controls_lines(c: ControlsResult | None) -> list[str]:
     if c.corrected is not None:
         low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-inf"
         high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+inf"
-        lines.append(f"  corrected difference {fmt(c.corrected, signed=True)} 95% CI "
+        lines.append(f"  corrected difference {fmt(c.corrected, signed=True)} "
+                     f"{c.corrected_level:.0%} CI "
                      f"[{low}, {high}] (observed {fmt(c.observed, signed=True)}, "
                      f"{c.correction})")
     elif c.available:

@@ -70,6 +70,18 @@ def _shown_inside(eq: Equivalence | None, plan: Plan) -> bool:
     return eq.equivalent if plan.equivalence.refute_by == "equivalence" else eq.non_superior
 
 
+def _inside(corrected: Equivalence, plan: Plan) -> str:
+    what = "inside +/-" if plan.equivalence.refute_by == "equivalence" else "below +"
+    if corrected.method == "bootstrap":   # per-reviewer correction: the corrected interval itself
+        return (f"the {1 - 2 * corrected.alpha:.0%} bootstrap interval of the corrected "
+                f"difference [{corrected.ci_low:+.3f}, {corrected.ci_high:+.3f}] lies "
+                f"{what}{corrected.margin:g}")
+    p = corrected.p_tost if plan.equivalence.refute_by == "equivalence" else corrected.p_upper
+    return (f"the observed differences lie {what}{corrected.margin:.3g} (the SESOI "
+            f"{plan.equivalence.sesoi:g} times the lower bound of J), {corrected.method} "
+            f"p = {p:.4g} < {corrected.alpha:g}")
+
+
 def decide(primary: PrimaryOutcome, equivalence: Equivalence, plan: Plan,
            withheld: list[str], accuracy: AccuracyGate = NO_CONTROLS) -> Decision:
     if withheld:
@@ -99,14 +111,10 @@ def decide(primary: PrimaryOutcome, equivalence: Equivalence, plan: Plan,
             f"novel more often (difference {primary.estimate:+.3f}, one-sided p = "
             f"{primary.p_less:.4g} < {alpha:g})"))
     if corrected is not None and _shown_inside(corrected, plan):
-        what = ("inside +/-" if plan.equivalence.refute_by == "equivalence" else "below +")
-        p = (corrected.p_tost if plan.equivalence.refute_by == "equivalence"
-             else corrected.p_upper)
         return Decision("refuted", (
-            f"no difference of interest on the corrected scale: the observed differences lie "
-            f"{what}{corrected.margin:.3g} (the SESOI {margin:g} times the lower bound of J), "
-            f"{corrected.method} p = {p:.4g} < {corrected.alpha:g}; {accuracy.reason}; and the "
-            f"primary test is not significant (p = {primary.p_greater:.4g})"))
+            f"no difference of interest on the corrected scale: {_inside(corrected, plan)}; "
+            f"{accuracy.reason}; and the primary test is not significant "
+            f"(p = {primary.p_greater:.4g})"))
     return Decision("inconclusive", (
         f"the primary test is not significant (difference {primary.estimate:+.3f}, one-sided "
         f"p = {primary.p_greater:.4g} >= {alpha:g}) and a difference as large as the SESOI "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -159,6 +160,8 @@ def test_inconclusive_reports_power_and_topics_needed(tmp_path, fast_plan):
     assert result.power.topics_needed > 50 and 0 < result.power.power_at_sesoi < 0.8
     md = (study / "report" / "report.md").read_text()
     assert "Power achieved" in md and f"{result.power.topics_needed} topics" in md
+    # the t-test power on the observed scale is not the power of the corrected-scale verdict
+    assert "as if the reviewers were perfect" in md and "upper bounds" in md
     # the author's literal rule would call this refuted
     assert result.verdict.literal_label == "refuted"
 
@@ -307,3 +310,41 @@ def test_per_reviewer_correction(tmp_path, fast_plan):
                                  controls=only_alice), plan, allow_deviation=True,
                      write_report=False)
     assert result.controls.corrected is None and "not estimable" in result.controls.corrected_note
+
+
+def test_per_reviewer_equivalence_interval_follows_the_plans_alpha(tmp_path, fast_plan):
+    # the per-reviewer corrected equivalence decides with the bootstrap interval, alpha/2 per
+    # side like the pooled path: at alpha 0.01 it must be the 99% interval, not a fixed 95%
+    rows = random_judgments(60, p_cross=0.4, p_single=0.35, reviewers=list(TWO_HUMANS), seed=12)
+    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.85,
+                                 seed=12)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
+    per_reviewer = _plan_with(fast_plan, tmp_path, correction="per_reviewer")
+    results = {}
+    for alpha in ("0.05", "0.01"):
+        text = re.sub(r"(\nprimary:(?:\n .*)*?\n  alpha: )\S+", rf"\g<1>{alpha}",
+                      Path(per_reviewer).read_text(), count=1)
+        plan = tmp_path / f"plan-{alpha}.yaml"
+        plan.write_text(text)
+        results[alpha] = analyze(study, str(plan), allow_deviation=True,
+                                 write_report=False).controls
+    wide, usual = results["0.01"], results["0.05"]
+    assert wide.corrected_level == pytest.approx(0.99) and usual.corrected_level == 0.95
+    assert wide.corrected_low < usual.corrected_low and wide.corrected_high > usual.corrected_high
+    assert (wide.equivalence.ci_low, wide.equivalence.ci_high) == (wide.corrected_low,
+                                                                    wide.corrected_high)
+
+
+def test_one_verdict_to_every_real_item_is_inconclusive_even_with_accurate_controls(
+        tmp_path, fast_plan):
+    # reviewers answer controls well (they are recognisable) but call every real item published:
+    # d_t = 0 everywhere says nothing about discrimination among real items
+    rows = random_judgments(300, p_cross=0.0, p_single=0.0, reviewers=list(TWO_HUMANS), seed=1)
+    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=1)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
+    assert result.controls.pooled_youden_low >= 0.3
+    assert not result.controls.gate_ok
+    assert result.verdict.label == "inconclusive", result.verdict.reason
+    assert "every one of the" in result.verdict.reason and "not novel" in result.verdict.reason

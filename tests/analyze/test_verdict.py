@@ -86,3 +86,14 @@ def test_paired_tost_matches_statsmodels_at_the_90_percent_interval():
     assert ours.p_tost == pytest.approx(p_tost)
     assert (ours.p_lower, ours.p_upper) == pytest.approx((lower[1], upper[1]))
     assert (ours.ci_low, ours.ci_high) == pytest.approx(DescrStatsW(d).tconfint_mean(0.10))
+
+
+def test_per_reviewer_refutation_names_the_corrected_interval_not_a_scaled_margin():
+    # the per-reviewer path decides with the bootstrap interval of the corrected difference
+    # against the SESOI itself; no J bound scales anything there
+    boot = Equivalence("bootstrap", 0.10, 0.01, 0.0, 0.0, -0.06, 0.08, 0.025)
+    d = decide(_primary(0.5, 0.5, 0.0), _equivalence(0.5, 0.5), PLAN, [],
+               AccuracyGate(True, "pooled J = 0.8", boot))
+    assert d.label == "refuted"
+    assert "95% bootstrap interval of the corrected difference [-0.060, +0.080]" in d.reason
+    assert "lower bound of J" not in d.reason and "observed differences" not in d.reason
