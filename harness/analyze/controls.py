@@ -21,11 +21,12 @@ from harness.analyze.accuracy import (
     Accuracy,
     Differential,
     accuracy_table,
+    clopper_pearson,
     coded_controls,
     differential,
     excluded_reviewers,
 )
-from harness.analyze.consensus import Judgments, TopicTable
+from harness.analyze.consensus import CROSS, Judgments, TopicTable
 from harness.analyze.corrected import Corrected, control_counts, corrected_difference, topic_weights
 from harness.analyze.equivalence import Equivalence, betting, paired_t, tango
 from harness.analyze.plan import Plan
@@ -74,6 +75,8 @@ def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.D
     gate_ok, gate_reason = _gate(pooled, plan)
     if gate_ok:
         gate_ok, gate_reason = _varied(y, gate_reason)
+    if gate_ok:
+        gate_ok, gate_reason = _compatible(j, y, pooled, gate_reason)
     corrected = equivalence = bound = None
     if len(coded):
         corrected = _corrected(j, y, table, coded, [a.label for a in kept], plan)
@@ -114,6 +117,34 @@ def _varied(y: np.ndarray, reason: str) -> tuple[bool, str]:
         return False, (f"every one of the {coded.size} coded real judgments is {verdict}, so "
                        f"the accuracy shown on controls ({reason}) does not describe them and "
                        "the reviewers could not be shown to discriminate among real items")
+    return True, reason
+
+
+def _compatible(j: Judgments, y: np.ndarray, pooled: Accuracy, reason: str
+                ) -> tuple[bool, str]:
+    """Whether the real judgments could come from reviewers as accurate as the controls show.
+
+    Under the misclassification model the novel rate q of any arm lies in [1 - sensitivity,
+    specificity]. When an arm's exact interval for q lies wholly outside what the accuracy's
+    exact intervals allow, the reviewers did not judge real items as they judged controls (for
+    example because controls were recognisable), and their accuracy cannot correct the difference.
+    """
+    level = pooled.level
+    sens = clopper_pearson(pooled.published_correct, pooled.published, level)
+    spec = clopper_pearson(pooled.unpublished_correct, pooled.unpublished, level)
+    cross = j.condition == CROSS
+    for name, arm in (("cross-field", cross), ("single-field", ~cross)):
+        coded = y[arm & ~np.isnan(y)]
+        if not coded.size:
+            continue
+        q_low, q_high = clopper_pearson(int(coded.sum()), int(coded.size), level)
+        if q_high < 1.0 - sens[1] or q_low > spec[1]:
+            return False, (
+                f"the {name} real judgments are novel in {coded.mean():.3f} of {coded.size} "
+                f"(exact interval [{q_low:.3f}, {q_high:.3f}]), outside the range "
+                f"[{1.0 - sens[1]:.3f}, {spec[1]:.3f}] that reviewers as accurate as the controls "
+                f"show ({reason}) can produce: their accuracy on controls does not describe how "
+                "they judged real items")
     return True, reason
 
 

@@ -356,3 +356,23 @@ def test_one_verdict_to_every_real_item_is_inconclusive_even_with_accurate_contr
     assert not result.controls.gate_ok
     assert result.verdict.label == "inconclusive", result.verdict.reason
     assert "every one of the" in result.verdict.reason and "not novel" in result.verdict.reason
+
+
+def test_real_judgments_outside_what_the_measured_accuracy_allows_are_inconclusive(
+        tmp_path, fast_plan):
+    # near-constant answers: a reviewer with sensitivity 0.95 calls at least ~5% of anything
+    # novel, yet only 0.3% of real judgments are novel, so the controls do not describe them
+    rows = random_judgments(300, p_cross=0.003, p_single=0.003, reviewers=list(TWO_HUMANS),
+                            seed=2)
+    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
+                                 seed=2)
+    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
+    assert result.controls.pooled_youden_low >= 0.3
+    assert result.verdict.label == "inconclusive", result.verdict.reason
+    assert "does not describe how they judged real items" in result.verdict.reason
+    # reviewers whose real judgments fit their accuracy pass the same check
+    rows = random_judgments(300, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=2)
+    result = analyze(build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS, controls=controls),
+                     fast_plan, write_report=False)
+    assert result.controls.gate_ok, result.verdict.reason

@@ -194,3 +194,10 @@ def test_equivalence_power_uses_the_sd_at_no_difference():
     row = result.curve[result.curve["topics"] == result.curve["topics"].iloc[5]].iloc[0]
     assert row["equivalence"] == pytest.approx(tost_power(row["topics"], sd0, 0.15, 0.0, 0.05))
     assert "assuming a true difference of 0" in result.summary()
+
+
+def test_tost_sample_size_when_one_topic_already_has_the_power() -> None:
+    from harness.analyze.sample_size import tost_power, tost_sample_size
+
+    assert tost_power(1, 0.001, 0.1, 0.0, 0.05) > 0.8
+    assert tost_sample_size(0.001, 0.1) == 1
