@@ -12,8 +12,9 @@ from pathlib import Path
 import harness
 
 ROOT = Path(harness.__file__).resolve().parent.parent
-#: Declared but never imported by name: transformers reads GGUF models through it.
-USED_THROUGH_OTHERS = {"gguf"}
+#: Declared but never imported by name: transformers reads GGUF models through them (without
+#: accelerate, loading the embedded model fails: "accelerate is required when loading a GGUF").
+USED_THROUGH_OTHERS = {"gguf", "accelerate"}
 
 
 def _normal(name: str) -> str:
