@@ -17,6 +17,7 @@ import json
 import math
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
@@ -81,7 +82,6 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
                      seed: int = 0) -> LeakAudit:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedGroupKFold
     from sklearn.pipeline import make_pipeline
 
     frame = study.frame(AUDIT_SQL)
@@ -96,19 +96,31 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
         base.note = "needs at least 2 topics and 2 items of each class"
         return base
     texts = (frame.display_text + "\n" + frame.core).tolist()
-    scores = np.zeros(len(frame))
-    splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    for train, test in splitter.split(texts, y, groups):
-        if len(set(y[train])) < 2:
-            continue
+
+    def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray:
         model = make_pipeline(
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
             LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
         model.fit([texts[i] for i in train], y[train])
-        scores[test] = model.decision_function([texts[i] for i in test])
+        return model.decision_function([texts[i] for i in test])
+
+    scores = out_of_fold(texts, y, groups, n_folds, seed, fit_score)
     base.auc = auc(y, scores)
     base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
     return base
+
+
+def out_of_fold(texts: list[str], y: np.ndarray, groups: np.ndarray, n_folds: int, seed: int,
+                fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Scores of every item from a model fitted without its group (folds keep groups whole)."""
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    scores = np.zeros(len(texts))
+    splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(texts, y, groups):
+        if len(set(y[train])) >= 2:  # a fold with one class cannot be fitted; its scores stay 0
+            scores[test] = fit_score(train, test)
+    return scores
 
 
 def auc(y: np.ndarray, scores: np.ndarray) -> float:
@@ -181,7 +193,6 @@ def control_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_B
                   seed: int = 0) -> ControlAudit | None:
     """None without controls. Features: TF-IDF of text and core combination plus their lengths
     (characters, words, sentences), so a length band would show too."""
-    from sklearn.model_selection import StratifiedGroupKFold
 
     frame = study.frame(CONTROL_AUDIT_SQL)
     y = frame.is_control.to_numpy(int)
@@ -196,12 +207,8 @@ def control_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_B
         base.note = "needs at least 2 control and 2 real items"
         return base
     texts = (frame.display_text + "\n" + frame.core).tolist()
-    scores = np.zeros(len(frame))
-    splitter = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    for train, test in splitter.split(texts, y, groups):
-        if len(set(y[train])) < 2:
-            continue
-        scores[test] = _fit_score(texts, frame, y, train, test)
+    scores = out_of_fold(texts, y, groups, n_folds, seed,
+                         lambda train, test: _fit_score(texts, frame, y, train, test))
     base.auc = auc(y, scores)
     base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
     return base
