@@ -17,6 +17,7 @@ from harness.errors import HarnessError
 from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
+from harness.study.scrub import scrub
 
 if TYPE_CHECKING:
     import sqlite3
@@ -311,15 +312,16 @@ def search_row(record: Any, relevant: list[str], item_id: str | None,
     """The INSERT for one search record (also usable for records made outside a review)."""
     import json
 
+    values = (uuid.uuid4().hex, item_id, reviewer_id, record.database, record.interface,
+              record.query, json.dumps(record.parameters, ensure_ascii=False, sort_keys=True),
+              json.dumps(record.filters, ensure_ascii=False, sort_keys=True), record.run_at,
+              record.total_hits, record.hits_json(), json.dumps(relevant, ensure_ascii=False),
+              record.dedup_key, SOURCE)
     return (
         "INSERT INTO searches (search_id, item_id, reviewer_id, database, interface, query,"
         " parameters, filters, run_at, total_hits, hits, relevant_ids, dedup_key, source,"
         " import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-        (uuid.uuid4().hex, item_id, reviewer_id, record.database, record.interface,
-         record.query, json.dumps(record.parameters, ensure_ascii=False, sort_keys=True),
-         json.dumps(record.filters, ensure_ascii=False, sort_keys=True), record.run_at,
-         record.total_hits, record.hits_json(), json.dumps(relevant, ensure_ascii=False),
-         record.dedup_key, SOURCE),
+        tuple(scrub(list(values))),  # whatever a server echoed, no key reaches the store
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.defaults import cache_dir
 from harness.literature.defaults import CACHE_ENV
+from harness.study.scrub import scrub
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,10 @@ class ResponseCache:
     def put(self, key: str, request: dict[str, object], response: CachedResponse) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"request": request, "status": response.status,
-                   "content_type": response.content_type, "body": response.body,
-                   "fetched_at": response.fetched_at}
+        # a server may echo a key back: the cache file passes the same secret scan as the study
+        payload = scrub({"request": request, "status": response.status,
+                         "content_type": response.content_type, "body": response.body,
+                         "fetched_at": response.fetched_at})
         handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:

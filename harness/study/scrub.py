@@ -31,13 +31,13 @@ def known_secrets() -> list[str]:
 def scrub_url(url: str) -> str:
     """`url` without user:password and with key-like query parameters masked."""
     parts = urlsplit(url)
-    if not (parts.username or parts.password or parts.query):
-        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if not (parts.username or parts.password or any(_SECRET_NAME.search(k) for k, _ in pairs)):
+        return url  # nothing to hide: the URL stays exactly as it was
     host = parts.hostname or ""
     if parts.port:
         host = f"{host}:{parts.port}"
-    query = [(k, MASK if _SECRET_NAME.search(k) else v)
-             for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    query = [(k, MASK if _SECRET_NAME.search(k) else v) for k, v in pairs]
     return urlunsplit((parts.scheme, host, parts.path, urlencode(query, safe="*"),
                        parts.fragment))
 

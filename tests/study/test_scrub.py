@@ -34,3 +34,29 @@ def test_manifest_never_holds_a_secret(tmp_path: Path, monkeypatch: pytest.Monke
     data = json.loads(text)
     assert data["commands"][0]["argv"][-1] == "http://llm.example/v1"
     assert scrub({"n": 3, "ok": True}) == {"n": 3, "ok": True}
+
+
+def test_echoed_keys_reach_neither_the_literature_cache_nor_the_search_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from harness.judge.automated import search_row
+    from harness.literature.cache import CachedResponse, ResponseCache
+
+    key = "oa-key-0123456789"
+    monkeypatch.setenv("OPENALEX_API_KEY", key)
+    cache = ResponseCache("openalex", tmp_path / "cache")
+    echoed = f'{{"meta": {{"api_key": "{key}"}}, "results": []}}'
+    cache.put("k1", {"url": f"https://api.openalex.org/works?api_key={key}&search=a+b"},
+              CachedResponse(200, "application/json", echoed, "2026-12-02T00:00:00Z"))
+    files = list((tmp_path / "cache").rglob("*.json"))
+    assert files and all(key not in f.read_text() for f in files)
+    assert "search=a+b" in files[0].read_text()  # the rest of the URL is kept as it was
+    record = SimpleNamespace(
+        database="openalex", interface="api", query="predictive coding",
+        parameters={"api_key": key, "search": "predictive coding"}, filters={"to": "2024"},
+        run_at="2026-12-02T00:00:00Z", total_hits=1, dedup_key="d",
+        hits_json=lambda: f'[{{"id": "W1", "title": "echo {key}"}}]')
+    _, values = search_row(record, [], "I-1", "auto")
+    assert all(key not in str(v) for v in values)
+    assert "predictive coding" in values[5]
