@@ -175,30 +175,38 @@ def pending_requests(
     return requests, wanted, done
 
 
-def store(study: Study, c: Completion, backend: str, model: str, params_json: str) -> None:
-    """One completion, one transaction. An ok row is never replaced; a failed one may be."""
+def store(study: Study, group: list[Completion], backend: str, model: str,
+          params_json: str) -> None:
+    """The completions of one request, one transaction: a crash never keeps some samples of a
+    request without the others, so a resumed run asks for the whole request again and gets what
+    an uninterrupted run got. An ok row is never replaced; a failed one may be."""
     with study.transaction() as conn:
-        conn.execute(
-            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
-            "model_reported, system_fingerprint, params, text, finish_reason, prompt_tokens, "
-            "completion_tokens, cost_usd, latency_s, attempts, error, started_at, finished_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT DO UPDATE SET status=excluded.status, backend=excluded.backend, "
-            "model=excluded.model, model_reported=excluded.model_reported, "
-            "system_fingerprint=excluded.system_fingerprint, params=excluded.params, "
-            "text=excluded.text, finish_reason=excluded.finish_reason, "
-            "prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens, "
-            "cost_usd=excluded.cost_usd, latency_s=excluded.latency_s, "
-            "attempts=outputs.attempts + excluded.attempts, error=excluded.error, "
-            "started_at=excluded.started_at, finished_at=excluded.finished_at "
-            "WHERE outputs.status = 'failed'",
-            (output_id(c.key, c.sample), c.key, c.sample, "ok" if c.ok else "failed", backend,
-             model, c.model_reported, c.system_fingerprint, params_json, storable(c.text),
-             c.finish_reason,
-             c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_s, c.attempts,
-             storable(c.error),
-             c.started_at, c.finished_at),
-        )
+        for c in group:
+            _insert(conn, c, backend, model, params_json)
+
+
+def _insert(conn: Any, c: Completion, backend: str, model: str, params_json: str) -> None:
+    conn.execute(
+        "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+        "model_reported, system_fingerprint, params, text, finish_reason, prompt_tokens, "
+        "completion_tokens, cost_usd, latency_s, attempts, error, started_at, finished_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+        "ON CONFLICT DO UPDATE SET status=excluded.status, backend=excluded.backend, "
+        "model=excluded.model, model_reported=excluded.model_reported, "
+        "system_fingerprint=excluded.system_fingerprint, params=excluded.params, "
+        "text=excluded.text, finish_reason=excluded.finish_reason, "
+        "prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens, "
+        "cost_usd=excluded.cost_usd, latency_s=excluded.latency_s, "
+        "attempts=outputs.attempts + excluded.attempts, error=excluded.error, "
+        "started_at=excluded.started_at, finished_at=excluded.finished_at "
+        "WHERE outputs.status = 'failed'",
+        (output_id(c.key, c.sample), c.key, c.sample, "ok" if c.ok else "failed", backend,
+         model, c.model_reported, c.system_fingerprint, params_json, storable(c.text),
+         c.finish_reason,
+         c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_s, c.attempts,
+         storable(c.error),
+         c.started_at, c.finished_at),
+    )
 
 
 @writes_study
@@ -284,19 +292,29 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
 
 
 def _drain(stream: Iterator[Completion], wanted: set[tuple[str, int]], tally: _Tally,
-           display: _Progress | None, write: Callable[[Completion], None]) -> None:
-    for completion in stream:
-        unit = (completion.key, completion.sample)
-        if unit not in wanted:  # a sample done earlier, returned again with its siblings
-            continue
-        wanted.discard(unit)
-        write(completion)
-        tally.add(completion)
-        if display:
-            display.update()
-        if tally.over_budget():
-            tally.stopped = "max_cost"
-            return
+           display: _Progress | None, write: Callable[[list[Completion]], None]) -> None:
+    """Store completions as they arrive, a request's samples together: backends emit the
+    samples of one request one after another, so a change of key closes a group."""
+    group: list[Completion] = []
+    try:
+        for completion in stream:
+            unit = (completion.key, completion.sample)
+            if unit not in wanted:  # a sample done earlier, returned again with its siblings
+                continue
+            wanted.discard(unit)
+            if group and group[-1].key != completion.key:
+                write(group)
+                group = []
+            group.append(completion)
+            tally.add(completion)
+            if display:
+                display.update()
+            if tally.over_budget():
+                tally.stopped = "max_cost"
+                return
+    finally:  # also on Ctrl-C: what has arrived is kept
+        if group:
+            write(group)
 
 
 def _close(stream: Iterator[Completion]) -> None:
