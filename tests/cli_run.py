@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from harness.cli import main
 
 
@@ -14,3 +17,12 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
         code = int(stop.code or 0)
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+#: The real entry point in a child process, as a shell would start it.
+CLI = [sys.executable, "-c", "from harness.cli import main; main()"]
+
+
+def run_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
+    """`harness ARGS` in a child process: exit code, stdout and stderr as text."""
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)

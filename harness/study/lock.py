@@ -106,7 +106,7 @@ def _remove_if_unused(folder: Path) -> None:
 
 def _write_holder(folder: Path, command: str | None) -> None:
     info = {"pid": os.getpid(), "host": socket.gethostname(),
-            "command": command or " ".join(["harness", *sys.argv[1:2]]) or "harness",
+            "command": command or " ".join(["harness", *sys.argv[1:2]]),
             "started_at": utc_now()}
     with contextlib.suppress(OSError):  # the lock holds without it; the holder's name is a courtesy
         (folder / HOLDER_NAME).write_text(json.dumps(info), encoding="utf-8")

@@ -5,19 +5,14 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.study.store import DB_NAME
+from tests.cli_run import CLI
+from tests.cli_run import run_subprocess as harness
 from tests.collect.conftest import make_study
-
-CLI = [sys.executable, "-c", "from harness.cli import main; main()"]
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
 
 
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:

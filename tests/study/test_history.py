@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.study import Study
 from harness.study.manifest import MANIFEST_NAME, record_command
+from tests.cli_run import run_subprocess as harness
 from tests.collect.conftest import make_study
-
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", *args],
-                          capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.study.lock import HOLDER_NAME, study_lock, writes_study
+from tests.cli_run import run_subprocess as harness
 from tests.collect.conftest import make_study
 
 HOLD = """
@@ -34,10 +35,6 @@ def holder(tmp_path: Path):
         proc.kill()
         proc.wait()
 
-
-def harness(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", *args],
-                          capture_output=True, text=True, timeout=120)
 
 
 def test_second_writer_is_refused_naming_the_holder_and_readers_work(holder) -> None:
