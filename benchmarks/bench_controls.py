@@ -11,7 +11,11 @@ condition and output effects), each reviewer judging 30 control items (the plan'
   4. differential accuracy (sensitivity 0.8 cross / 0.95 single), no effect: rates of
      `supported` and of the differential flag (printed, no requirement);
   5. equivalence tests: size at the margin (true difference +SESOI and -SESOI) for base rates
-     0.02..0.5 must be <= alpha; power when the true difference is 0 is printed beside it.
+     0.02..0.5 must be <= alpha; power when the true difference is 0 is printed beside it;
+  6. reviewers who differ: two busy reviewers (J 0.3) take 90% of the real judgments, two
+     occasional ones (J 0.9) the rest, 60 controls each, true difference +SESOI: the corrected
+     estimate and the rate of `refuted` with accuracy weighted by the share of real judgments
+     (what `analyze` does) beside pooled control judgments (which overstate J).
 
     python benchmarks/bench_controls.py [--studies 2000] [--quick]
 """
@@ -28,7 +32,12 @@ from scipy import stats
 
 from harness.analyze.equivalence import betting_capital
 from harness.analyze.plan import Design, load_plan
-from harness.analyze.simulate_controls import Reviewers, latent_batch, misclassified_batch
+from harness.analyze.simulate_controls import (
+    Reviewers,
+    latent_batch,
+    misclassified_batch,
+    mixed_reviewers_batch,
+)
 from harness.analyze.verdict_simulation import simulate_verdicts
 
 PLAN = load_plan().plan
@@ -150,6 +159,23 @@ def equivalence(studies: int, rng: np.random.Generator) -> None:
               f"{'PASS' if rate <= alpha + 2 * se else 'FAIL'} (<= alpha)")
 
 
+def mixed_reviewers(studies: int, rng: np.random.Generator) -> None:
+    sesoi = PLAN.equivalence.sesoi
+    print(f"\n6. Reviewers who differ (2 x J 0.3 with 90% of the real judgments, 2 x J 0.9; 60 "
+          f"controls each; true difference +{sesoi:g}, p_single 0.3; {studies} studies)")
+    print(f"{'topics':>6} {'weighting':>10} {'mean est':>9} {'bias':>8} {'gate':>6} "
+          f"{'refuted':>8} {'supported':>10}")
+    for topics in (400, 1000):
+        batch = mixed_reviewers_batch(DESIGN, [(0.65, 0.65)] * 2 + [(0.95, 0.95)] * 2,
+                                      [0.45, 0.45, 0.05, 0.05], [60] * 4, studies=studies,
+                                      topics=topics, p_single=0.3, effect=sesoi, rng=rng)
+        for weighting in ("shares", "controls"):
+            v = simulate_verdicts(batch, PLAN, rng, resamples=200, weighting=weighting)
+            est = float(np.nanmean(v.estimate))
+            print(f"{topics:>6} {weighting:>10} {est:>+9.4f} {est - sesoi:>+8.4f} "
+                  f"{v.gate.mean():>6.1%} {v.refuted.mean():>8.1%} {v.supported.mean():>10.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=2000)
@@ -157,7 +183,7 @@ def main() -> None:
     args = parser.parse_args()
     studies = 200 if args.quick else args.studies
     rng = np.random.default_rng(20261202)
-    for part in (always, accuracy_grid, differential, equivalence):
+    for part in (always, accuracy_grid, differential, equivalence, mixed_reviewers):
         start = time.perf_counter()
         part(studies, rng)
         print(f"   ({time.perf_counter() - start:.0f} s)")

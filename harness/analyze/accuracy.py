@@ -28,13 +28,14 @@ JOIN reviewers rv ON rv.reviewer_id = r.reviewer_id
 """
 
 
-def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
-    """Exact two-sided interval for a binomial proportion (NaNs when n = 0)."""
+def clopper_pearson(k: float, n: float, level: float) -> tuple[float, float]:
+    """Exact two-sided interval for a binomial proportion (NaNs when n = 0); non-integer k and n
+    (effective counts) go through the same beta quantiles."""
     if n <= 0:
         return (math.nan, math.nan)
     tail = (1.0 - level) / 2.0
-    low = 0.0 if k == 0 else float(stats.beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(stats.beta.ppf(1.0 - tail, k + 1, n - k))
+    low = 0.0 if k <= 0 else float(stats.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k >= n else float(stats.beta.ppf(1.0 - tail, k + 1, n - k))
     return (low, high)
 
 
@@ -43,12 +44,13 @@ class Accuracy:
     """Accuracy of one reviewer, one reviewer kind, or all reviewers pooled."""
 
     label: str
-    scope: str                   # reviewer | kind | pooled
+    scope: str                   # reviewer | kind | pooled | weighted
     kind: str                    # human | automated | mixed
-    published: int               # published controls judged (coded)
-    published_correct: int       # ... judged not novel
-    unpublished: int
-    unpublished_correct: int     # unpublished controls judged novel
+    # counts of coded control judgments; effective (non-integer) counts for scope "weighted"
+    published: float             # published controls judged
+    published_correct: float     # ... judged not novel
+    unpublished: float
+    unpublished_correct: float   # unpublished controls judged novel
     level: float
 
     @property

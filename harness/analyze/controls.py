@@ -2,7 +2,8 @@
 the equivalence that `refuted` rests on.
 
 The corrected-scale equivalence for a pooled correction: with non-differential misclassification
-the observed difference is J times the true one, so |true| >= SESOI implies |observed| >=
+the observed difference is J times the true one (J of every reviewer weighted by their share of
+the real judgments, harness.analyze.weighted), so |true| >= SESOI implies |observed| >=
 J * SESOI >= J_L * SESOI whenever J >= J_L. Testing the observed differences against the margin
 J_L * SESOI at alpha/2, with J_L the one-sided exact (Bonferroni) lower bound of J at 1 - alpha/2,
 keeps the size at most alpha, with whatever validity the observed-scale test has. With a
@@ -27,9 +28,16 @@ from harness.analyze.accuracy import (
     excluded_reviewers,
 )
 from harness.analyze.consensus import CROSS, Judgments, TopicTable
-from harness.analyze.corrected import Corrected, control_counts, corrected_difference, topic_weights
+from harness.analyze.corrected import (
+    Corrected,
+    control_counts,
+    corrected_difference,
+    group_shares,
+    topic_weights,
+)
 from harness.analyze.equivalence import Equivalence, betting, paired_t, tango
 from harness.analyze.plan import Plan
+from harness.analyze.weighted import Weighted, weighted_accuracy
 
 
 @dataclass(frozen=True)
@@ -38,7 +46,8 @@ class ControlsAnalysis:
     excluded: list[str]
     n_controls: int               # distinct control items with a counted judgment
     n_judgments: int
-    pooled: Accuracy
+    pooled: Accuracy              # every counted control judgment, as judged
+    weighted: Weighted            # the accuracy the gate, the bound and the correction use
     differential: Differential | None
     corrected: Corrected | None
     equivalence: Equivalence | None     # on the corrected scale (pooled: scaled margin)
@@ -72,35 +81,52 @@ def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.D
     coded = coded[~coded["reviewer_id"].isin(excluded)]
     kept = [a for a in accuracy if a.scope == "reviewer" and a.label not in excluded]
     pooled = next(a for a in accuracy_table(coded, c.level) if a.scope == "pooled")
-    gate_ok, gate_reason = _gate(pooled, plan)
+    labels, groups = _reviewer_groups(j, [a.label for a in kept])
+    shares = group_shares(j, y, table, groups, len(labels))
+    weighted = weighted_accuracy(kept, dict(zip(labels, shares.tolist(), strict=True)), c.level)
+    acc = weighted.accuracy
+    gate_ok, gate_reason = _gate(acc, weighted.uncovered, plan)
     if gate_ok:
         gate_ok, gate_reason = _varied(y, gate_reason)
     if gate_ok:
-        gate_ok, gate_reason = _compatible(j, y, pooled, gate_reason)
+        gate_ok, gate_reason = _compatible(j, y, acc, gate_reason)
     corrected = equivalence = bound = None
     if len(coded):
-        corrected = _corrected(j, y, table, coded, [a.label for a in kept], plan)
-        equivalence, bound = _corrected_equivalence(table.d, pooled, corrected, plan,
-                                                    consensus)
+        corrected = _corrected(j, y, table, coded, labels, groups, weighted, plan)
+        equivalence, bound = _corrected_equivalence(table.d, acc, corrected, plan, consensus)
     return ControlsAnalysis(
         table=accuracy, excluded=excluded, n_controls=int(coded["control_id"].nunique()),
-        n_judgments=len(coded), pooled=pooled, differential=differential(coded, alpha),
-        corrected=corrected, equivalence=equivalence, youden_bound=bound, gate_ok=gate_ok,
-        gate_reason=gate_reason)
+        n_judgments=len(coded), pooled=pooled, weighted=weighted,
+        differential=differential(coded, alpha), corrected=corrected, equivalence=equivalence,
+        youden_bound=bound, gate_ok=gate_ok, gate_reason=gate_reason)
 
 
-def _gate(pooled: Accuracy, plan: Plan) -> tuple[bool, str]:
+def _reviewer_groups(j: Judgments, reviewers: list[str]) -> tuple[list[str], np.ndarray]:
+    """Group index of every judgment by reviewer; reviewers of real items without counted
+    controls share a last group "<none>"."""
+    if j.reviewer_ids is None:
+        return ["<none>"], np.zeros(j.n, dtype=np.int64)
+    ids = np.asarray(j.reviewer_ids, dtype=object)[j.reviewer]
+    groups = pd.Index(reviewers).get_indexer(ids)
+    return [*reviewers, "<none>"], np.where(groups < 0, len(reviewers), groups)
+
+
+def _gate(acc: Accuracy, uncovered: float, plan: Plan) -> tuple[bool, str]:
     c = plan.controls
-    if not pooled.estimable:
-        what = ("no control items were judged" if pooled.published + pooled.unpublished == 0
-                else f"{pooled.published} published and {pooled.unpublished} unpublished "
-                     "control judgments count")
+    if not acc.estimable:
+        what = ("no control items were judged" if acc.published + acc.unpublished == 0
+                else "no reviewer of real items has judged both published and unpublished "
+                     "controls")
         return False, (f"reviewer accuracy cannot be estimated ({what}), so the reviewers "
                        "could not be shown to discriminate published from unpublished work")
-    low, high = pooled.youden_ci()
-    text = (f"pooled J = {pooled.youden:.3f}, {c.level:.0%} exact interval [{low:.3f}, "
-            f"{high:.3f}] from {pooled.published} published and {pooled.unpublished} "
-            "unpublished control judgments")
+    low, high = acc.youden_ci()
+    text = (f"J = {acc.youden:.3f} (every reviewer's accuracy weighted by their share of the "
+            f"real judgments), {c.level:.0%} exact interval [{low:.3f}, {high:.3f}] from "
+            f"{acc.published:.1f} published and {acc.unpublished:.1f} unpublished effective "
+            "control judgments")
+    if uncovered > 0:
+        text += (f"; reviewers with {uncovered:.1%} of the real judgments had no controls of "
+                 "both kinds and are assumed as accurate as the others")
     if low < c.min_youden:
         return False, (f"the reviewers could not be shown to discriminate: {text}; the plan "
                        f"requires its lower bound to be at least {c.min_youden:g}")
@@ -120,7 +146,7 @@ def _varied(y: np.ndarray, reason: str) -> tuple[bool, str]:
     return True, reason
 
 
-def _compatible(j: Judgments, y: np.ndarray, pooled: Accuracy, reason: str
+def _compatible(j: Judgments, y: np.ndarray, acc: Accuracy, reason: str
                 ) -> tuple[bool, str]:
     """Whether the real judgments could come from reviewers as accurate as the controls show.
 
@@ -129,9 +155,9 @@ def _compatible(j: Judgments, y: np.ndarray, pooled: Accuracy, reason: str
     exact intervals allow, the reviewers did not judge real items as they judged controls (for
     example because controls were recognisable), and their accuracy cannot correct the difference.
     """
-    level = pooled.level
-    sens = clopper_pearson(pooled.published_correct, pooled.published, level)
-    spec = clopper_pearson(pooled.unpublished_correct, pooled.unpublished, level)
+    level = acc.level
+    sens = acc.sensitivity_ci(level)
+    spec = acc.specificity_ci(level)
     cross = j.condition == CROSS
     for name, arm in (("cross-field", cross), ("single-field", ~cross)):
         coded = y[arm & ~np.isnan(y)]
@@ -149,36 +175,29 @@ def _compatible(j: Judgments, y: np.ndarray, pooled: Accuracy, reason: str
 
 
 def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,
-               reviewers: list[str], plan: Plan) -> Corrected:
+               labels: list[str], groups: np.ndarray, weighted: Weighted, plan: Plan
+               ) -> Corrected:
     c = plan.controls
     by_reviewer = c.correction == "per_reviewer"
-    if by_reviewer:
-        ids = np.asarray(j.reviewer_ids, dtype=object)
-        index = pd.Index(reviewers)
-        groups = index.get_indexer(ids[j.reviewer])
-        counts = control_counts(coded, reviewers, by_reviewer=True)
-        if (groups < 0).any():   # a reviewer of real items with no counted controls
-            counts = control_counts(coded, [*reviewers, "<none>"], by_reviewer=True)
-            groups = np.where(groups < 0, len(reviewers), groups)
-        n_groups = counts.pub_n.size
-    else:
-        groups, n_groups = np.zeros(j.n, dtype=np.int64), 1
-        counts = control_counts(coded, [], by_reviewer=False)
-    a, b = topic_weights(j, y, table, groups, n_groups)
+    if by_reviewer and not (groups == len(labels) - 1).any():
+        labels = labels[:-1]     # no reviewer of real items lacks controls: drop "<none>"
+    counts = control_counts(coded, labels, by_reviewer=True)
+    shares = None if by_reviewer else np.array([weighted.shares.get(x, 0.0) for x in labels])
+    a, b = topic_weights(j, y, table, groups, len(labels))
     # alpha/2 per side, as the pooled path splits it: the per-reviewer equivalence decides with
     # this interval, so it must follow the plan's alpha (a fixed 95% is liberal when alpha < 0.05)
     return corrected_difference(a, b, counts, method=c.correction, resamples=c.bootstrap,
-                                level=1.0 - plan.primary.alpha, seed=c.seed)
+                                level=1.0 - plan.primary.alpha, seed=c.seed, shares=shares)
 
 
-def _corrected_equivalence(d: np.ndarray, pooled: Accuracy, corrected: Corrected, plan: Plan,
+def _corrected_equivalence(d: np.ndarray, acc: Accuracy, corrected: Corrected, plan: Plan,
                            consensus: dict[str, int]) -> tuple[Equivalence | None, float | None]:
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     if plan.controls.correction == "per_reviewer":
         return _bootstrap_equivalence(corrected, plan), None
-    if not pooled.estimable:
+    if not acc.estimable:
         return None, None
-    bound = pooled.youden_lower(alpha / 2)
+    bound = acc.youden_lower(alpha / 2)
     if not math.isfinite(bound) or bound <= 0:
         return None, bound
     margin = bound * sesoi

@@ -18,6 +18,7 @@ from harness.analyze.decisive import (
     controls_needed,
     corrected_tost_power,
     corrected_tost_topics,
+    gate_power,
     youden_bound,
 )
 from harness.analyze.plan import Plan, load_plan
@@ -82,7 +83,8 @@ def accuracy_lines(a: dict[str, Any], i: dict[str, Any]) -> list[str]:
         f"needed {a['supported_needed']}",
         f"    with {a['controls']} control judgments the expected exact lower bound of J is "
         f"{a['youden_bound']:.3f}, which {gate} the plan's minimum {a['min_youden']:g}; "
-        f"control judgments needed: {a['controls_needed']}",
+        f"the gate passes with probability {a['gate_power']:.3f}; control judgments needed "
+        f"for {i['target']:.0%}: {a['controls_needed']}",
         f"    refuted (equivalence on the corrected scale, margin SESOI x J's one-sided lower "
         f"bound {a['margin_bound']:.3f}, alpha/2): power {_num(a['refute_power'])}; topics "
         f"needed {a['refute_needed']} (normal approximation of the paired TOST; the default "
@@ -221,7 +223,9 @@ def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
         "supported_needed": _or_none(lambda: paired_sample_size(effect, sd, i["alpha"],
                                                                 i["target"])),
         "youden_bound": youden_bound(sens, spec, p.controls, c.level) if p.controls else -1.0,
-        "controls_needed": controls_needed(sens, spec, c.min_youden, c.level),
+        "controls_needed": controls_needed(sens, spec, c.min_youden, c.level, i["target"]),
+        "gate_power": (gate_power(sens, spec, p.controls, c.min_youden, c.level)
+                       if p.controls else 0.0),
         "margin_bound": bound,
         "refute_power": corrected_tost_power(n, sd_null, i["sesoi"], bound, i["alpha"]),
         "refute_needed": corrected_tost_topics(sd_null, i["sesoi"], bound, i["alpha"],

@@ -180,7 +180,8 @@ def controls_lines(plan: Plan) -> list[str]:
     unsure = plan.outcome.unsure.replace("_", " ")
 
     def needed() -> float:
-        return controls_needed(p.sensitivity, p.specificity, c.min_youden, c.level) or math.inf
+        return (controls_needed(p.sensitivity, p.specificity, c.min_youden, c.level, p.power)
+                or math.inf)
 
     return [
         f"- Each reviewer judges control items with a known answer, mixed into the blinded "
@@ -195,7 +196,8 @@ def controls_lines(plan: Plan) -> list[str]:
         f"their accuracy is measured on the other, held-out controls only.",
         f"- Reviewers whose J estimate is below {c.exclude_reviewer_below:g} are left out of "
         f"every analysis (decided now, before unblinding).",
-        f"- `refuted` requires the exact lower bound of the pooled J to be at least "
+        f"- `refuted` requires the exact lower bound of J (every reviewer's accuracy weighted by "
+        f"their share of the real judgments) to be at least "
         f"{c.min_youden:g} and equivalence within +/-{plan.equivalence.sesoi:g} on the scale "
         f"corrected for misclassification ({c.correction} correction; the observed differences "
         f"are tested against the SESOI times J's one-sided lower bound, alpha split equally "
@@ -206,8 +208,8 @@ def controls_lines(plan: Plan) -> list[str]:
         f"topics and control judgments ({c.bootstrap} resamples, seed {c.seed}).",
         f"- Planning assumes sensitivity {p.sensitivity:g} and specificity {p.specificity:g} "
         f"(J {p.sensitivity + p.specificity - 1:.2f}); about "
-        f"{_safe(needed)} control judgments bring J's expected lower bound to "
-        f"{c.min_youden:g} (n/a: the assumed J is not above it).",
+        f"{_safe(needed)} control judgments let J's exact lower bound reach "
+        f"{c.min_youden:g} with probability {p.power:g} (n/a: the assumed J is not above it).",
     ]
 
 

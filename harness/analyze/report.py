@@ -96,11 +96,14 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
         f"exact (Clopper-Pearson) at {c.level:.0%}; J's interval joins the two exact intervals "
         f"at {1 - (1 - c.level) / 2:.1%} each (Bonferroni). Automated reviewers are scored on "
         f"held-out controls only. {c.n_judgments} judgments of {c.n_controls} controls count. "
+        f"The verdict uses the last row: every reviewer's accuracy weighted by their share of "
+        f"the real judgments, with Kish effective counts. "
         f"{c.gate_reason[:1].upper()}{c.gate_reason[1:]}."))]
     if c.accuracy and c.available:
         out.append(Block("table", header=["reviewer", "kind", "published (correct)",
                                           "sensitivity", "unpublished (correct)", "specificity",
-                                          "J"], rows=[_accuracy_row(a) for a in c.accuracy]))
+                                          "J"], rows=[_accuracy_row(a) for a in
+                                                      [*c.accuracy, c.weighted]]))
     if c.excluded:
         out.append(Block("p", f"Left out of every analysis (J below "
                               f"{c.exclude_below:g}, fixed in the plan): "
@@ -125,9 +128,12 @@ def _accuracy_row(a: dict) -> list[str]:
     def rate(name: str) -> str:
         return (f"{fmt(a[name])} [{fmt(a[name + '_low'])}, {fmt(a[name + '_high'])}]"
                 if a[name] is not None else "n/a")
+    def count(name: str) -> str:   # effective counts of the weighted row are not integers
+        x = a[name]
+        return str(x) if float(x).is_integer() else f"{x:.1f}"
     label = a["label"] if a["scope"] == "reviewer" else f"**{a['label']}**"
-    return [label, a["kind"], f"{a['published']} ({a['published_correct']})",
-            rate("sensitivity"), f"{a['unpublished']} ({a['unpublished_correct']})",
+    return [label, a["kind"], f"{count('published')} ({count('published_correct')})",
+            rate("sensitivity"), f"{count('unpublished')} ({count('unpublished_correct')})",
             rate("specificity"), rate("youden")]
 
 

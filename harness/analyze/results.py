@@ -137,9 +137,12 @@ class ControlsResult(_Model):
     min_youden: float
     correction: str
     accuracy: list[dict[str, Any]]     # per reviewer, per kind, pooled (Accuracy.row())
+    # the accuracy the verdict uses: reviewers weighted by their share of the real judgments,
+    # with effective counts, each reviewer's share, and the share without controls of both kinds
+    weighted: dict[str, Any]
     excluded: list[str]
     exclude_below: float
-    pooled_youden: float | None
+    pooled_youden: float | None        # the weighted J of `weighted`, and its exact interval
     pooled_youden_low: float | None
     pooled_youden_high: float | None
     gate_ok: bool

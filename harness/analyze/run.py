@@ -188,18 +188,18 @@ def _observed_equivalence(d: np.ndarray, counts: dict[str, int], n: int, plan: P
 
 
 def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
-    """Accuracy, control judgments and topics a decisive study needs (expected counts)."""
+    """Accuracy, control judgments and topics a decisive study needs (exact gate power)."""
     c, alpha, target = plan.controls, plan.primary.alpha, plan.planning.power
-    pooled = ctl.pooled
-    observed = pooled.estimable and pooled.youden > c.min_youden
-    sens = pooled.sensitivity if observed else plan.planning.sensitivity
-    spec = pooled.specificity if observed else plan.planning.specificity
+    acc = ctl.weighted.accuracy
+    observed = acc.estimable and acc.youden > c.min_youden
+    sens = acc.sensitivity if observed else plan.planning.sensitivity
+    spec = acc.specificity if observed else plan.planning.specificity
     basis = "the accuracy observed" if observed else "the plan's assumed accuracy"
-    needed = controls_needed(sens, spec, c.min_youden, c.level)
+    needed = controls_needed(sens, spec, c.min_youden, c.level, target)
     sd = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
     topics = None
     if needed is not None:
-        judged = max(needed, pooled.published + pooled.unpublished)
+        judged = max(needed, int(acc.published + acc.unpublished))
         bound = expected_accuracy(sens, spec, judged, c.level).youden_lower(alpha / 2)
         topics = corrected_tost_topics(sd, plan.equivalence.sesoi, bound, alpha, target)
     text = (f"A decisive study needs reviewers whose J clearly exceeds {c.min_youden:g}: with "
@@ -207,8 +207,8 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
     if needed is None:
         text += " no number of controls is enough"
     else:
-        text += (f", about {needed} control judgments (half published) bring the lower bound of "
-                 f"J to {c.min_youden:g}")
+        text += (f", about {needed} control judgments (half published) let the exact lower "
+                 f"bound of J reach {c.min_youden:g} with probability {target:.0%}")
         if topics is not None:
             text += (f", and about {topics} topics give the corrected equivalence test "
                      f"{target:.0%} power (normal approximation with the observed SD of d_t, "
@@ -219,13 +219,15 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
 
 def _controls_result(ctl: ControlsAnalysis, plan: Plan, needs: dict[str, Any],
                      manifest: dict[str, Any]) -> ControlsResult:
-    c, pooled, corr = plan.controls, ctl.pooled, ctl.corrected
+    c, pooled, corr = plan.controls, ctl.weighted.accuracy, ctl.corrected
     low, high = pooled.youden_ci() if pooled.estimable else (math.nan, math.nan)
     diff = ctl.differential
     return ControlsResult(
         available=ctl.n_judgments > 0, n_controls=ctl.n_controls, n_judgments=ctl.n_judgments,
         level=c.level, min_youden=c.min_youden, correction=c.correction,
         accuracy=[a.row() for a in ctl.table], excluded=ctl.excluded,
+        weighted=ctl.weighted.accuracy.row() | {"shares": ctl.weighted.shares,
+                                                "uncovered": ctl.weighted.uncovered},
         exclude_below=c.exclude_reviewer_below,
         pooled_youden=_num(pooled.youden) if pooled.estimable else None,
         pooled_youden_low=_num(low), pooled_youden_high=_num(high), gate_ok=ctl.gate_ok,

@@ -39,6 +39,10 @@ class Batch:
     unpub_n: np.ndarray
     unpub_correct: np.ndarray     # unpublished control judgments judged novel
     true_difference: float
+    # per reviewer (studies, R), for reviewers who differ: control counts and each reviewer's
+    # share of the absolute weights of the real judgments in d_t
+    by_reviewer: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    shares: np.ndarray | None = None
 
     @property
     def d(self) -> np.ndarray:
@@ -115,3 +119,54 @@ def misclassified_batch(design: Design, reviewers: Reviewers, *, studies: int, t
     return Batch(p=_proportions(says_novel), pub_n=np.tile(n_pub, (studies, 1)),
                  pub_correct=pub_correct, unpub_n=np.tile(n_unpub, (studies, 1)),
                  unpub_correct=unpub_correct, true_difference=effect)
+
+
+def mixed_reviewers_batch(design: Design, accuracies: list[tuple[float, float]],
+                          shares: list[float], controls: list[int], *, studies: int,
+                          topics: int, p_single: float, effect: float,
+                          rng: np.random.Generator) -> Batch:
+    """Reviewers of different accuracy (sensitivity, specificity) who take different shares of
+    the real judgments: each of an output's `design.reviewers` judgments goes to a reviewer drawn
+    by `shares`; reviewer r judges `controls[r]` controls (half published, half cross-field)."""
+    clean = design.model_copy(update={"unsure_rate": 0.0, "sd_reviewer": 0.0, "sd_noise": 0.0})
+    mu, beta = latent_parameters(clean, p_single, effect)
+    eta = _eta(clean, studies, topics, mu, beta, rng, reviewer_terms=False)
+    truth = rng.random(eta.shape) < special.expit(eta)            # (S, T, 3, m, 1)
+    shape = (*truth.shape[:4], design.reviewers)
+    who = rng.choice(len(shares), size=shape, p=np.asarray(shares) / np.sum(shares))
+    sens, spec = (np.array(x)[who] for x in zip(*accuracies, strict=True))
+    u = rng.random(shape)
+    says_novel = np.where(truth, u < spec, u >= sens)
+    weight = np.array([0.5, 0.5, 1.0])[None, None, :, None, None] * np.ones(shape)
+    realised = np.stack([(weight * (who == r)).sum(axis=(1, 2, 3, 4))
+                         for r in range(len(shares))], axis=1)
+    realised /= realised.sum(axis=1, keepdims=True)
+    counts = _reviewer_controls(accuracies, controls, studies, rng)
+    return Batch(p=_proportions(says_novel), pub_n=counts[0], pub_correct=counts[1],
+                 unpub_n=counts[2], unpub_correct=counts[3], true_difference=effect,
+                 by_reviewer=counts[4], shares=realised)
+
+
+Counts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _reviewer_controls(accuracies: list[tuple[float, float]], controls: list[int], studies: int,
+                       rng: np.random.Generator
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Counts]:
+    """Counts by control kind (studies, 2) and by reviewer (studies, R)."""
+    pub_k = np.zeros((studies, 2, len(controls)), dtype=np.int64)
+    unpub_k = np.zeros_like(pub_k)
+    pub_n = np.zeros((2, len(controls)), dtype=np.int64)
+    unpub_n = np.zeros_like(pub_n)
+    for r, ((sens, spec), n) in enumerate(zip(accuracies, controls, strict=True)):
+        half = n // 2
+        pub_n[:, r] = (half // 2, half - half // 2)
+        unpub_n[:, r] = ((n - half) // 2, n - half - (n - half) // 2)
+        for kind in range(2):
+            pub_k[:, kind, r] = rng.binomial(pub_n[kind, r], sens, studies)
+            unpub_k[:, kind, r] = rng.binomial(unpub_n[kind, r], spec, studies)
+    tile = np.tile
+    by_reviewer = (tile(pub_n.sum(axis=0), (studies, 1)), pub_k.sum(axis=1),
+                   tile(unpub_n.sum(axis=0), (studies, 1)), unpub_k.sum(axis=1))
+    return (tile(pub_n.sum(axis=1), (studies, 1)), pub_k.sum(axis=2),
+            tile(unpub_n.sum(axis=1), (studies, 1)), unpub_k.sum(axis=2), by_reviewer)

@@ -20,6 +20,7 @@ from harness.analyze.equivalence import betting_capital
 from harness.analyze.permutation import relabel_test
 from harness.analyze.plan import Plan
 from harness.analyze.simulate_controls import Batch
+from harness.analyze.weighted import kish
 
 
 @dataclass(frozen=True)
@@ -51,24 +52,59 @@ def _primary(p: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return greater, less
 
 
-def _bootstrap(d: np.ndarray, pub_k: np.ndarray, pub_n: np.ndarray, unpub_k: np.ndarray,
-               unpub_n: np.ndarray, resamples: int, rng: np.random.Generator
+def _bootstrap(d: np.ndarray, acc: _Accuracy, resamples: int, rng: np.random.Generator
                ) -> tuple[np.ndarray, np.ndarray]:
     """95% percentile interval of d/J per study (invalid resamples count as unbounded).
 
     One draw of topic weights serves every study of the batch (the studies are independent
-    simulations, so each still gets a valid bootstrap); control resamples are per study."""
+    simulations, so each still gets a valid bootstrap); control resamples are per study and
+    reviewer, collapsed with the reviewers' shares as `analyze` collapses them."""
     studies, n = d.shape
     w = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples) / n          # (B, T)
     mean = w @ d.T                                                            # (B, S)
-    sens = rng.binomial(pub_n, pub_k / pub_n, (resamples, studies)) / pub_n
-    spec = rng.binomial(unpub_n, unpub_k / unpub_n, (resamples, studies)) / unpub_n
-    youden = sens + spec - 1.0
+    size = (resamples, *acc.pub_n.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sens = rng.binomial(acc.pub_n, acc.pub_k / np.maximum(acc.pub_n, 1), size) / acc.pub_n
+        spec = (rng.binomial(acc.unpub_n, acc.unpub_k / np.maximum(acc.unpub_n, 1), size)
+                / acc.unpub_n)
+        youden = np.where(acc.shares > 0, sens + spec - 1.0, 0.0)
+    youden = (youden * acc.shares).sum(axis=-1)                                # (B, S)
     bad = youden <= MIN_J
     ratio = mean / np.maximum(youden, MIN_J)
     low = np.quantile(np.where(bad, -np.inf, ratio), 0.025, axis=0, method="lower")
     high = np.quantile(np.where(bad, np.inf, ratio), 0.975, axis=0, method="higher")
     return low, high
+
+
+@dataclass(frozen=True)
+class _Accuracy:
+    """Control counts (studies, R) and the reviewers' shares (zero without both kinds)."""
+
+    pub_k: np.ndarray
+    pub_n: np.ndarray
+    unpub_k: np.ndarray
+    unpub_n: np.ndarray
+    shares: np.ndarray
+
+    @classmethod
+    def of(cls, batch: Batch, weighting: str) -> _Accuracy:
+        if weighting == "controls" or batch.by_reviewer is None or batch.shares is None:
+            sums = [x.sum(axis=1, keepdims=True) for x in
+                    (batch.pub_correct, batch.pub_n, batch.unpub_correct, batch.unpub_n)]
+            return cls(*sums, np.ones((batch.p.shape[0], 1)))
+        pub_n, pub_k, unpub_n, unpub_k = batch.by_reviewer
+        shares = np.where((pub_n > 0) & (unpub_n > 0), batch.shares, 0.0)
+        return cls(pub_k, pub_n, unpub_k, unpub_n, shares / shares.sum(axis=1, keepdims=True))
+
+    def weighted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Effective counts (k, n) of both kinds, and the variance of J, per study."""
+        sens, n_pub = kish(self.shares, self.pub_k, self.pub_n)
+        spec, n_unpub = kish(self.shares, self.unpub_k, self.unpub_n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s, p = self.pub_k / self.pub_n, self.unpub_k / self.unpub_n
+            var = np.where(self.shares > 0, self.shares ** 2 * (
+                s * (1 - s) / self.pub_n + p * (1 - p) / self.unpub_n), 0.0).sum(axis=1)
+        return sens * n_pub, n_pub, spec * n_unpub, n_unpub, var
 
 
 @lru_cache(maxsize=100_000)
@@ -89,11 +125,13 @@ def _flagged(batch: Batch, alpha: float) -> np.ndarray:
 
 
 def simulate_verdicts(batch: Batch, plan: Plan, rng: np.random.Generator, *,
-                      resamples: int | None = None) -> Verdicts:
+                      resamples: int | None = None, weighting: str = "shares") -> Verdicts:
+    """`weighting` "shares" weights reviewers by their share of the real judgments (what
+    `analyze` does); "controls" pools control judgments (for comparison)."""
     alpha, sesoi, c = plan.primary.alpha, plan.equivalence.sesoi, plan.controls
     d = batch.d
-    pub_k, pub_n = batch.pub_correct.sum(axis=1), batch.pub_n.sum(axis=1)
-    unpub_k, unpub_n = batch.unpub_correct.sum(axis=1), batch.unpub_n.sum(axis=1)
+    acc = _Accuracy.of(batch, weighting)
+    pub_k, pub_n, unpub_k, unpub_n, var = acc.weighted()
     greater, less = _primary(batch.p, plan)
     gate = youden_bounds(pub_k, pub_n, unpub_k, unpub_n, c.level) >= c.min_youden
     bound = youden_bounds(pub_k, pub_n, unpub_k, unpub_n, 1.0 - alpha)   # one-sided 1 - a/2
@@ -104,7 +142,9 @@ def simulate_verdicts(batch: Batch, plan: Plan, rng: np.random.Generator, *,
     equivalent = upper & lower & (bound > 0)
     supported = greater < alpha
     refuted = ~supported & gate & ((less < alpha) | equivalent)
-    youden = pub_k / pub_n + unpub_k / unpub_n - 1.0
-    estimate = np.where(youden > MIN_J, d.mean(axis=1) / np.maximum(youden, MIN_J), np.nan)
-    low, high = _bootstrap(d, pub_k, pub_n, unpub_k, unpub_n, resamples or c.bootstrap, rng)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        youden = pub_k / pub_n + unpub_k / unpub_n - 1.0
+        estimate = np.where(youden > MIN_J, d.mean(axis=1) * youden / (youden ** 2 + var),
+                            np.nan)
+    low, high = _bootstrap(d, acc, resamples or c.bootstrap, rng)
     return Verdicts(supported, refuted, gate, _flagged(batch, alpha), estimate, low, high)

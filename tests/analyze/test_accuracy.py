@@ -19,7 +19,7 @@ from harness.analyze.accuracy import (
     differential,
     excluded_reviewers,
 )
-from harness.analyze.decisive import controls_needed, youden_bound
+from harness.analyze.decisive import controls_needed, gate_power
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (17, 40), (1, 1)])
@@ -95,12 +95,33 @@ def test_differential_check_flags_only_the_direction_that_favours_the_hypothesis
     assert differential(only_cross, 0.05) is None
 
 
-def test_controls_needed_is_the_smallest_count_reaching_the_minimum():
-    n = controls_needed(0.9, 0.9, 0.3, 0.95)
-    assert youden_bound(0.9, 0.9, n, 0.95) >= 0.3
-    assert youden_bound(0.9, 0.9, n - 1, 0.95) < 0.3
+def _gate_power_brute(sens: float, spec: float, n: int, minimum: float) -> float:
+    """Every pair of counts through the Accuracy class's own Bonferroni interval."""
+    pub, unpub = n // 2, n - n // 2
+    total = 0.0
+    for x in range(pub + 1):
+        for y in range(unpub + 1):
+            acc = Accuracy("a", "pooled", "human", pub, x, unpub, y, 0.95)
+            if acc.youden_ci()[0] >= minimum:
+                total += stats.binom.pmf(x, pub, sens) * stats.binom.pmf(y, unpub, spec)
+    return total
+
+
+@pytest.mark.parametrize(("sens", "spec", "n"), [(0.9, 0.9, 40), (0.8, 0.95, 61), (0.7, 0.7, 90)])
+def test_gate_power_matches_brute_force_enumeration(sens: float, spec: float, n: int) -> None:
+    assert gate_power(sens, spec, n, 0.3, 0.95) == pytest.approx(
+        _gate_power_brute(sens, spec, n, 0.3), abs=1e-12)
+
+
+def test_controls_needed_is_the_smallest_count_with_the_planned_gate_power():
+    n = controls_needed(0.9, 0.9, 0.3, 0.95, 0.8)
+    assert gate_power(0.9, 0.9, n, 0.3, 0.95) >= 0.8
+    assert gate_power(0.9, 0.9, n - 1, 0.3, 0.95) < 0.8
+    # more power needs more controls; a coin flip of passing needs fewer
+    assert controls_needed(0.9, 0.9, 0.3, 0.95, 0.9) > n > controls_needed(0.9, 0.9, 0.3, 0.95,
+                                                                             0.5)
     assert controls_needed(0.6, 0.6, 0.3, 0.95) is None     # J = 0.2 can never get there
-    assert controls_needed(0.95, 0.95, 0.3, 0.95) < n
+    assert controls_needed(0.95, 0.95, 0.3, 0.95, 0.8) < n
 
 
 def test_leak_auc_is_read_from_the_leak_audit_of_the_blind_stage() -> None:

@@ -26,12 +26,14 @@ def _counts(pub_n, pub_k, unpub_n, unpub_k) -> ControlCounts:
 
 
 def test_pooled_rogan_gladen_on_a_hand_computed_table():
-    # observed mean difference 0.16; sensitivity 45/50 = 0.9, specificity 36/40 = 0.9: J = 0.8
+    # observed mean difference 0.16; sensitivity 45/50 = 0.9, specificity 36/40 = 0.9: J = 0.8;
+    # var(J) = 0.9 * 0.1 / 50 + 0.9 * 0.1 / 40 = 0.00405; 1/J becomes J / (J^2 + var)
     a = np.array([[0.2], [0.1], [0.3], [0.04]])
     b = np.zeros_like(a)
     out = corrected_difference(a, b, _counts([50], [45], [40], [36]), method="pooled",
                                resamples=400, level=0.95, seed=1)
-    assert out.observed == pytest.approx(0.16) and out.estimate == pytest.approx(0.2)
+    assert out.observed == pytest.approx(0.16)
+    assert out.estimate == pytest.approx(0.16 * 0.8 / (0.64 + 0.00405))
     assert out.ci_low < 0.2 < out.ci_high
 
 
@@ -40,7 +42,8 @@ def test_prevalence_form_of_rogan_gladen():
     a, b = np.array([[0.45]]), np.array([[1.0]])
     out = corrected_difference(a, b, _counts([20], [16], [20], [17]), method="per_reviewer",
                                resamples=200, level=0.95, seed=1)
-    assert out.estimate == pytest.approx((0.45 - 0.2) / 0.65)
+    var = 0.8 * 0.2 / 20 + 0.85 * 0.15 / 20
+    assert out.estimate == pytest.approx((0.45 - 0.2) * 0.65 / (0.65 ** 2 + var))
 
 
 @pytest.mark.parametrize(("pub", "unpub"), [([10], [0]), ([0], [10])])
@@ -94,8 +97,38 @@ def test_bootstrap_mean_matches_exact_enumeration():
             weight = (stats.binom.pmf(k, 3, 1.0) * stats.binom.pmf(m, 3, 2 / 3)) / 27
             if weight:
                 exact += weight * (mean / max(youden, 0.05))
-    draws, bad = _bootstrap(a, b, counts, 200_000, seed=3)
+    draws, bad = _bootstrap(a, b, counts, None, 200_000, seed=3)
     assert draws.mean() == pytest.approx(exact, abs=0.01)
     # resamples with J* <= 0.05 (here: m = 0, probability 1/27) are flagged
     assert bad.mean() == pytest.approx(1 / 27, abs=0.003)
     assert math.isfinite(draws.mean())
+
+
+def _relative_bias(sens: float, spec: float, n: int, estimator: str) -> float:
+    """E[estimate] / truth - 1 by enumeration of both control counts (n + n judgments), true
+    difference 0.2 observed as 0.2 J; studies with J-hat <= MIN_J have no estimate."""
+    youden = sens + spec - 1.0
+    a = np.array([[0.2 * youden]])
+    total = weight = 0.0
+    for k, m in itertools.product(range(n + 1), repeat=2):
+        p = stats.binom.pmf(k, n, sens) * stats.binom.pmf(m, n, spec)
+        if estimator == "plain":
+            j_hat = (k + m) / n - 1.0
+            value = a[0, 0] / j_hat if j_hat > 0.05 else None
+        else:
+            value = corrected_difference(a, np.zeros_like(a), _counts([n], [k], [n], [m]),
+                                         method="pooled", resamples=1, level=0.95,
+                                         seed=1).estimate
+        if value is not None:
+            total += p * value
+            weight += p
+    return total / weight / 0.2 - 1.0
+
+
+@pytest.mark.parametrize(("sens", "spec"), [(0.6, 0.8), (0.8, 0.6), (0.6, 0.95), (0.8, 0.8)])
+def test_second_order_estimate_removes_most_of_the_ratio_bias(sens: float, spec: float):
+    # 45 + 45 control judgments: the benchmark's 3 reviewers with 30 controls each
+    plain, ours = _relative_bias(sens, spec, 45, "plain"), _relative_bias(sens, spec, 45, "ours")
+    assert plain > 0.02                   # 1 / J-hat over-corrects
+    assert abs(ours) < 0.015              # |bias| < 0.003 at a true difference of 0.2
+    assert abs(ours) < plain / 4

@@ -38,5 +38,6 @@ def test_refutation_needs_enough_controls_and_accuracy():
 
 def test_prereg_states_the_controls_section():
     text = "\n".join(controls_lines(PLAN))
-    assert "lower bound of the pooled J to be at least 0.3" in text
+    assert "share of the real judgments) to be at least 0.3" in text
+    assert "with probability 0.8" in text
     assert "held-out controls only" in text and "Clopper-Pearson" in text

@@ -57,3 +57,22 @@ def test_simulated_study_with_controls_is_analysed_with_its_accuracy(tmp_path, f
     assert (pooled["published"], pooled["unpublished"]) == (60, 60)
     assert pooled["youden"] == 1.0 and result.controls.gate_ok
     assert result.controls.corrected == pytest.approx(result.controls.observed)
+
+
+def test_weighting_by_real_judgments_removes_the_bias_of_pooled_controls():
+    """Busy weak reviewers (J 0.3) with 90% of the real judgments, occasional strong ones (J 0.9),
+    equal control counts: pooled controls overstate J (about 0.6 against the 0.36 that shrank
+    the difference) and under-correct; weighting by the shares recovers the true difference."""
+    from harness.analyze.simulate_controls import mixed_reviewers_batch
+
+    rng = np.random.default_rng(11)
+    batch = mixed_reviewers_batch(Design(), [(0.65, 0.65)] * 2 + [(0.95, 0.95)] * 2,
+                                  [0.45, 0.45, 0.05, 0.05], [60] * 4, studies=60, topics=400,
+                                  p_single=0.3, effect=0.1, rng=rng)
+    shares = simulate_verdicts(batch, PLAN, rng, resamples=100, weighting="shares")
+    pooled = simulate_verdicts(batch, PLAN, rng, resamples=100, weighting="controls")
+    assert abs(np.nanmean(shares.estimate) - 0.1) < 0.02
+    assert np.nanmean(pooled.estimate) < 0.075
+    # the weak busy reviewers cannot pass the gate once they are weighted in
+    assert shares.gate.mean() < 0.1 < 0.9 < pooled.gate.mean()
+    assert not shares.refuted.any()
