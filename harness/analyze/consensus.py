@@ -33,6 +33,7 @@ class Judgments:
     item_ids: np.ndarray | None = None
     reviewer_ids: np.ndarray | None = None
     reviewer_kind: np.ndarray | None = None   # 'human' | 'automated' per reviewer code
+    item_model: np.ndarray | None = None      # the model (label) of each item's output
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property

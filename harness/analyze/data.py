@@ -131,7 +131,8 @@ def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFr
     reviewer_ids = reviewers["reviewer_id"].to_numpy(dtype=object)
     item_codes, item_ids = pd.factorize(reviews["item_id"], sort=True)
     first = pd.DataFrame({"code": item_codes, "topic": reviews["topic_id"],
-                          "condition": reviews["condition"]}).drop_duplicates("code")
+                          "condition": reviews["condition"],
+                          "model": reviews["model"]}).drop_duplicates("code")
     first = first.sort_values("code")
     item_topic = topic_index.get_indexer(first["topic"])
     if (item_topic < 0).any():
@@ -145,6 +146,7 @@ def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFr
         n_topics=len(topic_ids), n_reviewers=len(reviewer_ids), topic_ids=topic_ids,
         item_ids=np.asarray(item_ids, dtype=object), reviewer_ids=reviewer_ids,
         reviewer_kind=reviewers["kind"].to_numpy(dtype=object),
+        item_model=first["model"].astype(str).to_numpy(dtype=object),
     )
 
 

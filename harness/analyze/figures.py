@@ -198,12 +198,41 @@ def accuracy(result: AnalysisResult, dpi: int) -> bytes:
     return _png(fig, dpi)
 
 
+def models(result: AnalysisResult, dpi: int) -> bytes:
+    """Forest plot: each model's difference with its interval, and the pooled estimate."""
+    m = result.models
+    rows = m.models if m else []
+    fig = Figure(figsize=(6, 1.2 + 0.45 * max(len(rows), 1)))
+    ax = fig.subplots()
+    if not rows or m is None:
+        ax.text(0.5, 0.5, "one model in this study", ha="center", va="center")
+        ax.set_axis_off()
+        return _png(fig, dpi)
+    for i, x in enumerate(rows):
+        if x["estimate"] is None:
+            continue
+        low = x["ci_low"] if x["ci_low"] is not None else x["estimate"]
+        high = x["ci_high"] if x["ci_high"] is not None else x["estimate"]
+        ax.errorbar(x["estimate"], i, xerr=[[x["estimate"] - low], [high - x["estimate"]]],
+                    fmt="o", color=CROSS_COLOUR, capsize=3)
+    if m.pooled_estimate is not None:
+        ax.plot(m.pooled_estimate, len(rows), "D", color="black")
+    ax.axvline(0, color=GREY, lw=1, ls=":")
+    ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
+    ax.invert_yaxis()
+    ax.set_xlabel("difference in proportion judged novel (cross - single)")
+    ax.set_title(f"Each model's difference (interval at 1 - alpha); I^2 = "
+                 f"{(m.i2 or 0.0):.0%}", fontsize=9)
+    return _png(fig, dpi)
+
+
 FIGURES = {
     "paired_proportions": (paired_proportions, "Per-topic paired proportions judged novel"),
     "estimates": (estimates, "Estimates with 95% intervals for every analysis"),
     "agreement": (agreement, "Reviewer agreement"),
     "power": (power_curve, "Power curve"),
     "accuracy": (accuracy, "Reviewer accuracy on control items"),
+    "models": (models, "Each model's difference (forest plot)"),
 }
 
 

@@ -47,7 +47,8 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     blocks += [Block("banner", note) for note in r.notes]
     blocks += [Block("link", "Explore every record (prompts, outputs, items, verdicts, searches)",
                      name=EXPLORER)]
-    blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _accuracy(r)
+    blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _models(r)
+    blocks += _accuracy(r)
     blocks += _checks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
@@ -83,6 +84,30 @@ def _verdict(r: AnalysisResult) -> list[Block]:
         f"treats a non-significant result as a refutation, which is why it is not the "
         f"preregistered verdict.")))
     return out
+
+
+def _models(r: AnalysisResult) -> list[Block]:
+    m = r.models
+    if m is None:
+        return []
+    rows = [[x["model"], str(x["topics"]), fmt(x["estimate"], signed=True),
+             f"[{fmt(x['ci_low'], signed=True)}, {fmt(x['ci_high'], signed=True)}]",
+             fmt_p(x["p_greater"]), fmt_p(x["p_holm"]),
+             "supported" if x["supported"] else "not supported"] for x in m.models]
+    text = (f"Each model's difference on the {m.topics} topics complete in every model, with "
+            f"its one-sided relabelling test and Holm's adjustment over models (alpha "
+            f"{m.alpha:g}); per-model verdicts are secondary to the pooled one. Pooled over "
+            f"models (relabelling the conditions of a topic for all models at once): "
+            f"{fmt(m.pooled_estimate, signed=True)}, p = {fmt_p(m.pooled_p_greater)} "
+            f"({m.pooled_method}). Heterogeneity: Cochran's Q = {fmt(m.q)} on {m.q_df} df, "
+            f"I^2 = {fmt(m.i2)} (descriptive: the models share topics)")
+    if m.interaction_p is not None and m.interaction_df:
+        a, b = m.interaction_df
+        text += (f"; model-by-condition interaction (Hotelling's T^2 on paired contrasts): "
+                 f"F({a}, {b}) = {fmt(m.interaction_f)}, p = {fmt_p(m.interaction_p)}")
+    return [Block("h2", "Across models"), Block("p", text + "."),
+            Block("table", header=["model", "topics", "difference", "interval", "p",
+                                   "Holm p", "verdict"], rows=rows)]
 
 
 def _accuracy(r: AnalysisResult) -> list[Block]:

@@ -160,6 +160,24 @@ class ControlsResult(_Model):
     leak_auc: dict[str, Any] | None    # controls-vs-real separability from the leak audit
 
 
+class ModelsResult(_Model):
+    """Several models in one study: each model's difference, the pooled test, heterogeneity."""
+
+    models: list[dict[str, Any]]       # model, topics, estimate, ci_low, ci_high, p_greater,
+                                       # p_holm, supported (Holm-adjusted p < alpha)
+    topics: int                        # topics complete in every model
+    pooled_estimate: float | None
+    pooled_p_greater: float
+    pooled_method: str
+    q: float | None                    # Cochran's Q (descriptive), its df and I^2
+    q_df: int
+    i2: float | None
+    interaction_f: float | None        # Hotelling T^2 as F: equal differences across models
+    interaction_df: list[int] | None
+    interaction_p: float | None
+    alpha: float
+
+
 class VerdictResult(_Model):
     label: str
     reason: str
@@ -224,6 +242,7 @@ class AnalysisResult(_Model):
     power: PowerSummary
     verdict: VerdictResult
     controls: ControlsResult | None = None
+    models: ModelsResult | None = None
     notes: list[str]
     topics: list[dict[str, Any]]
     report_files: dict[str, str] = Field(default_factory=dict)

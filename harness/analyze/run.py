@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from harness.analyze import secondary as sec
+from harness.analyze.across_models import AcrossModels
 from harness.analyze.agreement import agreement
+from harness.analyze.by_model import study_across_models
 from harness.analyze.consensus import code_outcome, consensus_counts
 from harness.analyze.controls import (
     ControlsAnalysis,
@@ -33,6 +35,7 @@ from harness.analyze.results import (
     EquivalenceResult,
     Estimate,
     LiteralRuleResult,
+    ModelsResult,
     PairAgreement,
     PowerSummary,
     PrimaryResult,
@@ -174,7 +177,23 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
         notes=_notes(design, verification, prereg),
         topics=table.frame().to_dict("records"),
         controls=_controls_result(ctl, plan, needs, manifest),
+        models=_models_result(study_across_models(j, plan)),
     )
+
+
+def _models_result(a: AcrossModels | None) -> ModelsResult | None:
+    if a is None:
+        return None
+    return ModelsResult(
+        models=[{"model": m.model, "topics": m.topics, "estimate": _num(m.estimate),
+                 "ci_low": _num(m.ci_low), "ci_high": _num(m.ci_high),
+                 "p_greater": m.p_greater, "p_holm": m.p_holm, "supported": m.supported}
+                for m in a.models],
+        topics=a.models[0].topics, pooled_estimate=_num(a.pooled.mean),
+        pooled_p_greater=a.pooled_p_greater, pooled_method=a.pooled.method, q=_num(a.q),
+        q_df=a.q_df, i2=_num(a.i2), interaction_f=a.interaction_f,
+        interaction_df=list(a.interaction_df) if a.interaction_df else None,
+        interaction_p=a.interaction_p, alpha=a.alpha)
 
 
 def _observed_equivalence(d: np.ndarray, counts: dict[str, int], n: int, plan: Plan
