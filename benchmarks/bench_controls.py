@@ -30,6 +30,7 @@ import time
 import numpy as np
 from scipy import stats
 
+from harness.analyze.corrected import MIN_J
 from harness.analyze.equivalence import betting_capital
 from harness.analyze.plan import Design, load_plan
 from harness.analyze.simulate_controls import (
@@ -159,6 +160,37 @@ def equivalence(studies: int, rng: np.random.Generator) -> None:
               f"{'PASS' if rate <= alpha + 2 * se else 'FAIL'} (<= alpha)")
 
 
+def _relative_bias(sens: float, spec: float, n: int, second_order: bool) -> tuple[float, float]:
+    """E[estimate] / truth - 1 by exact enumeration of n + n control judgments (the estimate
+    is d x g(J-hat), d independent of the controls; no estimate when J-hat <= MIN_J), and the
+    share of studies without an estimate."""
+    k = np.arange(n + 1)
+    prob = np.outer(stats.binom.pmf(k, n, sens), stats.binom.pmf(k, n, spec))
+    s, p = k[:, None] / n, k[None, :] / n
+    j_hat = s + p - 1.0
+    var = s * (1 - s) / n + p * (1 - p) / n
+    ok = j_hat > MIN_J
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = j_hat / (j_hat ** 2 + var) if second_order else 1.0 / j_hat
+    mean = float((prob * np.where(ok, g, 0.0)).sum() / (prob * ok).sum())
+    return mean * (sens + spec - 1.0) - 1.0, float((prob * ~ok).sum())
+
+
+def bias_by_controls(studies: int, rng: np.random.Generator) -> None:
+    del studies, rng   # exact enumeration
+    effect = 2 * PLAN.equivalence.sesoi
+    print(f"\n2b. Bias of the corrected estimate at a true difference of {effect:g} by the number "
+          "of control judgments per kind (exact enumeration; pooled over reviewers)")
+    print(f"{'sens':>5} {'spec':>5} {'J':>5} {'n+n':>8} {'1/J-hat':>9} {'2nd order':>10} "
+          f"{'no est':>7}")
+    for sens, spec in ((0.6, 0.6), (0.6, 0.8), (0.6, 0.95)):
+        for n in (45, 90, 135, 180, 270):
+            plain, _ = _relative_bias(sens, spec, n, second_order=False)
+            ours, missing = _relative_bias(sens, spec, n, second_order=True)
+            print(f"{sens:>5.2f} {spec:>5.2f} {sens + spec - 1:>5.2f} {f'{n}+{n}':>8} "
+                  f"{plain * effect:>+9.4f} {ours * effect:>+10.4f} {missing:>7.1%}")
+
+
 def mixed_reviewers(studies: int, rng: np.random.Generator) -> None:
     sesoi = PLAN.equivalence.sesoi
     print(f"\n6. Reviewers who differ (2 x J 0.3 with 90% of the real judgments, 2 x J 0.9; 60 "
@@ -180,10 +212,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="200 studies per cell")
+    parser.add_argument("--only", nargs="*", help="run only these parts (function names)")
     args = parser.parse_args()
     studies = 200 if args.quick else args.studies
     rng = np.random.default_rng(20261202)
-    for part in (always, accuracy_grid, differential, equivalence, mixed_reviewers):
+    parts = (always, accuracy_grid, bias_by_controls, differential, equivalence, mixed_reviewers)
+    for part in parts:
+        if args.only and part.__name__ not in args.only:
+            continue
         start = time.perf_counter()
         part(studies, rng)
         print(f"   ({time.perf_counter() - start:.0f} s)")
