@@ -48,12 +48,15 @@ def run_study(
     samples: int = 1, max_tokens: int = RUN_MAX_TOKENS, extract: bool = True,
     normalise: bool = True, reviewers: Path | None = None, probe: bool = True,
     echo: Callable[[str], None] = print, cutoff: str | None = DEMO_CUTOFF,
-    controls: bool = True,
+    controls: bool = True, plan: Path | None = None,
+    study_file: dict[str, object] | None = None, demo: bool = True,
 ) -> RunResult:
     """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order.
 
     `cutoff` is stated on the items and splits the bank's known links into published and
-    unpublished control items (`controls`); automated reviewers search before it.
+    unpublished control items (`controls`); automated reviewers search before it. `plan` is
+    the analysis plan to preregister (default: bundled); `study_file` is the manifest record of
+    a study file the settings came from (`harness.study_file`).
     """
     folder = Path(study)
     timings: dict[str, float] = {}
@@ -68,12 +71,17 @@ def run_study(
             echo(message)
 
     stage("generate", lambda: _generate(folder, topics, seed, pilot, limit))
-    with Study.open(folder) as s:  # whatever made the prompts, this run's verdict is a demo
-        s.set_meta("demo", "1")
+    if demo:   # whatever made the prompts, this run's verdict is a demo
+        with Study.open(folder) as s:
+            s.set_meta("demo", "1")
+    if study_file is not None:
+        from harness.study.manifest import record_section
+
+        record_section(folder, "study_file", study_file)
     stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed))
     stage("judge --blind", lambda: _blind(folder, reviewers, seed, extract, normalise, model,
                                           cutoff, controls))
-    stage("prereg", lambda: _prereg(folder))
+    stage("prereg", lambda: _prereg(folder, plan))
     stage("judge --auto", lambda: _auto(folder))
     if probe:
         stage("geometry probe", lambda: _probe(folder, model))
@@ -117,13 +125,13 @@ def _blind(folder: Path, reviewers: Path | None, seed: int, extract: bool, norma
     return result.summary()
 
 
-def _prereg(folder: Path) -> str:
+def _prereg(folder: Path, plan: Path | None) -> str:
     from harness.analyze import prereg
     from harness.study.manifest import load_manifest
 
     if "prereg" in load_manifest(folder):
         return "already preregistered (plan hash in manifest.json)"
-    return prereg(folder).summary()
+    return prereg(folder, plan).summary()
 
 
 def _auto(folder: Path) -> str:

@@ -11,11 +11,11 @@ import hashlib
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.defaults import MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
+from harness.materials._yaml import line_of, parse_with_lines, pydantic_message
 
 PLAN_NAME = "plan.yaml"
 
@@ -178,7 +178,7 @@ def load_plan(path: str | Path | None = None) -> LoadedPlan:
     except OSError as error:
         raise HarnessError(f"cannot read the analysis plan ({error.strerror})", file=file) from None
     text = raw.decode("utf-8", errors="replace")
-    data, lines = _parse_yaml(text, file)
+    data, lines = parse_with_lines(text, file)
     if not isinstance(data, dict):
         raise HarnessError("the analysis plan must be a YAML mapping", file=file, row=1)
     try:
@@ -187,51 +187,8 @@ def load_plan(path: str | Path | None = None) -> LoadedPlan:
         first = error.errors()[0]
         loc = tuple(str(part) for part in first["loc"])
         raise HarnessError(
-            _message(first), file=file, row=_line_of(lines, loc), column=".".join(loc) or None
+            pydantic_message(first, "the bundled analysis/plan.yaml"), file=file,
+            row=line_of(lines, loc), column=".".join(loc) or None
         ) from None
     return LoadedPlan(plan=plan, path=str(file.resolve()), sha256=hashlib.sha256(raw).hexdigest(),
                       text=text)
-
-
-def _message(error: dict) -> str:
-    if error["type"] == "extra_forbidden":
-        return "unknown field (check the spelling against the bundled analysis/plan.yaml)"
-    if error["type"] == "missing":
-        return "required field is missing"
-    return str(error["msg"]).replace("\n", " ")
-
-
-def _parse_yaml(text: str, file: Path) -> tuple[object, dict[tuple[str, ...], int]]:
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        problem = getattr(error, "problem", None) or "invalid YAML"
-        raise HarnessError(f"invalid YAML: {problem}", file=file,
-                           row=mark.line + 1 if mark else None) from None
-    lines: dict[tuple[str, ...], int] = {}
-    if node is not None:
-        _index_lines(node, (), lines)
-    return data, lines
-
-
-def _index_lines(node: yaml.Node, path: tuple[str, ...], out: dict[tuple[str, ...], int]) -> None:
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            child = (*path, str(key.value))
-            out[child] = key.start_mark.line + 1
-            _index_lines(value, child, out)
-            out[child] = key.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for index, value in enumerate(node.value):
-            _index_lines(value, (*path, str(index)), out)
-
-
-def _line_of(lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) -> int | None:
-    """Line of the deepest part of `loc` present in the file (a missing key: its parent's)."""
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return None

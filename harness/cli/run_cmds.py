@@ -1,8 +1,9 @@
-"""`harness run`: the whole study pipeline on the embedded defaults, in one command."""
+"""`harness run`: the whole study pipeline on the embedded defaults, or as a study file says."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -12,41 +13,45 @@ from harness.cli._app import STUDY_HELP, app
 @app.command()
 def run(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    pilot: bool = typer.Option(False, "--pilot", help="Allow fewer than 50 topics (no verdict)."),
+    config: Path | None = typer.Option(None, "--config", help="Study file (study.yaml) with "
+                                       "every setting; the flags below override it."),
+    pilot: bool | None = typer.Option(None, "--pilot", help="Allow fewer than 50 topics "
+                                      "(no verdict)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Use only the first N topics."),
     topics: Path | None = typer.Option(None, "--topics", help="Topic bank (default: bundled)."),
     seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of every seeded stage."),
     model: str | None = typer.Option(None, "--model", help="Local model folder or .gguf "
                                      "(default: the embedded SmolLM2-135M-Instruct)."),
-    samples: int = typer.Option(1, "--samples", min=1, help="Completions per prompt."),
+    samples: int | None = typer.Option(None, "--samples", min=1, help="Completions per prompt "
+                                       "(default 1)."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1,
                                           help="Tokens per completion."),
-    extract: bool = typer.Option(True, "--extract/--no-extract",
-                                 help="Extract each output's core combination (blind)."),
-    normalise: bool = typer.Option(True, "--normalise/--no-normalise",
-                                   help="Rewrite outputs in a neutral style (blind)."),
+    extract: bool | None = typer.Option(None, "--extract/--no-extract",
+                                        help="Extract each output's core combination (blind)."),
+    normalise: bool | None = typer.Option(None, "--normalise/--no-normalise",
+                                          help="Rewrite outputs in a neutral style (blind)."),
     reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster of automated "
                                           "reviewers (default: judging/roster.demo.yaml)."),
-    probe: bool = typer.Option(True, "--probe/--no-probe", help="Run the attention probe."),
+    probe: bool | None = typer.Option(None, "--probe/--no-probe",
+                                      help="Run the attention probe."),
     cutoff: str | None = typer.Option(None, "--cutoff", help="Publication-date cut-off "
                                       "(default 1985-01-01: it splits the bank's known links "
                                       "into published and unpublished controls)."),
-    controls: bool = typer.Option(True, "--controls/--no-controls", help="Mix control items "
-                                  "with known answers into the blinded stream."),
+    controls: bool | None = typer.Option(None, "--controls/--no-controls", help="Mix control "
+                                         "items with known answers into the blinded stream."),
 ) -> None:
-    """Run every stage in order on the defaults and print the verdict; resumes a stopped study.
+    """Run every stage in order and print the verdict; resumes a stopped study.
 
-    Example: harness run --study runs/demo
+    Example: harness run --study runs/demo   (or: harness run --study runs/s1 --config study.yaml)
     """
-    from harness.defaults import DEFAULT_SEED
-    from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS, run_study
+    from harness.run import run_study
+    from harness.run_settings import settings
 
-    result = run_study(
-        study, pilot=pilot, limit=limit, topics=topics,
-        seed=DEFAULT_SEED if seed is None else seed, model=model, samples=samples,
-        max_tokens=max_tokens or RUN_MAX_TOKENS, extract=extract, normalise=normalise,
-        reviewers=reviewers, probe=probe, echo=typer.echo, cutoff=cutoff or DEMO_CUTOFF,
-        controls=controls,
-    )
+    flags: dict[str, Any] = {
+        "pilot": pilot, "limit": limit, "topics": topics, "seed": seed, "model": model,
+        "samples": samples, "max_tokens": max_tokens, "extract": extract,
+        "normalise": normalise, "reviewers": reviewers, "probe": probe, "cutoff": cutoff,
+        "controls": controls}
+    result = run_study(study, echo=typer.echo, **settings(config, flags))
     typer.echo("")
     typer.echo(result.summary())

@@ -45,3 +45,59 @@ def first_error(error: Any) -> tuple[str, str]:
     detail = error.errors()[0]
     loc = ".".join(str(part) for part in detail["loc"])
     return loc, detail["msg"]
+
+
+def pydantic_message(error: dict[str, Any], reference: str) -> str:
+    """One line for a pydantic error; `reference` names the file to check spellings against."""
+    if error["type"] == "extra_forbidden":
+        return f"unknown field (check the spelling against {reference})"
+    if error["type"] == "missing":
+        return "required field is missing"
+    return str(error["msg"]).replace("\n", " ")
+
+
+class _NoDates(yaml.SafeLoader):
+    """Safe loading that keeps dates as the text written: a date is validated where it is used,
+    with the field named (an impossible date would otherwise fail inside the YAML parser)."""
+
+
+_NoDates.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def parse_with_lines(text: str, file: Path) -> tuple[object, dict[tuple[str, ...], int]]:
+    """Parsed YAML (dates kept as text) and the 1-based line of every key path."""
+    try:
+        node = yaml.compose(text, Loader=_NoDates)
+        data = yaml.load(text, Loader=_NoDates)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise HarnessError(f"invalid YAML: {problem}", file=file,
+                           row=mark.line + 1 if mark else None) from None
+    lines: dict[tuple[str, ...], int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def _index_lines(node: yaml.Node, path: tuple[str, ...], out: dict[tuple[str, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*path, str(key.value))
+            out[child] = key.start_mark.line + 1
+            _index_lines(value, child, out)
+            out[child] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, value in enumerate(node.value):
+            _index_lines(value, (*path, str(index)), out)
+
+
+def line_of(lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) -> int | None:
+    """Line of the deepest part of `loc` present in the file (a missing key: its parent's)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None

@@ -1,0 +1,122 @@
+"""A study file (`study.yaml`): everything `harness run` needs, in one file that can be shared and
+reviewed before the study runs (topics, templates, models, samples, roster, cut-off, plan).
+
+Paths are relative to the study file. Command-line flags override single fields; the file's
+SHA-256 and every override are recorded in the study's manifest (`study_file`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.defaults import DEFAULT_SEED
+from harness.errors import HarnessError
+from harness.materials._yaml import line_of, parse_with_lines, pydantic_message
+
+__all__ = ["LoadedStudyFile", "ModelEntry", "StudyFile", "load_study_file"]
+
+REFERENCE = "docs/study-file.md"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelEntry(_Strict):
+    """One model of the study and its own generation settings."""
+
+    model: str = "local"                 # provider string: local, local/PATH, openai/NAME, ...
+    base_url: str | None = None
+    samples: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    max_tokens: int | None = Field(None, ge=1)
+    args: dict[str, Any] = Field(default_factory=dict)   # extra request fields (--model-arg)
+
+
+class StudyFile(_Strict):
+    version: int = 1
+    topics: str | None = None            # topic bank (default: bundled)
+    limit: int | None = Field(None, ge=1)
+    pilot: bool = False
+    seed: int = Field(DEFAULT_SEED, ge=0)
+    models: list[ModelEntry] = Field(default_factory=lambda: [ModelEntry()], min_length=1)
+    samples: int = Field(1, ge=1)
+    max_tokens: int | None = Field(None, ge=1)
+    extract: bool = True
+    normalise: bool = True
+    roster: str | None = None            # reviewers (default: the demo roster)
+    cutoff: str | None = None            # YYYY-MM-DD
+    controls: bool = True
+    probe: bool = True
+    plan: str | None = None              # analysis plan (default: bundled)
+    demo: bool = True                    # the report calls the verdict a demonstration
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: int) -> int:
+        if value != 1:
+            raise ValueError("unsupported study file version (this harness reads version 1)")
+        return value
+
+    @field_validator("cutoff")
+    @classmethod
+    def _cutoff(cls, value: str | None) -> str | None:
+        from datetime import date
+
+        if value is not None:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                raise ValueError("cutoff must be a date YYYY-MM-DD") from None
+        return value
+
+
+@dataclass(frozen=True)
+class LoadedStudyFile:
+    config: StudyFile
+    path: Path
+    sha256: str
+
+    def resolve(self, value: str | None) -> Path | None:
+        """A path of the file, relative to the file's folder."""
+        if value is None:
+            return None
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (self.path.parent / path)
+
+    def record(self, overrides: dict[str, Any]) -> dict[str, Any]:
+        """What the manifest keeps: the file, its hash, and the flags that overrode it."""
+        return {"path": str(self.path.resolve()), "sha256": self.sha256,
+                "overrides": {k: v for k, v in sorted(overrides.items())}}
+
+
+def load_study_file(path: str | Path) -> LoadedStudyFile:
+    """Read and validate a study file; errors name the file, line and field."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise HarnessError(f"cannot read the study file ({error.strerror})", file=file) from None
+    data, lines = parse_with_lines(raw.decode("utf-8", errors="replace"), file)
+    if not isinstance(data, dict):
+        raise HarnessError("the study file must be a YAML mapping", file=file, row=1)
+    try:
+        config = StudyFile.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        loc = tuple(str(part) for part in first["loc"])
+        raise HarnessError(pydantic_message(first, REFERENCE), file=file,
+                           row=line_of(lines, loc), column=".".join(loc) or None) from None
+    loaded = LoadedStudyFile(config, file, hashlib.sha256(raw).hexdigest())
+    for key in ("topics", "roster", "plan"):
+        target = loaded.resolve(getattr(config, key))
+        if target is not None and not target.exists():
+            raise HarnessError(f"{key} file not found: {target}", file=file,
+                               row=line_of(lines, (key,)), column=key)
+    return loaded

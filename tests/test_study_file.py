@@ -1,0 +1,87 @@
+"""Study files: validation with file, line and field; paths relative to the file; flags override
+the file and the overrides are recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.run_settings import settings
+from harness.study_file import load_study_file
+from tests.cli_run import run_subprocess
+
+FLAGS = dict.fromkeys(["pilot", "limit", "topics", "seed", "model", "samples", "max_tokens",
+                       "extract", "normalise", "reviewers", "probe", "cutoff", "controls"])
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "study.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_valid_file_gives_run_settings_and_its_record(tmp_path):
+    (tmp_path / "plan.yaml").write_text("x", encoding="utf-8")
+    path = _write(tmp_path, "version: 1\nlimit: 60\nseed: 7\ncutoff: 2015-01-01\n"
+                            "plan: plan.yaml\nsamples: 2\nmodels:\n  - model: local\n"
+                            "    max_tokens: 40\n")
+    out = settings(path, FLAGS)
+    assert (out["limit"], out["seed"], out["cutoff"], out["samples"]) == (60, 7, "2015-01-01", 2)
+    assert out["max_tokens"] == 40 and out["plan"] == tmp_path / "plan.yaml"
+    assert out["study_file"]["sha256"] == load_study_file(path).sha256
+    assert out["study_file"]["overrides"] == {}
+    flagged = settings(path, FLAGS | {"seed": 3, "controls": False})
+    assert flagged["seed"] == 3 and flagged["controls"] is False
+    assert flagged["study_file"]["overrides"] == {"controls": False, "seed": 3}
+
+
+def test_no_file_keeps_the_demo_defaults():
+    out = settings(None, FLAGS)
+    assert out["cutoff"] == "1985-01-01" and out["samples"] == 1 and "study_file" not in out
+
+
+@pytest.mark.parametrize(("text", "row", "column", "words"), [
+    ("version: 1\nsampels: 2\n", 2, "sampels", "unknown field"),
+    ("version: 1\ncutoff: 2015-13-01\n", 2, "cutoff", "YYYY-MM-DD"),
+    ("version: 1\nmodels:\n  - model: local\n    samples: 0\n", 4, "models.0.samples",
+     "greater than or equal to 1"),
+    ("version: 2\n", 1, "version", "version 1"),
+    ("version: 1\ntopics: missing.yaml\n", 2, "topics", "not found"),
+    ("version: 1\nmodels: [\n", None, None, "invalid YAML"),
+])
+def test_every_bad_entry_names_file_line_and_field(tmp_path, text, row, column, words):
+    path = _write(tmp_path, text)
+    with pytest.raises(HarnessError) as caught:
+        load_study_file(path)
+    error = caught.value
+    assert words in str(error) and str(path) in str(error)
+    if row is not None:
+        assert error.row == row and error.column == column
+
+
+def test_other_models_are_refused_by_run_with_the_field_named(tmp_path):
+    path = _write(tmp_path, "version: 1\nmodels:\n  - model: openai/gpt-4o-mini\n")
+    with pytest.raises(HarnessError, match="one local model"):
+        settings(path, FLAGS)
+
+
+def test_cli_reports_a_bad_study_file_in_one_line_and_writes_nothing(tmp_path):
+    path = _write(tmp_path, "version: 1\nsampels: 2\n")
+    done = run_subprocess("run", "--study", str(tmp_path / "s"), "--config", str(path))
+    assert done.returncode == 2
+    assert "unknown field" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s").exists()
+
+
+def test_the_documented_example_is_valid(tmp_path):
+    doc = (Path(__file__).parents[1] / "docs" / "study-file.md").read_text(encoding="utf-8")
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("topics/bank.yaml", "judging/roster.demo.yaml", "analysis/plan.yaml"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    config = load_study_file(_write(docs, example)).config
+    assert config.limit == 60 and config.models[0].model == "local"
