@@ -105,6 +105,14 @@ def _models(r: AnalysisResult) -> list[Block]:
         a, b = m.interaction_df
         text += (f"; model-by-condition interaction (Hotelling's T^2 on paired contrasts): "
                  f"F({a}, {b}) = {fmt(m.interaction_f)}, p = {fmt_p(m.interaction_p)}")
+    leak = m.leak_auc or {}
+    pairs = [f"{label} {a:.3f} [{lo:.3f}, {hi:.3f}]" for label, a, lo, hi in
+             zip(leak.get("labels", []), leak.get("auc", []), leak.get("ci_low", []),
+                 leak.get("ci_high", []), strict=False)
+             if a is not None and lo is not None and hi is not None]
+    if pairs:
+        text += (". Leak audit: a classifier tells a model's items from the others' with AUC "
+                 + "; ".join(pairs) + " (0.5: indistinguishable; packets never name a model)")
     return [Block("h2", "Across models"), Block("p", text + "."),
             Block("table", header=["model", "topics", "difference", "interval", "p",
                                    "Holm p", "verdict"], rows=rows)]

@@ -176,6 +176,7 @@ class ModelsResult(_Model):
     interaction_df: list[int] | None
     interaction_p: float | None
     alpha: float
+    leak_auc: dict[str, Any] | None = None   # how well a classifier tells the models apart
 
 
 class VerdictResult(_Model):

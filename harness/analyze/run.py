@@ -177,11 +177,11 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
         notes=_notes(design, verification, prereg),
         topics=table.frame().to_dict("records"),
         controls=_controls_result(ctl, plan, needs, manifest),
-        models=_models_result(study_across_models(j, plan)),
+        models=_models_result(study_across_models(j, plan), manifest),
     )
 
 
-def _models_result(a: AcrossModels | None) -> ModelsResult | None:
+def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsResult | None:
     if a is None:
         return None
     return ModelsResult(
@@ -193,7 +193,8 @@ def _models_result(a: AcrossModels | None) -> ModelsResult | None:
         pooled_p_greater=a.pooled_p_greater, pooled_method=a.pooled.method, q=_num(a.q),
         q_df=a.q_df, i2=_num(a.i2), interaction_f=a.interaction_f,
         interaction_df=list(a.interaction_df) if a.interaction_df else None,
-        interaction_p=a.interaction_p, alpha=a.alpha)
+        interaction_p=a.interaction_p, alpha=a.alpha,
+        leak_auc=(manifest.get("leak_audit") or {}).get("models"))
 
 
 def _observed_equivalence(d: np.ndarray, counts: dict[str, int], n: int, plan: Plan

@@ -49,6 +49,7 @@ from harness.judge.leak import (
     control_findings,
     scan_packets,
 )
+from harness.judge.leak_models import model_audit
 from harness.judge.roster import Roster, load_roster, store_roster, stored_roster
 from harness.judge.routing import (
     ITEMS_SQL,
@@ -237,6 +238,7 @@ def _publish(study: Study, cutoff: str | None, judging_dir: Path, seed: int
     section = C.write_commitment(study, made_at)
     leak = classifier_audit(study, seed=seed)
     leak.controls = control_audit(study, seed=seed)
+    leak.models = model_audit(study, seed=seed)
     record_section(study.path, "leak_audit", {**leak.as_dict(), "at": utc_now(),
                                               "packet_warnings": len(findings)})
     return packets, section, leak, findings

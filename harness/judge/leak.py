@@ -54,9 +54,11 @@ class LeakAudit:
     method: str
     note: str = ""
     controls: ControlAudit | None = None
+    models: Any = None          # harness.judge.leak_models.ModelAudit with several models
 
     def summary(self) -> str:
         extra = "" if self.controls is None else "\n" + self.controls.summary()
+        extra += "" if self.models is None else "\n" + self.models.summary()
         return self._summary() + extra
 
     def _summary(self) -> str:
@@ -75,6 +77,8 @@ class LeakAudit:
                                              "n_topics", "folds", "method", "note")}
         if self.controls is not None:
             out["controls"] = self.controls.as_dict()
+        if self.models is not None:
+            out["models"] = self.models.as_dict()
         return out
 
 
