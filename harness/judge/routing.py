@@ -2,8 +2,9 @@
 
 Hard constraints: k distinct reviewers per item; capacity; a human reviewer sees at most one item
 per topic (automated reviewers judge each item in a fresh context, so the rule does not bind
-them). Soft goals, in order of weight: conditions balanced within each reviewer's share (in the
-proportions of the whole study), expertise overlapping the topic's fields, then seeded random
+them). Soft goals, in order of weight: conditions (and, in a study of several models, each
+model's items of each condition) balanced within each reviewer's share (in the proportions of
+the whole study), expertise overlapping the topic's fields, then seeded random
 tie-breaking, so that the same items, roster and seed give the same assignment.
 """
 
@@ -24,7 +25,7 @@ W_BALANCE, W_EXPERTISE, W_NOISE = 10.0, 1.0, 0.01
 MIP_GAP = 1e-4  # relative optimality gap at which the solver stops
 
 ITEMS_SQL = """
-SELECT i.item_id, i.output_id, p.topic_id, p.condition, t.field_a, t.field_b
+SELECT i.item_id, i.output_id, p.topic_id, p.condition, o.model, t.field_a, t.field_b
 FROM items i JOIN outputs o ON o.output_id = i.output_id
              JOIN prompts p ON p.prompt_id = o.prompt_id
              JOIN topics t ON t.topic_id = p.topic_id
@@ -182,12 +183,14 @@ def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
     """Mixed-integer programme (HiGHS via scipy).
 
     Variables: x[i, r] in {0, 1} (item i to reviewer r) and d[r, c] >= 0, the deviation of
-    reviewer r's items of condition c from the condition's share of r's items.
+    reviewer r's items of cell c (condition, or condition and model) from the cell's share of
+    r's items.
     """
     from scipy.optimize import Bounds, milp
 
     n_i, n_r = len(items), len(reviewers)
-    conditions = sorted(items.condition.unique())
+    condition = _balance_cells(items)
+    conditions = sorted(set(condition))
     n_c = len(conditions)
     n_x = n_i * n_r
     n_vars = n_x + n_r * n_c
@@ -202,7 +205,6 @@ def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
     for i in range(n_i):  # k distinct reviewers per item
         rows.add(i * n_r + np.arange(n_r), np.ones(n_r), k, k)
     topics = [m for m in items.groupby("topic_id").indices.values() if len(m) > 1]
-    condition = items.condition.to_numpy()
     for r, rv in enumerate(reviewers):
         column = np.arange(n_i) * n_r + r
         rows.add(column, np.ones(n_i), 0, rv.capacity)
@@ -231,6 +233,16 @@ def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
     chosen = [(int(i), int(r)) for i, r in zip(*np.nonzero(solution), strict=True)]
     status = "optimal" if res.status == 0 else f"best found within {ROUTING_TIME_LIMIT:.0f} s"
     return chosen, f"HiGHS MILP, {status}"
+
+
+def _balance_cells(items: Any) -> np.ndarray:
+    """The label each reviewer's share is balanced over: the condition, or with several models
+    the condition and the model (so no reviewer sees mostly one model)."""
+    condition = items.condition.to_numpy(dtype=object)
+    if items.model.nunique() < 2:
+        return condition
+    return np.array([f"{c}|{m}" for c, m in zip(condition, items.model, strict=True)],
+                    dtype=object)
 
 
 def _positions(assignments: Any, items: Any, seed: int) -> Any:

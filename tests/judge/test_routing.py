@@ -126,3 +126,21 @@ def test_routing_twice_is_refused(make_study) -> None:
     route(study, HUMANS)
     with pytest.raises(HarnessError, match="already routed"):
         route(study, HUMANS)
+
+
+def test_several_models_are_balanced_within_each_reviewer(make_study) -> None:
+    study = make_study(n_topics=12)
+    create_items(study)
+    # the first 40% of outputs (by id) from one model: without the model in the balance a
+    # reviewer could get mostly one model's items
+    ids = [r[0] for r in study.rows("SELECT output_id FROM outputs ORDER BY output_id")]
+    with study.transaction() as conn:
+        conn.executemany("UPDATE outputs SET model = ? WHERE output_id = ?",
+                         [("model-a" if n < 0.4 * len(ids) else "model-b", o)
+                          for n, o in enumerate(ids)])
+    result = plan_routing(study, HUMANS, k=2, seed=3)
+    frame = routed_frame(study, result)
+    share = (frame.model == "model-a").mean()
+    for _, mine in frame.groupby("reviewer_id"):
+        expected = share * len(mine)
+        assert abs((mine.model == "model-a").sum() - expected) <= 1.5
