@@ -243,6 +243,8 @@ def collect_models(
             raise HarnessError(f"this study holds several models ({', '.join(r.key for r in runs)})"
                                "; name one, or collect them all with collect_models",
                                file=handle.path, column="model")
+        if given is None:
+            _check_prices(runs)
         results = []
         for run in runs:
             result = _collect(handle, run, given, retry_errors, progress, new_endpoint)
@@ -430,6 +432,20 @@ def _check_budget(engine: Any, max_cost: float | None) -> None:
         raise HarnessError(
             f"no price known for model {engine.model!r}, so --max-cost cannot be enforced; add it "
             "to a price table (YAML or JSON file named by HARNESS_PRICES)", column="max_cost")
+
+
+def _check_prices(runs: list[ModelRun]) -> None:
+    """Every capped remote model needs a price, checked before any model runs."""
+    from harness.models.prices import PriceTable
+
+    for run in runs:
+        if run.max_cost is not None and run.spec.backend == "openai":
+            if PriceTable.load(run.options.get("prices")).price(run.spec.name or "") is None:
+                raise HarnessError(
+                    f"no price known for model {run.spec.name!r}, so a cost cap cannot be "
+                    "enforced; add it to a price table (YAML or JSON file named by "
+                    f"HARNESS_PRICES) or cap only priced models with MODEL@max_cost=X",
+                    column="max_cost")
 
 
 def _within_budget(engine: Any, requests: list[ChatRequest], params: GenerationParams,
