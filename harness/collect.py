@@ -439,13 +439,14 @@ def _check_prices(runs: list[ModelRun]) -> None:
     from harness.models.prices import PriceTable
 
     for run in runs:
-        if run.max_cost is not None and run.spec.backend == "openai":
-            if PriceTable.load(run.options.get("prices")).price(run.spec.name or "") is None:
-                raise HarnessError(
-                    f"no price known for model {run.spec.name!r}, so a cost cap cannot be "
-                    "enforced; add it to a price table (YAML or JSON file named by "
-                    f"HARNESS_PRICES) or cap only priced models with MODEL@max_cost=X",
-                    column="max_cost")
+        if run.max_cost is None or run.spec.backend != "openai":
+            continue
+        if PriceTable.load(run.options.get("prices")).price(run.spec.name or "") is None:
+            raise HarnessError(
+                f"no price known for model {run.spec.name!r}, so a cost cap cannot be "
+                "enforced; add it to a price table (YAML or JSON file named by "
+                "HARNESS_PRICES) or cap only priced models with MODEL@max_cost=X",
+                column="max_cost")
 
 
 def _within_budget(engine: Any, requests: list[ChatRequest], params: GenerationParams,

@@ -53,8 +53,8 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
                 conn.execute(
                     "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
                     "model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', "
-                    "'local', 'test-model', 'local/test-model', '{}', 'text', ?, ?)", (output, f"{topic}/{condition}", sample,
-                                                          NOW, NOW))
+                    "'local', 'test-model', 'local/test-model', '{}', 'text', ?, ?)",
+                    (output, f"{topic}/{condition}", sample, NOW, NOW))
                 items[key] = uuid.uuid4().hex
                 conn.execute("INSERT INTO items (item_id, output_id, original_text, "
                              "core_combination, display_text, steps) "

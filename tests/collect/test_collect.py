@@ -180,7 +180,8 @@ def test_batch_api_through_collect(study, serve, key):
         stored = json.loads(handle.meta("collect_batches"))
         params = json.loads(handle.rows("SELECT params FROM outputs LIMIT 1")[0][0])
     assert stored[0]["ingested"] and params["batch_api"] is True
-    assert load_manifest(study)["collect"]["models"]["openai/gpt-4o-mini"]["batch_ids"] == [stored[0]["id"]]
+    section = load_manifest(study)["collect"]["models"]["openai/gpt-4o-mini"]
+    assert section["batch_ids"] == [stored[0]["id"]]
 
 
 def test_batch_api_submits_only_what_the_budget_allows(study, serve, key, tmp_path, monkeypatch):
