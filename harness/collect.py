@@ -206,11 +206,10 @@ def collect(
     batch_size, ...); `model_args` are `--model-arg` strings. Without a model, a study's one
     model resumes. Secrets come from the environment and are never stored.
     """
-    results = collect_models(
-        study, models=None, backend=backend, model=model, samples=samples,
-        temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed,
-        max_cost=max_cost, retry_errors=retry_errors, progress=progress,
-        new_endpoint=new_endpoint, model_args=model_args, single=True, **options)
+    results = _run_models(
+        study, None, backend, model, max_cost, retry_errors, progress, new_endpoint, model_args,
+        None, True, {"samples": samples, "temperature": temperature, "top_p": top_p,
+                     "max_tokens": max_tokens, "seed": seed, **options})
     return results[0]
 
 
@@ -219,8 +218,7 @@ def collect_models(
     study: str | Path, *, models: list[str] | None = None, backend: str | Backend | None = None,
     model: str | None = None, max_cost: float | None = None, retry_errors: bool = False,
     progress: bool = False, new_endpoint: bool = False, model_args: list[str] | None = None,
-    on_result: Callable[[CollectResult], None] | None = None, single: bool = False,
-    **options: Any,
+    on_result: Callable[[CollectResult], None] | None = None, **options: Any,
 ) -> list[CollectResult]:
     """Collect for several models, one after another (each as `collect` does for one).
 
@@ -228,7 +226,16 @@ def collect_models(
     embedded model in a new study). `max_cost` caps each model's cost; `MODEL@max_cost=X` in
     `model_args` sets one model's own cap. Sampling settings (samples, temperature, top_p,
     max_tokens, seed) in `options` apply to every model unless a model argument says otherwise.
+    `on_result` is called with each model's result as soon as it is done.
     """
+    return _run_models(study, models, backend, model, max_cost, retry_errors, progress,
+                       new_endpoint, model_args, on_result, False, options)
+
+
+def _run_models(study: str | Path, models: list[str] | None, backend: Any, model: str | None,
+                max_cost: float | None, retry_errors: bool, progress: bool, new_endpoint: bool,
+                model_args: list[str] | None, on_result: Callable[[CollectResult], None] | None,
+                single: bool, options: dict[str, Any]) -> list[CollectResult]:
     handle = Study.open(study)
     try:
         if handle.count("prompts") == 0:

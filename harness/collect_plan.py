@@ -36,7 +36,7 @@ RANGES: dict[str, tuple[float, float]] = {
 REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
 LOCAL_ONLY = frozenset({"batch_size", "threads"})
 OPENAI_ONLY = frozenset({"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts",
-                         "batch_api"})
+                         "batch_api", "prices"})
 
 
 @dataclass
@@ -89,7 +89,8 @@ def plan(study: Study, *, models: list[str] | None, backend: str | None, model: 
     keys = [s.key for s in specs]
     if len(set(keys)) < len(keys):
         raise HarnessError(f"a model is named twice ({', '.join(keys)})", column="model")
-    scoped = parse_model_args(model_args or [], texts)
+    # MODEL@KEY=VALUE names a model as its --model string or by its key
+    scoped = parse_model_args(model_args or [], [*texts, *(k for k in keys if k not in texts)])
     remote = [s for s in specs if s.backend == "openai"]
     if options.get("base_url") and len(remote) > 1:
         raise HarnessError("--base-url is ambiguous with several OpenAI-compatible models; give "
@@ -97,6 +98,7 @@ def plan(study: Study, *, models: list[str] | None, backend: str | None, model: 
     runs = []
     for index, spec in enumerate(specs):
         asked = {**{k: v for k, v in flags.items() if v is not None}, **scoped.get(None, {}),
+                 **scoped.get(spec.key, {}),
                  **(scoped.get(texts[index], {}) if texts else {})}
         # with several models, a run-wide option serves the models it applies to
         foreign = (LOCAL_ONLY if spec.backend == "openai" else OPENAI_ONLY) \
@@ -104,7 +106,9 @@ def plan(study: Study, *, models: list[str] | None, backend: str | None, model: 
         run_options = {**{k: v for k, v in options.items() if k not in foreign},
                        **{k: asked.pop(k) for k in list(asked) if k in RUN_OPTIONS}}
         cost = run_options.pop("max_cost", max_cost)
-        suffix = "" if not stored and index == 0 else _suffix(spec.key)
+        # plain ids only for the first model of a study that holds no outputs yet
+        plain = not stored and index == 0 and study.count("outputs") == 0
+        suffix = "" if plain else _suffix(spec.key)
         settings = _settings(study, spec, stored.get(spec.key), asked, suffix)
         runs.append(ModelRun(spec, settings, run_options, cost))
     return runs
@@ -121,8 +125,7 @@ def _spec(text: str, backend: str | None, stored: dict[str, dict[str, Any]]) -> 
 
 def _default_specs(backend: str | None, stored: dict[str, dict[str, Any]]) -> list[ModelSpec]:
     """No model named: the study's models (those of `backend` if given), else the default."""
-    keys = [k for k, s in stored.items()
-            if backend is None or s.get("backend") == backend or k.startswith(f"{backend}/")]
+    keys = [k for k in stored if backend is None or parse_model(k).provider == backend]
     if keys:
         return [parse_model(k) for k in keys]
     return [legacy_spec(backend, None)]

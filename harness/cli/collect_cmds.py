@@ -23,7 +23,7 @@ def collect(
         "repeatable. Keys: temperature, top_p, seed (a number or omit), max_tokens, token_param "
         "(max_tokens or max_completion_tokens), reasoning_effort, stop (text or JSON list), "
         "extra.NAME (any request body field), samples, base_url, concurrency, rpm, tpm, timeout, "
-        "max_attempts, batch_size, threads, max_cost."),
+        "max_attempts, batch_size, threads, max_cost, prices (a price table file)."),
     backend: str | None = typer.Option(
         None, help="Older form: local or openai (or a provider) with a plain --model name."),
     samples: int | None = typer.Option(None, min=1, help="Completions per prompt (default 1)."),

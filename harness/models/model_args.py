@@ -10,7 +10,8 @@ string is MODEL. Keys:
     stop                       a string or a JSON list of strings
     extra.NAME                 any other request body field; VALUE is JSON when it parses
     samples                    completions per prompt for this model
-    base_url, concurrency, rpm, tpm, timeout, max_attempts, batch_size, threads, max_cost
+    base_url, concurrency, rpm, tpm, timeout, max_attempts, batch_size, threads, max_cost,
+    prices (a price table file for this model)
                                run options (not part of the model's identity)
 """
 
@@ -30,9 +31,9 @@ OMITTABLE = frozenset({"temperature", "top_p", "seed"})
 FLOATS = frozenset({"temperature", "top_p", "rpm", "tpm", "timeout", "max_cost"})
 INTS = frozenset({"max_tokens", "seed", "samples", "concurrency", "max_attempts", "batch_size",
                   "threads"})
-STRINGS = frozenset({"token_param", "reasoning_effort", "base_url"})
+STRINGS = frozenset({"token_param", "reasoning_effort", "base_url", "prices"})
 RUN_OPTIONS = frozenset({"base_url", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
-                         "batch_size", "threads", "max_cost"})
+                         "batch_size", "threads", "max_cost", "prices"})
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 EXTRA = "extra."
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")

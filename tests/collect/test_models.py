@@ -13,7 +13,7 @@ from harness.collect import collect, collect_models
 from harness.errors import HarnessError
 from harness.status import study_status
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import load_manifest, record_section
 from tests.cli_run import run_cli
 from tests.collect.conftest import cli, make_study
 
@@ -171,3 +171,36 @@ def test_sigkill_during_the_second_model_resumes_only_it(tmp_path, serve, key):
         "vllm/m@samples=2"], concurrency=8)
     assert rows(tmp_path / "killed") == rows(reference)
     assert len(rows(reference)) == 90 + 180
+
+
+def test_a_model_can_have_its_own_price_table(study, serve, key, tmp_path):
+    server = serve()
+    table = tmp_path / "prices.yaml"
+    table.write_text("m: {input: 1000, output: 2000}\n")  # USD per million tokens
+    with pytest.raises(HarnessError, match="no price known for model 'm'"):
+        collect(study, model="vllm/m", base_url=server.base_url, max_cost=5.0, **FAST)
+    result = collect(study, model="vllm/m", base_url=server.base_url, max_cost=5.0,
+                     model_args=[f"prices={table}"], **FAST)
+    want = sum(1000 * r.prompt_tokens + 2000 * r.completion_tokens for r in [result]) / 1e6
+    assert result.completed == 12 and result.cost_usd == pytest.approx(want)
+
+
+def test_a_manifest_from_before_several_models_is_read_and_rewritten(study, serve, key):
+    first, other = serve(), serve()
+    collect(study, backend="openai", model="gpt-4o-mini", base_url=first.base_url, samples=1,
+            **FAST)
+    # the one-model section older harness versions wrote, straight under `collect`
+    record_section(study, "collect", load_manifest(study)["collect"]["models"][MINI])
+    more = collect(study, backend="openai", model="gpt-4o-mini", samples=2, **FAST)
+    assert more.completed == 12 and len(first.log.chat_bodies) == 24
+    assert f"{MINI}: endpoint {first.base_url}, as recorded in the study" in more.notes
+    models = load_manifest(study)["collect"]["models"]
+    assert list(models) == [MINI] and len(models[MINI]["runs"]) == 2
+    # scoped by key with no --model: the study's models resume, this one with its own option
+    added = collect_models(study, models=["vllm/m"], base_url=other.base_url, **FAST)
+    assert added[0].completed == 12
+    again = collect_models(study, model_args=["vllm/m@concurrency=2"], concurrency=4)
+    assert [r.completed for r in again] == [0, 0]
+    runs = load_manifest(study)["collect"]["models"]
+    assert (runs[MINI]["runs"][-1]["concurrency"], runs["vllm/m"]["runs"][-1]["concurrency"]) \
+        == (4, 2)
