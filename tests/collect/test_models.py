@@ -204,3 +204,22 @@ def test_a_manifest_from_before_several_models_is_read_and_rewritten(study, serv
     runs = load_manifest(study)["collect"]["models"]
     assert (runs[MINI]["runs"][-1]["concurrency"], runs["vllm/m"]["runs"][-1]["concurrency"]) \
         == (4, 2)
+
+
+def test_each_model_keeps_its_own_batch_api_state(study, serve, key):
+    server = serve(batch_delay=0.05)
+    models = [MINI, "openai-compatible/m"]
+    results = collect_models(study, models=models, base_url=None, batch_api=True,
+                             poll_interval=0.02, model_args=[
+                                 f"{m}@base_url={server.base_url}" for m in models])
+    assert [r.completed for r in results] == [12, 12] and server.log.counts["batches"] == 2
+    with Study.open(study) as handle:
+        suffix = json.loads(handle.meta("collect_models") or "")[models[1]]["id_suffix"]
+        first = json.loads(handle.meta("collect_batches") or "[]")
+        second = json.loads(handle.meta(f"collect_batches:{suffix}") or "[]")
+    # the second model's run did not drop the first model's batch record
+    assert len(first) == len(second) == 1 and first[0]["id"] != second[0]["id"]
+    assert first[0]["ingested"] and second[0]["ingested"]
+    ids = load_manifest(study)["collect"]["models"]
+    assert ids[MINI]["batch_ids"] == [first[0]["id"]]
+    assert ids[models[1]]["batch_ids"] == [second[0]["id"]]
