@@ -36,6 +36,9 @@ RUN_OPTIONS = frozenset({"base_url", "concurrency", "rpm", "tpm", "timeout", "ma
                          "batch_size", "threads", "max_cost", "prices"})
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 EXTRA = "extra."
+#: body fields the harness sets itself (or that have their own key): extra.NAME may not set them
+RESERVED = frozenset({"model", "messages", "n", "stream", "temperature", "top_p", "seed",
+                      "max_tokens", "max_completion_tokens", "reasoning_effort", "stop"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -62,6 +65,9 @@ def _split(arg: str, models: list[str]) -> tuple[str | None, str, str]:
     if not known_key(key):
         raise HarnessError(f"--model-arg {arg!r}: unknown key {key!r} (see harness collect "
                            "--help; other body fields go in extra.NAME)", column="model_arg")
+    if key.startswith(EXTRA) and key[len(EXTRA):] in RESERVED:
+        raise HarnessError(f"--model-arg {arg!r}: {key[len(EXTRA):]} is not an extra body field "
+                           "(the harness sets it, or it has a key of its own)", column="model_arg")
     if not at:
         return None, key, value.strip()
     if target not in models:
