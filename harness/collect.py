@@ -277,8 +277,8 @@ def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Any, 
         body, omitted = request_fields(run.settings)
         options.update(extra_body=body, omit=omitted,
                        token_param=run.settings.get("token_param", "max_tokens"))
-        if not run.spec.sends_openai_key:
-            options["api_key"] = NO_KEY
+        if not run.spec.sends_openai_key:  # OPENAI_API_KEY stays with OpenAI's servers
+            options.setdefault("api_key", NO_KEY)
     return open_backend(run.spec.backend, run.spec.name, **options), notes
 
 

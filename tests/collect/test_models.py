@@ -134,6 +134,8 @@ def test_run_wide_options_and_their_errors(study, serve, key):
     results = collect_models(study, models=[MINI, "vllm/m"], batch_size=4,
                              model_args=[*urls, f"{MINI}@max_cost=1.0"], **FAST)
     assert [r.completed for r in results] == [12, 12]
+    # the OpenAI key goes to OpenAI's model only, never to the self-hosted server
+    assert a.log.auth_headers == {f"Bearer {key}"} and b.log.auth_headers == {"Bearer EMPTY"}
     commands = load_manifest(study)["commands"]
     assert [c["params"]["max_cost"] for c in commands[-2:]] == [1.0, None]
 
