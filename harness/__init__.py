@@ -21,6 +21,7 @@ _API = {
     "read_table": "harness.export",
     "write_explorer": "harness.explore",
     "study_status": "harness.status",
+    "collect_models": "harness.collect",
     "prereg": "harness.analyze",
     "power": "harness.analyze",
     "blind": "harness.judge",

@@ -1,11 +1,12 @@
-"""`collect`: run a model backend over the study's pending prompts and store every completion.
+"""`collect`: run model backends over the study's pending prompts and store every completion.
 
-Each completion is committed in its own transaction the moment it arrives, under an output id
-fixed by (prompt, sample), so a run killed at any moment resumes where it stopped and ends with
-exactly the completions an uninterrupted run would have: none lost, none duplicated. Failed
-requests are stored as `status='failed'` with their reason; `retry_errors` retries only those.
-The settings of the first run (backend, model, sampling parameters) are kept in the study, so a
-rerun without flags resumes with them and a rerun with different ones is refused.
+Each completion is committed the moment it arrives, under an output id fixed by (prompt, model,
+sample), so a run killed at any moment resumes where it stopped and ends with exactly the
+completions an uninterrupted run would have: none lost, none duplicated. Failed requests are
+stored as `status='failed'` with their reason; `retry_errors` retries only those. A study holds
+one or several models, each filed under its provider string (`harness/collect_plan.py`); the
+models of a run are collected one after another, each with its own settings, endpoint, cost cap
+and provenance, and a model added later collects only its own outputs.
 """
 
 from __future__ import annotations
@@ -20,26 +21,35 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from harness.collect_plan import (
+    LOCAL_ONLY,
+    MODELS_KEY,
+    OPENAI_ONLY,
+    ModelRun,
+    plan,
+    stored_models,
+)
 from harness.errors import HarnessError
 from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
+from harness.models.model_args import request_fields
+from harness.models.openai_api import NO_KEY, ParameterRejected
+from harness.models.providers import ModelSpec, stored_key
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.text import storable
 
-SETTINGS_KEY = "collect_settings"
 BATCHES_KEY = "collect_batches"
-IDENTITY = ("backend", "model", "temperature", "top_p", "max_tokens", "seed")
-DEFAULTS: dict[str, Any] = {"backend": "local", "samples": 1, **GenerationParams().as_dict()}
 
 
 class CollectResult(BaseModel):
-    """What one `collect` run did; `summary()` prints it."""
+    """What one `collect` run did for one model; `summary()` prints it."""
 
     study: str
+    model_key: str
     backend: str
     model: str
     params: dict[str, Any]
@@ -54,7 +64,7 @@ class CollectResult(BaseModel):
     cost_usd: float | None
     elapsed_s: float
     stopped: str | None = None  # None (finished), "max_cost" or "interrupted"
-    outputs_ok: int  # in the store after the run
+    outputs_ok: int  # of this model, in the store after the run
     outputs_failed: int
     notes: list[str] = Field(default_factory=list)
 
@@ -65,7 +75,7 @@ class CollectResult(BaseModel):
     def summary(self) -> str:
         cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
         lines = [
-            f"collect: {self.backend} / {self.model}, {self.samples} sample(s) per prompt, "
+            f"collect: {self.model_key}, {self.samples} sample(s) per prompt, "
             f"params {json.dumps(self.params, sort_keys=True)}",
             f"  this run: {self.completed} completed, {self.failed} failed, {self.retries} "
             f"retries, {self.prompt_tokens + self.completion_tokens} tokens, cost {cost}, "
@@ -84,75 +94,37 @@ class CollectResult(BaseModel):
         return "\n".join(lines)
 
 
-def output_id(prompt_id: str, sample: int) -> str:
-    """Stable id of a completion. Reviewers never see it (items get random ids)."""
-    return f"o-{prompt_id}-{sample}"
-
-
-# -- settings ----------------------------------------------------------------------------------
-def resolve_settings(study: Study, requested: dict[str, Any]) -> dict[str, Any]:
-    """Requested settings, filled in from the study's earlier runs, then from the defaults.
-
-    Once outputs exist, the backend, model and sampling parameters are fixed for the study.
-    """
-    stored = json.loads(study.meta(SETTINGS_KEY) or "{}")
-    has_outputs = study.count("outputs") > 0
-    settings = {}
-    for name in ("backend", "model", "samples", "temperature", "top_p", "max_tokens", "seed"):
-        value = requested.get(name)
-        before = stored.get(name)
-        if value is None:
-            value = before if before is not None else DEFAULTS.get(name)
-        elif has_outputs and name in IDENTITY and before is not None and value != before:
-            raise HarnessError(
-                f"this study's outputs were collected with {name}={before!r}, not {value!r}; "
-                "rerun with the same settings to resume, or collect into a new study",
-                file=study.path, column=name,
-            )
-        settings[name] = value
-    _check_ranges(settings)
-    return settings
-
-
-#: Allowed values of the sampling settings, checked before anything is stored.
-RANGES: dict[str, tuple[float, float]] = {
-    "samples": (1, 10_000), "temperature": (0.0, 2.0), "top_p": (0.0, 1.0),
-    "max_tokens": (1, 1_000_000),
-}
-
-
-def _check_ranges(settings: dict[str, Any]) -> None:
-    for name, (low, high) in RANGES.items():
-        value = settings.get(name)
-        if value is not None and not low <= value <= high:
-            raise HarnessError(f"{name} must be between {low:g} and {high:g} (got {value!r})",
-                               column=name)
-    if settings.get("top_p") == 0:
-        raise HarnessError("top_p must be above 0 (got 0)", column="top_p")
+def output_id(prompt_id: str, sample: int, suffix: str = "") -> str:
+    """Stable id of a completion. Reviewers never see it (items get random ids). The study's
+    first model has no suffix (so single-model studies keep their ids); later ones have theirs."""
+    return f"o-{prompt_id}-{sample}" + (f"-{suffix}" if suffix else "")
 
 
 class StudyBatchState:
-    """Batch API bookkeeping in the study's meta table (own connection: called off-thread)."""
+    """Batch API bookkeeping in the study's meta table, one list per model (own connection:
+    called off-thread). The first model keeps the key older studies used."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, suffix: str = "") -> None:
         self.path = path
+        self.key = BATCHES_KEY + (f":{suffix}" if suffix else "")
 
     def load(self) -> list[dict[str, Any]]:
         with Study.open(self.path) as study:
-            return json.loads(study.meta(BATCHES_KEY) or "[]")
+            return json.loads(study.meta(self.key) or "[]")
 
     def save(self, batches: list[dict[str, Any]]) -> None:
         with Study.open(self.path) as study:
-            study.set_meta(BATCHES_KEY, json.dumps(batches))
+            study.set_meta(self.key, json.dumps(batches))
 
 
 # -- the run -----------------------------------------------------------------------------------
 def pending_requests(
-    study: Study, samples: int, retry_errors: bool
+    study: Study, key: str, samples: int, retry_errors: bool
 ) -> tuple[list[ChatRequest], set[tuple[str, int]], int]:
-    """(requests, the (prompt, sample) pairs to store, count of pairs already done)."""
-    status = {(r["prompt_id"], r["sample"]): r["status"]
-              for r in study.rows("SELECT prompt_id, sample, status FROM outputs")}
+    """(requests, the (prompt, sample) pairs to store, count of pairs already done) of one
+    model."""
+    status = {(r["prompt_id"], r["sample"]): r["status"] for r in study.rows(
+        "SELECT prompt_id, sample, status FROM outputs WHERE model_key = ?", (key,))}
     wanted: set[tuple[str, int]] = set()
     requests, done = [], 0
     for row in study.rows("SELECT prompt_id, system, text FROM prompts ORDER BY prompt_id"):
@@ -175,22 +147,30 @@ def pending_requests(
     return requests, wanted, done
 
 
-def store(study: Study, group: list[Completion], backend: str, model: str,
-          params_json: str) -> None:
+class Filing:
+    """Where one model's completions go: its key, output id suffix and recorded parameters."""
+
+    def __init__(self, key: str, suffix: str, backend: str, model: str,
+                 params_json: str) -> None:
+        self.key, self.suffix, self.backend, self.model = key, suffix, backend, model
+        self.params_json = params_json
+
+
+def store(study: Study, group: list[Completion], filing: Filing) -> None:
     """The completions of one request, one transaction: a crash never keeps some samples of a
     request without the others, so a resumed run asks for the whole request again and gets what
     an uninterrupted run got. An ok row is never replaced; a failed one may be."""
     with study.transaction() as conn:
         for c in group:
-            _insert(conn, c, backend, model, params_json)
+            _insert(conn, c, filing)
 
 
-def _insert(conn: Any, c: Completion, backend: str, model: str, params_json: str) -> None:
+def _insert(conn: Any, c: Completion, f: Filing) -> None:
     conn.execute(
-        "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+        "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, model_key, "
         "model_reported, system_fingerprint, params, text, finish_reason, prompt_tokens, "
         "completion_tokens, cost_usd, latency_s, attempts, error, started_at, finished_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
         "ON CONFLICT DO UPDATE SET status=excluded.status, backend=excluded.backend, "
         "model=excluded.model, model_reported=excluded.model_reported, "
         "system_fingerprint=excluded.system_fingerprint, params=excluded.params, "
@@ -200,13 +180,14 @@ def _insert(conn: Any, c: Completion, backend: str, model: str, params_json: str
         "attempts=outputs.attempts + excluded.attempts, error=excluded.error, "
         "started_at=excluded.started_at, finished_at=excluded.finished_at "
         "WHERE outputs.status = 'failed'",
-        (output_id(c.key, c.sample), c.key, c.sample, "ok" if c.ok else "failed", backend,
-         model, c.model_reported, c.system_fingerprint, params_json, storable(c.text),
-         c.finish_reason,
-         c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_s, c.attempts,
-         storable(c.error),
-         c.started_at, c.finished_at),
+        (output_id(c.key, c.sample, f.suffix), c.key, c.sample, "ok" if c.ok else "failed",
+         f.backend, f.model, f.key, c.model_reported, c.system_fingerprint, f.params_json,
+         storable(c.text), c.finish_reason, c.prompt_tokens, c.completion_tokens, c.cost_usd,
+         c.latency_s, c.attempts, storable(c.error), c.started_at, c.finished_at),
     )
+
+
+GENERATION = ("samples", "temperature", "top_p", "max_tokens", "seed")
 
 
 @writes_study
@@ -215,53 +196,109 @@ def collect(
     samples: int | None = None, temperature: float | None = None, top_p: float | None = None,
     max_tokens: int | None = None, seed: int | None = None, max_cost: float | None = None,
     retry_errors: bool = False, progress: bool = False, new_endpoint: bool = False,
-    **options: Any,
+    model_args: list[str] | None = None, **options: Any,
 ) -> CollectResult:
-    """Collect completions for every pending (prompt, sample) of a study; resumable.
+    """Collect completions for every pending (prompt, sample) of one model; resumable.
 
-    `backend` is "local", "openai" or a Backend object; `options` go to `open_backend`
-    (e.g. concurrency, rpm, tpm, timeout, base_url, batch_api, batch_size). Secrets come from
-    the environment and are never stored.
+    `model` is a provider string (`openai/gpt-4o-mini`, `vllm/NAME`, `local`, ...) or, with
+    `backend` ("local", "openai" or a provider), a plain name; `backend` may also be a Backend
+    object. `options` go to the backend (concurrency, rpm, tpm, timeout, base_url, batch_api,
+    batch_size, ...); `model_args` are `--model-arg` strings. Without a model, a study's one
+    model resumes. Secrets come from the environment and are never stored.
     """
+    results = _run_models(
+        study, None, backend, model, max_cost, retry_errors, progress, new_endpoint, model_args,
+        None, True, {"samples": samples, "temperature": temperature, "top_p": top_p,
+                     "max_tokens": max_tokens, "seed": seed, **options})
+    return results[0]
+
+
+@writes_study
+def collect_models(
+    study: str | Path, *, models: list[str] | None = None, backend: str | Backend | None = None,
+    model: str | None = None, max_cost: float | None = None, retry_errors: bool = False,
+    progress: bool = False, new_endpoint: bool = False, model_args: list[str] | None = None,
+    on_result: Callable[[CollectResult], None] | None = None, **options: Any,
+) -> list[CollectResult]:
+    """Collect for several models, one after another (each as `collect` does for one).
+
+    `models` are provider strings; none means every model the study already holds (or the
+    embedded model in a new study). `max_cost` caps each model's cost; `MODEL@max_cost=X` in
+    `model_args` sets one model's own cap. Sampling settings (samples, temperature, top_p,
+    max_tokens, seed) in `options` apply to every model unless a model argument says otherwise.
+    `on_result` is called with each model's result as soon as it is done.
+    """
+    return _run_models(study, models, backend, model, max_cost, retry_errors, progress,
+                       new_endpoint, model_args, on_result, False, options)
+
+
+def _run_models(study: str | Path, models: list[str] | None, backend: Any, model: str | None,
+                max_cost: float | None, retry_errors: bool, progress: bool, new_endpoint: bool,
+                model_args: list[str] | None, on_result: Callable[[CollectResult], None] | None,
+                single: bool, options: dict[str, Any]) -> list[CollectResult]:
     handle = Study.open(study)
     try:
-        return _collect(handle, backend, model, samples, temperature, top_p, max_tokens, seed,
-                        max_cost, retry_errors, progress, options, new_endpoint)
+        if handle.count("prompts") == 0:
+            raise HarnessError("the study has no prompts (run `harness generate` first)",
+                               file=handle.path)
+        given = backend if backend is not None and not isinstance(backend, str) else None
+        flags = {k: options.pop(k, None) for k in GENERATION}
+        runs = plan(handle, models=models, backend=None if given else backend,
+                    model=stored_key(given.name, given.model) if given else model,
+                    flags=flags, model_args=model_args, options=options, max_cost=max_cost)
+        if single and len(runs) > 1:
+            raise HarnessError(f"this study holds several models ({', '.join(r.key for r in runs)})"
+                               "; name one, or collect them all with collect_models",
+                               file=handle.path, column="model")
+        if given is None:
+            _check_prices(runs)
+        results = []
+        for run in runs:
+            result = _collect(handle, run, given, retry_errors, progress, new_endpoint)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+            if result.stopped == "interrupted":
+                break
+        return results
     finally:
         handle.close()
 
 
-def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: Any, top_p: Any,
-             max_tokens: Any, seed: Any, max_cost: float | None, retry_errors: bool,
-             progress: bool, options: dict[str, Any], new_endpoint: bool = False
-             ) -> CollectResult:
-    if study.count("prompts") == 0:
-        raise HarnessError("the study has no prompts (run `harness generate` first)",
-                           file=study.path)
-    given = backend if backend is not None and not isinstance(backend, str) else None
-    settings = resolve_settings(study, {
-        "backend": given.name if given else backend, "model": given.model if given else model,
-        "samples": samples, "temperature": temperature, "top_p": top_p,
-        "max_tokens": max_tokens, "seed": seed})
-    params = GenerationParams(settings["temperature"], settings["top_p"],
-                              settings["max_tokens"], settings["seed"])
-    notes = []
-    if given is None:
-        _check_options(settings["backend"], options)
-        if settings["backend"] == "openai":
-            notes += _settle_endpoint(study, options, new_endpoint)
-            options.setdefault("batch_state", StudyBatchState(study.path))
-    engine = given or open_backend(settings["backend"], settings["model"], **options)
-    settings["model"] = engine.model
+def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Any, list[str]]:
+    """The backend of one model, its endpoint settled against the study's record."""
+    options = dict(run.options)
+    _check_options(run.spec.backend, options)
+    notes: list[str] = []
+    if run.spec.backend == "openai":
+        notes += _settle_endpoint(study, run.spec, options, new_endpoint)
+        options.setdefault("batch_state", StudyBatchState(study.path,
+                                                          run.settings["id_suffix"]))
+        body, omitted = request_fields(run.settings)
+        options.update(extra_body=body, omit=omitted,
+                       token_param=run.settings.get("token_param", "max_tokens"))
+        if not run.spec.sends_openai_key:  # OPENAI_API_KEY stays with OpenAI's servers
+            options.setdefault("api_key", NO_KEY)
+    return open_backend(run.spec.backend, run.spec.name, **options), notes
+
+
+def _collect(study: Study, run: ModelRun, given: Any, retry_errors: bool, progress: bool,
+             new_endpoint: bool) -> CollectResult:
+    engine, notes = (given, []) if given is not None else _open_engine(study, run, new_endpoint)
+    settings, params, max_cost = run.settings, run.params, run.max_cost
     _check_budget(engine, max_cost)
+    models = stored_models(study)
+    if run.key not in models and models:
+        notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
     with study.transaction() as conn:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                     (SETTINGS_KEY, json.dumps(settings, sort_keys=True)))
-    run_info = _run_info(engine, settings, options, max_cost, retry_errors)
+                     (MODELS_KEY, json.dumps({**models, run.key: settings})))
+    run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
-    requests, wanted, done = pending_requests(study, settings["samples"], retry_errors)
+    requests, wanted, done = pending_requests(study, run.key, settings["samples"], retry_errors)
     total = study.count("prompts") * settings["samples"]
-    params_json = json.dumps({**params.as_dict(), **_extra_params(engine)}, sort_keys=True)
+    filing = Filing(run.key, settings["id_suffix"], engine.name, engine.model,
+                    json.dumps(run.recorded_params(_extra_params(engine)), sort_keys=True))
     tally = _Tally(engine, max_cost)
     if max_cost is not None and getattr(engine, "batch_api", False):
         requests = _within_budget(engine, requests, params, max_cost, tally)
@@ -272,10 +309,12 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
     try:
         if display:
             display.start()
-        _drain(stream, wanted, tally, display,
-               lambda c: store(study, c, engine.name, engine.model, params_json))
+        _drain(stream, wanted, tally, display, lambda c: store(study, c, filing))
     except KeyboardInterrupt:
         tally.stopped = "interrupted"
+    except ParameterRejected as error:
+        raise HarnessError(f"{run.key}: {error.message}; {_advice(error.param)}",
+                           column=error.param) from None
     finally:
         _close(stream)
         if getattr(engine, "budget", None) is not None:
@@ -285,10 +324,21 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
             display.stop()
         if given is None and hasattr(engine, "close"):
             engine.close()
-    result = _result(study, engine, settings, params, total, done, tally)
+    result = _result(study, engine, run, total, done, tally)
     result.notes.extend(notes)
-    _record(study, run_info, result, getattr(getattr(engine, "stats", None), "batch_ids", []))
+    _record(study, run, run_info, result,
+            getattr(getattr(engine, "stats", None), "batch_ids", []))
     return result
+
+
+def _advice(param: str) -> str:
+    """How to stop sending a parameter the model refuses."""
+    if param in ("max_tokens", "max_completion_tokens"):
+        other = "max_completion_tokens" if param == "max_tokens" else "max_tokens"
+        return f"send the limit as {other} with --model-arg token_param={other}"
+    if param in ("temperature", "top_p", "seed", "stop", "reasoning_effort"):
+        return f"leave it out with --model-arg {param}=omit"
+    return f"leave it out with --model-arg extra.{param}=omit, or change its value"
 
 
 def _drain(stream: Iterator[Completion], wanted: set[tuple[str, int]], tally: _Tally,
@@ -324,33 +374,51 @@ def _close(stream: Iterator[Completion]) -> None:
             close()
 
 
-LOCAL_ONLY = frozenset({"batch_size", "threads"})
-OPENAI_ONLY = frozenset({"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts",
-                         "batch_api"})
-
-
-def _settle_endpoint(study: Study, options: dict[str, Any], new_endpoint: bool) -> list[str]:
-    """A rerun goes to the server the study's outputs came from, unless told otherwise.
+def _settle_endpoint(study: Study, spec: ModelSpec, options: dict[str, Any],
+                     new_endpoint: bool) -> list[str]:
+    """A rerun goes to the server a model's outputs came from, unless told otherwise.
 
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
-    recorded = load_manifest(study.path).get("collect", {}).get("base_url")
-    if not recorded or study.count("outputs") == 0:
+    recorded = recorded_section(load_manifest(study.path), spec.key).get("base_url")
+    asked = options.get("base_url") or (
+        os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
+    if not recorded or study.count("outputs", "model_key = ?", (spec.key,)) == 0:
+        if asked is None and spec.default_url is not None:
+            if not spec.default_url:
+                raise HarnessError(f"{spec.key} needs a server URL: pass --base-url (or "
+                                   f"--model-arg {spec.key}@base_url=URL)", column="base_url")
+            options["base_url"] = spec.default_url
         return []
-    asked = options.get("base_url") or os.environ.get("OPENAI_BASE_URL")
     if asked is None:
         options["base_url"] = recorded
-        return [f"endpoint {recorded}, as recorded in the study"]
+        return [f"{spec.key}: endpoint {recorded}, as recorded in the study"]
     shown = public_url(asked.rstrip("/"))
     if shown == recorded:
         return []
     if not new_endpoint:
         raise HarnessError(
-            f"this study's outputs came from {recorded}, not {shown}; pass --new-endpoint to "
-            "collect from another server (the change is recorded in the manifest)",
-            file=study.path, column="base_url")
-    return [f"endpoint {shown} is new: the study's earlier outputs came from {recorded}"]
+            f"{spec.key}: this model's outputs came from {recorded}, not {shown}; pass "
+            "--new-endpoint to collect from another server (the change is recorded in the "
+            "manifest)", file=study.path, column="base_url")
+    return [f"{spec.key}: endpoint {shown} is new: its earlier outputs came from {recorded}"]
+
+
+def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The manifest's record of each model: `collect.models`, or the one-model section an older
+    study wrote, filed under its key."""
+    section = manifest.get("collect") or {}
+    if "models" in section:
+        return dict(section["models"])
+    if section:
+        return {stored_key(section.get("backend") or "local", section.get("model") or ""):
+                section}
+    return {}
+
+
+def recorded_section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
+    return recorded_models(manifest).get(key) or {}
 
 
 def _check_options(backend: str, options: dict[str, Any]) -> None:
@@ -373,6 +441,21 @@ def _check_budget(engine: Any, max_cost: float | None) -> None:
             "to a price table (YAML or JSON file named by HARNESS_PRICES)", column="max_cost")
 
 
+def _check_prices(runs: list[ModelRun]) -> None:
+    """Every capped remote model needs a price, checked before any model runs."""
+    from harness.models.prices import PriceTable
+
+    for run in runs:
+        if run.max_cost is None or run.spec.backend != "openai":
+            continue
+        if PriceTable.load(run.options.get("prices")).price(run.spec.name or "") is None:
+            raise HarnessError(
+                f"no price known for model {run.spec.name!r}, so a cost cap cannot be "
+                "enforced; add it to a price table (YAML or JSON file named by "
+                "HARNESS_PRICES) or cap only priced models with MODEL@max_cost=X",
+                column="max_cost")
+
+
 def _within_budget(engine: Any, requests: list[ChatRequest], params: GenerationParams,
                    max_cost: float, tally: _Tally) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
@@ -389,14 +472,15 @@ def _extra_params(engine: Any) -> dict[str, Any]:
     return {"batch_api": True} if getattr(engine, "batch_api", False) else {}
 
 
-def _run_info(engine: Any, settings: dict[str, Any], options: dict[str, Any],
-              max_cost: float | None, retry_errors: bool) -> dict[str, Any]:
+def _run_info(engine: Any, run: ModelRun, max_cost: float | None,
+              retry_errors: bool) -> dict[str, Any]:
     """Parameters of this run for the manifest: no keys, no batch state objects."""
-    info = {**settings, "max_cost": max_cost, "retry_errors": retry_errors}
+    info = {"model_key": run.key, **{k: v for k, v in run.settings.items() if k != "id_suffix"},
+            "model": engine.model, "max_cost": max_cost, "retry_errors": retry_errors}
     for name in ("concurrency", "rpm", "tpm", "timeout", "batch_api", "batch_size", "threads",
                  "max_attempts"):
-        if options.get(name) is not None:
-            info[name] = options[name]
+        if run.options.get(name) is not None:
+            info[name] = run.options[name]
     if getattr(engine, "public_base_url", None):
         info["base_url"] = engine.public_base_url
     if getattr(engine, "fingerprint", None) and engine.name == "local":
@@ -483,29 +567,32 @@ class _Progress:
         self.bar.update(self.task, completed=self.done_before + t.ok + t.failed, info=info)
 
 
-def _result(study: Study, engine: Any, settings: dict[str, Any], params: GenerationParams,
-            total: int, done: int, tally: _Tally) -> CollectResult:
+def _result(study: Study, engine: Any, run: ModelRun, total: int, done: int,
+            tally: _Tally) -> CollectResult:
     counts = {r["status"]: r["n"] for r in study.rows(
-        "SELECT status, COUNT(*) AS n FROM outputs GROUP BY status")}
+        "SELECT status, COUNT(*) AS n FROM outputs WHERE model_key = ? GROUP BY status",
+        (run.key,))}
     return CollectResult(
-        study=str(study.path), backend=engine.name, model=engine.model, params=params.as_dict(),
-        samples=settings["samples"], total=total, done_before=done, completed=tally.ok,
-        failed=tally.failed, retries=tally.retries, prompt_tokens=tally.prompt_tokens,
-        completion_tokens=tally.completion_tokens,
+        study=str(study.path), model_key=run.key, backend=engine.name, model=engine.model,
+        params=run.recorded_params({}), samples=run.settings["samples"], total=total,
+        done_before=done, completed=tally.ok, failed=tally.failed, retries=tally.retries,
+        prompt_tokens=tally.prompt_tokens, completion_tokens=tally.completion_tokens,
         cost_usd=tally.cost if tally.cost_known else None,
         elapsed_s=time.perf_counter() - tally.t0, stopped=tally.stopped,
         outputs_ok=counts.get("ok", 0), outputs_failed=counts.get("failed", 0),
     )
 
 
-def _record(study: Study, run_info: dict[str, Any], result: CollectResult,
+def _record(study: Study, run: ModelRun, run_info: dict[str, Any], result: CollectResult,
             batch_ids: list[str]) -> None:
-    """The manifest's `collect` section: settings, what the servers reported, totals, runs."""
+    """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
     reported = study.rows(
         "SELECT model_reported, system_fingerprint, COUNT(*) AS n, SUM(cost_usd) AS cost, "
         "SUM(prompt_tokens) AS pt, SUM(completion_tokens) AS ct FROM outputs "
-        "WHERE status = 'ok' GROUP BY model_reported, system_fingerprint")
-    previous = load_manifest(study.path).get("collect", {})
+        "WHERE status = 'ok' AND model_key = ? GROUP BY model_reported, system_fingerprint",
+        (run.key,))
+    manifest = load_manifest(study.path)
+    previous = recorded_section(manifest, run.key)
     runs = previous.get("runs", []) + [{
         "finished_at": utc_now(), "completed": result.completed, "failed": result.failed,
         "retries": result.retries, "cost_usd": result.cost_usd, "stopped": result.stopped,
@@ -513,7 +600,8 @@ def _record(study: Study, run_info: dict[str, Any], result: CollectResult,
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
     }]
     batches = sorted({*previous.get("batch_ids", []), *batch_ids})
-    record_section(study.path, "collect", {
+    models = recorded_models(manifest)
+    models[run.key] = {
         **{k: v for k, v in run_info.items() if k not in ("max_cost", "retry_errors")},
         "params": result.params, "samples": result.samples,
         "reported": [{"model": r["model_reported"], "system_fingerprint": r["system_fingerprint"],
@@ -524,4 +612,5 @@ def _record(study: Study, run_info: dict[str, Any], result: CollectResult,
                    "completion": sum(r["ct"] or 0 for r in reported)},
         "cost_usd": sum(r["cost"] or 0.0 for r in reported),
         "batch_ids": batches, "runs": runs,
-    })
+    }
+    record_section(study.path, "collect", {"models": models})

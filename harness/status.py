@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,7 @@ class StageStatus:
 def study_status(path: str | Path) -> list[StageStatus]:
     with Study.open(path) as s:
         prompts = s.count("prompts")
-        samples = s.rows("SELECT COUNT(DISTINCT sample) FROM outputs")[0][0] or 0
-        ok = s.count("outputs", "status = 'ok'")
-        failed = s.count("outputs", "status = 'failed'")
-        # samples of one prompt with the very same text: a server that ignored the seed or n
-        repeated = s.rows("SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM outputs "
-                          "WHERE status = 'ok' GROUP BY prompt_id, text "
-                          "HAVING n > 1)")[0][0]
+        collected = _collect_rows(s, prompts)
         items = s.count("items")
         assigned = s.count("assignments")
         reviews = s.count("reviews")
@@ -37,15 +32,12 @@ def study_status(path: str | Path) -> list[StageStatus]:
         topics = s.count("topics")
         pilot = " (pilot)" if s.pilot else ""
         unblinded = unblinded_at(s)
-    expected = prompts * max(samples, 1)
     manifest = load_manifest(path)
     reported = (Path(path) / "report" / "report.json").exists()
     return [
         StageStatus("generate", f"{topics} topics{pilot}, {prompts} prompts",
                     "done" if prompts else "not run"),
-        StageStatus("collect", f"{ok} ok, {failed} failed outputs"
-                    + (f", {repeated} repeating an earlier sample's text" if repeated else ""),
-                    _frac(ok, expected) if prompts else "-"),
+        *collected,
         StageStatus("judge", f"{items} items, {assigned} assignments, {searches} searches",
                     "blinding key committed" if "blinding" in manifest else
                     ("items made" if items else "not run")),
@@ -58,6 +50,33 @@ def study_status(path: str | Path) -> list[StageStatus]:
         StageStatus("geometry", f"{probed} prompts probed",
                     _frac(probed, prompts) if prompts else "-"),
     ]
+
+
+def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
+    """One row per model (provider string) of the study; one plain row when it has one."""
+    wanted = {key: int(settings.get("samples") or 1)
+              for key, settings in json.loads(s.meta("collect_models") or "{}").items()}
+    counts = {r["model_key"]: r for r in s.rows(
+        "SELECT model_key, SUM(status = 'ok') AS ok, SUM(status = 'failed') AS failed, "
+        "COUNT(DISTINCT sample) AS samples FROM outputs GROUP BY model_key")}
+    # samples of one prompt with the very same text: a server that ignored the seed or n
+    repeated = {r[0]: r[1] for r in s.rows(
+        "SELECT model_key, SUM(n - 1) FROM (SELECT model_key, COUNT(*) AS n FROM outputs "
+        "WHERE status = 'ok' GROUP BY model_key, prompt_id, text HAVING n > 1) "
+        "GROUP BY model_key")}
+    keys = [*wanted, *sorted(k for k in counts if k not in wanted)] or [""]
+    rows = []
+    for key in keys:
+        found = counts.get(key)
+        ok, failed = (found["ok"], found["failed"]) if found else (0, 0)
+        samples = wanted.get(key) or (found["samples"] if found else 1)
+        again = repeated.get(key)
+        rows.append(StageStatus(
+            f"collect {key}" if len(keys) > 1 else "collect",
+            (f"{key}: " if len(keys) == 1 and key else "") + f"{ok} ok, {failed} failed outputs"
+            + (f", {again} repeating an earlier sample's text" if again else ""),
+            _frac(ok, prompts * samples) if prompts else "-"))
+    return rows
 
 
 def _frac(done: int, total: int) -> str:

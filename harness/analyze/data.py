@@ -102,6 +102,7 @@ def load_study(study: Study, manifest: dict[str, Any], *, allow_missing_commitme
         raise HarnessError(
             "the study has no reviews yet: import reviewer packets or run the automated "
             "reviewers (`harness judge`) before `harness analyze`", file=study.path)
+    _one_model(study)
     blinding = verify_blinding(study, manifest, allow_missing=allow_missing_commitment)
     reviews = study.frame(REVIEWS_SQL)
     topics = study.frame(TOPICS_SQL)
@@ -122,6 +123,20 @@ def load_study(study: Study, manifest: dict[str, Any], *, allow_missing_commitme
         first_review_at=str(reviews["created_at"].min()) if len(reviews) else None, meta=meta,
         controls=study.frame(CONTROLS_SQL),
     )
+
+
+def _one_model(study: Study) -> None:
+    """Refuse, before anything is unblinded, items from several models: the analysis treats the
+    items of a topic as exchangeable, and pooling models without stratifying by model would
+    misstate the evidence."""
+    keys = [r[0] for r in study.rows(
+        "SELECT DISTINCT o.model_key FROM items i JOIN outputs o ON o.output_id = i.output_id "
+        "ORDER BY 1")]
+    if len(keys) > 1:
+        raise HarnessError(
+            f"the study's items come from {len(keys)} models ({', '.join(keys)}); the analysis "
+            "covers the outputs of one model, so analyse each model in a study of its own "
+            "(analysis across models is not available yet)", file=study.path, column="model")
 
 
 def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFrame

@@ -80,7 +80,7 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
 def _facts(study: Study) -> dict[str, Any]:
     rows = study.rows("SELECT kind, COUNT(*) FROM reviewers GROUP BY kind")
     samples = study.rows("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM outputs "
-                         "WHERE status = 'ok' GROUP BY prompt_id)")
+                         "WHERE status = 'ok' GROUP BY prompt_id, model_key)")
     models = [r[0] for r in study.rows("SELECT DISTINCT model FROM outputs ORDER BY model")]
     return {
         "study_id": study.study_id, "topics": study.count("topics"),
@@ -151,7 +151,7 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
         "## Design", "",
         f"- Topics: {facts['topics']} (minimum for a verdict: {plan.minimum.topics}); "
         f"conditions single_a, single_b, cross per topic; prompts: {facts['prompts']}.",
-        f"- Outputs: {facts['outputs']} (up to {facts['samples'] or 0} per prompt) from "
+        f"- Outputs: {facts['outputs']} (up to {facts['samples'] or 0} per prompt and model) from "
         f"{', '.join(facts['models']) or 'no model yet'}.",
         f"- Items: {facts['items']}; reviewers: {reviewers}; at least "
         f"{plan.minimum.reviewers_per_item} reviewers' verdicts per item.",

@@ -70,9 +70,9 @@ def store_judgments(study: Study, j: Judgments, samples: int, rng: np.random.Gen
             topic, condition = topic_ids[j.item_topic[item]], CONDITIONS[j.item_condition[item]]
             outputs.append((f"out-{item}", f"{topic}:{condition}", item % samples, now, now))
         conn.executemany(
-            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, params, "
-            "text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'simulated', 'simulated', "
-            "'{}', 'simulated output', ?, ?)", outputs)
+            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+            "model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'simulated', "
+            "'simulated', 'simulated', '{}', 'simulated output', ?, ?)", outputs)
         conn.executemany(
             "INSERT INTO items (item_id, output_id, original_text, core_combination, "
             "display_text, steps) "

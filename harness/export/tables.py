@@ -45,8 +45,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           "JOIN topics t USING (topic_id)", "x._row", False, "harness generate"),
     Table("outputs",
           "SELECT o.output_id, o.prompt_id, p.topic_id, p.condition, o.sample, o.status, "
-          "o.backend, o.model, o.model_reported, o.system_fingerprint, o.params, o.text, "
-          "o.finish_reason, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.latency_s, "
+          "o.backend, o.model, o.model_key, o.model_reported, o.system_fingerprint, o.params, "
+          "o.text, o.finish_reason, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.latency_s, "
           "o.attempts, o.error, o.started_at, o.finished_at, o.rowid AS _row "
           "FROM outputs o LEFT JOIN prompts p ON p.prompt_id = o.prompt_id",
           "x._row", False, "harness collect"),

@@ -203,9 +203,13 @@ def output_params(study: Study, seed: int) -> Any:
     found = Counter(r[0] for r in study.rows("SELECT params FROM outputs WHERE status = 'ok'"))
     params = json.loads(found.most_common(1)[0][0]) if found else {}
     base = GenerationParams()
-    return GenerationParams(temperature=float(params.get("temperature", base.temperature)),
-                            top_p=float(params.get("top_p", base.top_p)),
-                            max_tokens=int(params.get("max_tokens", base.max_tokens)), seed=seed)
+
+    def value(name: str) -> Any:  # None: a parameter the model's requests left out
+        found = params.get(name)
+        return getattr(base, name) if found is None else found
+
+    return GenerationParams(temperature=float(value("temperature")), top_p=float(value("top_p")),
+                            max_tokens=int(value("max_tokens")), seed=seed)
 
 
 def write_texts(chosen: list[Candidate], backend: Any, params: Any) -> tuple[dict[str, str],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import asynccontextmanager
@@ -71,6 +72,7 @@ class OpenAIBackend:
         max_delay: float = 30.0, prices: PriceTable | str | Path | None = None,
         batch_api: bool = False, batch_state: Any = None, poll_interval: float = 1.0,
         token_param: str = "max_tokens", extra_body: dict[str, Any] | None = None,
+        omit: frozenset[str] = frozenset(),
     ) -> None:
         if not model:
             raise HarnessError("the openai backend needs a model name (--model)")
@@ -99,6 +101,7 @@ class OpenAIBackend:
         self.poll_interval = poll_interval
         self.token_param = token_param
         self.extra_body = extra_body or {}
+        self.omit = omit  # sampling parameters never sent (reasoning models reject them)
         self.stats = BackendStats(concurrency=concurrency)
         self.budget: Budget | None = None  # set by the caller to cap the cost of direct requests
         self._rates = (rpm, tpm)
@@ -169,14 +172,16 @@ class OpenAIBackend:
 
     def body(self, request: ChatRequest, params: GenerationParams) -> dict[str, Any]:
         """The chat-completions request body (also the body of each Batch API line)."""
-        body: dict[str, Any] = {
-            "model": self.model, "messages": request.messages,
-            "temperature": params.temperature, "top_p": params.top_p,
-            self.token_param: params.max_tokens, **self.extra_body,
-        }
+        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        for name in ("temperature", "top_p"):
+            if name not in self.omit:
+                body[name] = getattr(params, name)
+        body[self.token_param] = params.max_tokens
+        body.update(self.extra_body)
         if request.samples > 1:
             body["n"] = request.samples
-        if params.seed is not None:  # the first sample's own seed (see unit_seed)
+        if params.seed is not None and "seed" not in self.omit:
+            # the first sample's own seed (see unit_seed)
             body["seed"] = unit_seed(params.seed, request.key, request.first_sample, bits=31)
         return body
 
@@ -201,7 +206,12 @@ class OpenAIBackend:
                     emit(completion)
 
         workers = min(self._limiter.maximum, len(requests))
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        try:  # a task group: one worker's fatal error cancels the others' requests
+            async with asyncio.TaskGroup() as group:
+                for _ in range(workers):
+                    group.create_task(worker())
+        except* ParameterRejected as errors:
+            raise errors.exceptions[0] from None
 
     async def _alone(self, client: Any, request: ChatRequest, sample: int,
                      params: GenerationParams) -> Completion | None:
@@ -247,6 +257,9 @@ class OpenAIBackend:
             try:  # the JSON body as sent and received, without the client's typed models
                 reply = await client.post("/chat/completions", body=body, cast_to=object)
             except Exception as error:
+                if (param := rejected_parameter(error, body)) is not None:
+                    # every request would fail alike: stop the run instead of failing each one
+                    raise ParameterRejected(param, classify(error, self.redact).reason) from None
                 failure = classify(error, self.redact)
                 log.info("POST %s/chat/completions failed in %.2f s: %s", self._where,
                          time.perf_counter() - last[0], failure.reason)
@@ -320,6 +333,38 @@ def classify(error: Exception, clean: Any = redact) -> AttemptError:
     # malformed bodies surface as validation or JSON decoding errors
     return AttemptError(clean(f"malformed response: {type(error).__name__}: {error}"),
                         retryable=True)
+
+
+class ParameterRejected(HarnessError):
+    """The server refused a request parameter (HTTP 400 naming it): no retry can help."""
+
+    def __init__(self, param: str, reason: str) -> None:
+        super().__init__(f"the server rejected the request parameter {param!r} ({reason})",
+                         column=param)
+        self.param = param
+        self.reason = reason
+
+
+def rejected_parameter(error: Exception, body: dict[str, Any]) -> str | None:
+    """The body field a 400 reply blames: its `param`, or a field named in quotes in its message.
+
+    OpenAI's reasoning models answer `temperature` with 400 and param "temperature"; other
+    servers only name the field in the message.
+    """
+    import openai
+
+    if not isinstance(error, openai.APIStatusError) or error.status_code not in (400, 422):
+        return None
+    fields = [k for k in body if k not in ("model", "messages")]
+    inner = error.body.get("error", error.body) if isinstance(error.body, dict) else None
+    param = inner.get("param") if isinstance(inner, dict) else None
+    if isinstance(param, str) and param in fields:
+        return param
+    message = _error_message(error)
+    for name in fields:
+        if re.search(rf"[`'\"]{re.escape(name)}[`'\"]", message):
+            return name
+    return None
 
 
 def _error_message(error: Any) -> str:

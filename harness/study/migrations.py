@@ -7,6 +7,7 @@ between versions.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 
@@ -53,7 +54,49 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
             scores TEXT NOT NULL, settings TEXT NOT NULL, note TEXT, decided_at TEXT NOT NULL)""")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+OUTPUTS_V4 = """
+    CREATE TABLE outputs_v4 (
+        output_id TEXT PRIMARY KEY, prompt_id TEXT NOT NULL REFERENCES prompts(prompt_id),
+        sample INTEGER NOT NULL, status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        backend TEXT NOT NULL, model TEXT NOT NULL, model_key TEXT NOT NULL,
+        model_reported TEXT, system_fingerprint TEXT, params TEXT NOT NULL, text TEXT,
+        finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL,
+        latency_s REAL, attempts INTEGER NOT NULL DEFAULT 1, error TEXT,
+        started_at TEXT NOT NULL, finished_at TEXT NOT NULL,
+        UNIQUE (prompt_id, model_key, sample))"""
+OUTPUT_COLUMNS = ("output_id, prompt_id, sample, status, backend, model, model_reported, "
+                  "system_fingerprint, params, text, finish_reason, prompt_tokens, "
+                  "completion_tokens, cost_usd, latency_s, attempts, error, started_at, "
+                  "finished_at")
+
+
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """Several models per study: outputs get a model key (their provider string) and are unique
+    per (prompt, model, sample); the one model's collect settings are filed under its key.
+
+    Output ids are kept, so items, reviews and the blinding commitment are untouched.
+    """
+    from harness.models.providers import stored_key
+
+    conn.create_function("stored_key", 2, stored_key, deterministic=True)
+    conn.execute(OUTPUTS_V4)
+    conn.execute(f"INSERT INTO outputs_v4 ({OUTPUT_COLUMNS}, model_key) "
+                 f"SELECT {OUTPUT_COLUMNS}, stored_key(backend, model) FROM outputs")
+    conn.execute("DROP TABLE outputs")
+    conn.execute("ALTER TABLE outputs_v4 RENAME TO outputs")
+    conn.execute("CREATE INDEX outputs_prompt ON outputs(prompt_id)")
+    conn.execute("CREATE INDEX outputs_model ON outputs(model_key)")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'collect_settings'").fetchone()
+    if row is not None:
+        settings = json.loads(row[0])
+        key = stored_key(settings.get("backend") or "local", settings.get("model") or "")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('collect_models', ?)",
+                     (json.dumps({key: {**settings, "id_suffix": ""}}),))
+        conn.execute("DELETE FROM meta WHERE key = 'collect_settings'")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(conn: sqlite3.Connection, found: int, target: int) -> list[str]:

@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -43,14 +43,15 @@ CREATE TABLE IF NOT EXISTS prompts (
     UNIQUE (topic_id, condition)
 );
 
--- outputs: one completion per prompt and sample (failed attempts keep status='failed')
+-- outputs: one completion per prompt, model and sample (failed attempts keep status='failed')
 CREATE TABLE IF NOT EXISTS outputs (
     output_id          TEXT PRIMARY KEY,
     prompt_id          TEXT NOT NULL REFERENCES prompts(prompt_id),
     sample             INTEGER NOT NULL,
     status             TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
-    backend            TEXT NOT NULL,
+    backend            TEXT NOT NULL,     -- 'local' or 'openai' (the wire format)
     model              TEXT NOT NULL,     -- as requested
+    model_key          TEXT NOT NULL,     -- provider string, e.g. 'openai/gpt-4o-mini', 'local'
     model_reported     TEXT,              -- as reported by the server / loaded config
     system_fingerprint TEXT,
     params             TEXT NOT NULL,     -- JSON: temperature, top_p, max_tokens, seed, ...
@@ -64,7 +65,7 @@ CREATE TABLE IF NOT EXISTS outputs (
     error              TEXT,
     started_at         TEXT NOT NULL,     -- UTC ISO 8601
     finished_at        TEXT NOT NULL,
-    UNIQUE (prompt_id, sample)
+    UNIQUE (prompt_id, model_key, sample)
 );
 
 -- reviewers: the roster used for routing
@@ -191,6 +192,7 @@ CREATE TABLE IF NOT EXISTS geometry (
 );
 
 CREATE INDEX IF NOT EXISTS outputs_prompt ON outputs(prompt_id);
+CREATE INDEX IF NOT EXISTS outputs_model ON outputs(model_key);
 CREATE INDEX IF NOT EXISTS prompts_topic ON prompts(topic_id);
 CREATE INDEX IF NOT EXISTS reviews_reviewer ON reviews(reviewer_id);
 CREATE INDEX IF NOT EXISTS searches_item ON searches(item_id, reviewer_id);

@@ -52,9 +52,9 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
                 output = f"{topic}/{condition}/{sample}"
                 conn.execute(
                     "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
-                    "params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'local', "
-                    "'test-model', '{}', 'text', ?, ?)", (output, f"{topic}/{condition}", sample,
-                                                          NOW, NOW))
+                    "model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', "
+                    "'local', 'test-model', 'local/test-model', '{}', 'text', ?, ?)",
+                    (output, f"{topic}/{condition}", sample, NOW, NOW))
                 items[key] = uuid.uuid4().hex
                 conn.execute("INSERT INTO items (item_id, output_id, original_text, "
                              "core_combination, display_text, steps) "

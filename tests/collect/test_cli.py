@@ -117,7 +117,7 @@ def test_cli_collects_from_the_embedded_model(tmp_path, capsys):
     assert {(r["backend"], r["model"]) for r in rows} == {("local", "SmolLM2-135M-Instruct")}
     assert all(r["model_reported"].endswith(".gguf") and r["cost_usd"] == 0.0 for r in rows)
     assert all(r["completion_tokens"] <= 8 for r in rows)
-    section = load_manifest(study)["collect"]
+    section = load_manifest(study)["collect"]["models"]["local"]
     assert section["weights"] == rows[0]["system_fingerprint"]
 
 

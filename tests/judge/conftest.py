@@ -67,13 +67,15 @@ def fill_study(
                 for s in range(samples):
                     conn.execute(
                         "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model,"
-                        " params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'local',"
-                        " ?, '{}', ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')",
-                        (f"O{t:03d}{c}{s}", prompt_id, s, MODEL, text(rng, t, condition)))
+                        " model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok',"
+                        " 'local', ?, ?, '{}', ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')",
+                        (f"O{t:03d}{c}{s}", prompt_id, s, MODEL, f"local/{MODEL}",
+                         text(rng, t, condition)))
         conn.execute(
-            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, params,"
-            " error, started_at, finished_at) VALUES ('Ofailed', 'P0000', 99, 'failed', 'local',"
-            " ?, '{}', 'timeout', '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')", (MODEL,))
+            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, model_key,"
+            " params, error, started_at, finished_at) VALUES ('Ofailed', 'P0000', 99, 'failed',"
+            " 'local', ?, ?, '{}', 'timeout', '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')",
+            (MODEL, f"local/{MODEL}"))
     return study
 
 

@@ -47,8 +47,9 @@ def build_study(path: Path, reviewers: list[tuple[str, str]]) -> Study:
             )
             conn.execute(
                 "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model,"
-                " params, text, started_at, finished_at) VALUES (?, ?, 0, 'ok', 'local', 'm',"
-                " '{}', ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')",
+                " model_key, params, text, started_at, finished_at) VALUES (?, ?, 0, 'ok',"
+                " 'local', 'm', 'local/m', '{}', ?, '2026-01-01T00:00:00Z',"
+                " '2026-01-01T00:00:01Z')",
                 (output_id, prompt_id, display),
             )
             conn.execute(

@@ -171,3 +171,29 @@ def test_a_server_that_ignores_n_gets_each_missing_sample_alone(serve):
     seeds = [b["seed"] for b in server.log.chat_bodies]
     assert len(server.log.chat_bodies) == 9 and len(set(seeds)) == 9
 
+
+
+def test_omitted_parameters_are_not_sent_and_the_token_parameter_is_renamed(serve):
+    server = serve(reject_params={"*": ("temperature", "top_p", "max_tokens")})
+    params = GenerationParams(temperature=0.3, top_p=0.9, max_tokens=12, seed=7)
+    with backend(server, omit=frozenset({"temperature", "top_p", "seed"}),
+                 token_param="max_completion_tokens",
+                 extra_body={"reasoning_effort": "low", "stop": ["END"]}) as engine:
+        out = list(engine.complete(requests(3), params))
+    assert all(c.ok for c in out) and server.log.counts["rejected"] == 0
+    body = server.log.chat_bodies[0]
+    assert set(body) == {"model", "messages", "max_completion_tokens", "reasoning_effort", "stop"}
+    assert body["max_completion_tokens"] == 12 and body["stop"] == ["END"]
+
+
+@pytest.mark.parametrize("name_param", [True, False])
+def test_a_rejected_parameter_stops_the_run_with_one_error_naming_it(serve, name_param):
+    server = serve(reject_params={"gpt-4o-mini": ("temperature",)}, name_param=name_param)
+    with backend(server, concurrency=4) as engine, pytest.raises(HarnessError) as caught:
+        list(engine.complete(requests(40), GenerationParams()))
+    assert caught.value.column == "temperature"
+    assert "rejected the request parameter 'temperature'" in str(caught.value)
+    assert "HTTP 400" in str(caught.value) and "\n" not in str(caught.value)
+    # no retries and no storm: at most one request per worker reached the server
+    assert server.log.counts["rejected"] <= 4 and server.log.counts["requests"] <= 4
+

@@ -13,6 +13,10 @@ the completions another run produced. Faults are drawn per request at `faults.ra
     malformed   200 with a truncated JSON body
     drop        closes the connection without answering
 
+`reject_params` ({model: fields}, "*" for every model) answers a request carrying one of the fields
+with 400 as OpenAI's reasoning models answer `temperature` (`param` set; with `name_param=False`
+the field is named only in the message, as other servers do).
+
 Built on asyncio streams only (keep-alive, Content-Length and chunked bodies). Run standalone with
 `python tests/servers/openai_server.py --latency 0.2`; it prints `PORT <n>` and serves until killed.
 """
@@ -79,11 +83,14 @@ class OpenAIServer:
         batch_delay: float = 0.2, batch_outcome: str = "completed", echo_auth: bool = False,
         host: str = "127.0.0.1", port: int = 0, ignore_n: bool = False,
         reply_text: Callable[[dict[str, Any]], str] | None = None,
+        reject_params: dict[str, tuple[str, ...]] | None = None, name_param: bool = True,
     ) -> None:
         self.latency = latency
         self.ignore_n = ignore_n  # like llama.cpp's server: one choice, whatever n asks
         self.reply_text = reply_text  # when set, the content of each chat reply (from the body)
         self.faults = faults or Faults()
+        self.reject_params = reject_params or {}
+        self.name_param = name_param
         self.api_key = api_key
         self.batch_delay = batch_delay
         self.batch_outcome = batch_outcome  # completed | expired | failed
@@ -208,6 +215,9 @@ class OpenAIServer:
             return await respond(writer, 400, error_body("body is not JSON", "invalid_request"))
         if len(self.log.chat_bodies) < 10_000:
             self.log.chat_bodies.append(body)
+        if (refused := self._refused(body)) is not None:
+            self.log.counts["rejected"] += 1
+            return await respond(writer, 400, refused)
         if self.ignore_n:
             body = {**body, "n": 1}
         if kind == "malformed":
@@ -217,6 +227,19 @@ class OpenAIServer:
         if self.reply_text is not None:
             reply["choices"][0]["message"]["content"] = self.reply_text(body)
         return await respond(writer, 200, reply)
+
+    def _refused(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """OpenAI's 400 for an unsupported parameter, when the body carries a refused one."""
+        refused = (*self.reject_params.get("*", ()),
+                   *self.reject_params.get(str(body.get("model")), ()))
+        for name in refused:
+            if name in body:
+                reply = error_body(f"Unsupported parameter: '{name}' is not supported with this "
+                                   "model.", "invalid_request_error")
+                reply["error"].update(param=name if self.name_param else None,
+                                      code="unsupported_parameter")
+                return reply
+        return None
 
     def _draw_fault(self) -> str | None:
         if self.faults.rate and self._rng.random() < self.faults.rate:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.study import Study
 from harness.study.blinding import commitment
+from harness.study.migrations import migrate
 from harness.study.schema import SCHEMA_VERSION
 from harness.study.store import DB_NAME, _statements
 
@@ -61,7 +63,7 @@ def test_version_1_store_moves_forward_keeping_rows_and_commitment(tmp_path: Pat
         with pytest.raises(sqlite3.IntegrityError):
             study.conn.execute("INSERT INTO items VALUES ('i2', NULL, NULL, 'y', NULL, 'y', '{}')")
     with Study.open(tmp_path / "s") as study:  # a second open runs nothing more
-        assert (study.meta("migrations") or "").count("->") == 2
+        assert (study.meta("migrations") or "").count("->") == SCHEMA_VERSION - 1
 
 
 def test_migrated_tables_have_the_columns_of_a_new_store(tmp_path: Path) -> None:
@@ -73,7 +75,7 @@ def test_migrated_tables_have_the_columns_of_a_new_store(tmp_path: Path) -> None
 
     with Study.open(tmp_path / "old") as old, \
             Study.open(tmp_path / "new", create=True) as new:
-        for table in ("items", "controls", "calibrations"):
+        for table in ("items", "controls", "calibrations", "outputs"):
             assert columns(old, table) == columns(new, table), table
 
 
@@ -90,3 +92,45 @@ def test_newer_or_corrupt_version_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(HarnessError, match="corrupt schema version"):
         Study.open(tmp_path / "s")
+
+
+def _v3_store(folder: Path, settings: dict) -> Path:
+    """A version-3 store: the version-1 fixture moved forward by the released steps, holding a
+    second output of an embedded-model run and that run's collect settings."""
+    db = _v1_store(folder)
+    conn = sqlite3.connect(db, isolation_level=None)
+    migrate(conn, 1, 3)
+    conn.execute("INSERT INTO prompts VALUES ('p2','t1','single_a','f','h',NULL,'t',5,'{}')")
+    conn.execute("INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+                 "params, text, started_at, finished_at) VALUES ('o-p2-0','p2',0,'ok','local',"
+                 "'SmolLM2-135M-Instruct','{}','y','2026-01-01','2026-01-01')")
+    conn.execute("INSERT INTO meta VALUES ('collect_settings', ?)", (json.dumps(settings),))
+    conn.close()
+    return db
+
+
+def test_version_3_store_gets_model_keys_and_keeps_ids_rows_and_commitment(tmp_path: Path) -> None:
+    settings = {"backend": "local", "model": "SmolLM2-135M-Instruct", "samples": 1,
+                "temperature": 0.7, "top_p": 0.95, "max_tokens": 256, "seed": 0}
+    db = _v3_store(tmp_path / "s", settings)
+    before = commitment(sqlite3.connect(db))
+    with Study.open(tmp_path / "s") as study:
+        assert study.meta("schema_version") == "4"
+        assert "schema 3 -> 4" in (study.meta("migrations") or "")
+        rows = {r[0]: r[1] for r in study.rows("SELECT output_id, model_key FROM outputs")}
+        assert rows == {"o1": "local/m", "o-p2-0": "local"}  # ids kept; embedded is `local`
+        assert commitment(study.conn) == before
+        assert study.rows("PRAGMA foreign_key_check") == []
+        assert study.meta("collect_settings") is None
+        assert json.loads(study.meta("collect_models") or "") == {
+            "local": {**settings, "id_suffix": ""}}
+        # (prompt, model, sample) is the unit now: another model may answer the same prompt
+        study.conn.execute(
+            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, model_key,"
+            " params, started_at, finished_at) VALUES ('o-p2-0-x','p2',0,'ok','openai','g',"
+            "'openai/g','{}','t','t')")
+        with pytest.raises(sqlite3.IntegrityError):
+            study.conn.execute(
+                "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+                "model_key, params, started_at, finished_at) VALUES ('o-p2-0-y','p2',0,'ok',"
+                "'openai','g','openai/g','{}','t','t')")

@@ -1,0 +1,175 @@
+"""Which models a `collect` run serves, and with what settings.
+
+A study files its models' settings under their keys (provider strings) in the meta table. Once a
+model has outputs, the settings that make its outputs what they are (sampling parameters, token
+parameter name, body fields) are fixed; run options (endpoint, concurrency, cost cap) may change.
+A rerun without models resumes every model of the study with its stored settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.models.base import GenerationParams
+from harness.models.model_args import (
+    EXTRA,
+    IDENTITY_KEYS,
+    OMIT,
+    RUN_OPTIONS,
+    parse_model_args,
+    request_fields,
+)
+from harness.models.providers import ModelSpec, legacy_spec, parse_model, resolve_model
+from harness.study import Study
+
+MODELS_KEY = "collect_models"
+DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}
+#: Allowed values of the sampling settings, checked before anything is stored.
+RANGES: dict[str, tuple[float, float]] = {
+    "samples": (1, 10_000), "temperature": (0.0, 2.0), "top_p": (0.0, 1.0),
+    "max_tokens": (1, 1_000_000),
+}
+REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
+LOCAL_ONLY = frozenset({"batch_size", "threads"})
+OPENAI_ONLY = frozenset({"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts",
+                         "batch_api", "prices"})
+
+
+@dataclass
+class ModelRun:
+    """One model of a run: its spec, stored settings and this run's options."""
+
+    spec: ModelSpec
+    settings: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    max_cost: float | None = None
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+    @property
+    def params(self) -> GenerationParams:
+        s = self.settings
+        return GenerationParams(
+            *(DEFAULTS[k] if s[k] == OMIT else s[k] for k in ("temperature", "top_p")),
+            s["max_tokens"], None if s["seed"] == OMIT else s["seed"])
+
+    def recorded_params(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """outputs.params: what was sent (None where omitted), body fields, token parameter.
+        A model without any of these keeps the JSON older studies have."""
+        params = {**self.params.as_dict(), **{k: None for k in self.omitted}}
+        body, _ = request_fields(self.settings)
+        if body:
+            params["body"] = body
+        if self.settings.get("token_param", "max_tokens") != "max_tokens":
+            params["token_param"] = self.settings["token_param"]
+        return {**params, **extra}
+
+    @property
+    def omitted(self) -> frozenset[str]:
+        return request_fields(self.settings)[1]
+
+
+def stored_models(study: Study) -> dict[str, dict[str, Any]]:
+    return json.loads(study.meta(MODELS_KEY) or "{}")
+
+
+def plan(study: Study, *, models: list[str] | None, backend: str | None, model: str | None,
+         flags: dict[str, Any], model_args: list[str] | None, options: dict[str, Any],
+         max_cost: float | None) -> list[ModelRun]:
+    """The models of this run with their settings resolved (nothing is written)."""
+    stored = stored_models(study)
+    texts = list(models or ([model] if model else []))
+    specs = [_spec(text, backend, stored) for text in texts] or _default_specs(backend, stored)
+    keys = [s.key for s in specs]
+    if len(set(keys)) < len(keys):
+        raise HarnessError(f"a model is named twice ({', '.join(keys)})", column="model")
+    # MODEL@KEY=VALUE names a model as its --model string or by its key
+    scoped = parse_model_args(model_args or [], [*texts, *(k for k in keys if k not in texts)])
+    remote = [s for s in specs if s.backend == "openai"]
+    if options.get("base_url") and len(remote) > 1:
+        raise HarnessError("--base-url is ambiguous with several OpenAI-compatible models; give "
+                           "each its own with --model-arg MODEL@base_url=URL", column="base_url")
+    runs = []
+    for index, spec in enumerate(specs):
+        asked = {**{k: v for k, v in flags.items() if v is not None}, **scoped.get(None, {}),
+                 **scoped.get(spec.key, {}),
+                 **(scoped.get(texts[index], {}) if texts else {})}
+        # with several models, a run-wide option serves the models it applies to
+        foreign = (LOCAL_ONLY if spec.backend == "openai" else OPENAI_ONLY) \
+            if len(specs) > 1 else frozenset()
+        run_options = {**{k: v for k, v in options.items() if k not in foreign},
+                       **{k: asked.pop(k) for k in list(asked) if k in RUN_OPTIONS}}
+        cost = run_options.pop("max_cost", max_cost)
+        # plain ids only for the first model of a study that holds no outputs yet
+        plain = not stored and index == 0 and study.count("outputs") == 0
+        suffix = "" if plain else _suffix(spec.key)
+        settings = _settings(study, spec, stored.get(spec.key), asked, suffix)
+        runs.append(ModelRun(spec, settings, run_options, cost))
+    return runs
+
+
+def _spec(text: str, backend: str | None, stored: dict[str, dict[str, Any]]) -> ModelSpec:
+    if backend is None and "/" not in text and text != "local":
+        # the older habit: `--model NAME` resumes the study's model of that name
+        same = [key for key, s in stored.items() if s.get("model") == text]
+        if len(same) == 1:
+            return parse_model(same[0])
+    return resolve_model(text, backend)
+
+
+def _default_specs(backend: str | None, stored: dict[str, dict[str, Any]]) -> list[ModelSpec]:
+    """No model named: the study's models (those of `backend` if given), else the default."""
+    keys = [k for k in stored if backend is None or parse_model(k).provider == backend]
+    if keys:
+        return [parse_model(k) for k in keys]
+    return [legacy_spec(backend, None)]
+
+
+def _suffix(key: str) -> str:
+    """Output ids of a study's later models carry this; its first model's ids carry none."""
+    return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+def _settings(study: Study, spec: ModelSpec, before: dict[str, Any] | None,
+              asked: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """Asked settings, filled in from the model's earlier runs, then from the defaults."""
+    before = before or {}
+    fixed = study.count("outputs", "model_key = ?", (spec.key,)) > 0
+    identity = {*IDENTITY_KEYS, *(k for k in {*asked, *before} if k.startswith(EXTRA))}
+    settings: dict[str, Any] = {"backend": spec.backend, "model": spec.name or ""}
+    for name in sorted({*DEFAULTS, *identity}):
+        value = asked.get(name)
+        if value is None:
+            value = before.get(name, DEFAULTS.get(name))
+        elif fixed and name in identity and value != before.get(name, DEFAULTS.get(name)):
+            raise HarnessError(
+                f"{spec.key}: this model's outputs were collected with {name}="
+                f"{before.get(name, DEFAULTS.get(name))!r}, not {value!r}; rerun with the same "
+                "settings to resume, or add it as another model", file=study.path, column=name)
+        if value is not None:
+            settings[name] = value
+    settings["id_suffix"] = before.get("id_suffix", suffix)
+    _check(spec, settings)
+    return settings
+
+
+def _check(spec: ModelSpec, settings: dict[str, Any]) -> None:
+    for name, (low, high) in RANGES.items():
+        value = settings.get(name)
+        if value not in (None, OMIT) and not low <= value <= high:
+            raise HarnessError(f"{name} must be between {low:g} and {high:g} (got {value!r})",
+                               column=name)
+    if settings.get("top_p") == 0:
+        raise HarnessError("top_p must be above 0 (got 0)", column="top_p")
+    if spec.backend == "local":
+        remote = [k for k in settings if k in REMOTE_ONLY or k.startswith(EXTRA)
+                  or settings[k] == OMIT]
+        if remote:
+            raise HarnessError(f"{spec.key}: {remote[0]} applies to OpenAI-compatible models "
+                               "only", column=remote[0])

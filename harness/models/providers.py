@@ -1,0 +1,125 @@
+"""Provider strings: which backend serves a model and where, in the convention of Inspect.
+
+    local                      the embedded SmolLM2-135M-Instruct (transformers)
+    local/PATH                 a transformers model folder or a .gguf file
+    openai/NAME                OpenAI (OPENAI_BASE_URL or api.openai.com, OPENAI_API_KEY)
+    vllm/NAME                  vLLM's OpenAI-compatible server, http://localhost:8000/v1
+    llamacpp/NAME              llama.cpp's server, http://localhost:8080/v1
+    ollama/NAME                Ollama's OpenAI-compatible endpoint, http://localhost:11434/v1
+    openai-compatible/NAME     any OpenAI-compatible server; needs a base URL
+
+The string as written (with `local` for the embedded model) is the model's key in a study: its
+outputs, settings and provenance are filed under it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.defaults import EMBEDDED_MODEL_NAME
+from harness.errors import HarnessError
+
+#: provider -> default base URL (None: the backend's own default; "" : one must be given)
+DEFAULT_URLS: dict[str, str | None] = {
+    "openai": None,
+    "vllm": "http://localhost:8000/v1",
+    "llamacpp": "http://localhost:8080/v1",
+    "ollama": "http://localhost:11434/v1",
+    "openai-compatible": "",
+}
+PROVIDERS = ("local", *DEFAULT_URLS)
+#: providers whose servers get OPENAI_API_KEY; self-hosted ones get none, so a key meant for
+#: OpenAI never reaches a local server (use openai-compatible/NAME for a server that wants one)
+SENDS_OPENAI_KEY = frozenset({"openai", "openai-compatible"})
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed provider string: `provider`, and the model name or path (None: embedded)."""
+
+    provider: str
+    name: str | None
+
+    @property
+    def key(self) -> str:
+        return self.provider if self.name is None else f"{self.provider}/{self.name}"
+
+    @property
+    def backend(self) -> str:
+        """The backend that speaks to it: "local" or "openai" (the OpenAI wire format)."""
+        return "local" if self.provider == "local" else "openai"
+
+    @property
+    def default_url(self) -> str | None:
+        return DEFAULT_URLS.get(self.provider)
+
+    @property
+    def sends_openai_key(self) -> bool:
+        return self.provider in SENDS_OPENAI_KEY
+
+
+def is_provider_string(text: str) -> bool:
+    """True when `text` starts with a known provider (`local` alone or `PROVIDER/...`)."""
+    return text == "local" or text.split("/", 1)[0] in PROVIDERS and "/" in text
+
+
+def parse_model(text: str) -> ModelSpec:
+    """A provider string as a ModelSpec; a one-line HarnessError names what is wrong."""
+    text = text.strip()
+    if not text:
+        raise HarnessError("empty model (give a provider string such as openai/gpt-4o-mini)",
+                           column="model")
+    if text == "local":
+        return ModelSpec("local", None)
+    provider, sep, name = text.partition("/")
+    if not sep or provider not in PROVIDERS:
+        raise HarnessError(f"unknown provider {provider!r} in {text!r} (choose from "
+                           f"{', '.join(PROVIDERS)}, e.g. openai/gpt-4o-mini)", column="model")
+    name = name.strip()
+    if provider == "local":
+        name = name.rstrip("/") or ""
+        if name in ("", "embedded", EMBEDDED_MODEL_NAME):
+            return ModelSpec("local", None)
+        return ModelSpec("local", name)
+    if not name:
+        raise HarnessError(f"{text!r} names no model (write {provider}/NAME)", column="model")
+    return ModelSpec(provider, name)
+
+
+def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
+    """The spec meant by the older `--backend B --model M` pair (backend None: local).
+
+    `--backend` may also name a provider (`--backend vllm --model Qwen/Qwen2.5-7B-Instruct`).
+    """
+    backend = backend or "local"
+    if backend == "local":
+        return parse_model("local/" + model if model else "local")
+    if backend not in DEFAULT_URLS:
+        raise HarnessError(f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)})",
+                           column="backend")
+    if not model:
+        raise HarnessError(f"the {backend} backend needs --model (e.g. gpt-4o-mini)",
+                           column="model")
+    return ModelSpec(backend, model)
+
+
+def resolve_model(text: str, backend: str | None = None) -> ModelSpec:
+    """What `--model TEXT` means: a provider string, or with `--backend` (or without a known
+    provider prefix) the older plain name or local path."""
+    if backend is not None:
+        return legacy_spec(backend, text)
+    if is_provider_string(text):
+        return parse_model(text)
+    first = text.split("/", 1)[0]
+    if "/" in text and not Path(text).expanduser().exists() and not first.startswith((".", "~")):
+        raise HarnessError(f"unknown provider {first!r} in {text!r} (choose from "
+                           f"{', '.join(PROVIDERS)}; a local path must exist)", column="model")
+    return legacy_spec("local", text)
+
+
+def stored_key(backend: str, model: str) -> str:
+    """The key of outputs an older store recorded as (backend, model as requested)."""
+    if backend == "local":
+        return "local" if model in ("", EMBEDDED_MODEL_NAME) else f"local/{model}"
+    return f"{backend}/{model}"

@@ -1,0 +1,77 @@
+"""Provider strings: what each means, and one-line errors for what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.models.providers import (
+    ModelSpec,
+    legacy_spec,
+    parse_model,
+    resolve_model,
+    stored_key,
+)
+
+
+@pytest.mark.parametrize(("text", "provider", "name", "backend", "url"), [
+    ("local", "local", None, "local", None),
+    ("local/embedded", "local", None, "local", None),
+    ("local/SmolLM2-135M-Instruct", "local", None, "local", None),
+    ("local/models/q.gguf", "local", "models/q.gguf", "local", None),
+    ("openai/gpt-4o-mini", "openai", "gpt-4o-mini", "openai", None),
+    ("vllm/Qwen/Qwen2.5-7B-Instruct", "vllm", "Qwen/Qwen2.5-7B-Instruct", "openai",
+     "http://localhost:8000/v1"),
+    ("llamacpp/smollm2", "llamacpp", "smollm2", "openai", "http://localhost:8080/v1"),
+    ("ollama/llama3.1:8b", "ollama", "llama3.1:8b", "openai", "http://localhost:11434/v1"),
+    ("openai-compatible/m", "openai-compatible", "m", "openai", ""),
+])
+def test_provider_strings(text, provider, name, backend, url):
+    spec = parse_model(text)
+    assert (spec.provider, spec.name, spec.backend, spec.default_url) == (
+        provider, name, backend, url)
+    assert parse_model(spec.key) == spec  # the key reads back as the same model
+
+
+def test_only_openai_and_generic_servers_get_the_openai_key():
+    assert parse_model("openai/x").sends_openai_key
+    assert parse_model("openai-compatible/x").sends_openai_key
+    assert not any(parse_model(f"{p}/x").sends_openai_key for p in ("vllm", "llamacpp", "ollama"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("", "empty model"),
+    ("anthropic/claude", "unknown provider 'anthropic'"),
+    ("vllm/", "names no model"),
+    ("gpt-4o-mini", "unknown provider 'gpt-4o-mini'"),
+])
+def test_bad_provider_strings_are_one_line_errors(text, message):
+    with pytest.raises(HarnessError, match=message) as caught:
+        parse_model(text)
+    assert caught.value.column == "model" and "\n" not in str(caught.value)
+
+
+def test_the_older_backend_and_model_pair_still_means_what_it_meant(tmp_path):
+    assert legacy_spec(None, None) == ModelSpec("local", None)
+    assert legacy_spec("openai", "gpt-4o-mini") == ModelSpec("openai", "gpt-4o-mini")
+    assert legacy_spec("vllm", "Qwen/Qwen2.5-7B") == ModelSpec("vllm", "Qwen/Qwen2.5-7B")
+    with pytest.raises(HarnessError, match="needs --model"):
+        legacy_spec("openai", None)
+    with pytest.raises(HarnessError, match="unknown backend 'tgi'"):
+        legacy_spec("tgi", "m")
+    # --model alone: a provider string, else a local path as before
+    weights = tmp_path / "w" / "m.gguf"
+    weights.parent.mkdir()
+    weights.write_bytes(b"")
+    assert resolve_model(str(weights)) == ModelSpec("local", str(weights))
+    assert resolve_model("m.gguf") == ModelSpec("local", "m.gguf")
+    assert resolve_model("openai/gpt-4o", backend=None) == ModelSpec("openai", "gpt-4o")
+    assert resolve_model("gpt-4o", backend="openai") == ModelSpec("openai", "gpt-4o")
+    with pytest.raises(HarnessError, match="unknown provider 'mistral'"):
+        resolve_model("mistral/large")
+
+
+def test_keys_of_outputs_stored_before_provider_strings():
+    assert stored_key("local", "SmolLM2-135M-Instruct") == "local"
+    assert stored_key("local", "m.gguf") == "local/m.gguf"
+    assert stored_key("openai", "gpt-4o-mini") == "openai/gpt-4o-mini"
