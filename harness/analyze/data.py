@@ -24,7 +24,8 @@ from harness.study.store import Study
 
 REVIEWS_SQL = """
 SELECT r.item_id, r.reviewer_id, r.verdict, r.confidence, r.source, r.created_at,
-       v.kind, v.method, o.output_id, o.sample, o.model, p.prompt_id, p.topic_id, p.condition
+       v.kind, v.method, o.output_id, o.sample, o.model_key AS model, p.prompt_id, p.topic_id,
+       p.condition
 FROM reviews r
 JOIN items i ON i.item_id = r.item_id
 JOIN outputs o ON o.output_id = i.output_id
@@ -102,7 +103,6 @@ def load_study(study: Study, manifest: dict[str, Any], *, allow_missing_commitme
         raise HarnessError(
             "the study has no reviews yet: import reviewer packets or run the automated "
             "reviewers (`harness judge`) before `harness analyze`", file=study.path)
-    _one_model(study)
     blinding = verify_blinding(study, manifest, allow_missing=allow_missing_commitment)
     reviews = study.frame(REVIEWS_SQL)
     topics = study.frame(TOPICS_SQL)
@@ -123,20 +123,6 @@ def load_study(study: Study, manifest: dict[str, Any], *, allow_missing_commitme
         first_review_at=str(reviews["created_at"].min()) if len(reviews) else None, meta=meta,
         controls=study.frame(CONTROLS_SQL),
     )
-
-
-def _one_model(study: Study) -> None:
-    """Refuse, before anything is unblinded, items from several models: the analysis treats the
-    items of a topic as exchangeable, and pooling models without stratifying by model would
-    misstate the evidence."""
-    keys = [r[0] for r in study.rows(
-        "SELECT DISTINCT o.model_key FROM items i JOIN outputs o ON o.output_id = i.output_id "
-        "ORDER BY 1")]
-    if len(keys) > 1:
-        raise HarnessError(
-            f"the study's items come from {len(keys)} models ({', '.join(keys)}); the analysis "
-            "covers the outputs of one model, so analyse each model in a study of its own "
-            "(analysis across models is not available yet)", file=study.path, column="model")
 
 
 def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFrame

@@ -16,7 +16,8 @@ from harness.study.store import Study
 __all__ = ["ModelAudit", "model_audit"]
 
 MODEL_AUDIT_SQL = """
-SELECT i.display_text, COALESCE(i.core_combination, '') AS core, p.topic_id, o.model
+SELECT i.display_text, COALESCE(i.core_combination, '') AS core, p.topic_id,
+       o.model_key AS model
 FROM items i JOIN outputs o ON o.output_id = i.output_id
              JOIN prompts p ON p.prompt_id = o.prompt_id
 ORDER BY i.output_id

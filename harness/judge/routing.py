@@ -25,7 +25,8 @@ W_BALANCE, W_EXPERTISE, W_NOISE = 10.0, 1.0, 0.01
 MIP_GAP = 1e-4  # relative optimality gap at which the solver stops
 
 ITEMS_SQL = """
-SELECT i.item_id, i.output_id, p.topic_id, p.condition, o.model, t.field_a, t.field_b
+SELECT i.item_id, i.output_id, p.topic_id, p.condition, o.model_key AS model, t.field_a,
+       t.field_b
 FROM items i JOIN outputs o ON o.output_id = i.output_id
              JOIN prompts p ON p.prompt_id = o.prompt_id
              JOIN topics t ON t.topic_id = p.topic_id

@@ -23,7 +23,7 @@ def two_models(tmp_path):
     folder = write_simulated_study(tmp_path / "s", Design(samples=2, reviewers=2), topics=40,
                                    seed=3, effect=0.1)
     with Study.open(folder) as study, study.transaction() as conn:
-        conn.execute("UPDATE outputs SET model = 'model-' || sample")
+        conn.execute("UPDATE outputs SET model_key = 'model-' || sample")
     return folder
 
 

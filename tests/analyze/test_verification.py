@@ -12,7 +12,6 @@ from harness.analyze.plan import bundled_plan_path
 from harness.errors import HarnessError
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
-from harness.study.unblinding import unblinded_at
 from tests.analyze.helpers import TWO_HUMANS, build_study, random_judgments
 from tests.cli_run import run_cli as cli
 
@@ -129,16 +128,3 @@ def test_analysis_does_not_import_the_judge_stage():
             "bad = [m for m in sys.modules if m.startswith('harness.judge')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_items_from_several_models_are_refused_before_unblinding(study, capsys):
-    with sqlite3.connect(study / "study.sqlite") as conn:
-        conn.execute("UPDATE outputs SET model_key = 'openai/gpt-4o-mini' WHERE rowid % 2 = 0")
-    with pytest.raises(HarnessError, match="items come from 2 models") as caught:
-        analyze(study, allow_deviation=True)
-    assert caught.value.column == "model"
-    assert not (study / "report").exists() and "analysis" not in load_manifest(study)
-    with Study.open(study) as handle:
-        assert unblinded_at(handle) is None
-    code, _, err = cli(capsys, "analyze", "--study", str(study))
-    assert code == 2 and err.count("\n") == 1 and "analyse each model" in err

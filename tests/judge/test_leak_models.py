@@ -12,7 +12,7 @@ def _study(tmp_path, models: int, marked: bool):
     folder = write_simulated_study(tmp_path / f"s{models}{marked}",
                                    Design(samples=models, reviewers=1), topics=12, seed=2)
     with Study.open(folder) as study, study.transaction() as conn:
-        conn.execute("UPDATE outputs SET model = 'model-' || sample")
+        conn.execute("UPDATE outputs SET model_key = 'model-' || sample")
         rows = conn.execute("SELECT i.item_id, o.sample FROM items i JOIN outputs o "
                             "USING (output_id)").fetchall()
         for n, (item, sample) in enumerate(rows):

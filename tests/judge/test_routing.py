@@ -135,7 +135,7 @@ def test_several_models_are_balanced_within_each_reviewer(make_study) -> None:
     # reviewer could get mostly one model's items
     ids = [r[0] for r in study.rows("SELECT output_id FROM outputs ORDER BY output_id")]
     with study.transaction() as conn:
-        conn.executemany("UPDATE outputs SET model = ? WHERE output_id = ?",
+        conn.executemany("UPDATE outputs SET model_key = ? WHERE output_id = ?",
                          [("model-a" if n < 0.4 * len(ids) else "model-b", o)
                           for n, o in enumerate(ids)])
     result = plan_routing(study, HUMANS, k=2, seed=3)
