@@ -50,13 +50,16 @@ def run_study(
     echo: Callable[[str], None] = print, cutoff: str | None = DEMO_CUTOFF,
     controls: bool = True, plan: Path | None = None,
     study_file: dict[str, object] | None = None, demo: bool = True,
+    models: list[str] | None = None, model_args: list[str] | None = None,
 ) -> RunResult:
     """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order.
 
     `cutoff` is stated on the items and splits the bank's known links into published and
     unpublished control items (`controls`); automated reviewers search before it. `plan` is
     the analysis plan to preregister (default: bundled); `study_file` is the manifest record of
-    a study file the settings came from (`harness.study_file`).
+    a study file the settings came from (`harness.study_file`). `models` (provider strings) and
+    `model_args` (`MODEL@KEY=VALUE`) collect several models, as `harness collect` does; the blind
+    steps and the probe use the local `model`.
     """
     folder = Path(study)
     timings: dict[str, float] = {}
@@ -78,7 +81,8 @@ def run_study(
         from harness.study.manifest import record_section
 
         record_section(folder, "study_file", study_file)
-    stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed))
+    stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed, models,
+                                      model_args))
     stage("judge --blind", lambda: _blind(folder, reviewers, seed, extract, normalise, model,
                                           cutoff, controls))
     stage("prereg", lambda: _prereg(folder, plan))
@@ -106,9 +110,15 @@ def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
             + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}")
 
 
-def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int) -> str:
-    from harness.collect import collect
+def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int,
+             models: list[str] | None, model_args: list[str] | None) -> str:
+    from harness.collect import collect, collect_models
 
+    if models:
+        results = collect_models(folder, models=models, model_args=model_args or [],
+                                 samples=samples, max_tokens=max_tokens, seed=seed,
+                                 progress=True)
+        return "\n".join(r.summary() for r in results)
     result = collect(folder, backend="local", model=model, samples=samples,
                      max_tokens=max_tokens, seed=seed, progress=True)
     return result.summary()

@@ -36,27 +36,48 @@ def _from_file(config: Path) -> dict[str, Any]:
 
     loaded = load_study_file(config)
     c = loaded.config
-    entry = c.models[0]
-    local = _local_model(c, config)
+    models, model_args = model_settings(c.models, loaded.resolve, config)
+    local = next((m.partition("/")[2] for m in models if m.startswith("local/")), None)
     return {
         "pilot": c.pilot, "limit": c.limit, "topics": loaded.resolve(c.topics), "seed": c.seed,
-        "model": str(loaded.resolve(local)) if local else None,
-        "samples": entry.samples or c.samples,
-        "max_tokens": entry.max_tokens or c.max_tokens or RUN_MAX_TOKENS,
-        "extract": c.extract, "normalise": c.normalise, "reviewers": loaded.resolve(c.roster),
-        "probe": c.probe, "cutoff": c.cutoff or DEMO_CUTOFF, "controls": c.controls,
+        "model": local, "models": models, "model_args": model_args, "samples": c.samples,
+        "max_tokens": c.max_tokens or RUN_MAX_TOKENS, "extract": c.extract,
+        "normalise": c.normalise, "reviewers": loaded.resolve(c.roster), "probe": c.probe,
+        "cutoff": c.cutoff or DEMO_CUTOFF, "controls": c.controls,
         "plan": loaded.resolve(c.plan), "demo": c.demo, "study_file": loaded.record({}),
     }
 
 
-def _local_model(c: Any, config: Path) -> str | None:
-    """The model path of the file's one local model (None: the embedded model)."""
-    entry = c.models[0]
-    plain = (len(c.models) == 1 and not entry.base_url and not entry.args
-             and entry.temperature is None and entry.top_p is None)
-    if not plain or not (entry.model == "local" or entry.model.startswith("local/")):
-        raise HarnessError(
-            "`harness run` runs one local model (`local` or `local/PATH`) with its default "
-            "sampling; collect other or several models with `harness collect` and run the "
-            "later stages one by one", file=config, column="models")
-    return entry.model.partition("/")[2] or None
+def model_settings(entries: list[Any], resolve: Any, config: Path
+                   ) -> tuple[list[str], list[str]]:
+    """Provider strings and `MODEL@KEY=VALUE` model arguments of the file's model entries
+    (local paths resolved against the file's folder)."""
+    from harness.models.providers import parse_model
+
+    models: list[str] = []
+    args: list[str] = []
+    for n, entry in enumerate(entries):
+        name = entry.model
+        if name.startswith("local/"):
+            name = f"local/{resolve(name.partition('/')[2])}"
+        try:
+            parse_model(name)
+        except HarnessError as error:
+            raise HarnessError(str(error.message), file=config,
+                               column=f"models.{n}.model") from None
+        if name in models:
+            raise HarnessError(f"model {name} is listed twice", file=config,
+                               column=f"models.{n}.model")
+        models.append(name)
+        settings = {k: getattr(entry, k) for k in ("base_url", "samples", "temperature",
+                                                    "top_p", "max_tokens")}
+        settings.update(entry.args)
+        args += [f"{name}@{key}={_text(value)}" for key, value in settings.items()
+                 if value is not None]
+    return models, args
+
+
+def _text(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)

@@ -29,7 +29,8 @@ def test_a_valid_file_gives_run_settings_and_its_record(tmp_path):
                             "    max_tokens: 40\n")
     out = settings(path, FLAGS)
     assert (out["limit"], out["seed"], out["cutoff"], out["samples"]) == (60, 7, "2015-01-01", 2)
-    assert out["max_tokens"] == 40 and out["plan"] == tmp_path / "plan.yaml"
+    assert out["model_args"] == ["local@max_tokens=40"] and out["models"] == ["local"]
+    assert out["plan"] == tmp_path / "plan.yaml"
     assert out["study_file"]["sha256"] == load_study_file(path).sha256
     assert out["study_file"]["overrides"] == {}
     flagged = settings(path, FLAGS | {"seed": 3, "controls": False})
@@ -61,10 +62,29 @@ def test_every_bad_entry_names_file_line_and_field(tmp_path, text, row, column, 
         assert error.row == row and error.column == column
 
 
-def test_other_models_are_refused_by_run_with_the_field_named(tmp_path):
-    path = _write(tmp_path, "version: 1\nmodels:\n  - model: openai/gpt-4o-mini\n")
-    with pytest.raises(HarnessError, match="one local model"):
+def test_several_models_become_provider_strings_and_model_arguments(tmp_path):
+    (tmp_path / "m.gguf").write_text("x", encoding="utf-8")
+    path = _write(tmp_path, "version: 1\nmodels:\n  - model: openai/gpt-4o-mini\n"
+                            "    temperature: 0.7\n    args: {token_param: max_completion_tokens}\n"
+                            "  - model: local/m.gguf\n    samples: 2\n")
+    out = settings(path, FLAGS)
+    local = f"local/{tmp_path / 'm.gguf'}"
+    assert out["models"] == ["openai/gpt-4o-mini", local]
+    assert out["model"] == str(tmp_path / "m.gguf")       # the blind steps and probe use it
+    assert out["model_args"] == ["openai/gpt-4o-mini@temperature=0.7",
+                                 "openai/gpt-4o-mini@token_param=max_completion_tokens",
+                                 f"{local}@samples=2"]
+
+
+@pytest.mark.parametrize(("models", "words"), [
+    ("  - model: nowhere/x\n", "unknown provider"),
+    ("  - model: local\n  - model: local\n", "listed twice"),
+])
+def test_bad_model_entries_name_the_entry(tmp_path, models, words):
+    path = _write(tmp_path, "version: 1\nmodels:\n" + models)
+    with pytest.raises(HarnessError, match=words) as caught:
         settings(path, FLAGS)
+    assert caught.value.column.startswith("models.")
 
 
 def test_cli_reports_a_bad_study_file_in_one_line_and_writes_nothing(tmp_path):
