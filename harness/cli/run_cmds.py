@@ -14,6 +14,11 @@ def run(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     pilot: bool = typer.Option(False, "--pilot", help="Allow fewer than 50 topics (no verdict)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Use only the first N topics."),
+    subset: int | None = typer.Option(None, "--subset", min=1, help="Use N topics chosen by the "
+                                      "seeded rule that keeps the bank's spread "
+                                      "(docs/curation.md)."),
+    subset_seed: int | None = typer.Option(None, "--subset-seed", min=0, help="Seed of --subset "
+                                           "(default: --seed)."),
     topics: Path | None = typer.Option(None, "--topics", help="Topic bank (default: bundled)."),
     seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of every seeded stage."),
     model: str | None = typer.Option(None, "--model", help="Local model folder or .gguf "
@@ -42,7 +47,7 @@ def run(
     from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS, run_study
 
     result = run_study(
-        study, pilot=pilot, limit=limit, topics=topics,
+        study, pilot=pilot, limit=limit, subset=subset, subset_seed=subset_seed, topics=topics,
         seed=DEFAULT_SEED if seed is None else seed, model=model, samples=samples,
         max_tokens=max_tokens or RUN_MAX_TOKENS, extract=extract, normalise=normalise,
         reviewers=reviewers, probe=probe, echo=typer.echo, cutoff=cutoff or DEMO_CUTOFF,
