@@ -115,7 +115,7 @@ def test_malformed_replies_raise_and_write_nothing(tmp_path, monkeypatch, capsys
 def test_missing_pairs_are_absent_cross_domain_and_spread(tmp_path):
     loaded = load_topic_bank()
     tax = loaded.taxonomy
-    topics = loaded.topics[:100]   # the bundled bank now holds nearly every pair; its start does not
+    topics = loaded.topics[:100]   # the whole bank now holds nearly every pair; its start does not
     have = {frozenset((t.field_a, t.field_b)) for t in topics}
     pairs = missing_pairs(topics, tax, 20)
     assert len(pairs) == 20 and len(set(pairs)) == 20
