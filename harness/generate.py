@@ -74,11 +74,14 @@ def render_prompts(bank: TopicBank, families: list[Family], system: str | None, 
 @creates_study
 def generate(study: str | Path, *, topics: Path | None = None, prompts: Path | None = None,
              seed: int = DEFAULT_SEED, pilot: bool = False, limit: int | None = None,
+             subset: int | None = None, subset_seed: int | None = None,
              tokenizer: Any = None) -> MatchAudit:
-    """Render, audit and store the matched prompts of a study. Returns the match audit."""
+    """Render, audit and store the matched prompts of a study. Returns the match audit.
+
+    `limit` keeps the first N topics; `subset` N topics chosen by the seeded spread-keeping rule
+    of harness.materials.subset (`subset_seed`, default `seed`)."""
     bank = load_topic_bank(topics)
-    if limit is not None:
-        bank.topics = bank.topics[:limit]
+    selection = select_topics(bank, limit, subset, seed if subset_seed is None else subset_seed)
     if len(bank.topics) < MIN_TOPICS and not pilot:
         raise HarnessError(
             f"{len(bank.topics)} topics; a study needs at least {MIN_TOPICS} "
@@ -95,9 +98,31 @@ def generate(study: str | Path, *, topics: Path | None = None, prompts: Path | N
     rows = render_prompts(bank, families, system, seed, tokenizer)
     audit = audit_prompts(rows)
     topic_rows = _topic_rows(bank)
-    _store(Path(study), topic_rows, rows, seed, pilot)
-    _record(Path(study), bank, families, prompts_dir, seed, pilot, audit)
+    _store(Path(study), topic_rows, rows, seed, pilot, selection)
+    _record(Path(study), bank, families, prompts_dir, seed, pilot, audit, selection)
     return audit
+
+
+def select_topics(bank: TopicBank, limit: int | None, subset: int | None,
+                  subset_seed: int) -> dict[str, Any]:
+    """Narrow `bank.topics` to the study's topics; returns how they were chosen (manifest)."""
+    if limit is not None and subset is not None:
+        raise HarnessError("--limit and --subset both choose the topics; give one of them",
+                           column="subset")
+    total = len(bank.topics)
+    if subset is not None:
+        from harness.materials.subset import SUBSET_RULE, choose_subset, coverage
+
+        bank.topics = choose_subset(bank.topics, bank.taxonomy, subset, subset_seed)
+        return {"rule": "subset", "size": subset, "seed": subset_seed, "of": total,
+                "description": SUBSET_RULE, **coverage(bank.topics, bank.taxonomy),
+                "topic_ids": [t.id for t in bank.topics]}
+    if limit is not None:
+        bank.topics = bank.topics[:limit]
+        return {"rule": "limit", "size": len(bank.topics), "of": total,
+                "description": "the first topics of the bank in file order",
+                "topic_ids": [t.id for t in bank.topics]}
+    return {"rule": "all", "size": total, "of": total}
 
 
 def _topic_rows(bank: TopicBank) -> list[tuple[Any, ...]]:
@@ -126,7 +151,8 @@ def _prompt_tuple(r: PromptRow) -> tuple[Any, ...]:
             r.n_tokens, spans)
 
 
-def _store(folder: Path, topic_rows: list, rows: list[PromptRow], seed: int, pilot: bool) -> None:
+def _store(folder: Path, topic_rows: list, rows: list[PromptRow], seed: int, pilot: bool,
+           selection: dict[str, Any]) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
     new = [_prompt_tuple(r) for r in rows]
     with Study.open(folder, create=True) as study:
@@ -142,10 +168,12 @@ def _store(folder: Path, topic_rows: list, rows: list[PromptRow], seed: int, pil
             conn.executemany(f"INSERT INTO prompts VALUES ({','.join('?' * 9)})", new)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('pilot', ?)", (str(int(pilot)),))
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('seed', ?)", (str(seed),))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('topic_selection', ?)",
+                         (json.dumps(selection, sort_keys=True),))
 
 
 def _record(folder: Path, bank: TopicBank, families: list[Family], prompts_dir: Path, seed: int,
-            pilot: bool, audit: MatchAudit) -> None:
+            pilot: bool, audit: MatchAudit, selection: dict[str, Any]) -> None:
     files = {f"topics/{p.name}": p for p in bank.files}
     files["topics/taxonomy.yaml"] = bank.taxonomy_file
     record_materials(folder, "topics", files)
@@ -154,10 +182,11 @@ def _record(folder: Path, bank: TopicBank, families: list[Family], prompts_dir: 
         templates["prompts/generate/system.txt"] = prompts_dir / "system.txt"
     record_materials(folder, "prompts", templates)
     record_section(folder, "generate", {
-        "seed": seed, "pilot": pilot, "n_topics": len(bank.topics),
+        "seed": seed, "pilot": pilot, "n_topics": len(bank.topics), "topic_selection": selection,
         "families": [f.name for f in families], "match_audit": audit.summary_dict(),
     })
-    record_command(folder, "generate", {"seed": seed, "pilot": pilot})
+    record_command(folder, "generate", {"seed": seed, "pilot": pilot, "topic_selection": {
+        k: selection[k] for k in ("rule", "size", "seed") if k in selection}})
 
 
 make_module_callable(__name__, generate)  # `harness.generate(...)` calls `generate(...)`

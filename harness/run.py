@@ -7,6 +7,7 @@ report says its verdict demonstrates the machinery and is not evidence.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -44,7 +45,8 @@ class RunResult:
 @creates_study
 def run_study(
     study: str | Path, *, pilot: bool = False, limit: int | None = None,
-    topics: Path | None = None, seed: int = DEFAULT_SEED, model: str | None = None,
+    subset: int | None = None, subset_seed: int | None = None, topics: Path | None = None,
+    seed: int = DEFAULT_SEED, model: str | None = None,
     samples: int = 1, max_tokens: int = RUN_MAX_TOKENS, extract: bool = True,
     normalise: bool = True, reviewers: Path | None = None, probe: bool = True,
     echo: Callable[[str], None] = print, cutoff: str | None = DEMO_CUTOFF,
@@ -54,12 +56,13 @@ def run_study(
 ) -> RunResult:
     """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order.
 
-    `cutoff` is stated on the items and splits the bank's known links into published and
-    unpublished control items (`controls`); automated reviewers search before it. `plan` is
-    the analysis plan to preregister (default: bundled); `study_file` is the manifest record of
-    a study file the settings came from (`harness.study_file`). `models` (provider strings) and
-    `model_args` (`MODEL@KEY=VALUE`) collect several models, as `harness collect` does; the blind
-    steps and the probe use the local `model`.
+    `limit` / `subset` (seeded by `subset_seed`, default `seed`) choose the topics as
+    `harness generate` does. `cutoff` is stated on the items and splits the bank's known links
+    into published and unpublished control items (`controls`); automated reviewers search
+    before it. `plan` is the analysis plan to preregister (default: bundled); `study_file` is
+    the manifest record of a study file the settings came from (`harness.study_file`). `models`
+    (provider strings) and `model_args` (`MODEL@KEY=VALUE`) collect several models, as
+    `harness collect` does; the blind steps and the probe use the local `model`.
     """
     folder = Path(study)
     timings: dict[str, float] = {}
@@ -73,7 +76,8 @@ def run_study(
         if message:
             echo(message)
 
-    stage("generate", lambda: _generate(folder, topics, seed, pilot, limit))
+    choice = {"limit": limit, "subset": subset, "subset_seed": subset_seed}
+    stage("generate", lambda: _generate(folder, topics, seed, pilot, choice))
     if demo:   # whatever made the prompts, this run's verdict is a demo
         with Study.open(folder) as s:
             s.set_meta("demo", "1")
@@ -96,7 +100,7 @@ def run_study(
 
 
 def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
-              limit: int | None) -> str:
+              choice: dict[str, int | None]) -> str:
     from harness.generate import generate
 
     if (folder / "study.sqlite").exists():
@@ -104,10 +108,23 @@ def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
             if s.count("prompts"):
                 return (f"already generated: {s.count('topics')} topics, "
                         f"{s.count('prompts')} prompts")
-    audit = generate(folder, topics=topics, seed=seed, pilot=pilot, limit=limit)
-    return (f"{audit.n_topics} topics x 3 conditions; mean tokens "
+    audit = generate(folder, topics=topics, seed=seed, pilot=pilot, **choice)
+    return (f"{audit.n_topics} topics x 3 conditions{_chosen(folder)}; mean tokens "
             + ", ".join(f"{c} {v:.1f}" for c, v in audit.tokens_mean.items())
             + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}")
+
+
+def _chosen(folder: Path) -> str:
+    """How the topics were chosen, as recorded by generate (empty for the whole bank)."""
+    with Study.open(folder) as s:
+        selection = json.loads(s.meta("topic_selection") or "{}")
+    if selection.get("rule") == "subset":
+        return (f" (subset of {selection['of']}, seed {selection['seed']}: "
+                f"{selection['field_pairs']} field pairs, {selection['domain_pairs']} domain "
+                "pairs)")
+    if selection.get("rule") == "limit":
+        return f" (the first {selection['size']} of {selection['of']})"
+    return ""
 
 
 def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int,

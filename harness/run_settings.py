@@ -17,7 +17,8 @@ def settings(config: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
     from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS
 
     out: dict[str, Any] = {
-        "pilot": False, "limit": None, "topics": None, "seed": DEFAULT_SEED, "model": None,
+        "pilot": False, "limit": None, "subset": None, "subset_seed": None, "topics": None,
+        "seed": DEFAULT_SEED, "model": None,
         "samples": 1, "max_tokens": RUN_MAX_TOKENS, "extract": True, "normalise": True,
         "reviewers": None, "probe": True, "cutoff": DEMO_CUTOFF, "controls": True}
     if config is not None:
@@ -39,7 +40,8 @@ def _from_file(config: Path) -> dict[str, Any]:
     models, model_args = model_settings(c.models, loaded.resolve, config)
     local = next((m.partition("/")[2] for m in models if m.startswith("local/")), None)
     return {
-        "pilot": c.pilot, "limit": c.limit, "topics": loaded.resolve(c.topics), "seed": c.seed,
+        "pilot": c.pilot, "limit": c.limit, "subset": c.subset, "subset_seed": c.subset_seed,
+        "topics": loaded.resolve(c.topics), "seed": c.seed,
         "model": local, "models": models, "model_args": model_args, "samples": c.samples,
         "max_tokens": c.max_tokens or RUN_MAX_TOKENS, "extract": c.extract,
         "normalise": c.normalise, "reviewers": loaded.resolve(c.roster), "probe": c.probe,

@@ -42,7 +42,9 @@ class ModelEntry(_Strict):
 class StudyFile(_Strict):
     version: int = 1
     topics: str | None = None            # topic bank (default: bundled)
-    limit: int | None = Field(None, ge=1)
+    limit: int | None = Field(None, ge=1)               # the first N topics, or ...
+    subset: int | None = Field(None, ge=1)              # ... N chosen by the seeded spread rule
+    subset_seed: int | None = Field(None, ge=0)         # default: seed
     pilot: bool = False
     seed: int = Field(DEFAULT_SEED, ge=0)
     models: list[ModelEntry] = Field(default_factory=lambda: [ModelEntry()], min_length=1)

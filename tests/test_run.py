@@ -43,3 +43,14 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
     with Study.open(folder) as s:  # resumed: nothing collected or reviewed twice
         assert s.rows("SELECT output_id, text FROM outputs ORDER BY output_id") == outputs
         assert s.count("reviews") == 2 * s.count("items")
+
+
+def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
+    from harness.generate import generate
+    from harness.run import _chosen
+
+    generate(tmp_path / "s", subset=7, subset_seed=2, pilot=True)
+    assert _chosen(tmp_path / "s").startswith(" (subset of ")
+    assert "6 domain pairs" in _chosen(tmp_path / "s")
+    generate(tmp_path / "l", limit=5, pilot=True)
+    assert _chosen(tmp_path / "l").startswith(" (the first 5 of ")

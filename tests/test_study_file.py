@@ -12,8 +12,9 @@ from harness.run_settings import settings
 from harness.study_file import load_study_file
 from tests.cli_run import run_subprocess
 
-FLAGS = dict.fromkeys(["pilot", "limit", "topics", "seed", "model", "samples", "max_tokens",
-                       "extract", "normalise", "reviewers", "probe", "cutoff", "controls"])
+FLAGS = dict.fromkeys(["pilot", "limit", "subset", "subset_seed", "topics", "seed", "model",
+                       "samples", "max_tokens", "extract", "normalise", "reviewers", "probe",
+                       "cutoff", "controls"])
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -104,4 +105,4 @@ def test_the_documented_example_is_valid(tmp_path):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("x", encoding="utf-8")
     config = load_study_file(_write(docs, example)).config
-    assert config.limit == 60 and config.models[0].model == "local"
+    assert config.subset == 60 and config.models[0].model == "local"

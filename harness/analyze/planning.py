@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from harness.analyze.bank_power import BANK_REPS, BANK_SEED, bank_lines, bank_power
 from harness.analyze.decisive import (
     controls_needed,
     corrected_tost_power,
@@ -47,6 +48,7 @@ class PowerResult:
     simulation: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     accuracy: dict[str, Any] | None = None
+    bank: dict[str, Any] | None = None
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic
@@ -67,6 +69,8 @@ class PowerResult:
         ]
         if self.accuracy:
             lines += accuracy_lines(self.accuracy, i)
+        if self.bank:
+            lines += bank_lines(self.bank, i)
         if self.simulation:
             lines += _simulation_lines(self.simulation, i)
         lines += [f"  note: {n}" for n in self.notes]
@@ -145,13 +149,21 @@ def power(*, topics: int | None = None, p_single: float | None = None,
           effect: float | None = None, sesoi: float | None = None, rho: float | None = None,
           alpha: float | None = None, target: float | None = None, simulate: bool = False,
           reps: int | None = None, samples: int | None = None, reviewers: int | None = None,
-          seed: int | None = None, plan: str | Path | Plan | None = None) -> PowerResult:
+          seed: int | None = None, plan: str | Path | Plan | None = None,
+          sensitivity: float | None = None, specificity: float | None = None,
+          bank: str | Path | bool | None = None, bank_reps: int = BANK_REPS) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
-    design run through the exact primary analysis."""
+    design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
+    file or folder) adds what a study on all of that bank's topics can decide."""
     base = plan if isinstance(plan, Plan) else load_plan(plan).plan
+    base = _with_accuracy(base, sensitivity, specificity)
     p = base.planning
+    sized = None if bank is None or bank is False else _bank_size(
+        None if bank is True else Path(bank))
     inputs = {
-        "topics": topics or p.topics, "p_single": p.p_single if p_single is None else p_single,
+        # with a bank and no --topics, every figure is for the bank's size
+        "topics": topics or (sized[0] if sized else p.topics),
+        "p_single": p.p_single if p_single is None else p_single,
         "effect": p.effect if effect is None else effect, "rho": p.rho if rho is None else rho,
         "alpha": alpha or base.primary.alpha, "target": target or p.power,
         "sesoi": sesoi or base.equivalence.sesoi,
@@ -166,6 +178,11 @@ def power(*, topics: int | None = None, p_single: float | None = None,
                         sesoi=inputs["sesoi"], rho=inputs["rho"], alpha=inputs["alpha"],
                         sd_equivalence=analytic["sd_equivalence"])
     result = PowerResult(inputs, analytic, curve, accuracy=_accuracy(base, inputs))
+    if sized is not None:
+        count, label = sized
+        result.bank = bank_power(base, inputs, count, label, sensitivity=p.sensitivity,
+                                 specificity=p.specificity, reps=bank_reps,
+                                 seed=BANK_SEED if seed is None else seed)
     if simulate:
         design = base.planning.design.model_copy(update={
             k: v for k, v in (("samples", samples), ("reviewers", reviewers)) if v})
@@ -177,6 +194,25 @@ def power(*, topics: int | None = None, p_single: float | None = None,
                               seed=seed)
         result.simulation = _simulation(sim, design, inputs)
     return result
+
+
+def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | None) -> Plan:
+    update = {k: v for k, v in (("sensitivity", sensitivity), ("specificity", specificity))
+              if v is not None}
+    for name, value in update.items():
+        if not 0.0 < value <= 1.0:
+            raise HarnessError(f"--{name} must lie in (0, 1] (got {value:g})", column=name)
+    if not update:
+        return plan
+    return plan.model_copy(update={"planning": plan.planning.model_copy(update=update)})
+
+
+def _bank_size(path: Path | None) -> tuple[int, str]:
+    from harness.materials.topics import load_topic_bank
+
+    loaded = load_topic_bank(path)
+    label = ", ".join(f.name for f in loaded.files) if path is not None else "bundled bank"
+    return len(loaded.topics), label
 
 
 def _analytic(i: dict[str, Any]) -> dict[str, Any]:

@@ -77,15 +77,30 @@ def power(
     seed: int | None = typer.Option(None, "--seed", min=0, help="Simulation seed."),
     plan: Path | None = typer.Option(None, "--plan", help="Plan whose planning section gives "
                                      "the defaults (default: the bundled plan)."),
+    sensitivity: float | None = typer.Option(None, "--sensitivity", min=0.0, max=1.0,
+                                             help="Reviewer sensitivity on published controls "
+                                             "(default: the plan's planning.sensitivity)."),
+    specificity: float | None = typer.Option(None, "--specificity", min=0.0, max=1.0,
+                                             help="Reviewer specificity on unpublished controls "
+                                             "(default: the plan's planning.specificity)."),
+    bank: bool = typer.Option(False, "--bank", help="Also report for all topics of the topic "
+                              "bank (its size replaces --topics' default), with the plan's "
+                              "equivalence test simulated (about a minute)."),
+    bank_file: Path | None = typer.Option(None, "--bank-file", help="Topic bank for --bank: "
+                                          "a YAML file or folder (default: bundled)."),
+    bank_reps: int = typer.Option(400, "--bank-reps", min=10, help="Simulated studies per "
+                                  "equivalence figure of --bank."),
 ) -> None:
     """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
     normal approximation; simulation searched until it reaches the target power).
 
     Example: harness power --topics 50 --p-single 0.3 --effect 0.1 --simulate
+    Example: harness power --bank --sensitivity 0.85 --specificity 0.9
     """
     from harness.analyze import power as run
 
     result = run(topics=topics, p_single=p_single, effect=effect, sesoi=sesoi, rho=rho,
                  alpha=alpha, target=target, simulate=simulate, reps=reps, samples=samples,
-                 reviewers=reviewers, seed=seed, plan=plan)
+                 reviewers=reviewers, seed=seed, plan=plan, sensitivity=sensitivity,
+                 specificity=specificity, bank=bank_file or bank or None, bank_reps=bank_reps)
     typer.echo(result.summary())

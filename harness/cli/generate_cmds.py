@@ -22,15 +22,21 @@ def generate(
         False, "--pilot", help="Allow fewer than 50 topics (no verdict later)."
     ),
     limit: int | None = typer.Option(None, min=1, help="Use only the first N topics of the bank."),
+    subset: int | None = typer.Option(None, "--subset", min=1, help="Use N topics chosen by the "
+                                      "seeded rule that keeps the bank's spread (round robin over "
+                                      "domain pairs and their field pairs; docs/curation.md)."),
+    subset_seed: int | None = typer.Option(None, "--subset-seed", min=0, help="Seed of --subset "
+                                           "(default: --seed)."),
 ) -> None:
     """Render matched single-field and cross-field prompts for every topic, with a match audit.
 
     Example: harness generate --study runs/s1 --seed 7
+    Example: harness generate --study runs/s2 --subset 60 --subset-seed 1
     """
     from harness.console import print_audit
     from harness.defaults import DEFAULT_SEED
     from harness.generate import generate as run
 
     audit = run(study, topics=topics, prompts=prompts, seed=DEFAULT_SEED if seed is None else seed,
-                pilot=pilot, limit=limit)
+                pilot=pilot, limit=limit, subset=subset, subset_seed=subset_seed)
     print_audit(audit, study)

@@ -18,6 +18,11 @@ def run(
     pilot: bool | None = typer.Option(None, "--pilot", help="Allow fewer than 50 topics "
                                       "(no verdict)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Use only the first N topics."),
+    subset: int | None = typer.Option(None, "--subset", min=1, help="Use N topics chosen by the "
+                                      "seeded rule that keeps the bank's spread "
+                                      "(docs/curation.md)."),
+    subset_seed: int | None = typer.Option(None, "--subset-seed", min=0, help="Seed of --subset "
+                                           "(default: --seed)."),
     topics: Path | None = typer.Option(None, "--topics", help="Topic bank (default: bundled)."),
     seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of every seeded stage."),
     model: str | None = typer.Option(None, "--model", help="Local model folder or .gguf "
@@ -48,7 +53,8 @@ def run(
     from harness.run_settings import settings
 
     flags: dict[str, Any] = {
-        "pilot": pilot, "limit": limit, "topics": topics, "seed": seed, "model": model,
+        "pilot": pilot, "limit": limit, "subset": subset, "subset_seed": subset_seed,
+        "topics": topics, "seed": seed, "model": model,
         "samples": samples, "max_tokens": max_tokens, "extract": extract,
         "normalise": normalise, "reviewers": reviewers, "probe": probe, "cutoff": cutoff,
         "controls": controls}

@@ -26,6 +26,12 @@ def check(
         "(default: 2015, 2020, 2024)."),
     taxonomy: Path | None = typer.Option(None, help="Field taxonomy (default: bundled)."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
+    subset: int = typer.Option(60, "--subset", min=0, help="Also show what the seeded subset of "
+                               "N topics covers (`harness run --subset`; default: the demo's "
+                               "60; 0: skip)."),
+    subset_seed: int | None = typer.Option(None, "--subset-seed", min=0,
+                                           help="Seed of --subset (default: the default study "
+                                           "seed, as in the demo)."),
 ) -> None:
     """Check a topic bank: schema (file:line), near duplicates, token balance, concept lengths,
     field and domain spread, links and controls by cut-off. Exits 1 when a rule fails.
@@ -35,9 +41,11 @@ def check(
     import json
 
     from harness.curation import Rules, check_bank
+    from harness.defaults import DEFAULT_SEED
 
     rules = Rules(cutoffs=tuple(_year(c) for c in cutoff)) if cutoff else Rules()
-    report = check_bank(banks or None, rules=rules, taxonomy=taxonomy)
+    chosen = (subset, DEFAULT_SEED if subset_seed is None else subset_seed) if subset else None
+    report = check_bank(banks or None, rules=rules, taxonomy=taxonomy, subset=chosen)
     typer.echo(report.to_text())
     if json_out is not None:
         json_out.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")

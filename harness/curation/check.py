@@ -11,7 +11,7 @@ from harness.curation.duplicates import check_duplicates
 from harness.curation.entries import Located, read_banks
 from harness.curation.links import check_links
 from harness.curation.rules import Rules, Section
-from harness.curation.spread import check_spread
+from harness.curation.spread import check_spread, check_subset
 
 
 @dataclass
@@ -59,8 +59,9 @@ class CheckReport:
 
 def check_bank(paths: list[Path] | Path | None = None, *, rules: Rules | None = None,
                taxonomy: Path | None = None, prompts: Path | None = None,
-               tokenizer: Any = None) -> CheckReport:
-    """Run every check over one bank (files or folders read as one; None = the bundled bank)."""
+               tokenizer: Any = None, subset: tuple[int, int] | None = None) -> CheckReport:
+    """Run every check over one bank (files or folders read as one; None = the bundled bank).
+    `subset` (size, seed) adds what the seeded subset of that size covers."""
     from harness.defaults import materials_dir
 
     rules = rules or Rules()
@@ -75,4 +76,6 @@ def check_bank(paths: list[Path] | Path | None = None, *, rules: Rules | None = 
         sections.append(check_tokens(located, tax, rules, prompts, tokenizer))
     sections += [check_concepts(located, rules), check_spread(located, tax, rules),
                  check_links(located, rules)]
+    if subset is not None and located:
+        sections.append(check_subset(located, tax, *subset))
     return CheckReport(sections, rules, located)

@@ -55,3 +55,27 @@ def check_spread(located: list[Located], taxonomy: Any, rules: Rules) -> Section
         "max_field_share": round(top_count / max(n, 1), 4), "field_cap": cap,
     }
     return section
+
+
+def check_subset(located: list[Located], taxonomy: Any, size: int, seed: int) -> Section:
+    """What the seeded subset of `size` topics (the demo's `--subset`) keeps of the spread; a
+    domain pair of the bank that the subset misses is a warning (it can only happen below 6)."""
+    from harness.materials.subset import choose_subset, coverage
+
+    section = Section(f"subset --subset {size} --subset-seed {seed}")
+    topics = [x.topic for x in located]
+    if size > len(topics):
+        section.summary.append(f"the bank has {len(topics)} topics, fewer than {size}")
+        return section
+    whole, part = coverage(topics, taxonomy), coverage(
+        choose_subset(topics, taxonomy, size, seed), taxonomy)
+    section.summary += [
+        f"{part['topics']} of {whole['topics']} topics: {part['field_pairs']} of "
+        f"{whole['field_pairs']} field pairs, {part['domain_pairs']} of "
+        f"{whole['domain_pairs']} domain pairs",
+        "domain pairs: " + ", ".join(f"{k} {v}" for k, v in part["per_domain_pair"].items()),
+    ]
+    for name in sorted(set(whole["per_domain_pair"]) - set(part["per_domain_pair"])):
+        section.warnings.append(Finding(f"the subset has no topic of the domain pair {name}"))
+    section.stats = {"size": size, "seed": seed, **part}
+    return section

@@ -128,3 +128,21 @@ def test_failing_bank_exits_1_and_bad_cutoff_exits_2(tmp_path, topics, capsys):
         main(["topics", "check", str(path), "--cutoff", "20x4"])
     assert done.value.code == 2
     assert "--cutoff: cut-off '20x4' is not YYYY or YYYY-MM-DD" in capsys.readouterr().err
+
+
+def test_subset_section_shows_what_the_seeded_subset_covers(tmp_path, topics, tokenizer):
+    path = write_bank(tmp_path / "b.yaml", topics + topics_renamed(topics))
+    report = check_bank(path, tokenizer=tokenizer, subset=(6, 3))
+    section = next(s for s in report.sections if s.name.startswith("subset"))
+    assert section.ok and section.stats["domain_pairs"] == 6 and section.stats["topics"] == 6
+    assert "6 of 12 topics" in section.summary[0]
+    small = check_bank(path, tokenizer=tokenizer, subset=(4, 3))
+    section = next(s for s in small.sections if s.name.startswith("subset"))
+    assert len(section.warnings) == 2 and section.ok   # 4 topics cannot cover 6 domain pairs
+    large = check_bank(path, tokenizer=tokenizer, subset=(50, 3))
+    assert "fewer than 50" in next(s for s in large.sections
+                                   if s.name.startswith("subset")).summary[0]
+
+
+def topics_renamed(topics):
+    return [{**t, "id": t["id"] + "-b"} for t in topics]

@@ -91,3 +91,30 @@ def test_manifest_records_materials_and_distances(tmp_path, tokenizer):
         row = s.rows("SELECT taxonomy_distance, embedding_distance FROM topics")[0]
     assert row[0] == 3
     assert 0.0 < row[1] < 2.0
+
+
+def test_subset_is_seeded_and_recorded(tmp_path, tokenizer):
+    from harness.materials.subset import choose_subset
+
+    bank = load_topic_bank()
+    generate(tmp_path / "s", subset=8, subset_seed=5, pilot=True, tokenizer=tokenizer)
+    expected = [t.id for t in choose_subset(bank.topics, bank.taxonomy, 8, 5)]
+    with Study.open(tmp_path / "s") as study:
+        stored = [r[0] for r in study.rows("SELECT topic_id FROM topics ORDER BY rowid")]
+        meta = json.loads(study.meta("topic_selection") or "{}")
+    assert stored == expected
+    assert meta["rule"] == "subset" and meta["seed"] == 5 and meta["topic_ids"] == expected
+    assert meta["domain_pairs"] == 6 and meta["of"] == len(bank.topics)
+    section = load_manifest(tmp_path / "s")["generate"]["topic_selection"]
+    assert section == meta and "round robin" in section["description"]
+
+
+def test_limit_still_takes_the_first_topics_and_excludes_subset(tmp_path, tokenizer):
+    path = write_bank(tmp_path / "bank", 6)
+    generate(tmp_path / "l", topics=path, limit=4, pilot=True, tokenizer=tokenizer)
+    with Study.open(tmp_path / "l") as study:
+        meta = json.loads(study.meta("topic_selection") or "{}")
+    assert meta["topic_ids"] == ["t000", "t001", "t002", "t003"] and meta["rule"] == "limit"
+    with pytest.raises(HarnessError, match="--limit and --subset"):
+        generate(tmp_path / "x", topics=path, limit=4, subset=4, pilot=True, tokenizer=tokenizer)
+    assert not (tmp_path / "x" / "study.sqlite").exists()

@@ -18,13 +18,17 @@ def plural_pairs(vocabulary: set[str]) -> list[tuple[str, str]]:
     return sorted(pairs)
 
 
+# Pairs the suffix rule above forms from words that are not singular and plural of one noun.
+NOT_PLURALS = {("new", "news"), ("rat", "rates")}
+
+
 def test_demo_vocabulary_keeps_singular_and_plural_together():
     texts = [f"{r['title']} {r.get('abstract') or ''}"
              for r in corpus_records(load_topic_bank().topics)]
     vocabulary = {w for text in texts for w in words(text)}
     pairs = plural_pairs(vocabulary)
     assert len(pairs) >= 150
-    apart = [(a, b) for a, b in pairs if stem(a) != stem(b)]
+    apart = [(a, b) for a, b in pairs if stem(a) != stem(b) and (a, b) not in NOT_PLURALS]
     # Snowball leaves only gas/gases apart (it keeps "gas" whole); the suffix stemmer it
     # replaced split 53 of these pairs (benchmarks/bench_stemmer.py prints both).
     assert apart == [("gas", "gases")]
