@@ -24,6 +24,7 @@ from harness.errors import HarnessError
 from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
+from harness.models.endpoint import check_base_url
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -342,7 +343,7 @@ def _settle_endpoint(study: Study, options: dict[str, Any], new_endpoint: bool) 
     if asked is None:
         options["base_url"] = recorded
         return [f"endpoint {recorded}, as recorded in the study"]
-    shown = public_url(asked.rstrip("/"))
+    shown = public_url(check_base_url(asked))
     if shown == recorded:
         return []
     if not new_endpoint:

@@ -100,9 +100,16 @@ def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
 
 def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int) -> str:
     from harness.collect import collect
+    from harness.errors import PartialWork
 
     result = collect(folder, backend="local", model=model, samples=samples,
                      max_tokens=max_tokens, seed=seed, progress=True)
+    if result.stopped == "interrupted":
+        raise KeyboardInterrupt
+    if result.failed or result.pending:  # later stages would work on a partial study
+        raise PartialWork(f"collect left {result.failed} failed and {result.pending} pending "
+                          "completions; rerun to resume (failures: harness collect "
+                          "--retry-errors)")
     return result.summary()
 
 
@@ -127,10 +134,13 @@ def _prereg(folder: Path) -> str:
 
 
 def _auto(folder: Path) -> str:
-    from harness.judge.automated import run_automated
+    from harness.errors import PartialWork
+    from harness.judge.automated import run_automated, unfinished
 
     with Study.open(folder) as s:
         table = run_automated(s)
+    if (left := unfinished(table)) is not None:  # no verdict on reviews that are missing
+        raise PartialWork(f"judge --auto: {left}")
     return table.to_string(index=False)
 
 

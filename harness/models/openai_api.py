@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.models._loop import LoopThread
-from harness.models._redact import public_url, redact, secret_in_url
+from harness.models._redact import public_url, redact
 from harness.models.base import (
     ChatRequest,
     Completion,
@@ -30,6 +30,7 @@ from harness.models.base import (
     validate,
 )
 from harness.models.budget import Budget, worst_case_cost
+from harness.models.endpoint import check_base_url
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.prices import PriceTable
 from harness.models.retry import (
@@ -80,12 +81,9 @@ class OpenAIBackend:
             raise HarnessError("timeout must be positive and max_attempts at least 1")
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        check_base_url(self.base_url)  # before anything is sent or recorded
         # host and path only, for log lines
         self._where = str(public_url(self.base_url)).split("://", 1)[-1]
-        if (found := secret_in_url(self.base_url)) is not None:
-            # the command line is recorded in the manifest: credentials belong in OPENAI_API_KEY
-            raise HarnessError(f"the base URL carries a credential ({found}); put the key in "
-                               "OPENAI_API_KEY instead", column="base_url")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url == OPENAI_URL:
             raise HarnessError("OPENAI_API_KEY is not set (export it; keys are never stored)")
