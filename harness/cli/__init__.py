@@ -25,6 +25,7 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"harness.cli.{_name}")
 
 PARTIAL_EXIT = 1
+INTERRUPTED = "interrupted: work done so far is kept in the study store"
 USAGE_EXIT = 2
 
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write(f"error: {error}\n")
         raise SystemExit(PARTIAL_EXIT if isinstance(error, PartialWork) else USAGE_EXIT) from None
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted: work done so far is kept in the study store\n")
+        sys.stderr.write(f"{INTERRUPTED}\n")
         raise SystemExit(130) from None
     except SystemExit:
         raise
@@ -61,12 +62,15 @@ def main(argv: list[str] | None = None) -> None:
         if kind == "usage":
             error.show()  # type: ignore[attr-defined]  # usage line, help hint, "Error: ..."
             raise SystemExit(USAGE_EXIT) from None
-        if kind == "abort":
+        if kind == "abort":  # the parser turned Ctrl-C into its Abort
+            sys.stderr.write(f"{INTERRUPTED}\n")
             raise SystemExit(130) from None
         raise
     finally:
         _log_finished(started)
         reset_logging()
+    if code == 130:  # later typer returns 130 for a Ctrl-C it caught itself
+        sys.stderr.write(f"{INTERRUPTED}\n")
     if isinstance(code, int) and code:
         raise SystemExit(code)
 
