@@ -175,7 +175,8 @@ class OpenAIBackend:
         if request.samples > 1:
             body["n"] = request.samples
         if params.seed is not None:  # the first sample's own seed (see unit_seed)
-            body["seed"] = unit_seed(params.seed, request.key, request.first_sample, bits=31)
+            body["seed"] = unit_seed(params.seed, request.seed_source, request.first_sample,
+                                     bits=31)
         return body
 
     async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
@@ -204,7 +205,7 @@ class OpenAIBackend:
     async def _alone(self, client: Any, request: ChatRequest, sample: int,
                      params: GenerationParams) -> Completion | None:
         """One sample asked for by itself, with its own seed (None when over the budget)."""
-        single = ChatRequest(request.key, request.messages, 1, sample)
+        single = ChatRequest(request.key, request.messages, 1, sample, request.seed_key)
         worst = self._reserve(single, params)
         if worst is None:
             return None
