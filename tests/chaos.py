@@ -42,6 +42,7 @@ class Tally:
     refused: int = 0          # second writers refused at once (exit 2, holder named)
     second_ran: int = 0       # second writers that found the study free and did the work
     attempts: int = 0
+    unstarted: int = 0        # victims that finished before they were seen holding the lock
 
     def line(self) -> str:
         kills = ", ".join(f"{stage} {n}" for stage, n in self.kills.items())
@@ -100,6 +101,7 @@ def _attempt(study: Path, args: list[str], rng: random.Random, window_s: float,
     victim = _start(args)
     if not _holds_lock(study, victim):
         victim.wait()
+        tally.unstarted += 1
         return False
     second = _start(args)  # it tries the lock once its imports are done (about 2 s)
     time.sleep(rng.uniform(0.0, window_s))
