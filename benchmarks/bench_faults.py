@@ -117,7 +117,7 @@ def chaos_run(folder: Path, kills: int, topics: int, seed: int) -> None:
     diff = chaos.differences(chaos.deterministic_rows(killed), want)
     sizes = ", ".join(f"{name} {len(rows)}" for name, rows in want.items())
     print(f"chaos ({topics} topics, up to {kills} kills per stage, seed {seed}): {tally.line()}; "
-          f"{tally.unstarted} victim(s) finished before a kill")
+          f"{tally.attempts - sum(tally.kills.values())} victim(s) finished before their kill")
     equal = "yes" if not diff else "NO: " + "; ".join(diff)
     print(f"  final store equals the uninterrupted run: {equal} ({sizes})")
     print(f"  uninterrupted run {plain_s:.1f} s, killed and resumed {chaos_s:.1f} s")
