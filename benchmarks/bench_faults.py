@@ -3,22 +3,29 @@
 - peak memory of `read_xlsx` on a 1 GB zip bomb (about 1 MB on disk) beside the same process
   reading a real filled packet, each in a fresh subprocess (ru_maxrss);
 - concurrent writers: N processes start a writing stage on one study at once; how many were
-  refused at once, and how long a refusal took.
+  refused at once, and how long a refusal took;
+- chaos: `collect`, `judge --blind` and `judge --import` each killed (SIGKILL) at random moments
+  while a second process runs the same command, then resumed; the number of kills, the second
+  writers refused, and whether the final store equals that of an uninterrupted run
+  (tests/chaos.py: outputs, items, assignments and reviews, keyed by output).
 
-    python benchmarks/bench_faults.py [--bomb-mb 1024] [--writers 4]
+    python benchmarks/bench_faults.py [--bomb-mb 1024] [--writers 4] [--kills 3] [--topics 10]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests import chaos  # noqa: E402
 from tests.collect.conftest import make_study  # noqa: E402
 from tests.judge.test_sheets_hostile import zip_bomb  # noqa: E402
 
@@ -68,6 +75,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bomb-mb", type=int, default=1024)
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--kills", type=int, default=3, help="chaos: kills tried per stage")
+    parser.add_argument("--topics", type=int, default=10, help="chaos: topics of the study")
+    parser.add_argument("--seed", type=int, default=1, help="chaos: seed of the kill times")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -88,6 +98,29 @@ def main() -> None:
         print(f"concurrent writers: {len(procs)} started at once, {len(wrote)} wrote, "
               f"{len(refused)} refused; slowest refusal {max(refused, default=0):.2f} s "
               f"(the writer held the lock 2.0 s)")
+        chaos_run(folder, args.kills, args.topics, args.seed)
+
+
+def chaos_run(folder: Path, kills: int, topics: int, seed: int) -> None:
+    from tests.servers.openai_server import OpenAIServer
+
+    with OpenAIServer(latency=0.4) as server:
+        start = time.perf_counter()
+        reference = chaos.new_study(folder / "chaos-reference", topics)
+        chaos.run_plain(reference, server.base_url)
+        plain_s = time.perf_counter() - start
+        start = time.perf_counter()
+        killed = chaos.new_study(folder / "chaos-killed", topics)
+        tally = chaos.run_chaos(killed, server.base_url, random.Random(seed), kills, 6.0)
+        chaos_s = time.perf_counter() - start
+    want = chaos.deterministic_rows(reference)
+    diff = chaos.differences(chaos.deterministic_rows(killed), want)
+    sizes = ", ".join(f"{name} {len(rows)}" for name, rows in want.items())
+    print(f"chaos ({topics} topics, up to {kills} kills per stage, seed {seed}): {tally.line()}; "
+          f"{tally.attempts - sum(tally.kills.values())} victim(s) finished before their kill")
+    equal = "yes" if not diff else "NO: " + "; ".join(diff)
+    print(f"  final store equals the uninterrupted run: {equal} ({sizes})")
+    print(f"  uninterrupted run {plain_s:.1f} s, killed and resumed {chaos_s:.1f} s")
 
 
 if __name__ == "__main__":

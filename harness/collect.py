@@ -33,6 +33,7 @@ from harness.errors import HarnessError
 from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
+from harness.models.endpoint import check_base_url
 from harness.models.model_args import request_fields
 from harness.models.openai_api import NO_KEY, ParameterRejected
 from harness.models.providers import ModelSpec, stored_key
@@ -394,7 +395,7 @@ def _settle_endpoint(study: Study, spec: ModelSpec, options: dict[str, Any],
     if asked is None:
         options["base_url"] = recorded
         return [f"{spec.key}: endpoint {recorded}, as recorded in the study"]
-    shown = public_url(asked.rstrip("/"))
+    shown = public_url(check_base_url(asked))
     if shown == recorded:
         return []
     if not new_endpoint:

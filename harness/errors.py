@@ -39,5 +39,13 @@ class HarnessError(Exception):
         return f"{place}{self.message}".replace("\n", " ")
 
 
+class PartialWork(HarnessError):
+    """Work was done but not all of it (failed requests, items left pending).
+
+    What finished is kept and a rerun resumes; the CLI prints the one line and exits with 1, so
+    scripts can tell partial work (1) from a usage or input error (2).
+    """
+
+
 class SchemaVersionError(HarnessError):
     """The study folder was written by a different schema version."""

@@ -130,15 +130,22 @@ def _chosen(folder: Path) -> str:
 def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int,
              models: list[str] | None, model_args: list[str] | None) -> str:
     from harness.collect import collect, collect_models
+    from harness.errors import PartialWork
 
     if models:
         results = collect_models(folder, models=models, model_args=model_args or [],
                                  samples=samples, max_tokens=max_tokens, seed=seed,
                                  progress=True)
-        return "\n".join(r.summary() for r in results)
-    result = collect(folder, backend="local", model=model, samples=samples,
-                     max_tokens=max_tokens, seed=seed, progress=True)
-    return result.summary()
+    else:
+        results = [collect(folder, backend="local", model=model, samples=samples,
+                           max_tokens=max_tokens, seed=seed, progress=True)]
+    if any(r.stopped == "interrupted" for r in results):
+        raise KeyboardInterrupt
+    failed, pending = sum(r.failed for r in results), sum(r.pending for r in results)
+    if failed or pending:  # later stages would work on a partial study
+        raise PartialWork(f"collect left {failed} failed and {pending} pending completions; "
+                          "rerun to resume (failures: harness collect --retry-errors)")
+    return "\n".join(r.summary() for r in results)
 
 
 def _blind(folder: Path, reviewers: Path | None, seed: int, extract: bool, normalise: bool,
@@ -162,10 +169,13 @@ def _prereg(folder: Path, plan: Path | None) -> str:
 
 
 def _auto(folder: Path) -> str:
-    from harness.judge.automated import run_automated
+    from harness.errors import PartialWork
+    from harness.judge.automated import run_automated, unfinished
 
     with Study.open(folder) as s:
         table = run_automated(s)
+    if (left := unfinished(table)) is not None:  # no verdict on reviews that are missing
+        raise PartialWork(f"judge --auto: {left}")
     return table.to_string(index=False)
 
 

@@ -3,7 +3,8 @@
 Each module below registers its commands on the shared app. Command functions import the package
 API lazily so that `harness --help` never loads torch, transformers, datasets or statsmodels.
 
-Exit codes: 0 done, 2 usage or user error (one line, no traceback), 130 interrupted.
+Exit codes: 0 done, 1 partial or failed work (one summary line), 2 usage or user error (one line,
+no traceback), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 
 from harness.cli._app import app
 from harness.defaults import quiet_libraries
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PartialWork
 from harness.logs import reset as reset_logging
 
 # Importing a command module registers its commands; `--help` lists them in this order.
@@ -23,6 +24,8 @@ COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds"
 for _name in COMMAND_MODULES:
     importlib.import_module(f"harness.cli.{_name}")
 
+PARTIAL_EXIT = 1
+INTERRUPTED = "interrupted: work done so far is kept in the study store"
 USAGE_EXIT = 2
 
 
@@ -48,9 +51,9 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=argv, prog_name="harness", standalone_mode=False)
     except HarnessError as error:
         sys.stderr.write(f"error: {error}\n")
-        raise SystemExit(USAGE_EXIT) from None
+        raise SystemExit(PARTIAL_EXIT if isinstance(error, PartialWork) else USAGE_EXIT) from None
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted: work done so far is kept in the study store\n")
+        sys.stderr.write(f"{INTERRUPTED}\n")
         raise SystemExit(130) from None
     except SystemExit:
         raise
@@ -59,12 +62,15 @@ def main(argv: list[str] | None = None) -> None:
         if kind == "usage":
             error.show()  # type: ignore[attr-defined]  # usage line, help hint, "Error: ..."
             raise SystemExit(USAGE_EXIT) from None
-        if kind == "abort":
+        if kind == "abort":  # the parser turned Ctrl-C into its Abort
+            sys.stderr.write(f"{INTERRUPTED}\n")
             raise SystemExit(130) from None
         raise
     finally:
         _log_finished(started)
         reset_logging()
+    if code == 130:  # later typer returns 130 for a Ctrl-C it caught itself
+        sys.stderr.write(f"{INTERRUPTED}\n")
     if isinstance(code, int) and code:
         raise SystemExit(code)
 

@@ -144,22 +144,36 @@ def _status(study: Path) -> None:
 
 def _auto(study: Path, sources: list[str] | None, threshold: float | None, cutoff: str | None,
           max_queries: int, backend: str | None, server: dict[str, Any]) -> None:
-    from harness.judge.automated import run_automated
+    from harness.errors import PartialWork
+    from harness.judge.auto_settings import check_auto_settings
+    from harness.judge.automated import run_automated, unfinished
     from harness.study.store import Study
 
+    # refused here, before the study is opened, locked or its manifest written
+    check_auto_settings(backend=backend, sources=sources, threshold=threshold,
+                        max_queries=max_queries, **server)
     with Study.open(study) as opened:
         frame = run_automated(opened, sources=sources or None, threshold=threshold,
                               cutoff=cutoff, max_queries=max_queries, backend=backend,
                               **server)
     typer.echo(frame.to_string(index=False))
+    if (left := unfinished(frame)) is not None:
+        raise PartialWork(left)
 
 
 def _calibrate(study: Path, sources: list[str] | None, cutoff: str | None, max_queries: int,
                backend: str | None, server: dict[str, Any]) -> None:
+    from harness.errors import PartialWork
+    from harness.judge.auto_settings import check_auto_settings
     from harness.judge.automated import calibrate_automated
     from harness.study.store import Study
 
+    check_auto_settings(backend=backend, sources=sources, max_queries=max_queries, **server)
     with Study.open(study) as opened:
-        _, lines = calibrate_automated(opened, sources=sources or None, cutoff=cutoff,
-                                       max_queries=max_queries, backend=backend, **server)
+        frame, lines = calibrate_automated(opened, sources=sources or None, cutoff=cutoff,
+                                           max_queries=max_queries, backend=backend, **server)
     typer.echo("\n".join(lines) if lines else "No automated reviewers in the roster.")
+    if not frame.empty and (frame["rule"] == "failed").any():
+        failed = int((frame["rule"] == "failed").sum())
+        raise PartialWork(f"calibration of {failed} of {len(frame)} automated reviewer(s) "
+                          "failed; rerun to retry")

@@ -60,26 +60,52 @@ def run_automated(
 
     from harness.judge.calibration import settle
 
-    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency)
+    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, threshold)
     rows = []
     try:
         run.check_locked(threshold)
-        rules = {}
+        run.prepare()
+        rules, failures = {}, {}
         for reviewer_id, method, make in run.makers:
-            rules[reviewer_id], _ = settle(study, reviewer_id, method, make,
-                                           run.settings(method), threshold=threshold,
-                                           progress=progress)
+            try:
+                rules[reviewer_id], _ = settle(study, reviewer_id, method, make,
+                                               run.settings(method), threshold=threshold,
+                                               progress=progress)
+            except HarnessError as error:  # a server or source failed while calibrating
+                failures[reviewer_id] = scrub(str(error))
         _record_run(study, run, rules)
         for reviewer_id, method, make in run.makers:
-            rule = rules[reviewer_id]
-            new = _review_pending(study, reviewer_id, make, rule.threshold, progress)
-            rows.append({**_summary(study, reviewer_id, method, new), "rule": rule.status,
-                         "threshold": rule.threshold})
+            rule = rules.get(reviewer_id)
+            new = 0
+            if rule is not None:
+                try:
+                    new = _review_pending(study, reviewer_id, make, rule.threshold, progress)
+                except _Stopped as stop:
+                    new, failures[reviewer_id] = stop.done, stop.reason
+            rows.append({**_summary(study, reviewer_id, method, new),
+                         "rule": rule.status if rule else None,
+                         "threshold": rule.threshold if rule else None,
+                         "failed": failures.get(reviewer_id, "")})
     finally:
         run.close()
     columns = ["reviewer_id", "method", "rule", "threshold", "assigned", "reviewed", "new",
-               "published", "not_published", "unsure"]
+               "published", "not_published", "unsure", "failed"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def unfinished(frame: pd.DataFrame) -> str | None:
+    """The summary line of a `run_automated` frame whose reviewers left work, else None."""
+    if frame.empty:
+        return None
+    left = int((frame["assigned"] - frame["reviewed"]).sum())
+    failed = frame[frame["failed"] != ""]
+    if not left and failed.empty:
+        return None
+    first = (f"; {failed.iloc[0]['reviewer_id']}: {failed.iloc[0]['failed']}"
+             if not failed.empty else "")
+    return (f"{left} of {int(frame['assigned'].sum())} assigned items are not reviewed yet, "
+            f"{len(failed)} reviewer(s) stopped by a failure{first}; finished reviews are "
+            "kept, rerun to resume")
 
 
 @writes_study
@@ -104,14 +130,20 @@ def calibrate_automated(
     from harness.judge.calibration import settle
     from harness.study.manifest import record_command
 
-    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency)
+    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, None)
     rows, lines = [], []
     try:
         run.check_locked(None)
+        run.prepare()
         record_command(study.path, "judge --calibrate", run.provenance())
         for reviewer_id, method, make in run.makers:
-            rule, said = settle(study, reviewer_id, method, make, run.settings(method),
-                                recalibrate=True, progress=progress)
+            try:
+                rule, said = settle(study, reviewer_id, method, make, run.settings(method),
+                                    recalibrate=True, progress=progress)
+            except HarnessError as error:  # a server or source failed: nothing stored for it
+                lines.append(f"{reviewer_id}: calibration failed: {scrub(str(error))}")
+                rows.append({"reviewer_id": reviewer_id, "method": method, "rule": "failed"})
+                continue
             lines.append(said or rule.describe())
             rows.append({"reviewer_id": reviewer_id, "method": method, "rule": rule.status,
                          "threshold": rule.threshold, "default": rule.default_threshold,
@@ -129,16 +161,17 @@ class _Run:
 
     def __init__(self, study: Study, sources: list[str] | None, cutoff: str | None,
                  max_queries: int, backend: str | None, base_url: str | None,
-                 concurrency: int | None) -> None:
+                 concurrency: int | None, threshold: float | None) -> None:
+        from harness.judge.auto_settings import check_auto_settings
         from harness.judge.backend import backend_options
         from harness.judge.cutoff import settle_cutoff
 
+        check_auto_settings(backend=backend, base_url=base_url, concurrency=concurrency,
+                            sources=sources, threshold=threshold, max_queries=max_queries)
         self.study = study
         self.cutoff = settle_cutoff(study, cutoff)
         self.options = backend_options(backend or "local", base_url=base_url,
                                        concurrency=concurrency)
-        if max_queries < 1:
-            raise HarnessError("max_queries must be at least 1", column="max_queries")
         self.max_queries, self.backend = max_queries, backend
         self.pool = _SourcePool(sources or ["local"])
         self.reviewers = study.rows("SELECT reviewer_id, method FROM reviewers "
@@ -167,6 +200,13 @@ class _Run:
         return {"sources": self.pool.specs, "cutoff": self.cutoff,
                 "max_queries": self.max_queries, "backend": self.backend,
                 **public_options(self.options)}
+
+    def prepare(self) -> None:
+        """Build every reviewer that has work, before anything is stored: a missing key, an
+        unreachable corpus or a refused server URL stops the run while the study is untouched."""
+        for reviewer_id, _, make in self.makers:
+            if _pending(self.study, reviewer_id):
+                make()
 
     def close(self) -> None:
         self.pool.close()
@@ -281,11 +321,22 @@ def _review_pending(study: Study, reviewer_id: str, make: Callable[[], Any], thr
     for_model = bool(getattr(reviewer, "reads_full_text", False))
     for done, row in enumerate(pending, start=1):
         text = item_text(row["display_text"], row["core_combination"], for_model=for_model)
-        decision = reviewer.review(text)
+        try:
+            decision = reviewer.review(text)
+        except HarnessError as error:  # the server or a source failed: the rest stays pending
+            raise _Stopped(done - 1, str(error)) from None
         _write(study, row["item_id"], reviewer_id, decision)
         if progress is not None:
             progress(reviewer_id, done, len(pending))
     return len(pending)
+
+
+class _Stopped(Exception):
+    """A reviewer stopped by a failure after `done` reviews."""
+
+    def __init__(self, done: int, reason: str) -> None:
+        super().__init__(reason)
+        self.done, self.reason = done, scrub(reason)
 
 
 def _write(study: Study, item_id: str, reviewer_id: str, decision: Decision) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import DEFAULT_SEED, materials_dir
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PartialWork
 from harness.judge import commitment as C
 from harness.judge.backend import backend_options, public_options
 from harness.judge.control_items import (
@@ -222,8 +222,8 @@ def _blinded_items(study: Study, roster: Roster, routed: bool, *, k: int, distin
     items = make_items(study, **steps)
     items.created += created
     if items.errors:
-        raise HarnessError(f"{len(items.errors)} blinded step(s) failed; finished work is "
-                           f"kept, rerun to retry (first: {items.errors[0]})")
+        raise PartialWork(f"{len(items.errors)} blinded step(s) failed; finished work is "
+                          f"kept, rerun to retry (first: {items.errors[0]})")
     return items
 
 
@@ -256,12 +256,12 @@ def _route_with_controls(study: Study, roster: Roster, pool: Pool, report: Contr
     backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
     errors = add_controls(study, pool, report, k=k, seed=seed, backend=backend)
     if errors:
-        raise HarnessError(f"{len(errors)} control text(s) failed; finished work is kept, rerun "
-                           f"to retry (first: {errors[0]})")
+        raise PartialWork(f"{len(errors)} control text(s) failed; finished work is kept, rerun "
+                          f"to retry (first: {errors[0]})")
     more = make_items(study, backend=backend, **steps)
     if more.errors:
-        raise HarnessError(f"{len(more.errors)} blinded step(s) failed; finished work is "
-                           f"kept, rerun to retry (first: {more.errors[0]})")
+        raise PartialWork(f"{len(more.errors)} blinded step(s) failed; finished work is "
+                          f"kept, rerun to retry (first: {more.errors[0]})")
     report.steps = more.steps
     controls = route_controls(study, roster, real.assignments, report.wanted, k=k, seed=seed,
                               distinct_topics=distinct_topics)

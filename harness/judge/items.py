@@ -176,8 +176,11 @@ def _run_step(
     if not pending:
         return 0, 0, []
     template = _template(spec.template)
+    # seeded by the text, not the random item id: the same outputs get the same steps in any run
     requests = [ChatRequest(key=item_id, messages=[{"role": "user",
-                                                    "content": template.render(text=text)}])
+                                                    "content": template.render(text=text)}],
+                            seed_key=hashlib.sha256(text.encode("utf-8", "backslashreplace"))
+                            .hexdigest())
                 for item_id, text in pending]
     done, errors = 0, []
     for completion in backend.complete(requests, params):

@@ -105,7 +105,12 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
         model = make_pipeline(
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
             LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
-        model.fit([texts[i] for i in train], y[train])
+        try:
+            model.fit([texts[i] for i in train], y[train])
+        except ValueError as error:  # texts without a single word (emoji, symbols, controls)
+            if "empty vocabulary" not in str(error):
+                raise
+            return np.zeros(len(test))  # nothing to learn from: the chance score
         return model.decision_function([texts[i] for i in test])
 
     scores = out_of_fold(texts, y, groups, n_folds, seed, fit_score)

@@ -17,7 +17,7 @@ from urllib.parse import quote, quote_plus, urlsplit
 import httpx
 
 from harness import __version__
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PartialWork
 from harness.literature.base import SearchRecord, SentRequest, Source, dedup_key
 from harness.literature.cache import CachedResponse, ResponseCache, request_key
 from harness.literature.defaults import (
@@ -166,7 +166,7 @@ class HttpSource(Source):
                 log.info("%s GET %s failed (%s), attempt %d", self.name, _where(url),
                          type(error).__name__, attempt)
                 if attempt > self.max_retries:
-                    raise HarnessError(self.scrub(
+                    raise PartialWork(self.scrub(
                         f"{self.database}: no answer from {url} after {attempt} tries "
                         f"({type(error).__name__}: {error})"
                     )) from None
@@ -182,7 +182,11 @@ class HttpSource(Source):
                 self._defer_for(response, attempt, url)
                 continue
             if response.status_code >= 400:
-                raise HarnessError(self.scrub(
+                # the server's failure (5xx, 429) is failed work (exit 1); a refused key or
+                # query (other 4xx) is an input error (exit 2)
+                failure = PartialWork if response.status_code in (429, *range(500, 600)) \
+                    else HarnessError
+                raise failure(self.scrub(
                     f"{self.database}: HTTP {response.status_code} from {url}: "
                     f"{self.error_message(response)}"
                 ))
@@ -195,7 +199,7 @@ class HttpSource(Source):
     def _defer_for(self, response: httpx.Response, attempt: int, url: str) -> None:
         asked = retry_after_seconds(response.headers.get("retry-after"))
         if asked is not None and asked > MAX_RETRY_AFTER_S:
-            raise HarnessError(self.scrub(
+            raise PartialWork(self.scrub(
                 f"{self.database}: HTTP {response.status_code} from {url}: the server asks to "
                 f"wait {asked:.0f} s before retrying (daily limit reached?); try again later"
             ))
@@ -235,7 +239,7 @@ def json_body(source: HttpSource, response: CachedResponse, url: str) -> Any:
     try:
         return json.loads(response.body)
     except ValueError:
-        raise HarnessError(
+        raise PartialWork(
             f"{source.database}: the answer from {url} is not JSON "
             f"(content type {response.content_type!r})"
         ) from None

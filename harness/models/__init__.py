@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PartialWork
 from harness.models.base import Backend, ChatRequest, Completion, GenerationParams
 
 BACKENDS = ("local", "openai")
@@ -47,5 +47,6 @@ def chat(backend: Backend, messages: list[dict[str, str]], params: GenerationPar
     if result is None:
         raise HarnessError(f"{backend.name} backend returned no completion")
     if result.error is not None or result.text is None:
-        raise HarnessError(f"{backend.name} model {backend.model}: {result.error or 'no text'}")
+        # the server's failure, not the user's: failed work (exit 1)
+        raise PartialWork(f"{backend.name} model {backend.model}: {result.error or 'no text'}")
     return result.text

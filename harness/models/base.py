@@ -33,6 +33,13 @@ class ChatRequest:
     messages: list[dict[str, str]]
     samples: int = 1
     first_sample: int = 0
+    #: what the samples' seeds derive from instead of `key` (a key that is random per run, such
+    #: as a blinded item id, would make a rerun from scratch draw other completions)
+    seed_key: str | None = None
+
+    @property
+    def seed_source(self) -> str:
+        return self.key if self.seed_key is None else self.seed_key
 
     @property
     def sample_numbers(self) -> range:

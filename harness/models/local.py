@@ -127,7 +127,7 @@ class LocalBackend:
                                    f"{params.max_tokens} exceeds the model's {limit} positions",
                                    started_at=now, finished_at=now, attempts=0)
                 continue
-            units += [_Unit(request, s, ids, unit_seed(base, request.key, s))
+            units += [_Unit(request, s, ids, unit_seed(base, request.seed_source, s))
                       for s in request.sample_numbers]
         return units, too_long
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.models._loop import LoopThread
-from harness.models._redact import public_url, redact, secret_in_url
+from harness.models._redact import public_url, redact
 from harness.models.base import (
     ChatRequest,
     Completion,
@@ -31,6 +31,7 @@ from harness.models.base import (
     validate,
 )
 from harness.models.budget import Budget, worst_case_cost
+from harness.models.endpoint import check_base_url
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.prices import PriceTable
 from harness.models.retry import (
@@ -82,12 +83,9 @@ class OpenAIBackend:
             raise HarnessError("timeout must be positive and max_attempts at least 1")
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        check_base_url(self.base_url)  # before anything is sent or recorded
         # host and path only, for log lines
         self._where = str(public_url(self.base_url)).split("://", 1)[-1]
-        if (found := secret_in_url(self.base_url)) is not None:
-            # the command line is recorded in the manifest: credentials belong in OPENAI_API_KEY
-            raise HarnessError(f"the base URL carries a credential ({found}); put the key in "
-                               "OPENAI_API_KEY instead", column="base_url")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url == OPENAI_URL:
             raise HarnessError("OPENAI_API_KEY is not set (export it; keys are never stored)")
@@ -182,7 +180,8 @@ class OpenAIBackend:
             body["n"] = request.samples
         if params.seed is not None and "seed" not in self.omit:
             # the first sample's own seed (see unit_seed)
-            body["seed"] = unit_seed(params.seed, request.key, request.first_sample, bits=31)
+            body["seed"] = unit_seed(params.seed, request.seed_source, request.first_sample,
+                                     bits=31)
         return body
 
     async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
@@ -216,7 +215,7 @@ class OpenAIBackend:
     async def _alone(self, client: Any, request: ChatRequest, sample: int,
                      params: GenerationParams) -> Completion | None:
         """One sample asked for by itself, with its own seed (None when over the budget)."""
-        single = ChatRequest(request.key, request.messages, 1, sample)
+        single = ChatRequest(request.key, request.messages, 1, sample, request.seed_key)
         worst = self._reserve(single, params)
         if worst is None:
             return None

@@ -8,7 +8,7 @@ from openpyxl import load_workbook
 
 from harness.cli import main
 from harness.defaults import materials_dir
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PartialWork
 from harness.judge.blind import blind
 from harness.judge.roster import demo_roster_path
 from harness.study.blinding import commitment
@@ -105,7 +105,7 @@ def test_failed_steps_stop_before_routing(tmp_path: Path) -> None:
             self.fail = {r.key for r in requests}
             return super().complete(requests, params)
 
-    with pytest.raises(HarnessError, match="18 blinded step.s. failed; finished work is kept"):
+    with pytest.raises(PartialWork, match="18 blinded step.s. failed; finished work is kept"):
         blind(study, reviewers=roster_file(tmp_path), backend=Down(), normalise=False)
     with Study.open(study) as opened:
         assert opened.count("assignments") == 0 and opened.count("items") == 18

@@ -51,6 +51,14 @@ def test_classifier_near_chance_without_signal(make_study) -> None:
     assert "no better than chance" in audit.summary()
 
 
+def test_texts_without_words_are_scored_at_chance(make_study) -> None:
+    """Outputs of emoji and control characters give TF-IDF no vocabulary: chance, no crash."""
+    study = make_study(n_topics=4, text=lambda rng, t, c: "\U0001f600 \x07 " * (t + 1))
+    create_items(study)
+    audit = classifier_audit(study, n_boot=50)
+    assert audit.auc == 0.5 and audit.n_items == 12
+
+
 def test_classifier_needs_enough_items(make_study) -> None:
     study = make_study(n_topics=1)
     create_items(study)

@@ -65,3 +65,19 @@ def test_concurrency_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="at least 1"):
         blind(tmp_path / "s", reviewers=demo_roster_path(), backend="openai", model="m",
               concurrency=0)
+
+
+def test_cli_blind_exits_1_when_the_server_fails_the_steps(tmp_path: Path, opened: list[Any],
+                                                            capsys: pytest.CaptureFixture) -> None:
+    from tests.cli_run import run_cli
+
+    study = tmp_path / "s"
+    fill_study(study, n_topics=2).close()
+    with OpenAIServer(api_key="another-key") as server:   # every request: 401
+        code, _, err = run_cli(capsys, "judge", "--blind", "--study", str(study), "--reviewers",
+                               str(demo_roster_path()), "--no-normalise", "--backend", "openai",
+                               "--model", "test-model", "--base-url", server.base_url)
+    assert code == 1, err
+    assert "6 blinded step(s) failed; finished work is kept, rerun to retry" in err
+    with Study.open(study) as s:
+        assert s.count("assignments") == 0

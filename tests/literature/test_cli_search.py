@@ -58,3 +58,17 @@ def test_a_bad_cutoff_is_a_usage_error_before_any_search(capsys):
     assert code == 2 and out == ""
     assert err.strip().splitlines()[-1] == (
         "Error: Invalid value for '--cutoff': 'soon' is not a date (use YYYY-MM-DD or YYYY)")
+
+
+@pytest.mark.parametrize(("status", "retry_after", "code"), [
+    (503, "99999", 1),   # the server cannot answer now: failed work, try again later
+    (400, None, 2),      # the server refuses the query itself: an input error
+])
+def test_a_failing_server_exits_1_and_a_refused_query_2(capsys, server, monkeypatch, status,
+                                                        retry_after, code):
+    monkeypatch.setenv("HARNESS_ARXIV_URL", server.base("arxiv"))
+    monkeypatch.setenv("HARNESS_ARXIV_INTERVAL", "0")
+    server.fail_next("arxiv", status, retry_after=retry_after)
+    got, out, err = run(capsys, "search", "enzyme kinetics", "--source", "arxiv")
+    assert got == code and f"HTTP {status}" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
