@@ -237,5 +237,11 @@ FIGURES = {
 
 
 def render_all(result: AnalysisResult, dpi: int) -> dict[str, bytes]:
-    return {name: make(result, dpi) for name, (make, _) in FIGURES.items()}
+    return {name: make(result, dpi) for name, (make, _) in FIGURES.items()
+            if name in figure_names(result)}
+
+
+def figure_names(result: AnalysisResult) -> list[str]:
+    """The figures of this result: the forest plot of models only with several models."""
+    return [name for name in FIGURES if name != "models" or result.models is not None]
 

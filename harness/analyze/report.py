@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.analyze.figures import FIGURES, render_all
+from harness.analyze.figures import FIGURES, figure_names, render_all
 from harness.analyze.plan import Plan
 from harness.analyze.render import Block, html_page, markdown
 from harness.analyze.results import AnalysisResult, ControlsResult, Estimate, fmt, fmt_p
@@ -23,7 +23,8 @@ def write_report(result: AnalysisResult, folder: Path, plan: Plan, plan_text: st
     figure_dir.mkdir(parents=True, exist_ok=True)
     files = {"markdown": str(folder / "report.md"), "html": str(folder / "report.html"),
              "json": str(folder / "report.json"), "explorer": str(folder / EXPLORER)}
-    files.update({f"figure:{name}": str(figure_dir / f"{name}.png") for name in FIGURES})
+    files.update({f"figure:{name}": str(figure_dir / f"{name}.png")
+                  for name in figure_names(result)})
     result = result.model_copy(update={"report_files": files})
     figures = render_all(result, plan.report.figure_dpi)
     for name, data in figures.items():
@@ -52,7 +53,7 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     blocks += _checks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
-    blocks += [Block("figure", caption, name=name) for name, (_, caption) in FIGURES.items()]
+    blocks += [Block("figure", FIGURES[name][1], name=name) for name in figure_names(r)]
     blocks += _topics(r)
     blocks += [Block("h2", "The analysis plan as executed"), Block("pre", plan_text.rstrip())]
     return blocks
