@@ -139,7 +139,8 @@ class StudyBatchState:
 
     def load(self) -> list[dict[str, Any]]:
         with Study.open(self.path) as study:
-            return json.loads(study.meta(BATCHES_KEY) or "[]")
+            result: list[dict[str, Any]] = json.loads(study.meta(BATCHES_KEY) or "[]")
+            return result
 
     def save(self, batches: list[dict[str, Any]]) -> None:
         with Study.open(self.path) as study:
@@ -278,7 +279,7 @@ def _collect(study: Study, backend: Any, model: Any, samples: Any, temperature: 
         tally.stopped = "interrupted"
     finally:
         _close(stream)
-        if getattr(engine, "budget", None) is not None:
+        if hasattr(engine, "budget") and engine.budget is not None:
             tally.stopped = tally.stopped or ("max_cost" if engine.budget.refused else None)
             engine.budget = None
         if display:
@@ -505,13 +506,14 @@ def _record(study: Study, run_info: dict[str, Any], result: CollectResult,
         "SELECT model_reported, system_fingerprint, COUNT(*) AS n, SUM(cost_usd) AS cost, "
         "SUM(prompt_tokens) AS pt, SUM(completion_tokens) AS ct FROM outputs "
         "WHERE status = 'ok' GROUP BY model_reported, system_fingerprint")
-    previous = load_manifest(study.path).get("collect", {})
-    runs = previous.get("runs", []) + [{
+    previous: dict[str, Any] = load_manifest(study.path).get("collect", {})
+    run: dict[str, Any] = {
         "finished_at": utc_now(), "completed": result.completed, "failed": result.failed,
         "retries": result.retries, "cost_usd": result.cost_usd, "stopped": result.stopped,
         "elapsed_s": round(result.elapsed_s, 3),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
-    }]
+    }
+    runs: list[dict[str, Any]] = previous.get("runs", []) + [run]
     batches = sorted({*previous.get("batch_ids", []), *batch_ids})
     record_section(study.path, "collect", {
         **{k: v for k, v in run_info.items() if k not in ("max_cost", "retry_errors")},

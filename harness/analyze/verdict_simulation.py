@@ -74,7 +74,7 @@ def _bootstrap(d: np.ndarray, pub_k: np.ndarray, pub_n: np.ndarray, unpub_k: np.
 @lru_cache(maxsize=100_000)
 def _fisher(a: int, b: int, c: int, d: int) -> float:
     """Two-sided Fisher exact p (cached: simulated tables repeat)."""
-    return float(stats.fisher_exact([[a, b], [c, d]]).pvalue)
+    return float(stats.fisher_exact(np.array([[a, b], [c, d]])).pvalue)
 
 
 def _flagged(batch: Batch, alpha: float) -> np.ndarray:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -70,7 +70,8 @@ def compare_split(
     with using(study) as opened:
         model = _stored_model(opened, model)
         paired = _paired(opened, model)
-    rows = [_layer_row(layer, group, test) for layer, group in paired.groupby("layer")]
+    # groupby types its keys as any scalar; "layer" holds integers
+    rows = [_layer_row(cast(int, layer), group, test) for layer, group in paired.groupby("layer")]
     import pandas as pd
 
     table = pd.DataFrame(rows)
@@ -96,7 +97,7 @@ def _paired(study: Study, model: str) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _layer_row(layer: int, group: pd.DataFrame, test: str) -> dict:
+def _layer_row(layer: int, group: pd.DataFrame, test: str) -> dict[str, Any]:
     diff = (group["cross"] - group["single"]).to_numpy()
     return {"layer": int(layer), "n_topics": len(diff),
             "split_cross": group["cross"].mean(), "split_single": group["single"].mean(),
@@ -132,7 +133,8 @@ def _stored_model(study: Study, model: str | None) -> str:
     stored = [r[0] for r in study.rows("SELECT DISTINCT model FROM geometry ORDER BY model")]
     if model is None:
         if len(stored) == 1:
-            return stored[0]
+            result: str = stored[0]
+            return result
         from harness.defaults import EMBEDDED_MODEL_NAME
 
         return EMBEDDED_MODEL_NAME

@@ -36,7 +36,8 @@ class CrossrefSource(HttpSource):
         try:
             body = response.json()
         except ValueError:
-            return response.text[:300]
+            result: str = response.text[:300]
+            return result
         message = body.get("message") if isinstance(body, dict) else body
         if isinstance(message, list):
             message = "; ".join(str(m.get("message", m)) for m in message if isinstance(m, dict))
