@@ -15,6 +15,7 @@ from scipy import stats
 
 from harness.analyze.consensus import CROSS, Judgments, TopicTable
 from harness.analyze.gee import topic_subsample
+from harness.analyze.holm import holm_adjust
 from harness.analyze.plan import Plan
 from harness.analyze.pooled import single_conditions
 from harness.analyze.primary import run_primary
@@ -223,14 +224,7 @@ def holm(tests: list[SecondaryTest]) -> list[SecondaryTest]:
     ran = [i for i, t in enumerate(tests) if t.skipped is None and t.p_value is not None]
     if not ran:
         return tests
-    p = np.array([tests[i].p_value for i in ran], dtype=float)
-    order = np.argsort(p)
-    m = p.size
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
+    adjusted = holm_adjust(np.array([tests[i].p_value for i in ran], dtype=float))
     out = list(tests)
     for position, i in enumerate(ran):
         out[i] = replace(tests[i], p_holm=float(adjusted[position]))

@@ -46,8 +46,7 @@ class _Rates:
     def __call__(self, k: int) -> float:
         if k not in self.seen:
             self.seen[k] = self.run(k)
-        result: float = self.seen[k]
-        return result
+        return self.seen[k]
 
 
 def _bracket(rate: _Rates, start: int, low: int, high: int, target: float,

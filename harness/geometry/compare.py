@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from harness.analyze.holm import holm_adjust
 from harness.errors import HarnessError
 from harness.geometry.probe import LAYER_MEAN, using
 from harness.study.store import Study
@@ -75,7 +76,7 @@ def compare_split(
     import pandas as pd
 
     table = pd.DataFrame(rows)
-    table["p_holm"] = holm(table["p"].to_numpy())
+    table["p_holm"] = holm_adjust(table["p"].to_numpy())
     return ProbeComparison(model, test, alpha, int(paired["topic_id"].nunique()), table)
 
 
@@ -113,19 +114,6 @@ def paired_p(diff: np.ndarray, test: str = "wilcoxon") -> float:
     if test == "t":
         return float(stats.ttest_1samp(diff, 0.0).pvalue)
     return float(stats.wilcoxon(diff).pvalue)
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjustment; NaN p-values stay NaN and do not count as tests."""
-    p = np.asarray(p, dtype=np.float64)
-    adjusted = np.full_like(p, np.nan)
-    valid = np.flatnonzero(~np.isnan(p))
-    order = valid[np.argsort(p[valid], kind="stable")]
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def _stored_model(study: Study, model: str | None) -> str:
