@@ -11,7 +11,7 @@ DEMO_ARGS ?= --subset 60
 # Locked install by default; LOCK= installs the newest versions pyproject.toml allows.
 LOCK ?= requirements.lock
 
-.PHONY: demo test lint bench clean-demo lock check-minimums
+.PHONY: demo test check lint bench clean-demo lock check-minimums
 
 # The environment comes from the lock file (exact versions and SHA-256 of every package, torch's
 # CPU build and the embedded model included); `make test LOCK=` resolves pyproject.toml afresh.
@@ -35,8 +35,13 @@ demo: $(STAMP)
 	$(BIN)/harness geometry fields
 	$(BIN)/harness run --study "$(DEMO_STUDY)" $(DEMO_ARGS)
 
-test: $(STAMP)
+test: check
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q $(TEST_ARGS)
+
+# Lint and type check (configured in pyproject.toml); the same hooks run in .pre-commit-config.yaml.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy harness
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -111,7 +111,8 @@ class StudyBatchState:
 
     def load(self) -> list[dict[str, Any]]:
         with Study.open(self.path) as study:
-            return json.loads(study.meta(self.key) or "[]")
+            batches: list[dict[str, Any]] = json.loads(study.meta(self.key) or "[]")
+            return batches
 
     def save(self, batches: list[dict[str, Any]]) -> None:
         with Study.open(self.path) as study:
@@ -318,7 +319,7 @@ def _collect(study: Study, run: ModelRun, given: Any, retry_errors: bool, progre
                            column=error.param) from None
     finally:
         _close(stream)
-        if getattr(engine, "budget", None) is not None:
+        if hasattr(engine, "budget") and engine.budget is not None:
             tally.stopped = tally.stopped or ("max_cost" if engine.budget.refused else None)
             engine.budget = None
         if display:
@@ -594,12 +595,13 @@ def _record(study: Study, run: ModelRun, run_info: dict[str, Any], result: Colle
         (run.key,))
     manifest = load_manifest(study.path)
     previous = recorded_section(manifest, run.key)
-    runs = previous.get("runs", []) + [{
+    this_run: dict[str, Any] = {
         "finished_at": utc_now(), "completed": result.completed, "failed": result.failed,
         "retries": result.retries, "cost_usd": result.cost_usd, "stopped": result.stopped,
         "elapsed_s": round(result.elapsed_s, 3),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
-    }]
+    }
+    runs: list[dict[str, Any]] = previous.get("runs", []) + [this_run]
     batches = sorted({*previous.get("batch_ids", []), *batch_ids})
     models = recorded_models(manifest)
     models[run.key] = {

@@ -55,9 +55,12 @@ class ModelRun:
     @property
     def params(self) -> GenerationParams:
         s = self.settings
-        return GenerationParams(
-            *(DEFAULTS[k] if s[k] == OMIT else s[k] for k in ("temperature", "top_p")),
-            s["max_tokens"], None if s["seed"] == OMIT else s["seed"])
+        def sent(key: str) -> Any:
+            return DEFAULTS[key] if s[key] == OMIT else s[key]
+
+        return GenerationParams(temperature=sent("temperature"), top_p=sent("top_p"),
+                                max_tokens=s["max_tokens"],
+                                seed=None if s["seed"] == OMIT else s["seed"])
 
     def recorded_params(self, extra: dict[str, Any]) -> dict[str, Any]:
         """outputs.params: what was sent (None where omitted), body fields, token parameter.
@@ -76,7 +79,8 @@ class ModelRun:
 
 
 def stored_models(study: Study) -> dict[str, dict[str, Any]]:
-    return json.loads(study.meta(MODELS_KEY) or "{}")
+    models: dict[str, dict[str, Any]] = json.loads(study.meta(MODELS_KEY) or "{}")
+    return models
 
 
 def plan(study: Study, *, models: list[str] | None, backend: str | None, model: str | None,

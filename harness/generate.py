@@ -151,8 +151,8 @@ def _prompt_tuple(r: PromptRow) -> tuple[Any, ...]:
             r.n_tokens, spans)
 
 
-def _store(folder: Path, topic_rows: list, rows: list[PromptRow], seed: int, pilot: bool,
-           selection: dict[str, Any]) -> None:
+def _store(folder: Path, topic_rows: list[tuple[Any, ...]], rows: list[PromptRow], seed: int,
+           pilot: bool, selection: dict[str, Any]) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
     new = [_prompt_tuple(r) for r in rows]
     with Study.open(folder, create=True) as study:

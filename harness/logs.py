@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TextIO
 
 LOGGER = "harness"
 LEVELS = ("debug", "info", "warning", "error")
@@ -19,11 +20,11 @@ _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _MARK = "_harness_handler"
 
 
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _Stderr(logging.StreamHandler[TextIO]):
     """Writes to whatever `sys.stderr` is at the time (progress bars and tests replace it)."""
 
-    @property  # type: ignore[override]
-    def stream(self):  # noqa: ANN201
+    @property
+    def stream(self) -> TextIO:
         return sys.stderr
 
     @stream.setter

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.defaults import DEFAULT_SEED
 from harness.study import Study
@@ -76,7 +77,7 @@ def run_study(
         if message:
             echo(message)
 
-    choice = {"limit": limit, "subset": subset, "subset_seed": subset_seed}
+    choice: dict[str, Any] = {"limit": limit, "subset": subset, "subset_seed": subset_seed}
     stage("generate", lambda: _generate(folder, topics, seed, pilot, choice))
     if demo:   # whatever made the prompts, this run's verdict is a demo
         with Study.open(folder) as s:
@@ -108,7 +109,8 @@ def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
             if s.count("prompts"):
                 return (f"already generated: {s.count('topics')} topics, "
                         f"{s.count('prompts')} prompts")
-    audit = generate(folder, topics=topics, seed=seed, pilot=pilot, **choice)
+    audit = generate(folder, topics=topics, seed=seed, pilot=pilot, limit=choice["limit"],
+                     subset=choice["subset"], subset_seed=choice["subset_seed"])
     return (f"{audit.n_topics} topics x 3 conditions{_chosen(folder)}; mean tokens "
             + ", ".join(f"{c} {v:.1f}" for c, v in audit.tokens_mean.items())
             + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}")

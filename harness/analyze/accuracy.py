@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -44,7 +45,7 @@ class Accuracy:
     """Accuracy of one reviewer, one reviewer kind, or all reviewers pooled."""
 
     label: str
-    scope: str                   # reviewer | kind | pooled | weighted
+    scope: Literal["reviewer", "kind", "pooled", "weighted"]
     kind: str                    # human | automated | mixed
     # counts of coded control judgments; effective (non-integer) counts for scope "weighted"
     published: float             # published controls judged
@@ -106,17 +107,18 @@ def coded_controls(frame: pd.DataFrame, unsure: str) -> pd.DataFrame:
     """Control judgments that count: coded outcome, held-out only for automated reviewers."""
     if frame.empty:
         return frame.assign(novel=pd.Series(dtype=float), correct=pd.Series(dtype=bool))
-    verdict = pd.Index(VERDICTS).get_indexer(frame["verdict"])
+    verdict = pd.Index(VERDICTS).get_indexer(pd.Index(frame["verdict"]))
     novel = code_outcome(verdict, unsure)
     keep = ~np.isnan(novel) & ~((frame["reviewer_kind"] == "automated").to_numpy()
                                 & (frame["split"] == "calibration").to_numpy())
     out = frame.assign(novel=novel)[keep].reset_index(drop=True)
     expected_novel = (out["expected"] == "not_published").to_numpy()
-    return out.assign(correct=(out["novel"].to_numpy() == 1.0) == expected_novel)
+    result: pd.DataFrame = out.assign(correct=(out["novel"].to_numpy() == 1.0) == expected_novel)
+    return result
 
 
-def accuracy_of(rows: pd.DataFrame, label: str, scope: str, kind: str, level: float
-                ) -> Accuracy:
+def accuracy_of(rows: pd.DataFrame, label: str, scope: Literal["reviewer", "kind", "pooled"],
+                kind: str, level: float) -> Accuracy:
     published = rows["expected"] == "published"
     return Accuracy(
         label=label, scope=scope, kind=kind, published=int(published.sum()),
@@ -170,7 +172,7 @@ def _fisher(rows: pd.DataFrame) -> tuple[float, float, tuple[int, int], float | 
     if not len(cross) or not len(single):
         return rate_c, rate_s, (len(cross), len(single)), None
     table = [[int(cross.sum()), int((~cross).sum())], [int(single.sum()), int((~single).sum())]]
-    p = float(stats.fisher_exact(table).pvalue)
+    p = float(stats.fisher_exact(np.array(table)).pvalue)
     return rate_c, rate_s, (len(cross), len(single)), p
 
 

@@ -73,9 +73,10 @@ class AcrossModels:
 
 def differences(p: np.ndarray, single: str) -> np.ndarray:
     """d over the last axis of proportions (single_a, single_b, cross)."""
-    if single == "mean_of_singles":
-        return p[..., 2] - (p[..., 0] + p[..., 1]) / 2.0
-    return p[..., 2] - p[..., SINGLE_COLUMNS[single]]
+    other = ((p[..., 0] + p[..., 1]) / 2.0 if single == "mean_of_singles"
+             else p[..., SINGLE_COLUMNS[single]])
+    d: np.ndarray = p[..., 2] - other
+    return d
 
 
 def _test(p: np.ndarray, single: str, permutations: int, seed: int) -> SignFlipResult:

@@ -84,7 +84,8 @@ def _equivalence(method: str, p: float, rho: float, margin: float, alpha: float,
 
 def _needed(compute: Any) -> int | None:
     try:
-        return compute()
+        needed: int | None = compute()
+        return needed
     except HarnessError:
         return None
 

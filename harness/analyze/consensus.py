@@ -8,6 +8,7 @@ calls exactly the code path that the real analysis calls.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ class Judgments:
     reviewer_ids: np.ndarray | None = None
     reviewer_kind: np.ndarray | None = None   # 'human' | 'automated' per reviewer code
     item_model: np.ndarray | None = None      # the model (label) of each item's output
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_items(self) -> int:
@@ -46,11 +47,13 @@ class Judgments:
 
     @property
     def topic(self) -> np.ndarray:
-        return self.item_topic[self.item]
+        result: np.ndarray = self.item_topic[self.item]
+        return result
 
     @property
     def condition(self) -> np.ndarray:
-        return self.item_condition[self.item]
+        result: np.ndarray = self.item_condition[self.item]
+        return result
 
     def subset(self, mask: np.ndarray) -> Judgments:
         """The same study restricted to some judgments (codes and labels are kept)."""
@@ -79,7 +82,8 @@ def code_outcome(verdict: np.ndarray, unsure: str) -> np.ndarray:
         y[verdict == UNSURE] = 1.0
     elif unsure == "exclude":
         y[verdict == UNSURE] = np.nan
-    return y
+    result: np.ndarray = y
+    return result
 
 
 @dataclass(frozen=True)
@@ -105,18 +109,21 @@ class TopicTable:
             return self.p[:, SINGLE_A]
         if self.single == "single_b":
             return self.p[:, SINGLE_B]
-        return self.p[:, [SINGLE_A, SINGLE_B]].mean(axis=1)
+        result: np.ndarray = self.p[:, [SINGLE_A, SINGLE_B]].mean(axis=1)
+        return result
 
     @property
     def complete(self) -> np.ndarray:
         """Topics where the cross arm and the single arm each keep an eligible item."""
-        return ~np.isnan(self.p_cross) & ~np.isnan(self.p_single)
+        result: np.ndarray = ~np.isnan(self.p_cross) & ~np.isnan(self.p_single)
+        return result
 
     @property
     def d(self) -> np.ndarray:
         """Paired differences p_cross - p_single of complete topics."""
         keep = self.complete
-        return self.p_cross[keep] - self.p_single[keep]
+        result: np.ndarray = self.p_cross[keep] - self.p_single[keep]
+        return result
 
     @property
     def n_complete(self) -> int:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,7 @@ from harness.analyze.consensus import CROSS, SINGLE_A, SINGLE_B, Judgments, Topi
 MIN_J = 0.05      # below this J the correction divides by ~0: no corrected estimate
 CHUNK = 250       # bootstrap resamples per vectorised block, at most ...
 CELLS = 4_000_000  # ... this many resampled topic-group cells at once
+CorrectionMethod = Literal["pooled", "per_reviewer"]
 
 
 @dataclass(frozen=True)
@@ -50,16 +52,18 @@ class ControlCounts:
 
     def sensitivity(self) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return self.pub_correct / self.pub_n
+            result: np.ndarray = self.pub_correct / self.pub_n
+            return result
 
     def youden(self) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return self.sensitivity() + self.unpub_correct / self.unpub_n - 1.0
+            result: np.ndarray = self.sensitivity() + self.unpub_correct / self.unpub_n - 1.0
+            return result
 
 
 @dataclass(frozen=True)
 class Corrected:
-    method: str                  # pooled | per_reviewer
+    method: CorrectionMethod
     observed: float
     estimate: float | None       # None when an accuracy is not estimable or J <= MIN_J
     ci_low: float | None
@@ -111,7 +115,8 @@ def group_shares(j: Judgments, y: np.ndarray, table: TopicTable, groups: np.ndar
 def _ratio(a: np.ndarray, b: np.ndarray, sens: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     """Mean corrected difference for (..., G) sums over topics already averaged; `inverse`
     stands for 1/J of each group."""
-    return ((a - b * (1.0 - sens)) * inverse).sum(axis=-1)
+    result: np.ndarray = ((a - b * (1.0 - sens)) * inverse).sum(axis=-1)
+    return result
 
 
 def _accuracy(counts: ControlCounts, shares: np.ndarray | None
@@ -132,7 +137,8 @@ def _accuracy(counts: ControlCounts, shares: np.ndarray | None
     return pool(sens), pool(sens + spec - 1.0), np.array([np.sum(w ** 2 * var[covered])])
 
 
-def corrected_difference(a: np.ndarray, b: np.ndarray, counts: ControlCounts, *, method: str,
+def corrected_difference(a: np.ndarray, b: np.ndarray, counts: ControlCounts, *,
+                         method: CorrectionMethod,
                          resamples: int, level: float, seed: int,
                          shares: np.ndarray | None = None) -> Corrected:
     """Point estimate and joint topic-and-control bootstrap interval.
@@ -199,7 +205,8 @@ def _bootstrap(a: np.ndarray, b: np.ndarray, counts: ControlCounts, shares: np.n
 
 
 def _rate(k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    return np.asarray(k, dtype=float) / np.maximum(np.asarray(n, dtype=float), 1.0)
+    result: np.ndarray = np.asarray(k, dtype=float) / np.maximum(np.asarray(n, dtype=float), 1.0)
+    return result
 
 
 def control_counts(coded: pd.DataFrame, labels: list[str], by_reviewer: bool) -> ControlCounts:

@@ -10,7 +10,7 @@ judge stage.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ from harness.analyze.accuracy import CONTROLS_SQL
 from harness.analyze.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
 from harness.study.blinding import commitment
-from harness.study.manifest import MANIFEST_NAME
+from harness.study.history import MANIFEST_NAME
 from harness.study.store import Study
 
 REVIEWS_SQL = """
@@ -49,7 +49,7 @@ GROUP BY g.prompt_id, g.model
 
 @dataclass(frozen=True)
 class BlindingCheck:
-    status: str                  # 'verified' | 'missing'
+    status: Literal["verified", "missing"]
     recorded: str | None
     computed: str
     made_at: str | None
@@ -140,10 +140,10 @@ def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFr
         raise HarnessError("a prompt refers to a topic missing from the topics table")
     return Judgments(
         item=item_codes.astype(np.int64),
-        reviewer=pd.Index(reviewer_ids).get_indexer(reviews["reviewer_id"]).astype(np.int64),
-        verdict=pd.Index(VERDICTS).get_indexer(reviews["verdict"]).astype(np.int8),
+        reviewer=pd.Index(reviewer_ids).get_indexer(pd.Index(reviews["reviewer_id"])).astype(np.int64),
+        verdict=pd.Index(VERDICTS).get_indexer(pd.Index(reviews["verdict"])).astype(np.int8),
         item_topic=item_topic.astype(np.int64),
-        item_condition=pd.Index(CONDITIONS).get_indexer(first["condition"]).astype(np.int8),
+        item_condition=pd.Index(CONDITIONS).get_indexer(pd.Index(first["condition"])).astype(np.int8),
         n_topics=len(topic_ids), n_reviewers=len(reviewer_ids), topic_ids=topic_ids,
         item_ids=np.asarray(item_ids, dtype=object), reviewer_ids=reviewer_ids,
         reviewer_kind=reviewers["kind"].to_numpy(dtype=object),

@@ -113,7 +113,8 @@ def paths_log_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | floa
 
 def paths_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return np.exp(paths_log_capital(x, bets, margin))
+        result: np.ndarray = np.exp(paths_log_capital(x, bets, margin))
+        return result
 
 
 def betting_capital(d: np.ndarray, margin: np.ndarray | float, alpha: float, *,

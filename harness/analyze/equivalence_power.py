@@ -60,7 +60,8 @@ def _paired_t(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
     se = np.where(ok, sd, 1.0) / math.sqrt(n)
     p_lower = stats.t.sf((mean + margin) / se, n - 1)
     p_upper = stats.t.cdf((mean - margin) / se, n - 1)
-    return ok & (p_lower < alpha) & (p_upper < alpha)
+    shown: np.ndarray = ok & (p_lower < alpha) & (p_upper < alpha)
+    return shown
 
 
 @lru_cache(maxsize=200_000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
@@ -67,11 +68,12 @@ def estimates(result: AnalysisResult, dpi: int) -> bytes:
     return _png(fig, dpi)
 
 
-def _forest(ax: object, rows: list[Estimate], scale: str, sesoi: float) -> None:
+def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
     ys = np.arange(len(rows))
     colour = {"primary": CROSS_COLOUR, "check": SINGLE_COLOUR, "literal": GREY,
               "secondary": "#27ae60", "corrected": "#8e44ad"}
     for y, e in zip(ys, rows, strict=True):
+        assert e.estimate is not None  # the caller draws estimable rows only
         low = e.ci_low if e.ci_low is not None else e.estimate
         high = e.ci_high if e.ci_high is not None else e.estimate
         ax.plot([low, high], [y, y], color=colour[e.role], lw=2)
@@ -88,7 +90,7 @@ def _forest(ax: object, rows: list[Estimate], scale: str, sesoi: float) -> None:
                   "slope": "Moderator slopes of d_t, 95% CI"}[scale], fontsize=9)
 
 
-def _plain_log_axis(ax: object) -> None:
+def _plain_log_axis(ax: Axes) -> None:
     """Log scale with plain tick labels (0.5, 1, 2 rather than powers of ten)."""
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(ScalarFormatter())

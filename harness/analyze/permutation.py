@@ -179,7 +179,8 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.size * b.size <= 4_000_000:
         return np.convolve(a, b)
     out = np.clip(signal.fftconvolve(a, b), 0.0, None)
-    return out / out.sum()
+    result: np.ndarray = out / out.sum()
+    return result
 
 
 def _relabel_monte_carlo_tails(values: np.ndarray, draws: int,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -19,11 +19,13 @@ from harness.materials._yaml import line_of, parse_with_lines, pydantic_message
 
 PLAN_NAME = "plan.yaml"
 
-PRIMARY_TESTS = ("permutation", "mcnemar_exact", "mcnemar_midp", "gee")
-SECONDARY_ANALYSES = (
+PrimaryTest = Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"]
+SecondaryAnalysis = Literal[
     "mixed_glm", "conditional_logit", "reviewer_kind", "unsure_novel", "unsure_excluded",
     "field_distance", "geometry",
-)
+]
+PRIMARY_TESTS: tuple[PrimaryTest, ...] = get_args(PrimaryTest)
+SECONDARY_ANALYSES: tuple[SecondaryAnalysis, ...] = get_args(SecondaryAnalysis)
 
 
 class _Section(BaseModel):
@@ -65,10 +67,7 @@ class LiteralRule(_Section):
 
 
 class Secondary(_Section):
-    analyses: list[
-        Literal["mixed_glm", "conditional_logit", "reviewer_kind", "unsure_novel",
-                "unsure_excluded", "field_distance", "geometry"]
-    ] = Field(default_factory=lambda: list(SECONDARY_ANALYSES))
+    analyses: list[SecondaryAnalysis] = Field(default_factory=lambda: list(SECONDARY_ANALYSES))
     correction: Literal["holm", "none"] = "holm"
     alpha: float = Field(0.05, gt=0.0, lt=0.5)
     heavy_max_topics: int = Field(2000, ge=10)
@@ -135,8 +134,7 @@ class Plan(_Section):
     equivalence: Equivalence = Field(default_factory=Equivalence)
     minimum: Minimum = Field(default_factory=Minimum)
     consensus: Consensus = Field(default_factory=Consensus)
-    checks: list[Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"]] = Field(
-        default_factory=lambda: list(PRIMARY_TESTS))
+    checks: list[PrimaryTest] = Field(default_factory=lambda: list(PRIMARY_TESTS))
     literal_rule: LiteralRule = Field(default_factory=LiteralRule)
     secondary: Secondary = Field(default_factory=Secondary)
     agreement: Agreement = Field(default_factory=Agreement)

@@ -189,7 +189,7 @@ def power(*, topics: int | None = None, p_single: float | None = None,
         sim_plan = base.model_copy(update={
             "primary": base.primary.model_copy(update={"alpha": inputs["alpha"]}),
             "planning": p.model_copy(update={"power": inputs["target"]})})
-        sim = simulate_design(sim_plan, design, topics=inputs["topics"],
+        sim = simulate_design(sim_plan, design, topics=int(inputs["topics"]),
                               p_single=inputs["p_single"], effect=inputs["effect"], reps=reps,
                               seed=seed)
         result.simulation = _simulation(sim, design, inputs)
@@ -271,7 +271,8 @@ def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
 
 def _or_none(compute: Any) -> int | None:
     try:
-        return compute()
+        result: int | None = compute()
+        return result
     except HarnessError:
         return None
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import base64
 import html
 from dataclasses import dataclass, field
+from typing import Literal
 
 
 @dataclass(frozen=True)
 class Block:
-    kind: str                       # h1 | h2 | p | banner | list | table | figure | pre | link
+    kind: Literal["h1", "h2", "p", "banner", "list", "table", "figure", "pre", "link"]
     text: str = ""
     items: list[str] = field(default_factory=list)
     header: list[str] = field(default_factory=list)

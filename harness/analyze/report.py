@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from harness.analyze.figures import FIGURES, figure_names, render_all
 from harness.analyze.plan import Plan
@@ -158,7 +159,7 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
     return out
 
 
-def _accuracy_row(a: dict) -> list[str]:
+def _accuracy_row(a: dict[str, Any]) -> list[str]:
     def rate(name: str) -> str:
         return (f"{fmt(a[name])} [{fmt(a[name + '_low'])}, {fmt(a[name + '_high'])}]"
                 if a[name] is not None else "n/a")
@@ -193,7 +194,7 @@ def _corrected_text(c: ControlsResult) -> str:
     return text
 
 
-def _differential_text(d: dict) -> str:
+def _differential_text(d: dict[str, Any]) -> str:
     flag = ("**Warning: accuracy differs in the direction that favours the hypothesis** "
             "(cross-field material called novel more often whatever its truth), so a "
             "`supported` verdict may be manufactured by the reviewers. "

@@ -7,13 +7,15 @@ notebook user gets attributes and DataFrames rather than text to parse.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 RULE = "=" * 78
 THIN = "-" * 78
+Role = Literal["primary", "check", "literal", "secondary", "corrected"]
+Scale = Literal["difference", "odds ratio", "slope"]
 
 
 class _Model(BaseModel):
@@ -25,8 +27,8 @@ class Estimate(_Model):
 
     name: str
     label: str
-    role: str                      # primary | check | literal | secondary
-    scale: str                     # difference | odds ratio | slope
+    role: Role
+    scale: Scale
     estimate: float | None
     ci_low: float | None
     ci_high: float | None
@@ -189,7 +191,7 @@ class VerdictResult(_Model):
 
 
 class Verification(_Model):
-    blinding_status: str               # verified | missing
+    blinding_status: Literal["verified", "missing"]
     blinding_recorded: str | None
     blinding_computed: str
     blinding_made_at: str | None

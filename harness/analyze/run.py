@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from harness.analyze.results import (
     PairAgreement,
     PowerSummary,
     PrimaryResult,
+    Role,
     VerdictResult,
     Verification,
 )
@@ -54,6 +56,9 @@ from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.store import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
 from harness.study.unblinding import mark_unblinded
 
 TEST_NAMES = {
@@ -169,13 +174,13 @@ def compute(data: StudyData, loaded: LoadedPlan, manifest: dict[str, Any],
         estimates=_with_corrected(_estimates(data, plan, primary, y, pooled), ctl,
                                   primary.n_topics),
         agreement=_agreement(data, y, plan),
-        per_reviewer=sec.per_reviewer(j, y, table, plan.single).to_dict("records"),
+        per_reviewer=_records(sec.per_reviewer(j, y, table, plan.single)),
         power=_power(primary, plan),
         verdict=VerdictResult(label=decision.label, reason=decision.reason,
                               qualifier=decision.qualifier, withheld=decision.withheld,
                               literal_label=literal[0], literal_reason=literal[1]),
         notes=_notes(design, verification, prereg),
-        topics=table.frame().to_dict("records"),
+        topics=_records(table.frame()),
         controls=_controls_result(ctl, plan, needs, manifest),
         models=_models_result(study_across_models(j, plan), manifest),
     )
@@ -353,7 +358,12 @@ def _primary_result(primary: PrimaryOutcome, plan: Plan) -> PrimaryResult:
         details=details)
 
 
-def _estimate(name: str, label: str, role: str, outcome: PrimaryOutcome, p_label: str,
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """One dict per row; the column names are strings."""
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def _estimate(name: str, label: str, role: Role, outcome: PrimaryOutcome, p_label: str,
               note: str = "") -> Estimate:
     estimable = math.isfinite(outcome.estimate)  # no p-value without an estimate
     if not estimable:
@@ -423,7 +433,8 @@ def _secondary(data: StudyData, plan: Plan, table: Any, y: np.ndarray) -> list[s
     if "field_distance" in wanted:
         tests += sec.field_distance(table, data.topics)
     if "geometry" in wanted:
-        tests += sec.geometry(table, data.geometry, j.topic_ids, plan.single)
+        topic_ids = j.topic_ids if j.topic_ids is not None else np.arange(j.n_topics)
+        tests += sec.geometry(table, data.geometry, topic_ids, plan.single)
     return sec.holm(tests) if plan.secondary.correction == "holm" else tests
 
 
@@ -434,7 +445,7 @@ UNSURE_VARIANTS = {  # coding -> (plan key, label); the primary's own coding is 
 }
 
 
-def _unsure_variants(j: Any, plan: Plan, wanted: set[str]) -> list[sec.SecondaryTest]:
+def _unsure_variants(j: Any, plan: Plan, wanted: AbstractSet[str]) -> list[sec.SecondaryTest]:
     """`unsure` coded both other ways than the primary analysis codes it."""
     out = []
     for coding, (key, label) in UNSURE_VARIANTS.items():

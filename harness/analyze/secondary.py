@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -14,16 +15,18 @@ from scipy import stats
 
 from harness.analyze.consensus import CROSS, Judgments, TopicTable
 from harness.analyze.gee import topic_subsample
+from harness.analyze.holm import holm_adjust
 from harness.analyze.plan import Plan
 from harness.analyze.pooled import single_conditions
 from harness.analyze.primary import run_primary
+from harness.analyze.results import Scale
 
 
 @dataclass(frozen=True)
 class SecondaryTest:
     name: str
     label: str
-    scale: str                  # 'difference', 'odds ratio' or 'slope'
+    scale: Scale
     estimate: float = math.nan
     ci_low: float = math.nan
     ci_high: float = math.nan
@@ -35,13 +38,14 @@ class SecondaryTest:
     skipped: str | None = None  # why it did not run
 
 
-def _skip(name: str, label: str, scale: str, reason: str) -> SecondaryTest:
+def _skip(name: str, label: str, scale: Scale, reason: str) -> SecondaryTest:
     return SecondaryTest(name, label, scale, skipped=reason)
 
 
 def _rows(j: Judgments, y: np.ndarray, table: TopicTable, single: str) -> np.ndarray:
     arms = np.isin(j.condition, (CROSS, *single_conditions(single)))
-    return arms & ~np.isnan(y) & table.item_eligible[j.item]
+    result: np.ndarray = arms & ~np.isnan(y) & table.item_eligible[j.item]
+    return result
 
 
 def mixed_glm(j: Judgments, y: np.ndarray, table: TopicTable, plan: Plan) -> SecondaryTest:
@@ -126,7 +130,8 @@ def _informative_groups(endog: np.ndarray, groups: np.ndarray) -> np.ndarray:
     sums = np.bincount(groups, weights=endog)
     sizes = np.bincount(groups)
     mixed = (sums > 0) & (sums < sizes)
-    return mixed[groups]
+    result: np.ndarray = mixed[groups]
+    return result
 
 
 def primary_variant(j: Judgments, plan: Plan, name: str, label: str, *, unsure: str | None = None,
@@ -219,14 +224,7 @@ def holm(tests: list[SecondaryTest]) -> list[SecondaryTest]:
     ran = [i for i, t in enumerate(tests) if t.skipped is None and t.p_value is not None]
     if not ran:
         return tests
-    p = np.array([tests[i].p_value for i in ran], dtype=float)
-    order = np.argsort(p)
-    m = p.size
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
+    adjusted = holm_adjust(np.array([tests[i].p_value for i in ran], dtype=float))
     out = list(tests)
     for position, i in enumerate(ran):
         out[i] = replace(tests[i], p_holm=float(adjusted[position]))
@@ -241,7 +239,8 @@ def per_reviewer(j: Judgments, y: np.ndarray, table: TopicTable, single: str) ->
     ids = j.reviewer_ids if j.reviewer_ids is not None else np.arange(j.n_reviewers)
     kinds = j.reviewer_kind if j.reviewer_kind is not None else np.array([""] * j.n_reviewers)
     out = []
-    for code, group in frame.groupby("reviewer"):
+    for key, group in frame.groupby("reviewer"):
+        code = cast(int, key)  # groupby types its keys as any scalar; "reviewer" holds codes
         cross = group.loc[group["cross"], "y"]
         single_y = group.loc[~group["cross"], "y"]
         out.append({

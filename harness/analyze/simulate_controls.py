@@ -46,7 +46,8 @@ class Batch:
 
     @property
     def d(self) -> np.ndarray:
-        return self.p[:, :, 2] - (self.p[:, :, 0] + self.p[:, :, 1]) / 2.0
+        result: np.ndarray = self.p[:, :, 2] - (self.p[:, :, 0] + self.p[:, :, 1]) / 2.0
+        return result
 
 
 def _eta(design: Design, studies: int, topics: int, mu: float, beta: float,
@@ -64,13 +65,15 @@ def _eta(design: Design, studies: int, topics: int, mu: float, beta: float,
 
 def _proportions(novel: np.ndarray) -> np.ndarray:
     """(studies, topics, 3, samples, reviewers) booleans -> (studies, topics, 3) proportions."""
-    return novel.mean(axis=4).mean(axis=3)
+    result: np.ndarray = novel.mean(axis=4).mean(axis=3)
+    return result
 
 
 def _differences(novel: np.ndarray) -> np.ndarray:
     """d_t with the mean of singles."""
     p = _proportions(novel)
-    return p[:, :, 2] - (p[:, :, 0] + p[:, :, 1]) / 2.0
+    result: np.ndarray = p[:, :, 2] - (p[:, :, 0] + p[:, :, 1]) / 2.0
+    return result
 
 
 def latent_batch(design: Design, *, studies: int, topics: int, p_single: float, effect: float,

@@ -24,4 +24,5 @@ def model_batch(*, studies: int, topics: int, base_rates: list[float], effects: 
     eta[:, :, :, 2] += beta[None, None, :, None]
     prob = special.expit(eta)
     novel = rng.random((studies, topics, mu.size, 3, samples * reviewers)) < prob
-    return novel.mean(axis=4)
+    proportions: np.ndarray = novel.mean(axis=4)
+    return proportions

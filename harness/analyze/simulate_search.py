@@ -40,7 +40,8 @@ class _Rates:
     """Simulated power by grid point, each computed once."""
 
     def __init__(self, run: Callable[[int], float]) -> None:
-        self.run, self.seen = run, {}
+        self.run = run
+        self.seen: dict[int, float] = {}
 
     def __call__(self, k: int) -> float:
         if k not in self.seen:
@@ -52,6 +53,8 @@ def _bracket(rate: _Rates, start: int, low: int, high: int, target: float,
              step: int) -> tuple[int | None, int | None]:
     """(last grid point short of target, first reaching it), stepping out from start."""
     start = min(max(start, low), high)
+    hit: int | None
+    miss: int | None
     if rate(start) >= target:
         hit, miss = start, None
         while miss is None and hit > low:
@@ -125,8 +128,9 @@ def search_effect(plan: Plan, design: Design, *, topics: int, p_single: float, t
     outer = _bracket(rate, k0, 1, high, target, 20)
     miss, hit = _bisect(rate, *outer, target)
     value_se = None
-    if hit is not None and None not in outer and outer[1] > outer[0]:
-        slope = (rate(outer[1]) - rate(outer[0])) / ((outer[1] - outer[0]) * EFFECT_STEP)
+    below, above = outer
+    if hit is not None and below is not None and above is not None and above > below:
+        slope = (rate(above) - rate(below)) / ((above - below) * EFFECT_STEP)
         if slope > 0:
             value_se = _se(rate(hit), reps) / slope
     return _result(rate, miss, hit, EFFECT_STEP, start, reps, seed, value_se)

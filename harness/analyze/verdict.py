@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from harness.analyze.equivalence import Equivalence
 from harness.analyze.plan import Plan
@@ -40,7 +41,7 @@ NO_CONTROLS = AccuracyGate(False, "no control items were judged, so the reviewer
 
 @dataclass(frozen=True)
 class Decision:
-    label: str                  # supported | refuted | inconclusive | no verdict
+    label: Literal["supported", "refuted", "inconclusive", "no verdict"]
     reason: str
     qualifier: str | None = None
     withheld: list[str] = field(default_factory=list)

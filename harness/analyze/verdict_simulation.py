@@ -89,9 +89,13 @@ class _Accuracy:
     @classmethod
     def of(cls, batch: Batch, weighting: str) -> _Accuracy:
         if weighting == "controls" or batch.by_reviewer is None or batch.shares is None:
-            sums = [x.sum(axis=1, keepdims=True) for x in
-                    (batch.pub_correct, batch.pub_n, batch.unpub_correct, batch.unpub_n)]
-            return cls(*sums, np.ones((batch.p.shape[0], 1)))
+            def total(x: np.ndarray) -> np.ndarray:
+                summed: np.ndarray = x.sum(axis=1, keepdims=True)
+                return summed
+
+            return cls(total(batch.pub_correct), total(batch.pub_n),
+                       total(batch.unpub_correct), total(batch.unpub_n),
+                       np.ones((batch.p.shape[0], 1)))
         pub_n, pub_k, unpub_n, unpub_k = batch.by_reviewer
         shares = np.where((pub_n > 0) & (unpub_n > 0), batch.shares, 0.0)
         return cls(pub_k, pub_n, unpub_k, unpub_n, shares / shares.sum(axis=1, keepdims=True))
@@ -110,7 +114,7 @@ class _Accuracy:
 @lru_cache(maxsize=100_000)
 def _fisher(a: int, b: int, c: int, d: int) -> float:
     """Two-sided Fisher exact p (cached: simulated tables repeat)."""
-    return float(stats.fisher_exact([[a, b], [c, d]]).pvalue)
+    return float(stats.fisher_exact(np.array([[a, b], [c, d]])).pvalue)
 
 
 def _flagged(batch: Batch, alpha: float) -> np.ndarray:

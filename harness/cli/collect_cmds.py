@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -73,7 +74,8 @@ def collect(
     """
     from harness.collect import collect_models
 
-    options = {"concurrency": concurrency, "base_url": base_url, "rpm": rpm, "tpm": tpm,
+    options: dict[str, Any] = {
+        "concurrency": concurrency, "base_url": base_url, "rpm": rpm, "tpm": tpm,
                "timeout": timeout, "max_attempts": max_attempts, "batch_size": batch_size,
                "threads": threads, "batch_api": batch_api or None, "samples": samples,
                "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}

@@ -84,7 +84,8 @@ def heatmap(
     if pair is not None and len(pair) != 2:
         raise HarnessError("give exactly two heads, e.g. --heads 0,5", column="--heads")
     attention = sentence_attention(sentence, model)
-    path = draw_heatmap(attention, out, layer=layer, heads=pair)
+    path = draw_heatmap(attention, out, layer=layer,
+                        heads=(pair[0], pair[1]) if pair is not None else None)
     typer.echo(f"wrote {path} ({attention.model}, {len(attention.tokens)} tokens)")
 
 

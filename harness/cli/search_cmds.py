@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from harness.cli._app import app
 from harness.cli._params import check_cutoff
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 @app.command("search")
@@ -58,8 +61,10 @@ def _print_table(record: Any) -> None:
     from rich.table import Table
 
     table = Table(title=f"{record.database}: {record.query}", title_justify="left")
-    for column, justify in (("#", "right"), ("score", "right"), ("year", "right"),
-                            ("title", "left"), ("doi / id", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("score", "right"), ("year", "right"), ("title", "left"),
+        ("doi / id", "left"))
+    for column, justify in columns:
         table.add_column(column, justify=justify, overflow="fold")
     for hit in record.hits:
         score = "" if hit.score is None else f"{hit.score:.3f}"

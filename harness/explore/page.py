@@ -19,8 +19,8 @@ from typing import Any
 
 # Characters that could end the JSON block or break it as a script: HTML markup and the two
 # line separators JavaScript once treated as newlines. Escaped forms are still valid JSON.
-_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-                 "\u2029": "\\u2029"}
+_JSON_ESCAPES: dict[str, str | int | None] = {
+    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 def embed_json(data: Any) -> str:

@@ -35,7 +35,8 @@ def pysum(terms: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.zeros(np.delete(terms.shape, axis))
     if not COMPENSATED_SUM:
         # accumulate is a running left-to-right sum; + 0.0 mirrors Python's integer start 0
-        return np.take(np.add.accumulate(terms, axis=axis), -1, axis=axis) + 0.0
+        result: np.ndarray = np.take(np.add.accumulate(terms, axis=axis), -1, axis=axis) + 0.0
+        return result
     return _neumaier(np.moveaxis(terms, axis, 0))
 
 
@@ -48,4 +49,5 @@ def _neumaier(terms: np.ndarray) -> np.ndarray:
         compensation += np.where(np.abs(total) >= np.abs(x), (total - step) + x, (x - step) + total)
         total = step
     use = (compensation != 0) & np.isfinite(compensation)
-    return np.where(use, total + compensation, total)
+    result: np.ndarray = np.where(use, total + compensation, total)
+    return result

@@ -27,7 +27,8 @@ def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
     with np.errstate(over="ignore"):  # a gap beyond the float range just means weight 0
         e = np.exp(scores - top)
     total = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    result: np.ndarray = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    return result
 
 
 def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
@@ -69,7 +70,8 @@ def attention_scores(
         scores = np.where(mask, scores, -np.inf) if mask.dtype == bool else scores + mask
     if causal:
         scores = np.where(causal_mask(q.shape[-2], k.shape[-2]), scores, -np.inf)
-    return scores
+    result: np.ndarray = scores
+    return result
 
 
 def scaled_dot_product_attention(

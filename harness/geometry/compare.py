@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from harness.analyze.holm import holm_adjust
 from harness.errors import HarnessError
 from harness.geometry.probe import LAYER_MEAN, using
 from harness.study.store import Study
@@ -70,11 +71,12 @@ def compare_split(
     with using(study) as opened:
         model = _stored_model(opened, model)
         paired = _paired(opened, model)
-    rows = [_layer_row(layer, group, test) for layer, group in paired.groupby("layer")]
+    # groupby types its keys as any scalar; "layer" holds integers
+    rows = [_layer_row(cast(int, layer), group, test) for layer, group in paired.groupby("layer")]
     import pandas as pd
 
     table = pd.DataFrame(rows)
-    table["p_holm"] = holm(table["p"].to_numpy())
+    table["p_holm"] = holm_adjust(table["p"].to_numpy())
     return ProbeComparison(model, test, alpha, int(paired["topic_id"].nunique()), table)
 
 
@@ -96,7 +98,7 @@ def _paired(study: Study, model: str) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _layer_row(layer: int, group: pd.DataFrame, test: str) -> dict:
+def _layer_row(layer: int, group: pd.DataFrame, test: str) -> dict[str, Any]:
     diff = (group["cross"] - group["single"]).to_numpy()
     return {"layer": int(layer), "n_topics": len(diff),
             "split_cross": group["cross"].mean(), "split_single": group["single"].mean(),
@@ -114,25 +116,13 @@ def paired_p(diff: np.ndarray, test: str = "wilcoxon") -> float:
     return float(stats.wilcoxon(diff).pvalue)
 
 
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjustment; NaN p-values stay NaN and do not count as tests."""
-    p = np.asarray(p, dtype=np.float64)
-    adjusted = np.full_like(p, np.nan)
-    valid = np.flatnonzero(~np.isnan(p))
-    order = valid[np.argsort(p[valid], kind="stable")]
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 def _stored_model(study: Study, model: str | None) -> str:
     """The model label the probe stored: given, or the only one present, or the embedded one."""
     stored = [r[0] for r in study.rows("SELECT DISTINCT model FROM geometry ORDER BY model")]
     if model is None:
         if len(stored) == 1:
-            return stored[0]
+            result: str = stored[0]
+            return result
         from harness.defaults import EMBEDDED_MODEL_NAME
 
         return EMBEDDED_MODEL_NAME

@@ -13,7 +13,8 @@ def entropy_bits(weights: np.ndarray, axis: int = -1) -> np.ndarray:
     w = np.asarray(weights, dtype=np.float64)
     positive = w > 0
     terms = np.where(positive, w * np.log2(np.where(positive, w, 1.0)), 0.0)
-    return -np.sum(terms, axis=axis)
+    result: np.ndarray = -np.sum(terms, axis=axis)
+    return result
 
 
 def group_mass(
@@ -35,5 +36,6 @@ def split_index(mass_a: np.ndarray | float, mass_b: np.ndarray | float) -> np.nd
     """
     a, b = np.asarray(mass_a, dtype=np.float64), np.asarray(mass_b, dtype=np.float64)
     total = a + b
-    return np.divide(2.0 * np.minimum(a, b), total, out=np.full(total.shape, np.nan),
-                     where=total > 0)
+    result: np.ndarray = np.divide(2.0 * np.minimum(a, b), total,
+                                   out=np.full(total.shape, np.nan), where=total > 0)
+    return result

@@ -21,7 +21,8 @@ class SentenceAttention:
 
     def head_entropy(self, layer: int) -> np.ndarray:
         """Mean over query positions of each head's attention entropy (bits), shape (heads,)."""
-        return entropy_bits(self.weights[layer]).mean(axis=-1)
+        result: np.ndarray = entropy_bits(self.weights[layer]).mean(axis=-1)
+        return result
 
     def contrasting_heads(self, layer: int) -> tuple[int, int]:
         """The most focused and the most diffuse head of a layer (lowest, highest entropy)."""

@@ -42,13 +42,15 @@ class MultiHeadAttention:
             raise ValueError(f"d_model {d_model} is not divisible by {n_heads} heads")
         rng = np.random.default_rng(seed)
         limit = np.sqrt(6.0 / (2 * d_model))
-        w = [rng.uniform(-limit, limit, size=(d_model, d_model)) for _ in range(4)]
+        w_q, w_k, w_v, w_o = (rng.uniform(-limit, limit, size=(d_model, d_model))
+                              for _ in range(4))
         zero = np.zeros(d_model)
-        return cls(n_heads, *w, zero, zero.copy(), zero.copy(), zero.copy())
+        return cls(n_heads, w_q, w_k, w_v, w_o, zero, zero.copy(), zero.copy(), zero.copy())
 
     @property
     def d_model(self) -> int:
-        return self.w_q.shape[0]
+        result: int = self.w_q.shape[0]
+        return result
 
     @property
     def d_head(self) -> int:

@@ -12,6 +12,7 @@ Each prompt is committed in its own transaction, so an interrupted run resumes w
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -85,7 +86,8 @@ def _run(
 
 
 def _measure_all(
-    study: Study, loaded: LoadedModel, pending: list, chat_template: bool, batch_size: int,
+    study: Study, loaded: LoadedModel, pending: list[sqlite3.Row], chat_template: bool,
+    batch_size: int,
     on_prompt: Callable[[int, int], None] | None,
 ) -> None:
     """Forward passes in batches of similar length; each prompt committed on its own."""
@@ -113,7 +115,7 @@ def encode_row(
                          chat_template=chat_template, where=where)
 
 
-def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tuple]:
+def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tuple[Any, ...]]:
     """(layer, head, entropy, mass JSON, split) per head, plus head = -1 per layer."""
     entropy = entropy_bits(weights)  # (layers, heads)
     mass = group_mass(weights, slot_tokens)  # slot -> (layers, heads)
@@ -141,7 +143,7 @@ def _record(study: Study, loaded: LoadedModel, chat_template: bool, n: int) -> N
     record_command(study.path, "geometry probe",
                    {"model": loaded.name, "chat_template": chat_template, "prompts": n})
 
-    def change(data: dict) -> None:
+    def change(data: dict[str, Any]) -> None:
         data.setdefault("geometry", {})[loaded.name] = {
             "attn_implementation": "eager", "chat_template": chat_template,
             "position": "last token of the prompt (generation prompt appended)",
@@ -167,7 +169,7 @@ def probe_frame(study: Study | str | Path, model: str | None = None) -> pd.DataF
 
     sql = ("SELECT g.prompt_id, p.topic_id, p.condition, g.model, g.layer, g.head, g.entropy, "
            "g.mass, g.split_index FROM geometry g JOIN prompts p USING (prompt_id)")
-    params: tuple = ()
+    params: tuple[str, ...] = ()
     if model is not None:
         sql, params = sql + " WHERE g.model = ?", (model,)
     with using(study) as opened:

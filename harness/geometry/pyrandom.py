@@ -32,14 +32,14 @@ Affine = tuple[float, float] | None  # (mu, sigma) applied to the deviates, or N
 class PythonRandom:
     """A `random.Random(seed)` stream that hands out numpy arrays instead of single floats."""
 
-    def __init__(self, seed: Any = None, *, state: tuple | None = None) -> None:
+    def __init__(self, seed: Any = None, *, state: tuple[Any, ...] | None = None) -> None:
         source = random.Random(seed)
         if state is not None:
             source.setstate(state)
         version, internal, self._gauss_next = source.getstate()
         self._twister = np.random.RandomState()
         key = np.asarray(internal[:-1], dtype=np.uint32)
-        self._twister.set_state(("MT19937", key, internal[-1]))
+        self._twister.set_state(("MT19937", key, int(internal[-1]), 0, 0.0))
         self._version = version
 
     @classmethod
@@ -47,7 +47,7 @@ class PythonRandom:
         """A stream that continues from where `source` stands now (`source` is left unchanged)."""
         return cls(state=source.getstate())
 
-    def getstate(self) -> tuple:
+    def getstate(self) -> tuple[Any, ...]:
         """The state in `random.Random.getstate()` form, so pure-Python code can continue it."""
         _, key, pos, _, _ = self._twister.get_state()
         return (self._version, (*(int(k) for k in key), int(pos)), self._gauss_next)

@@ -57,8 +57,8 @@ def last_token_attention(loaded: LoadedModel, batch: list[list[int]]) -> list[np
     out = _forward(loaded, batch)
     rows = torch.arange(len(batch))
     last = torch.stack([a[rows, :, lengths - 1, :] for a in out], dim=1)  # (B, layers, heads, S)
-    last = last.to(torch.float64).cpu().numpy()
-    return [last[b, :, :, : int(n)] for b, n in enumerate(lengths)]
+    weights = last.to(torch.float64).cpu().numpy()
+    return [weights[b, :, :, : int(n)] for b, n in enumerate(lengths)]
 
 
 def _forward(loaded: LoadedModel, batch: list[list[int]]) -> tuple[Any, ...]:
@@ -75,4 +75,5 @@ def _forward(loaded: LoadedModel, batch: list[list[int]]) -> tuple[Any, ...]:
                                use_cache=False)
     if not out.attentions or out.attentions[0] is None:
         raise RuntimeError("the model returned no attention weights (load it with eager attention)")
-    return out.attentions
+    result: tuple[Any, ...] = out.attentions
+    return result

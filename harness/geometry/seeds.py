@@ -203,7 +203,8 @@ def _toy_attention(q: np.ndarray, keys: np.ndarray, scale: float) -> np.ndarray:
     """Softmax of scale * q.k over the keys, in the seed's operation order."""
     s = scale * pysum(q * keys, axis=-1)
     w = libm(np.exp, s - s.max())
-    return w / pysum(w)
+    result: np.ndarray = w / pysum(w)
+    return result
 
 
 def _xlog2x(w: np.ndarray) -> np.ndarray:
@@ -213,7 +214,8 @@ def _xlog2x(w: np.ndarray) -> np.ndarray:
 
 def _unit(v: np.ndarray) -> np.ndarray:
     """v / |v| along the last axis, the norm summed as the seed's `unit` does."""
-    return v / np.sqrt(pysum(v * v))[..., None]
+    result: np.ndarray = v / np.sqrt(pysum(v * v))[..., None]
+    return result
 
 
 def _indicator(dims: int, start: int, stop: int) -> np.ndarray:

@@ -27,7 +27,8 @@ class EncodedPrompt:
     user_offset: int  # where the user text starts inside `text`
 
 
-def parse_spans(raw: str | Mapping[str, Any], text: str, *, where: dict[str, Any]) -> dict:
+def parse_spans(raw: str | Mapping[str, Any], text: str, *,
+                where: dict[str, Any]) -> dict[str, tuple[int, int]]:
     """{slot: (start, end)} from the prompts table, checked against the prompt text."""
     try:
         spans = json.loads(raw) if isinstance(raw, str) else dict(raw)
@@ -36,7 +37,7 @@ def parse_spans(raw: str | Mapping[str, Any], text: str, *, where: dict[str, Any
     if not isinstance(spans, dict):
         raise HarnessError("spans must be a JSON object {slot: [start, end]}", column="spans",
                            **where)
-    checked = {}
+    checked: dict[str, tuple[int, int]] = {}
     for slot, span in spans.items():
         ok = (isinstance(span, list | tuple) and len(span) == 2
               and all(isinstance(i, int) and not isinstance(i, bool) for i in span)
@@ -73,7 +74,8 @@ def encode_prompt(
     return EncodedPrompt(full, list(encoded["input_ids"]), slot_tokens, offset)
 
 
-def _templated(tokenizer: Any, text: str, system: str | None, where: dict) -> tuple[str, int]:
+def _templated(tokenizer: Any, text: str, system: str | None,
+               where: dict[str, Any]) -> tuple[str, int]:
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": text})
     full = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

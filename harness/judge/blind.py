@@ -265,7 +265,8 @@ def _route_with_controls(study: Study, roster: Roster, pool: Pool, report: Contr
     report.steps = more.steps
     controls = route_controls(study, roster, real.assignments, report.wanted, k=k, seed=seed,
                               distinct_topics=distinct_topics)
-    keys = dict(study.rows("SELECT item_id, COALESCE(output_id, control_id) FROM items"))
+    keys = {row[0]: row[1] for row in
+            study.rows("SELECT item_id, COALESCE(output_id, control_id) FROM items")}
     assignments = merged_positions(real.assignments, controls, keys, seed)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
     balance = balance_table(study.frame(ITEMS_SQL), assignments, reviewers)

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import HarnessError
 from harness.judge.youden import Observation, accuracy, best_threshold
@@ -58,7 +58,7 @@ class Rule:
 
     reviewer_id: str
     method: str
-    status: str                    # calibrated | uncalibrated | fixed
+    status: Literal["calibrated", "uncalibrated", "fixed"]
     threshold: float
     default_threshold: float
     settings: dict[str, Any]

@@ -28,7 +28,8 @@ def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]
                 f"the blinding key in the store (sha256 {sha}) differs from the commitment in "
                 f"the manifest ({recorded.get('sha256')}, made {recorded.get('made_at')})",
                 file=study.path / "manifest.json")
-        return recorded
+        result: dict[str, Any] = recorded
+        return result
     section = {"sha256": sha, "made_at": made_at or utc_now(), "n_items": n_items}
     record_section(study.path, "blinding", section)
     return section

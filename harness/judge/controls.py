@@ -20,7 +20,7 @@ import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
@@ -29,8 +29,9 @@ from harness.judge.controls_file import FileControl
 from harness.judge.items import new_item_id
 from harness.study.store import Study
 
-BANK_LISTS = (("known_links", "cross"), ("known_within_a", "single"),
-              ("known_within_b", "single"))
+Expected = Literal["published", "not_published"]
+BANK_LISTS: tuple[tuple[str, Literal["cross", "single"]], ...] = (
+    ("known_links", "cross"), ("known_within_a", "single"), ("known_within_b", "single"))
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,8 @@ class Candidate:
 
     control_id: str
     statement: str
-    expected: str  # 'published' | 'not_published'
-    kind: str  # 'cross' | 'single'
+    expected: Expected
+    kind: Literal["cross", "single"]
     source: str  # 'bank' | 'file:NAME'
     topic_id: str | None
     evidence: dict[str, Any] | None
@@ -105,7 +106,7 @@ def _cut_year(cutoff: str | None) -> tuple[int | None, bool]:
     return int(cutoff[:4]), cutoff[5:] == "12-31"
 
 
-def _expected(year: int, cut: tuple[int | None, bool]) -> str | None:
+def _expected(year: int, cut: tuple[int | None, bool]) -> Expected | None:
     cut_year, own_year_published = cut
     if cut_year is None or year < cut_year or (year == cut_year and own_year_published):
         return "published"

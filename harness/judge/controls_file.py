@@ -7,6 +7,7 @@ stops the run with a one-line error naming the file, the line and the field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -62,7 +63,8 @@ def load_controls_file(path: str | Path, cutoff: str | None) -> list[FileControl
         raise HarnessError(f"a controls file needs a top-level list `{LIST_KEY}:`", file=file,
                            row=1, column=LIST_KEY)
     lines = _field_lines(file)
-    out, seen = [], {}
+    out: list[FileControl] = []
+    seen: dict[str, int | None] = {}
     for index, raw in enumerate(data[LIST_KEY]):
         where = lines.get((index,), None)
         if not isinstance(raw, dict):
@@ -104,7 +106,7 @@ def _check_entry(file: Path, lines: dict[tuple[Any, ...], int], index: int,
             column=f"{column}.evidence.year")
 
 
-def _message(detail: dict[str, Any]) -> str:
+def _message(detail: Mapping[str, Any]) -> str:
     if detail["type"] == "extra_forbidden":
         return "unknown field (use statement, expected, kind, evidence, text)"
     if detail["type"] == "missing":

@@ -111,7 +111,8 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
             if "empty vocabulary" not in str(error):
                 raise
             return np.zeros(len(test))  # nothing to learn from: the chance score
-        return model.decision_function([texts[i] for i in test])
+        result: np.ndarray = model.decision_function([texts[i] for i in test])
+        return result
 
     scores = out_of_fold(texts, y, groups, n_folds, seed, fit_score)
     base.auc = auc(y, scores)
@@ -246,7 +247,8 @@ def _fit_score(texts: list[str], frame: Any, y: np.ndarray, train: np.ndarray,
     x_test = hstack([vectorizer.transform([texts[i] for i in test]), scaled[test]])
     model = LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced")
     model.fit(x_train.tocsr(), y[train])
-    return model.decision_function(x_test.tocsr())
+    result: np.ndarray = model.decision_function(x_test.tocsr())
+    return result
 
 
 ID_PATTERN = re.compile(r"I-[A-Z2-7]{10}")

@@ -90,6 +90,7 @@ def _fitter(texts: list[str], y: np.ndarray) -> Any:
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
             LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
         model.fit([texts[i] for i in train], y[train])
-        return model.decision_function([texts[i] for i in test])
+        result: np.ndarray = model.decision_function([texts[i] for i in test])
+        return result
 
     return fit_score

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -153,6 +153,6 @@ def store_roster(study: Study, roster: Roster, *, source: str | Path | None = No
         )
 
 
-def _key(roster: Roster) -> list[tuple]:
+def _key(roster: Roster) -> list[tuple[Any, ...]]:
     return sorted((r.id, r.kind, r.method, tuple(r.expertise), r.capacity)
                   for r in roster.reviewers)

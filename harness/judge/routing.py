@@ -239,11 +239,12 @@ def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
 def _balance_cells(items: Any) -> np.ndarray:
     """The label each reviewer's share is balanced over: the condition, or with several models
     the condition and the model (so no reviewer sees mostly one model)."""
-    condition = items.condition.to_numpy(dtype=object)
+    condition: np.ndarray = items.condition.to_numpy(dtype=object)
     if items.model.nunique() < 2:
         return condition
-    return np.array([f"{c}|{m}" for c, m in zip(condition, items.model, strict=True)],
-                    dtype=object)
+    pairs = [f"{c}|{m}" for c, m in zip(condition, items.model, strict=True)]
+    cells: np.ndarray = np.array(pairs, dtype=object)
+    return cells
 
 
 def _positions(assignments: Any, items: Any, seed: int) -> Any:

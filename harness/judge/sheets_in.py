@@ -14,10 +14,11 @@ import json
 import re
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from harness.errors import HarnessError
 from harness.judge import sheets_format as F
@@ -75,7 +76,7 @@ class Checked:
 
 # -- public entry point ---------------------------------------------------------------------------
 @writes_study
-def import_reviews(study: Study, files: list[str | Path], *, replace: bool = False) -> Any:
+def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool = False) -> Any:
     """Validate and store returned packets; returns one row per file (status, counts, hash).
 
     Raises ImportProblems (a HarnessError listing every problem) when anything is wrong.
@@ -119,8 +120,10 @@ def import_reviews(study: Study, files: list[str | Path], *, replace: bool = Fal
 def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
     """Each .xlsx is a source; an items CSV pairs with the searches CSV beside it (or the only
     one given)."""
-    sources, problems = [], []
-    items_csv, searches_csv = [], []
+    sources: list[Source] = []
+    problems: list[Problem] = []
+    items_csv: list[Path] = []
+    searches_csv: list[Path] = []
     for path in paths:
         suffix = path.suffix.lower()
         if not path.is_file():
@@ -139,7 +142,7 @@ def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
     lone = len(items_csv) == 1 and len(searches_csv) == 1
     for items_path in items_csv:
         partner = _partner(items_path, searches_csv, lone)
-        if partner == "ambiguous":
+        if isinstance(partner, str):  # "ambiguous"
             problems.append(Problem(items_path.name, "several searches CSVs could belong to this "
                                     "items CSV; name them alike (alice-items.csv, "
                                     "alice-searches.csv) or import each pair on its own"))
@@ -152,7 +155,8 @@ def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
     return sources, problems
 
 
-def _partner(items_path: Path, searches: list[Path], lone: bool) -> Path | str | None:
+def _partner(items_path: Path, searches: list[Path],
+             lone: bool) -> Path | Literal["ambiguous"] | None:
     """The searches CSV of an items CSV: the one beside it, or the one named alike."""
     beside = [s for s in searches if s.parent == items_path.parent]
     if len(beside) == 1:
@@ -298,7 +302,8 @@ def bad_references(text: str) -> list[str]:
 
 def _check_searches(source: Source, table: Table, assigned: set[str], known: set[str],
                     reviewer_id: str) -> list[Search]:
-    searches, seen = [], {}
+    searches: list[Search] = []
+    seen: dict[tuple[str, ...], int] = {}
     now = datetime.now(UTC)
     for row in table.rows:
         v = row.values
@@ -322,12 +327,12 @@ def _check_searches(source: Source, table: Table, assigned: set[str], known: set
             source.problem(str(hits), table, n, "total_hits")
         for bad in bad_references(fields["relevant_ids"]):
             source.problem(f"{bad!r} is not a DOI or URL", table, n, "relevant_ids")
-        key = (item_id, fields["database"].casefold(), fields["query"], fields["filters"],
-               run_at if isinstance(run_at, str) else "")
-        if key in seen:
-            source.problem(f"duplicate of the query on row {seen[key]}", table, n, "query")
+        query_key = (item_id, fields["database"].casefold(), fields["query"], fields["filters"],
+                     run_at if isinstance(run_at, str) else "")
+        if query_key in seen:
+            source.problem(f"duplicate of the query on row {seen[query_key]}", table, n, "query")
             continue
-        seen[key] = n
+        seen[query_key] = n
         if ok and isinstance(run_at, str) and isinstance(hits, int):
             searches.append(Search(item_id, fields["database"], fields["query"],
                                    fields["filters"] or None, run_at, hits,

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
@@ -267,8 +267,8 @@ def _lists(ws: Any, item_ids: list[str]) -> int:
     return len(item_ids)
 
 
-def _validation(ws: Any, kind: str, formula: str, cells: str, *, prompt: str,
-                strict: bool = True, **extra: Any) -> None:
+def _validation(ws: Any, kind: Literal["list", "whole", "date"], formula: str, cells: str, *,
+                prompt: str, strict: bool = True, **extra: Any) -> None:
     from openpyxl.worksheet.datavalidation import DataValidation
 
     dv = DataValidation(type=kind, formula1=formula, allow_blank=True, showDropDown=False,

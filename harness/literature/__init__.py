@@ -37,14 +37,23 @@ def open_source(name: str, **options: Any) -> Source:
         return LocalSource(**options)
     if argument:
         raise HarnessError(f"source {name!r} takes no ':' argument", column="source")
+    cls: type[Source]
     if name == "openalex":
-        from harness.literature.openalex import OpenAlexSource as cls
+        from harness.literature.openalex import OpenAlexSource
+
+        cls = OpenAlexSource
     elif name == "arxiv":
-        from harness.literature.arxiv import ArxivSource as cls
+        from harness.literature.arxiv import ArxivSource
+
+        cls = ArxivSource
     elif name == "semanticscholar":
-        from harness.literature.semanticscholar import SemanticScholarSource as cls
+        from harness.literature.semanticscholar import SemanticScholarSource
+
+        cls = SemanticScholarSource
     elif name == "crossref":
-        from harness.literature.crossref import CrossrefSource as cls
+        from harness.literature.crossref import CrossrefSource
+
+        cls = CrossrefSource
     else:
         raise HarnessError(
             f"unknown literature source {name!r} (choose from {', '.join(SOURCE_NAMES)})",

@@ -10,15 +10,16 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote, quote_plus, urlsplit
 
 import httpx
 
 from harness import __version__
 from harness.errors import HarnessError, PartialWork
-from harness.literature.base import SearchRecord, SentRequest, Source, dedup_key
+from harness.literature.base import Hit, SearchRecord, SentRequest, Source, dedup_key
 from harness.literature.cache import CachedResponse, ResponseCache, request_key
 from harness.literature.defaults import (
     BACKOFF_S,
@@ -39,6 +40,14 @@ from harness.study.clock import utc_now
 USER_AGENT = f"cross-field-harness/{__version__} (literature search; httpx)"
 
 log = logging.getLogger(__name__)
+
+
+class Page(NamedTuple):
+    """One page of a paged search: its items, the total the server reports, the next token."""
+
+    items: list[Any]
+    total: int | None
+    next: str | None  # None: this was the last page
 
 
 def env_float(name: str, default: float) -> float:
@@ -209,6 +218,26 @@ class HttpSource(Source):
         self._limiter.defer(delay)
 
     # -- records ---------------------------------------------------------------------------------
+    def pages(self, path: str, limit: int, first: str,
+              params: Callable[[str, int], dict[str, str]],
+              parse: Callable[[Any, int | None, int], Page],
+              to_hit: Callable[[Any, int], Hit]) -> tuple[list[Hit], list[SentRequest], int | None]:
+        """The paging loop of the JSON sources: GET `path` page by page, from token `first`, until
+        `limit` hits or no next page. `params(token, size)` gives a page's query; `parse(body,
+        total so far, hits so far)` reads its items, the total and the next token."""
+        hits: list[Hit] = []
+        requests: list[SentRequest] = []
+        total: int | None = None
+        token: str | None = first
+        while token is not None and len(hits) < limit:
+            response, sent = self.get(path, params(token, min(self.page_size, limit - len(hits))))
+            requests.append(sent)
+            page = parse(json_body(self, response, self.base_url + path), total, len(hits))
+            total = page.total
+            hits += [to_hit(item, len(hits) + i + 1) for i, item in enumerate(page.items)]
+            token = page.next
+        return hits[:limit], requests, total
+
     def interface(self, path: str) -> str:
         return f"{self.database} API, GET {self.base_url}{path}, via {USER_AGENT}"
 

@@ -44,7 +44,8 @@ class ArxivSource(HttpSource):
                 return (entry.findtext("atom:summary", "", NS) or "").strip()[:300]
         except ET.ParseError:
             pass
-        return response.text[:300]
+        result: str = response.text[:300]
+        return result
 
     def search(self, query: str, *, cutoff: str | date | None = None,
                limit: int = 10) -> SearchRecord:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +67,7 @@ class ResponseCache:
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or unreadable entries are simply fetched again
 
-    def put(self, key: str, request: dict[str, object], response: CachedResponse) -> None:
+    def put(self, key: str, request: Mapping[str, object], response: CachedResponse) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         # a server may echo a key back: the cache file passes the same secret scan as the study

@@ -12,7 +12,7 @@ import re
 from datetime import date
 from typing import Any
 
-from harness.literature._http import HttpSource, clean_doi, json_body
+from harness.literature._http import HttpSource, Page, clean_doi
 from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
 from harness.literature.defaults import CROSSREF, CROSSREF_MAILTO_ENV, CROSSREF_PUBLIC_INTERVAL_S
 
@@ -36,7 +36,8 @@ class CrossrefSource(HttpSource):
         try:
             body = response.json()
         except ValueError:
-            return response.text[:300]
+            result: str = response.text[:300]
+            return result
         message = body.get("message") if isinstance(body, dict) else body
         if isinstance(message, list):
             message = "; ".join(str(m.get("message", m)) for m in message if isinstance(m, dict))
@@ -49,24 +50,22 @@ class CrossrefSource(HttpSource):
         base = {"query": query, "select": SELECT}
         if until is not None:
             base["filter"] = f"until-pub-date:{until.isoformat()}"
-        hits: list[Hit] = []
-        requests = []
-        total: int | None = None
-        while len(hits) < limit:
-            params = {**base, "rows": str(min(self.page_size, limit - len(hits))),
-                      "offset": str(len(hits))}
-            response, sent = self.get(PATH, params)
-            requests.append(sent)
-            message = json_body(self, response, self.base_url + PATH).get("message") or {}
-            total = message.get("total-results", total)
-            items = message.get("items") or []
-            hits += [_hit(work, len(hits) + i + 1) for i, work in enumerate(items)]
-            if not items or (total is not None and len(hits) >= total):
-                break
+        hits, requests, total = self.pages(
+            PATH, limit, "0", lambda offset, size: {**base, "rows": str(size), "offset": offset},
+            _page, _hit)
         filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
                    "applied_as": base.get("filter")}
         return self.record(query=query, path=PATH, settings={"paging": "rows/offset"},
-                           filters=filters, requests=requests, total=total, hits=hits[:limit])
+                           filters=filters, requests=requests, total=total, hits=hits)
+
+
+def _page(body: dict[str, Any], total: int | None, count: int) -> Page:
+    message = body.get("message") or {}
+    total = message.get("total-results", total)
+    items = message.get("items") or []
+    seen = count + len(items)
+    last = not items or (total is not None and seen >= total)
+    return Page(items, total, None if last else str(seen))
 
 
 def _hit(work: dict[str, Any], rank: int) -> Hit:

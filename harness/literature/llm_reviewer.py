@@ -14,7 +14,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from harness.literature.base import Hit, SearchRecord, Source
 from harness.literature.defaults import LLM_HITS_SHOWN, LLM_MAX_TOKENS
@@ -45,7 +45,7 @@ _CONFIDENCE = re.compile(r"\bCONFIDENCE\s*:\s*([1-5])\b", re.IGNORECASE)
 
 @dataclass
 class Action:
-    kind: str                 # search | verdict | invalid
+    kind: Literal["search", "verdict", "invalid"]
     query: str = ""
     verdict: str = ""
     cited: int | None = None  # hit number

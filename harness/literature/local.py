@@ -135,7 +135,8 @@ class LocalSource(Source):
         """Embeddings of works by position (kept by text, so each work is embedded once)."""
         from harness.literature.embedding import encode
 
-        return encode([self.corpus.works[i].text() for i in ids])
+        result: np.ndarray = encode([self.corpus.works[i].text() for i in ids])
+        return result
 
     def _hit(self, position: int, score: float, rank: int) -> Hit:
         work = self.corpus.works[position]

@@ -10,7 +10,7 @@ import os
 from datetime import date
 from typing import Any
 
-from harness.literature._http import HttpSource, clean_doi, json_body
+from harness.literature._http import HttpSource, Page, clean_doi
 from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
 from harness.literature.defaults import OPENALEX, OPENALEX_KEY_ENV
 
@@ -33,25 +33,20 @@ class OpenAlexSource(HttpSource):
         base: dict[str, str] = {"search": query}
         if until is not None:
             base["filter"] = f"to_publication_date:{until.isoformat()}"
-        hits: list[Hit] = []
-        requests = []
-        total: int | None = None
-        cursor: str | None = "*"
-        while cursor and len(hits) < limit:
-            params = {**base, "per_page": str(min(self.page_size, limit - len(hits))),
-                      "cursor": cursor}
-            response, sent = self.get(PATH, params)
-            requests.append(sent)
-            body = json_body(self, response, self.base_url + PATH)
-            meta = body.get("meta") or {}
-            total = meta.get("count", total)
-            results = body.get("results") or []
-            hits += [_hit(work, len(hits) + i + 1) for i, work in enumerate(results)]
-            cursor = meta.get("next_cursor") if results else None
+        hits, requests, total = self.pages(
+            PATH, limit, "*",
+            lambda cursor, size: {**base, "per_page": str(size), "cursor": cursor}, _page, _hit)
         filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
                    "applied_as": base.get("filter")}
         return self.record(query=query, path=PATH, settings={"paging": "cursor"},
-                           filters=filters, requests=requests, total=total, hits=hits[:limit])
+                           filters=filters, requests=requests, total=total, hits=hits)
+
+
+def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
+    meta = body.get("meta") or {}
+    results = body.get("results") or []
+    return Page(results, meta.get("count", total), (meta.get("next_cursor") or None) if results
+                else None)
 
 
 def _hit(work: dict[str, Any], rank: int) -> Hit:

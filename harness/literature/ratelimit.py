@@ -98,4 +98,4 @@ def backoff_seconds(attempt: int, retry_after: float | None, base: float = BACKO
     """Wait before retry `attempt` (1-based): the server's Retry-After, else doubling backoff."""
     if retry_after is not None:
         return retry_after
-    return base * (2 ** (attempt - 1))
+    return base * 2.0 ** (attempt - 1)

@@ -12,7 +12,7 @@ import os
 from datetime import date
 from typing import Any
 
-from harness.literature._http import HttpSource, clean_doi, json_body
+from harness.literature._http import HttpSource, Page, clean_doi
 from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
 from harness.literature.defaults import SEMANTIC_SCHOLAR, SEMANTIC_SCHOLAR_KEY_ENV
 
@@ -36,25 +36,20 @@ class SemanticScholarSource(HttpSource):
         base = {"query": query, "fields": FIELDS}
         if until is not None:
             base["publicationDateOrYear"] = f":{until.isoformat()}"
-        hits: list[Hit] = []
-        requests = []
-        total: int | None = None
-        offset: int | None = 0
-        while offset is not None and len(hits) < limit:
-            params = {**base, "offset": str(offset),
-                      "limit": str(min(self.page_size, limit - len(hits)))}
-            response, sent = self.get(PATH, params)
-            requests.append(sent)
-            body = json_body(self, response, self.base_url + PATH)
-            total = body.get("total", total)
-            data = body.get("data") or []
-            hits += [_hit(paper, len(hits) + i + 1) for i, paper in enumerate(data)]
-            offset = body.get("next") if data else None
+        hits, requests, total = self.pages(
+            PATH, limit, "0", lambda offset, size: {**base, "offset": offset, "limit": str(size)},
+            _page, _hit)
         filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
                    "applied_as": f"publicationDateOrYear={base['publicationDateOrYear']}"
                    if until else None}
         return self.record(query=query, path=PATH, settings={"paging": "offset/limit"},
-                           filters=filters, requests=requests, total=total, hits=hits[:limit])
+                           filters=filters, requests=requests, total=total, hits=hits)
+
+
+def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
+    data = body.get("data") or []
+    offset = body.get("next") if data else None
+    return Page(data, body.get("total", total), None if offset is None else str(offset))
 
 
 def _hit(paper: dict[str, Any], rank: int) -> Hit:

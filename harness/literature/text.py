@@ -52,7 +52,8 @@ def fold(text: str) -> str:
 @lru_cache(maxsize=500_000)
 def stem(word: str) -> str:
     """The Snowball English stem of a folded word ("diseases" and "disease" -> "diseas")."""
-    return _stemmer().stemWord(word)
+    stemmed: str = _stemmer().stemWord(word)  # PyStemmer ships no type information
+    return stemmed
 
 
 def words(text: str) -> list[str]:

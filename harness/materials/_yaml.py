@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ def first_error(error: Any) -> tuple[str, str]:
     return loc, detail["msg"]
 
 
-def pydantic_message(error: dict[str, Any], reference: str) -> str:
+def pydantic_message(error: Mapping[str, Any], reference: str) -> str:
     """One line for a pydantic error; `reference` names the file to check spellings against."""
     if error["type"] == "extra_forbidden":
         return f"unknown field (check the spelling against {reference})"

@@ -141,7 +141,9 @@ def _joinable(cache: Any) -> bool:
     from transformers.cache_utils import DynamicLayer
 
     layers = getattr(cache, "layers", None)
-    return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+    if not layers:
+        return False
+    return all(type(layer) is DynamicLayer for layer in layers)
 
 
 def _join_caches(cache: Any, mask: Any, extra: Any, extra_mask: Any) -> Any:

@@ -54,7 +54,7 @@ def unit_seed(seed: int, key: str, sample: int, bits: int = 63) -> int:
     32-bit); the local backend uses 63.
     """
     digest = hashlib.sha256(f"{seed}|{key}|{sample}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") & (2**bits - 1)
+    return int.from_bytes(digest[:8], "big") & ((1 << bits) - 1)
 
 
 @dataclass

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.errors import HarnessError
@@ -149,7 +150,8 @@ async def _find_created(run: _Run, client: Any, record: dict[str, Any]) -> None:
     run.save()
 
 
-async def _submit(run: _Run, client: Any, todo: list[ChatRequest], lines: list[bytes]) -> dict:
+async def _submit(run: _Run, client: Any, todo: list[ChatRequest],
+                  lines: list[bytes]) -> dict[str, Any]:
     token = uuid.uuid4().hex
     data = b"".join(lines)
     upload = await run.api("uploading requests", lambda: client.files.create(
@@ -205,7 +207,7 @@ async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
             content = await run.api("downloading results",
-                                    lambda f=file_id: client.files.content(f))
+                                    partial(client.files.content, file_id))
             for line in content.content.decode("utf-8").splitlines():
                 if line.strip():
                     item = json.loads(line)
@@ -264,8 +266,9 @@ def _ingest(run: _Run, request: ChatRequest, item: dict[str, Any] | None, starte
                                   latency_s=latency, attempts=1, cost=run.backend._cost,
                                   batch=True)
     else:
-        error = item.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
-        message = error.get("message", "batch request failed")
+        failure = (item.get("error") or (body.get("error") if isinstance(body, dict) else None)
+                   or {})
+        message = failure.get("message", "batch request failed")
         reason = f"HTTP {response.get('status_code')}: {message}"
     return failed(request, run.backend.redact(reason), started_at=started, finished_at=finished,
                   latency_s=latency)

@@ -94,7 +94,8 @@ def load_model(model: str | None = None, *, attn_implementation: str | None = No
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # our commands show their own progress
+    # our commands show their own progress; transformers leaves this function unannotated
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
     name, folder, kwargs = _source(model)
     convert_to = kwargs.pop("_convert_to", None)
@@ -104,13 +105,14 @@ def load_model(model: str | None = None, *, attn_implementation: str | None = No
     loaded = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, **kwargs, **extra)
     if convert_to is not None:
         # the weights are already dequantised to float32; drop the GGUF marker so they can be saved
-        loaded.hf_quantizer = None
+        loaded.hf_quantizer = None  # type: ignore[assignment]  # typed as always set
         if hasattr(loaded.config, "quantization_config"):
             del loaded.config.quantization_config
         _save_atomically(loaded, convert_to)
-    loaded.eval()
+    loaded.eval()  # type: ignore[no-untyped-call]  # unannotated in transformers
     if torch.cuda.is_available():
-        loaded.to("cuda")
+        # transformers wraps `to` in a decorator whose annotation drops the device argument
+        loaded.to("cuda")  # type: ignore[arg-type]
     return loaded
 
 

@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,7 +300,8 @@ class OpenAIBackend:
 def _billed(completions: list[Completion]) -> float | None:
     """What a request cost: None (unknown) if an answered sample has no cost; failures are free."""
     costs = [c.cost_usd for c in completions if c.ok]
-    return sum(costs) if all(c is not None for c in costs) else None
+    known = [c for c in costs if c is not None]
+    return sum(known) if len(known) == len(costs) else None
 
 
 def estimate_tokens(request: ChatRequest, params: GenerationParams) -> int:
@@ -382,7 +383,8 @@ def check_reply(reply: Any) -> dict[str, Any]:
         raise AttemptError("malformed response: no choices", retryable=True)
     if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in choices):
         raise AttemptError("malformed response: a choice without a message", retryable=True)
-    return reply
+    result: dict[str, Any] = reply
+    return result
 
 
 MISSING_CHOICE = "server returned"
@@ -402,8 +404,10 @@ def to_completions(
     token count, the completion tokens are split in proportion to text length, and the cost is
     split so that the samples' costs add up to the request's cost.
     """
-    choices = {_int(c.get("index")) if c.get("index") is not None else i: c
-               for i, c in enumerate(reply["choices"])}
+    # a choice whose index is not an integer is keyed None and so matches no sample
+    choices: dict[int | None, dict[str, Any]] = {
+        _int(c.get("index")) if c.get("index") is not None else i: c
+        for i, c in enumerate(reply["choices"])}
     usage = reply.get("usage") or {}
     prompt_tokens = _int(usage.get("prompt_tokens"))
     completion_total = _int(usage.get("completion_tokens"))
@@ -435,7 +439,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _shares(texts: dict[int, str], samples: int) -> list[float]:
+def _shares(texts: Mapping[int | None, str], samples: int) -> list[float]:
     if samples == 1:
         return [1.0]
     lengths = [len(texts.get(s, "")) + 1 for s in range(samples)]  # +1: empty texts still cost

@@ -40,7 +40,7 @@ class RetryPolicy:
         if retry_after is not None and retry_after >= 0:
             # the server knows when capacity returns; add a little jitter so waiters spread out
             return min(retry_after, self.max_retry_after) * (1 + 0.1 * self.rng.random())
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
         # "equal jitter": never close to zero, never all at once
         return ceiling * (0.5 + 0.5 * self.rng.random())
 

@@ -12,6 +12,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
@@ -24,7 +25,7 @@ REBUILD = ("run `harness verify --rebuild-manifest --study DIR` to start a new o
            "the loss")
 
 
-def read_manifest_file(path: Path) -> dict:
+def read_manifest_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:

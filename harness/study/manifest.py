@@ -59,7 +59,8 @@ def _locked(study_dir: Path) -> Iterator[None]:
         yield
 
 
-def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], None]) -> dict:
+def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], None]
+                    ) -> dict[str, Any]:
     """Apply `change` to the manifest in place and write it atomically."""
     folder = Path(study_dir)
     with _locked(folder):
@@ -75,7 +76,8 @@ def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], No
         os.replace(tmp, folder / MANIFEST_NAME)
         if first:
             mark_started(folder)
-    return data
+    result: dict[str, Any] = data
+    return result
 
 
 def environment() -> dict[str, Any]:

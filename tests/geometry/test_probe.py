@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessError
-from harness.geometry.compare import compare_split, holm
+from harness.geometry.compare import compare_split
 from harness.geometry.probe import LAYER_MEAN, encode_row, probe_frame, run_probe
 from harness.geometry.realmodel import attention_matrices
 from harness.study import Study
@@ -115,16 +115,6 @@ def test_comparison_needs_both_conditions(tmp_path, tiny_model):
         compare_split(folder, "tiny-llama")
     with pytest.raises(HarnessError, match="unknown test"):
         compare_split(folder, test="anova")
-
-
-def test_holm_matches_statsmodels():
-    from statsmodels.stats.multitest import multipletests
-
-    p = np.array([0.01, 0.04, 0.03, 0.2, 0.005])
-    np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1])
-    with_nan = holm(np.array([0.01, np.nan, 0.04]))
-    assert np.isnan(with_nan[1])
-    np.testing.assert_allclose(with_nan[[0, 2]], multipletests([0.01, 0.04], method="holm")[1])
 
 
 def _by_layer(rows: list) -> list[list]:
