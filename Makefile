@@ -41,6 +41,7 @@ test: check
 # Lint and type check (configured in pyproject.toml); the same hooks run in .pre-commit-config.yaml.
 check: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy harness
 
 lint: $(STAMP)

@@ -24,8 +24,14 @@ TARGET_S = 30.0
 
 def run(topics: int, folder: Path) -> tuple[float, float, int, str]:
     start = time.perf_counter()
-    write_simulated_study(folder, Design(samples=1, reviewers=3), topics=topics, effect=0.03,
-                          seed=topics, controls_per_reviewer=max(10, int(0.2 * 3 * topics)))
+    write_simulated_study(
+        folder,
+        Design(samples=1, reviewers=3),
+        topics=topics,
+        effect=0.03,
+        seed=topics,
+        controls_per_reviewer=max(10, int(0.2 * 3 * topics)),
+    )
     setup = time.perf_counter() - start
     start = time.perf_counter()
     result = analyze(folder)
@@ -42,20 +48,28 @@ def main() -> None:
     from matplotlib.figure import Figure  # noqa: F401
 
     sizes = sorted({1_000, args.topics})
-    print(f"{'topics':>8} {'judgments':>10} {'setup s':>8} {'analyze s':>10} "
-          f"{'us/judgment':>12} {'verdict':>13}")
+    print(
+        f"{'topics':>8} {'judgments':>10} {'setup s':>8} {'analyze s':>10} "
+        f"{'us/judgment':>12} {'verdict':>13}"
+    )
     times = {}
     with tempfile.TemporaryDirectory() as tmp:
         for topics in sizes:
             setup, elapsed, judgments, verdict = run(topics, Path(tmp) / f"s{topics}")
             times[topics] = elapsed
-            print(f"{topics:>8} {judgments:>10} {setup:>8.1f} {elapsed:>10.2f} "
-                  f"{1e6 * elapsed / judgments:>12.1f} {verdict:>13}")
+            print(
+                f"{topics:>8} {judgments:>10} {setup:>8.1f} {elapsed:>10.2f} "
+                f"{1e6 * elapsed / judgments:>12.1f} {verdict:>13}"
+            )
     big = times[max(sizes)]
-    print(f"time ratio {max(sizes)} / {min(sizes)} topics: {big / times[min(sizes)]:.2f} "
-          f"(data ratio {max(sizes) / min(sizes):.0f})")
-    print(f"{max(sizes)} topics: {big:.2f} s = {big / TARGET_S:.2f} x the {TARGET_S:.0f} s "
-          f"target -> {'PASS' if big < TARGET_S else 'FAIL'}")
+    print(
+        f"time ratio {max(sizes)} / {min(sizes)} topics: {big / times[min(sizes)]:.2f} "
+        f"(data ratio {max(sizes) / min(sizes):.0f})"
+    )
+    print(
+        f"{max(sizes)} topics: {big:.2f} s = {big / TARGET_S:.2f} x the {TARGET_S:.0f} s "
+        f"target -> {'PASS' if big < TARGET_S else 'FAIL'}"
+    )
 
 
 if __name__ == "__main__":

@@ -20,17 +20,28 @@ import tempfile
 import time
 from pathlib import Path
 
-RESET_TABLES = ("searches", "reviews", "imports", "assignments", "items", "controls",
-                "reviewers")
+RESET_TABLES = ("searches", "reviews", "imports", "assignments", "items", "controls", "reviewers")
 RESET_META = ("cutoff", "blinding_salt")
-RESET_SECTIONS = ("blinding", "routing", "blinded_steps", "controls", "leak_audit", "cutoff",
-                  "prereg", "analysis", "automated")
+RESET_SECTIONS = (
+    "blinding",
+    "routing",
+    "blinded_steps",
+    "controls",
+    "leak_audit",
+    "cutoff",
+    "prereg",
+    "analysis",
+    "automated",
+)
 
 
 def collected_copy(source: Path, target: Path) -> Path:
     """A copy of the study as it was right after `collect`."""
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("packets", "report",
-                                                                  "*.sqlite-wal", "*.sqlite-shm"))
+    shutil.copytree(
+        source,
+        target,
+        ignore=shutil.ignore_patterns("packets", "report", "*.sqlite-wal", "*.sqlite-shm"),
+    )
     with sqlite3.connect(target / "study.sqlite") as conn:
         for table in RESET_TABLES:
             conn.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
@@ -49,11 +60,15 @@ def timed_blind(folder: Path, controls: bool) -> tuple[float, float, int]:
     from harness.run import DEMO_CUTOFF
 
     start, cpu = time.perf_counter(), time.process_time()
-    result = blind(folder, reviewers=demo_roster_path(), backend="local", cutoff=DEMO_CUTOFF,
-                   bank_controls=controls)
+    result = blind(
+        folder,
+        reviewers=demo_roster_path(),
+        backend="local",
+        cutoff=DEMO_CUTOFF,
+        bank_controls=controls,
+    )
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    n_controls = sum(result.controls.counts.get("expected", {}).values()) \
-        if result.controls else 0
+    n_controls = sum(result.controls.counts.get("expected", {}).values()) if result.controls else 0
     return elapsed, cpu, n_controls
 
 
@@ -68,9 +83,11 @@ def main() -> None:
         with_controls, cpu_with, n = timed_blind(mixed, True)
     with sqlite3.connect(args.study / "study.sqlite") as conn:
         outputs = conn.execute("SELECT COUNT(*) FROM outputs WHERE status = 'ok'").fetchone()[0]
-    print(f"judge --blind on {outputs} outputs, without controls / with {n} control items:\n"
-          f"  wall {without:.1f} s / {with_controls:.1f} s, ratio {with_controls / without:.2f}\n"
-          f"  CPU  {cpu_without:.1f} s / {cpu_with:.1f} s, ratio {cpu_with / cpu_without:.2f}")
+    print(
+        f"judge --blind on {outputs} outputs, without controls / with {n} control items:\n"
+        f"  wall {without:.1f} s / {with_controls:.1f} s, ratio {with_controls / without:.2f}\n"
+        f"  CPU  {cpu_without:.1f} s / {cpu_with:.1f} s, ratio {cpu_with / cpu_without:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -31,15 +31,18 @@ BAND = (0.035, 0.065)
 def scenarios(planned: Design) -> dict[str, Design]:
     return {
         "planned design": planned,
-        "3 samples, strong topic x condition and output effects": planned.model_copy(update={
-            "samples": 3, "sd_topic_condition": 1.0, "sd_sample": 1.0}),
-        "5 reviewers who mostly agree": planned.model_copy(update={
-            "reviewers": 5, "sd_noise": 0.2, "sd_sample": 1.0}),
+        "3 samples, strong topic x condition and output effects": planned.model_copy(
+            update={"samples": 3, "sd_topic_condition": 1.0, "sd_sample": 1.0}
+        ),
+        "5 reviewers who mostly agree": planned.model_copy(
+            update={"reviewers": 5, "sd_noise": 0.2, "sd_sample": 1.0}
+        ),
     }
 
 
-def literal_versus_plan(plan, design: Design, effect: float, reps: int, seed: int
-                        ) -> tuple[float, float, float]:
+def literal_versus_plan(
+    plan, design: Design, effect: float, reps: int, seed: int
+) -> tuple[float, float, float]:
     """Share of studies with a true effect that each rule calls refuted, and primary power."""
     mu, beta = latent_parameters(design, P_SINGLE, effect)
     rng = np.random.default_rng(seed)
@@ -62,32 +65,49 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=2000)
     args = parser.parse_args()
     plan = load_plan().plan
-    print(f"Null studies: {TOPICS} topics, p_single {P_SINGLE}, no effect; {args.reps} studies "
-          f"per design; one-sided alpha {plan.primary.alpha}; primary = {plan.primary.test} "
-          f"({plan.primary.p_value} p-value)")
+    print(
+        f"Null studies: {TOPICS} topics, p_single {P_SINGLE}, no effect; {args.reps} studies "
+        f"per design; one-sided alpha {plan.primary.alpha}; primary = {plan.primary.test} "
+        f"({plan.primary.p_value} p-value)"
+    )
     print(f"{'design':<56} {'primary':>15} {'pooled z-test':>15} {'ratio':>6} {'s':>5}")
     failures = 0
     for seed, (name, design) in enumerate(scenarios(plan.planning.design).items()):
         start = time.perf_counter()
-        r = rejection_rates(plan, design, topics=TOPICS, p_single=P_SINGLE, effect=0.0,
-                            reps=args.reps, seed=1000 + seed)
+        r = rejection_rates(
+            plan,
+            design,
+            topics=TOPICS,
+            p_single=P_SINGLE,
+            effect=0.0,
+            reps=args.reps,
+            seed=1000 + seed,
+        )
         ok = BAND[0] <= r.primary <= BAND[1]
         failures += not ok
-        print(f"{name:<56} {100 * r.primary:6.2f}% +/-{100 * r.primary_se:4.2f} "
-              f"{100 * r.pooled:6.2f}% +/-{100 * r.pooled_se:4.2f} "
-              f"{r.pooled / max(r.primary, 1e-9):6.2f} {time.perf_counter() - start:5.1f}"
-              f"  {'within 5 +/- 1.5' if ok else 'OUTSIDE 5 +/- 1.5'}")
-    print("(pooled z-test one-sided at the same alpha, so both columns test the same null; "
-          "+/- is the Monte Carlo standard error; ratio = pooled / primary)")
+        print(
+            f"{name:<56} {100 * r.primary:6.2f}% +/-{100 * r.primary_se:4.2f} "
+            f"{100 * r.pooled:6.2f}% +/-{100 * r.pooled_se:4.2f} "
+            f"{r.pooled / max(r.primary, 1e-9):6.2f} {time.perf_counter() - start:5.1f}"
+            f"  {'within 5 +/- 1.5' if ok else 'OUTSIDE 5 +/- 1.5'}"
+        )
+    print(
+        "(pooled z-test one-sided at the same alpha, so both columns test the same null; "
+        "+/- is the Monte Carlo standard error; ratio = pooled / primary)"
+    )
     reps = max(500, args.reps // 2)
     sesoi = plan.equivalence.sesoi
     literal, prereg, power = literal_versus_plan(plan, plan.planning.design, sesoi, reps, 7)
     print(f"\nTrue effect = SESOI ({sesoi:+g}), {TOPICS} topics, planned design, {reps} studies:")
     print(f"  literal rule ('no significant difference' -> refuted): refutes {100 * literal:5.1f}%")
-    print(f"  preregistered verdict (equivalence or significantly lower): refutes "
-          f"{100 * prereg:5.1f}%; supported {100 * power:5.1f}%")
-    print(f"  ratio of false refutations, literal / preregistered: "
-          f"{literal / max(prereg, 1 / reps):.0f}x")
+    print(
+        f"  preregistered verdict (equivalence or significantly lower): refutes "
+        f"{100 * prereg:5.1f}%; supported {100 * power:5.1f}%"
+    )
+    print(
+        f"  ratio of false refutations, literal / preregistered: "
+        f"{literal / max(prereg, 1 / reps):.0f}x"
+    )
     print("calibration: " + ("PASS" if failures == 0 else f"FAIL ({failures} designs outside)"))
 
 

@@ -59,30 +59,51 @@ def always(studies: int, rng: np.random.Generator) -> None:
     worst = 0.0
     for label, sens, spec in (("not_published", 0.0, 1.0), ("published", 1.0, 0.0)):
         for effect in (0.0, PLAN.equivalence.sesoi):
-            batch = misclassified_batch(DESIGN, Reviewers(sens, spec), studies=studies,
-                                        topics=TOPICS, p_single=0.3, effect=effect,
-                                        controls_per_reviewer=CONTROLS, rng=rng)
+            batch = misclassified_batch(
+                DESIGN,
+                Reviewers(sens, spec),
+                studies=studies,
+                topics=TOPICS,
+                p_single=0.3,
+                effect=effect,
+                controls_per_reviewer=CONTROLS,
+                rng=rng,
+            )
             v = simulate_verdicts(batch, PLAN, rng, resamples=200)
             worst = max(worst, v.refuted.mean())
-            print(f"{label:>15} {effect:>7.2f} {v.refuted.mean():>8.1%} "
-                  f"{v.supported.mean():>10.1%} {v.gate.mean():>6.1%}")
-    print(f"   requirement: refuted in 0% -> measured {worst:.1%} "
-          f"{'PASS' if worst == 0 else 'FAIL'}")
+            print(
+                f"{label:>15} {effect:>7.2f} {v.refuted.mean():>8.1%} "
+                f"{v.supported.mean():>10.1%} {v.gate.mean():>6.1%}"
+            )
+    print(
+        f"   requirement: refuted in 0% -> measured {worst:.1%} {'PASS' if worst == 0 else 'FAIL'}"
+    )
 
 
 def accuracy_grid(studies: int, rng: np.random.Generator) -> None:
-    print("\n2-3. Corrected estimate and verdict rates, non-differential misclassification "
-          f"({studies} studies per cell; p_single 0.3)")
-    print(f"{'sens':>5} {'spec':>5} {'effect':>6} {'J':>5} {'no est':>7} {'bias':>8} "
-          f"{'cover':>6} {'supported':>10} {'refuted':>8} {'gate':>6}")
+    print(
+        "\n2-3. Corrected estimate and verdict rates, non-differential misclassification "
+        f"({studies} studies per cell; p_single 0.3)"
+    )
+    print(
+        f"{'sens':>5} {'spec':>5} {'effect':>6} {'J':>5} {'no est':>7} {'bias':>8} "
+        f"{'cover':>6} {'supported':>10} {'refuted':>8} {'gate':>6}"
+    )
     worst_bias = worst_cover = 0.0
     worst_cover = 1.0
     sizes = []
     for sens, spec in itertools.product(ACCURACY, ACCURACY):
         for effect in (0.0, PLAN.equivalence.sesoi, 2 * PLAN.equivalence.sesoi):
-            batch = misclassified_batch(DESIGN, Reviewers(sens, spec), studies=studies,
-                                        topics=TOPICS, p_single=0.3, effect=effect,
-                                        controls_per_reviewer=CONTROLS, rng=rng)
+            batch = misclassified_batch(
+                DESIGN,
+                Reviewers(sens, spec),
+                studies=studies,
+                topics=TOPICS,
+                p_single=0.3,
+                effect=effect,
+                controls_per_reviewer=CONTROLS,
+                rng=rng,
+            )
             v = simulate_verdicts(batch, PLAN, rng)
             ok = np.isfinite(v.estimate)
             bias = float(np.mean(v.estimate[ok]) - effect) if ok.any() else math.nan
@@ -91,28 +112,47 @@ def accuracy_grid(studies: int, rng: np.random.Generator) -> None:
             worst_cover = min(worst_cover, cover)
             if effect == 0.0:
                 sizes.append(v.supported.mean())
-            print(f"{sens:>5.2f} {spec:>5.2f} {effect:>6.2f} {sens + spec - 1:>5.2f} "
-                  f"{1 - ok.mean():>7.1%} {bias:>+8.4f} {cover:>6.1%} {v.supported.mean():>10.1%}"
-                  f" {v.refuted.mean():>8.1%} {v.gate.mean():>6.1%}")
-    print(f"   requirement: |mean bias| <= 0.01 -> worst {worst_bias:.4f} "
-          f"{'PASS' if worst_bias <= 0.01 else 'FAIL'}")
-    print(f"   requirement: 95% interval covers >= 93% -> worst {worst_cover:.1%} "
-          f"{'PASS' if worst_cover >= 0.93 else 'FAIL'}")
+            print(
+                f"{sens:>5.2f} {spec:>5.2f} {effect:>6.2f} {sens + spec - 1:>5.2f} "
+                f"{1 - ok.mean():>7.1%} {bias:>+8.4f} {cover:>6.1%} {v.supported.mean():>10.1%}"
+                f" {v.refuted.mean():>8.1%} {v.gate.mean():>6.1%}"
+            )
+    print(
+        f"   requirement: |mean bias| <= 0.01 -> worst {worst_bias:.4f} "
+        f"{'PASS' if worst_bias <= 0.01 else 'FAIL'}"
+    )
+    print(
+        f"   requirement: 95% interval covers >= 93% -> worst {worst_cover:.1%} "
+        f"{'PASS' if worst_cover >= 0.93 else 'FAIL'}"
+    )
     low, high = min(sizes), max(sizes)
-    print(f"   requirement: size of supported 5% +/- 1.5 -> {low:.1%} .. {high:.1%} "
-          f"(MC SE {_mc(0.05, studies):.1%}) "
-          f"{'PASS' if low >= 0.035 and high <= 0.065 else 'FAIL'}")
+    print(
+        f"   requirement: size of supported 5% +/- 1.5 -> {low:.1%} .. {high:.1%} "
+        f"(MC SE {_mc(0.05, studies):.1%}) "
+        f"{'PASS' if low >= 0.035 and high <= 0.065 else 'FAIL'}"
+    )
 
 
 def differential(studies: int, rng: np.random.Generator) -> None:
-    print("\n4. Differential accuracy: sensitivity 0.8 on cross-field, 0.95 on single-field "
-          "material (specificity 0.95), no effect")
-    batch = misclassified_batch(DESIGN, Reviewers(0.95, 0.95, sensitivity_cross=0.8),
-                                studies=studies, topics=TOPICS, p_single=0.3, effect=0.0,
-                                controls_per_reviewer=CONTROLS, rng=rng)
+    print(
+        "\n4. Differential accuracy: sensitivity 0.8 on cross-field, 0.95 on single-field "
+        "material (specificity 0.95), no effect"
+    )
+    batch = misclassified_batch(
+        DESIGN,
+        Reviewers(0.95, 0.95, sensitivity_cross=0.8),
+        studies=studies,
+        topics=TOPICS,
+        p_single=0.3,
+        effect=0.0,
+        controls_per_reviewer=CONTROLS,
+        rng=rng,
+    )
     v = simulate_verdicts(batch, PLAN, rng, resamples=200)
-    print(f"   supported {v.supported.mean():.1%}; differential check flags "
-          f"{v.flagged.mean():.1%}; supported and flagged {np.mean(v.supported & v.flagged):.1%}")
+    print(
+        f"   supported {v.supported.mean():.1%}; differential check flags "
+        f"{v.flagged.mean():.1%}; supported and flagged {np.mean(v.supported & v.flagged):.1%}"
+    )
 
 
 def _t_p(d: np.ndarray, margin: float) -> np.ndarray:
@@ -120,7 +160,7 @@ def _t_p(d: np.ndarray, margin: float) -> np.ndarray:
     se = d.std(axis=1, ddof=1) / math.sqrt(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = stats.t.cdf((d.mean(axis=1) - margin) / se, n - 1)
-    return np.where(se > 0, p, 1.0)      # zero variance: nothing shown
+    return np.where(se > 0, p, 1.0)  # zero variance: nothing shown
 
 
 def _betting_p(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
@@ -129,35 +169,43 @@ def _betting_p(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
 
 def equivalence(studies: int, rng: np.random.Generator) -> None:
     alpha, m = PLAN.primary.alpha, PLAN.equivalence.sesoi
-    print(f"\n5. Equivalence tests at the margin (latent design, {TOPICS} topics, 3 reviewers, "
-          f"{studies} studies per cell; alpha {alpha:g}): rejection of H0 |diff| >= {m:g}")
-    print(f"{'base':>5} {'side':>5} {'paired_t':>9} {'betting':>8}   power at 0: "
-          f"{'paired_t':>9} {'betting':>8}")
+    print(
+        f"\n5. Equivalence tests at the margin (latent design, {TOPICS} topics, 3 reviewers, "
+        f"{studies} studies per cell; alpha {alpha:g}): rejection of H0 |diff| >= {m:g}"
+    )
+    print(
+        f"{'base':>5} {'side':>5} {'paired_t':>9} {'betting':>8}   power at 0: "
+        f"{'paired_t':>9} {'betting':>8}"
+    )
     worst = {"paired_t": 0.0, "betting": 0.0}
     for base in BASE_RATES:
         power = {}
-        d0 = latent_batch(DESIGN, studies=studies, topics=TOPICS, p_single=base, effect=0.0,
-                          rng=rng)
+        d0 = latent_batch(
+            DESIGN, studies=studies, topics=TOPICS, p_single=base, effect=0.0, rng=rng
+        )
         power["paired_t"] = np.mean((_t_p(d0, m) < alpha) & (_t_p(-d0, m) < alpha))
-        power["betting"] = np.mean((_betting_p(d0, m, alpha) < alpha)
-                                   & (_betting_p(-d0, m, alpha) < alpha))
+        power["betting"] = np.mean(
+            (_betting_p(d0, m, alpha) < alpha) & (_betting_p(-d0, m, alpha) < alpha)
+        )
         for side in ("+", "-"):
             # +: cross above single by the margin; -: single above cross by it
             p_single, effect = (base, m) if side == "+" else (base + m, -m)
-            d = latent_batch(DESIGN, studies=studies, topics=TOPICS, p_single=p_single,
-                             effect=effect, rng=rng)
+            d = latent_batch(
+                DESIGN, studies=studies, topics=TOPICS, p_single=p_single, effect=effect, rng=rng
+            )
             d = d if side == "+" else -d
             t_rate = float(np.mean(_t_p(d, m) < alpha))
             b_rate = float(np.mean(_betting_p(d, m, alpha) < alpha))
             worst["paired_t"] = max(worst["paired_t"], t_rate)
             worst["betting"] = max(worst["betting"], b_rate)
-            extra = (f"   {power['paired_t']:>20.1%} {power['betting']:>8.1%}"
-                     if side == "+" else "")
+            extra = f"   {power['paired_t']:>20.1%} {power['betting']:>8.1%}" if side == "+" else ""
             print(f"{base:>5.2f} {side:>5} {t_rate:>9.1%} {b_rate:>8.1%}{extra}")
     se = _mc(alpha, studies)
     for name, rate in worst.items():
-        print(f"   {name}: worst size at the margin {rate:.1%} (MC SE {se:.1%}) -> "
-              f"{'PASS' if rate <= alpha + 2 * se else 'FAIL'} (<= alpha)")
+        print(
+            f"   {name}: worst size at the margin {rate:.1%} (MC SE {se:.1%}) -> "
+            f"{'PASS' if rate <= alpha + 2 * se else 'FAIL'} (<= alpha)"
+        )
 
 
 def _relative_bias(sens: float, spec: float, n: int, second_order: bool) -> tuple[float, float]:
@@ -171,41 +219,61 @@ def _relative_bias(sens: float, spec: float, n: int, second_order: bool) -> tupl
     var = s * (1 - s) / n + p * (1 - p) / n
     ok = j_hat > MIN_J
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = j_hat / (j_hat ** 2 + var) if second_order else 1.0 / j_hat
+        g = j_hat / (j_hat**2 + var) if second_order else 1.0 / j_hat
     mean = float((prob * np.where(ok, g, 0.0)).sum() / (prob * ok).sum())
     return mean * (sens + spec - 1.0) - 1.0, float((prob * ~ok).sum())
 
 
 def bias_by_controls(studies: int, rng: np.random.Generator) -> None:
-    del studies, rng   # exact enumeration
+    del studies, rng  # exact enumeration
     effect = 2 * PLAN.equivalence.sesoi
-    print(f"\n2b. Bias of the corrected estimate at a true difference of {effect:g} by the number "
-          "of control judgments per kind (exact enumeration; pooled over reviewers)")
-    print(f"{'sens':>5} {'spec':>5} {'J':>5} {'n+n':>8} {'1/J-hat':>9} {'2nd order':>10} "
-          f"{'no est':>7}")
+    print(
+        f"\n2b. Bias of the corrected estimate at a true difference of {effect:g} by the number "
+        "of control judgments per kind (exact enumeration; pooled over reviewers)"
+    )
+    print(
+        f"{'sens':>5} {'spec':>5} {'J':>5} {'n+n':>8} {'1/J-hat':>9} {'2nd order':>10} "
+        f"{'no est':>7}"
+    )
     for sens, spec in ((0.6, 0.6), (0.6, 0.8), (0.6, 0.95)):
         for n in (45, 90, 135, 180, 270):
             plain, _ = _relative_bias(sens, spec, n, second_order=False)
             ours, missing = _relative_bias(sens, spec, n, second_order=True)
-            print(f"{sens:>5.2f} {spec:>5.2f} {sens + spec - 1:>5.2f} {f'{n}+{n}':>8} "
-                  f"{plain * effect:>+9.4f} {ours * effect:>+10.4f} {missing:>7.1%}")
+            print(
+                f"{sens:>5.2f} {spec:>5.2f} {sens + spec - 1:>5.2f} {f'{n}+{n}':>8} "
+                f"{plain * effect:>+9.4f} {ours * effect:>+10.4f} {missing:>7.1%}"
+            )
 
 
 def mixed_reviewers(studies: int, rng: np.random.Generator) -> None:
     sesoi = PLAN.equivalence.sesoi
-    print(f"\n6. Reviewers who differ (2 x J 0.3 with 90% of the real judgments, 2 x J 0.9; 60 "
-          f"controls each; true difference +{sesoi:g}, p_single 0.3; {studies} studies)")
-    print(f"{'topics':>6} {'weighting':>10} {'mean est':>9} {'bias':>8} {'gate':>6} "
-          f"{'refuted':>8} {'supported':>10}")
+    print(
+        f"\n6. Reviewers who differ (2 x J 0.3 with 90% of the real judgments, 2 x J 0.9; 60 "
+        f"controls each; true difference +{sesoi:g}, p_single 0.3; {studies} studies)"
+    )
+    print(
+        f"{'topics':>6} {'weighting':>10} {'mean est':>9} {'bias':>8} {'gate':>6} "
+        f"{'refuted':>8} {'supported':>10}"
+    )
     for topics in (400, 1000):
-        batch = mixed_reviewers_batch(DESIGN, [(0.65, 0.65)] * 2 + [(0.95, 0.95)] * 2,
-                                      [0.45, 0.45, 0.05, 0.05], [60] * 4, studies=studies,
-                                      topics=topics, p_single=0.3, effect=sesoi, rng=rng)
+        batch = mixed_reviewers_batch(
+            DESIGN,
+            [(0.65, 0.65)] * 2 + [(0.95, 0.95)] * 2,
+            [0.45, 0.45, 0.05, 0.05],
+            [60] * 4,
+            studies=studies,
+            topics=topics,
+            p_single=0.3,
+            effect=sesoi,
+            rng=rng,
+        )
         for weighting in ("shares", "controls"):
             v = simulate_verdicts(batch, PLAN, rng, resamples=200, weighting=weighting)
             est = float(np.nanmean(v.estimate))
-            print(f"{topics:>6} {weighting:>10} {est:>+9.4f} {est - sesoi:>+8.4f} "
-                  f"{v.gate.mean():>6.1%} {v.refuted.mean():>8.1%} {v.supported.mean():>10.1%}")
+            print(
+                f"{topics:>6} {weighting:>10} {est:>+9.4f} {est - sesoi:>+8.4f} "
+                f"{v.gate.mean():>6.1%} {v.refuted.mean():>8.1%} {v.supported.mean():>10.1%}"
+            )
 
 
 def main() -> None:

@@ -31,8 +31,10 @@ from harness.study.unblinding import mark_unblinded  # noqa: E402
 from tests.explore.browser import browser_paths, chromium, open_page  # noqa: E402
 
 GOAL_S = 2.0
-FILLER = ("A proposal that links the named concepts through the stated relation, with a "
-          "mechanism, a test and the data it would need. ") * 3
+FILLER = (
+    "A proposal that links the named concepts through the stated relation, with a "
+    "mechanism, a test and the data it would need. "
+) * 3
 
 # (label, element id, value, event): each runs from the unfiltered state
 FILTERS = [
@@ -80,19 +82,37 @@ document.querySelector('#list li').click();
 def build(folder: Path, topics: int) -> Path:
     write_simulated_study(folder, Design(samples=1, reviewers=3), topics=topics, seed=topics)
     with Study.open(folder) as study, study.transaction() as conn:
-        conn.execute("UPDATE items SET display_text = 'Idea ' || item_id || '. ' || ?",
-                     (FILLER,))
+        conn.execute("UPDATE items SET display_text = 'Idea ' || item_id || '. ' || ?", (FILLER,))
         conn.execute("UPDATE outputs SET text = 'Output ' || output_id || '. ' || ?", (FILLER,))
         rows = conn.execute("SELECT item_id, reviewer_id FROM reviews").fetchall()
         conn.executemany(
             "INSERT INTO searches (search_id, item_id, reviewer_id, database, query, filters, "
             "run_at, total_hits, hits, relevant_ids, dedup_key, source) VALUES (?, ?, ?, "
             "'local', ?, '{}', '2026-01-01T00:00:00Z', 120, ?, '[]', ?, 'automated')",
-            [(f"s{n}", item, reviewer, f"concept one AND concept two {n % 97}",
-              json.dumps([{"id": f"W{n}-{k}", "doi": f"10.1/{n}.{k}", "title":
-                           f"A retrieved work on topic {n % 1000}, part {k}", "year": 2010 + k,
-                           "score": 3.0 - k, "rank": k + 1} for k in range(3)]), f"k{n}")
-             for n, (item, reviewer) in enumerate(rows)])
+            [
+                (
+                    f"s{n}",
+                    item,
+                    reviewer,
+                    f"concept one AND concept two {n % 97}",
+                    json.dumps(
+                        [
+                            {
+                                "id": f"W{n}-{k}",
+                                "doi": f"10.1/{n}.{k}",
+                                "title": f"A retrieved work on topic {n % 1000}, part {k}",
+                                "year": 2010 + k,
+                                "score": 3.0 - k,
+                                "rank": k + 1,
+                            }
+                            for k in range(3)
+                        ]
+                    ),
+                    f"k{n}",
+                )
+                for n, (item, reviewer) in enumerate(rows)
+            ],
+        )
     return folder
 
 
@@ -108,8 +128,13 @@ def measure(driver, page: Path, unblinded: bool) -> dict[str, object]:
         ms, count = driver.execute_async_script(TIME_FILTER, element, value, event)
         filters[label] = (ms / 1000, count)
     follow = driver.execute_async_script(TIME_FOLLOW) / 1000
-    return {"wall": wall, "ready": ready_ms / 1000, "filters": filters, "follow": follow,
-            "mb": page.stat().st_size / 1e6}
+    return {
+        "wall": wall,
+        "ready": ready_ms / 1000,
+        "filters": filters,
+        "follow": follow,
+        "mb": page.stat().st_size / 1e6,
+    }
 
 
 def main() -> None:
@@ -117,8 +142,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=10_000)
     args = parser.parse_args()
     if browser_paths() is None:
-        print("no chromium/chromedriver: install the Debian packages chromium and "
-              "chromium-driver")
+        print("no chromium/chromedriver: install the Debian packages chromium and chromium-driver")
         return
     worst_open = worst_filter = 0.0
     with tempfile.TemporaryDirectory() as tmp, chromium() as driver:
@@ -134,19 +158,23 @@ def main() -> None:
                 write_s = time.perf_counter() - start
                 m = measure(driver, page, unblinded)
                 kind = "unblinded" if unblinded else "blinded"
-                print(f"{topics} topics, {kind}: page {m['mb']:.1f} MB written in "
-                      f"{write_s:.2f} s; ready {m['ready']:.2f} s after navigation "
-                      f"(driver load {m['wall']:.2f} s)")
+                print(
+                    f"{topics} topics, {kind}: page {m['mb']:.1f} MB written in "
+                    f"{write_s:.2f} s; ready {m['ready']:.2f} s after navigation "
+                    f"(driver load {m['wall']:.2f} s)"
+                )
                 for label, (seconds, count) in m["filters"].items():
                     print(f"    filter {label:<28} {1000 * seconds:8.1f} ms  ({count})")
                 print(f"    follow the first row to its detail {1000 * m['follow']:8.1f} ms")
                 if topics == args.topics:
                     worst_open = max(worst_open, m["ready"], m["wall"])
                     worst_filter = max([worst_filter, *(s for s, _ in m["filters"].values())])
-    print(f"{args.topics} topics: slowest open {worst_open:.2f} s = {worst_open / GOAL_S:.2f} x "
-          f"the {GOAL_S:.0f} s goal, slowest filter {worst_filter:.3f} s = "
-          f"{worst_filter / GOAL_S:.3f} x -> "
-          f"{'PASS' if max(worst_open, worst_filter) < GOAL_S else 'FAIL'}")
+    print(
+        f"{args.topics} topics: slowest open {worst_open:.2f} s = {worst_open / GOAL_S:.2f} x "
+        f"the {GOAL_S:.0f} s goal, slowest filter {worst_filter:.3f} s = "
+        f"{worst_filter / GOAL_S:.3f} x -> "
+        f"{'PASS' if max(worst_open, worst_filter) < GOAL_S else 'FAIL'}"
+    )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,13 @@ except HarnessError:
 
 
 def peak_memory(path: Path) -> tuple[float, float, str]:
-    out = subprocess.run([sys.executable, "-c", READ, str(path)], capture_output=True, text=True,
-                         cwd=ROOT, check=True).stdout.split(maxsplit=2)
+    out = subprocess.run(
+        [sys.executable, "-c", READ, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout.split(maxsplit=2)
     return float(out[0]), float(out[1]), out[2].strip() if len(out) > 2 else ""
 
 
@@ -86,18 +91,28 @@ def main() -> None:
         print(f"zip bomb: {bomb.stat().st_size / 1e6:.2f} MB on disk, {args.bomb_mb} MB inflated")
         for name, path in (("2,000-row workbook", plain), ("zip bomb", bomb)):
             base, peak, problems = peak_memory(path)
-            print(f"  {name:<20} peak RSS {peak:7.1f} MB (after imports {base:6.1f} MB)  "
-                  f"{problems or 'read'}")
+            print(
+                f"  {name:<20} peak RSS {peak:7.1f} MB (after imports {base:6.1f} MB)  "
+                f"{problems or 'read'}"
+            )
         study = make_study(folder / "study", 2)
-        procs = [subprocess.Popen([sys.executable, "-c", HOLD_THEN_WRITE, str(study)],
-                                  stdout=subprocess.PIPE, text=True, cwd=ROOT)
-                 for _ in range(args.writers)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", HOLD_THEN_WRITE, str(study)],
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
+            for _ in range(args.writers)
+        ]
         results = [p.communicate()[0].split() for p in procs]
         wrote = [float(t) for kind, t in results if kind == "wrote"]
         refused = [float(t) for kind, t in results if kind == "refused"]
-        print(f"concurrent writers: {len(procs)} started at once, {len(wrote)} wrote, "
-              f"{len(refused)} refused; slowest refusal {max(refused, default=0):.2f} s "
-              f"(the writer held the lock 2.0 s)")
+        print(
+            f"concurrent writers: {len(procs)} started at once, {len(wrote)} wrote, "
+            f"{len(refused)} refused; slowest refusal {max(refused, default=0):.2f} s "
+            f"(the writer held the lock 2.0 s)"
+        )
         chaos_run(folder, args.kills, args.topics, args.seed)
 
 
@@ -116,8 +131,10 @@ def chaos_run(folder: Path, kills: int, topics: int, seed: int) -> None:
     want = chaos.deterministic_rows(reference)
     diff = chaos.differences(chaos.deterministic_rows(killed), want)
     sizes = ", ".join(f"{name} {len(rows)}" for name, rows in want.items())
-    print(f"chaos ({topics} topics, up to {kills} kills per stage, seed {seed}): {tally.line()}; "
-          f"{tally.attempts - sum(tally.kills.values())} victim(s) finished before their kill")
+    print(
+        f"chaos ({topics} topics, up to {kills} kills per stage, seed {seed}): {tally.line()}; "
+        f"{tally.attempts - sum(tally.kills.values())} victim(s) finished before their kill"
+    )
     equal = "yes" if not diff else "NO: " + "; ".join(diff)
     print(f"  final store equals the uninterrupted run: {equal} ({sizes})")
     print(f"  uninterrupted run {plain_s:.1f} s, killed and resumed {chaos_s:.1f} s")

@@ -30,7 +30,7 @@ from harness.geometry._pyfloat import libm  # noqa: E402
 from harness.geometry.pyrandom import TWOPI, PythonRandom  # noqa: E402
 from harness.geometry.seeds import fields_experiment, scaling_experiment  # noqa: E402
 
-SEED_SCALING_PROGRAM = '''
+SEED_SCALING_PROGRAM = """
 import math, random
 
 # Why divide by √d_k: dot products of random d-dimensional vectors have variance d,
@@ -52,7 +52,7 @@ for d in (16, 64, 256, 1024):
         scaled.append(softmax_entropy([x / math.sqrt(d) for x in s]))
     print(f"d_k = {d:4d}: attention entropy without scaling {sum(raw) / 200:4.2f} bits, "
           f"with 1/√d_k {sum(scaled) / 200:4.2f} bits (maximum 4.00)")
-'''
+"""
 
 SEED_FIELDS_PROGRAM = '''
 import math, random
@@ -128,7 +128,8 @@ def bench_scaling() -> None:
     same_text = "\n".join(result.lines()) == printed
     # the program's variables hold the last dimension's per-trial entropies
     same_floats = same_bits(result.raw[1024], env["raw"]) and same_bits(
-        result.scaled[1024], env["scaled"])
+        result.scaled[1024], env["scaled"]
+    )
     report("scaling (seed 1, 200 trials x 4 dims)", t_ref, t_vec, same_text and same_floats)
     print(printed)
     bench_floor(t_ref)
@@ -142,14 +143,19 @@ def bench_floor(t_ref: float) -> None:
     t_mt, u = best_of(lambda: PythonRandom(1).random(n), 3)
     angles, tails = u[0::2] * TWOPI, 1.0 - u[1::2]
     t_libm, _ = best_of(
-        lambda: [libm(np.cos, angles), libm(np.sin, angles), libm(np.log, tails)], 3)
+        lambda: [libm(np.cos, angles), libm(np.sin, angles), libm(np.log, tails)], 3
+    )
     cores = available_cpus()
     one_core, all_cores = t_mt + t_libm, max(t_mt, (t_mt + t_libm) / cores)
-    print(f"  floor: {n} uniforms {t_mt * 1e3:.1f} ms (sequential) + C-library cos/sin/log "
-          f"{t_libm * 1e3:.1f} ms (parallel)")
-    print(f"  ceiling for bit-identical output: {t_ref / one_core:.0f}x on one core, "
-          f"{t_ref / all_cores:.0f}x on this machine's {cores}, "
-          f"{t_ref / t_mt:.0f}x with unlimited cores")
+    print(
+        f"  floor: {n} uniforms {t_mt * 1e3:.1f} ms (sequential) + C-library cos/sin/log "
+        f"{t_libm * 1e3:.1f} ms (parallel)"
+    )
+    print(
+        f"  ceiling for bit-identical output: {t_ref / one_core:.0f}x on one core, "
+        f"{t_ref / all_cores:.0f}x on this machine's {cores}, "
+        f"{t_ref / t_mt:.0f}x with unlimited cores"
+    )
 
 
 def bench_fields() -> None:
@@ -161,8 +167,10 @@ def bench_fields() -> None:
 
 
 def report(name: str, t_ref: float, t_vec: float, identical: bool) -> None:
-    print(f"{name:40s} seed program {t_ref * 1e3:9.2f} ms | vectorised {t_vec * 1e3:8.2f} ms"
-          f" | {t_ref / t_vec:7.1f}x | identical: {'yes' if identical else 'NO'}")
+    print(
+        f"{name:40s} seed program {t_ref * 1e3:9.2f} ms | vectorised {t_vec * 1e3:8.2f} ms"
+        f" | {t_ref / t_vec:7.1f}x | identical: {'yes' if identical else 'NO'}"
+    )
 
 
 def bench_probe(n_topics: int) -> None:
@@ -179,14 +187,18 @@ def bench_probe(n_topics: int) -> None:
         t_all, t_cpu = time.perf_counter() - start, time.process_time() - cpu
         n = run.probed
         # CPU seconds (all threads) say what a quiet machine needs when others share this one
-        print(f"probe, {n} prompts, batches of 8, {os.cpu_count()} CPUs: {t_all:.1f} s wall, "
-              f"{t_cpu:.1f} CPU s ({n / t_all:.2f} prompts/s)")
+        print(
+            f"probe, {n} prompts, batches of 8, {os.cpu_count()} CPUs: {t_all:.1f} s wall, "
+            f"{t_cpu:.1f} CPU s ({n / t_all:.2f} prompts/s)"
+        )
         generate(Path(tmp) / "single", limit=8, pilot=True, tokenizer=loaded.tokenizer)
         generate(Path(tmp) / "eight", limit=8, pilot=True, tokenizer=loaded.tokenizer)
         t_one, _ = best_of(lambda: run_probe(Path(tmp) / "single", loaded=loaded, batch_size=1), 1)
         t_eight, _ = best_of(lambda: run_probe(Path(tmp) / "eight", loaded=loaded), 1)
-        print(f"probe, same 24 prompts: one per forward pass {t_one:.1f} s | batches of 8 "
-              f"{t_eight:.1f} s | {t_one / t_eight:.1f}x")
+        print(
+            f"probe, same 24 prompts: one per forward pass {t_one:.1f} s | batches of 8 "
+            f"{t_eight:.1f} s | {t_one / t_eight:.1f}x"
+        )
 
 
 def main() -> None:

@@ -35,11 +35,23 @@ def timed(fn, *args, **kwargs) -> tuple[float, object]:
 
 
 def roster(humans: int, capacity: int, automated: int = 2) -> Roster:
-    return Roster(reviewers=[
-        *[Reviewer(id=f"h{i:02d}", kind="human", capacity=capacity,
-                   expertise=(FIELDS[i % len(FIELDS)][0],)) for i in range(humans)],
-        *[Reviewer(id=f"a{i}", kind="automated", method="retrieval", capacity=100_000)
-          for i in range(automated)]])
+    return Roster(
+        reviewers=[
+            *[
+                Reviewer(
+                    id=f"h{i:02d}",
+                    kind="human",
+                    capacity=capacity,
+                    expertise=(FIELDS[i % len(FIELDS)][0],),
+                )
+                for i in range(humans)
+            ],
+            *[
+                Reviewer(id=f"a{i}", kind="automated", method="retrieval", capacity=100_000)
+                for i in range(automated)
+            ],
+        ]
+    )
 
 
 def bench_routing(root: Path, large: bool) -> None:
@@ -51,8 +63,10 @@ def bench_routing(root: Path, large: bool) -> None:
         create_items(study)
         elapsed, result = timed(plan_routing, study, roster(humans, topics), k=2, seed=1)
         base = base or elapsed
-        print(f"  {result.solver:30s} {topics * 3:5d}  {humans + 2:9d}  {elapsed:8.2f}  "
-              f"{elapsed / base:6.1f}x")
+        print(
+            f"  {result.solver:30s} {topics * 3:5d}  {humans + 2:9d}  {elapsed:8.2f}  "
+            f"{elapsed / base:6.1f}x"
+        )
         study.close()
 
 
@@ -71,8 +85,10 @@ def bench_packets(root: Path) -> None:
     audit_s, _ = timed(classifier_audit, study)
     print(f"packets: {n} assigned items in 8 workbooks + CSV pairs")
     print(f"  write   {write_s:6.2f} s  ({1000 * write_s / n:5.1f} ms per item)")
-    print(f"  import  {import_s:6.2f} s  ({1000 * import_s / n:5.1f} ms per item; "
-          f"{import_s / write_s:.2f}x the write time)")
+    print(
+        f"  import  {import_s:6.2f} s  ({1000 * import_s / n:5.1f} ms per item; "
+        f"{import_s / write_s:.2f}x the write time)"
+    )
     print(f"  leak audit on {study.count('items')} items: {audit_s:.2f} s")
     study.close()
 
@@ -92,8 +108,10 @@ def bench_steps(root: Path, n_items: int) -> None:
     print(f"blinded steps, embedded model ({topics * 3} items x extract + normalise)")
     for batch, per in results.items():
         print(f"  batch {batch}: {per:6.2f} s per completion")
-    print(f"  batched / one at a time: {results[1] / results[8]:.2f}x faster; demo estimate "
-          f"(180 items x 2 steps): {360 * results[8] / 60:.1f} min")
+    print(
+        f"  batched / one at a time: {results[1] / results[8]:.2f}x faster; demo estimate "
+        f"(180 items x 2 steps): {360 * results[8] / 60:.1f} min"
+    )
 
 
 def main() -> None:

@@ -24,8 +24,9 @@ MODELS = ["a", "b", "c"]
 
 
 def _rates(studies: int, effects: list[float], rng: np.random.Generator) -> dict[str, float]:
-    batch = model_batch(studies=studies, topics=50, base_rates=[0.1, 0.3, 0.5], effects=effects,
-                        rng=rng)
+    batch = model_batch(
+        studies=studies, topics=50, base_rates=[0.1, 0.3, 0.5], effects=effects, rng=rng
+    )
     outs = [across_models(p, MODELS, permutations=2000) for p in batch]
     return {
         "pooled": float(np.mean([o.pooled_p_greater < 0.05 for o in outs])),
@@ -50,8 +51,10 @@ def main() -> None:
             print(f"   {name:<18} {rate:6.1%}")
         if label == "no effect":
             ok = 0.035 <= rates["pooled"] <= 0.065
-            print(f"   requirement: pooled type I 5% +/- 1.5 (MC SE {se:.1%}) -> "
-                  f"{'PASS' if ok else 'FAIL'}")
+            print(
+                f"   requirement: pooled type I 5% +/- 1.5 (MC SE {se:.1%}) -> "
+                f"{'PASS' if ok else 'FAIL'}"
+            )
         print(f"   ({time.perf_counter() - start:.0f} s)")
 
 

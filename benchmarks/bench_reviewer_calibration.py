@@ -50,55 +50,89 @@ def controls(cutoff: int, p: float, seed: int) -> list[tuple[str, str, str]]:
     topics = load_topic_bank().topics
     rows = []
     for topic in topics:
-        others = [w for t in topics if t.id != topic.id
-                  for c in (*t.concepts_a, *t.concepts_b) for w in c.split()]
+        others = [
+            w
+            for t in topics
+            if t.id != topic.id
+            for c in (*t.concepts_a, *t.concepts_b)
+            for w in c.split()
+        ]
         for link in topic.known_links:
             sentence = link.summary.split(". ")[0].rstrip(".") + "."
             sentence = reword(sentence, others, p, rng) if p > 0 else sentence
-            rows.append((sentence, "published" if link.year <= cutoff else "not_published",
-                         f"link {link.year}"))
-        rows.append((f"Combines {topic.concepts_a[0]} with {topic.concepts_b[0]}: "
-                     f"{topic.relation}.", "not_published", "concept pair"))
+            rows.append(
+                (
+                    sentence,
+                    "published" if link.year <= cutoff else "not_published",
+                    f"link {link.year}",
+                )
+            )
+        rows.append(
+            (
+                f"Combines {topic.concepts_a[0]} with {topic.concepts_b[0]}: {topic.relation}.",
+                "not_published",
+                "concept pair",
+            )
+        )
     return rows
 
 
-def build(folder: Path, rows: list[tuple[str, str, str]], cutoff: int, calibration: set[int],
-          methods: list[str]) -> Study:
+def build(
+    folder: Path,
+    rows: list[tuple[str, str, str]],
+    cutoff: int,
+    calibration: set[int],
+    methods: list[str],
+) -> Study:
     study = Study.open(folder, create=True)
     with study.transaction() as conn:
         conn.execute("INSERT INTO meta VALUES ('cutoff', ?)", (f"{cutoff}-12-31",))
         for method in methods:
-            conn.execute("INSERT INTO reviewers VALUES (?, 'automated', ?, '[]', 10000)",
-                         (method, method))
+            conn.execute(
+                "INSERT INTO reviewers VALUES (?, 'automated', ?, '[]', 10000)", (method, method)
+            )
         for n, (statement, expected, source) in enumerate(rows):
             split = "calibration" if n in calibration else "held_out"
-            conn.execute("INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'bank', NULL, ?, ?)",
-                         (f"c{n}", statement, statement, expected,
-                          json.dumps({"source": source}), split))
-            conn.execute("INSERT INTO items (item_id, control_id, original_text, "
-                         "core_combination, display_text, steps) VALUES (?, ?, ?, ?, ?, '[]')",
-                         (f"i{n:04d}", f"c{n}", statement, statement, statement))
+            conn.execute(
+                "INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'bank', NULL, ?, ?)",
+                (f"c{n}", statement, statement, expected, json.dumps({"source": source}), split),
+            )
+            conn.execute(
+                "INSERT INTO items (item_id, control_id, original_text, "
+                "core_combination, display_text, steps) VALUES (?, ?, ?, ?, ?, '[]')",
+                (f"i{n:04d}", f"c{n}", statement, statement, statement),
+            )
             for method in methods:
                 conn.execute("INSERT INTO assignments VALUES (?, ?, ?)", (f"i{n:04d}", method, n))
     return study
 
 
-def held_out(scores: dict[str, float | None], expected: dict[str, str], threshold: float,
-             unsure: str) -> str:
+def held_out(
+    scores: dict[str, float | None], expected: dict[str, str], threshold: float, unsure: str
+) -> str:
     """Accuracy on the held-out controls at `threshold`, from their full scores."""
     obs = [Observation(expected[item], score, "not_published") for item, score in scores.items()]
     a = accuracy(obs, threshold, unsure)
-    return (f"sens {a.sensitivity:.3f} spec {a.specificity:.3f} J {a.youden:.3f} "
-            f"(n {a.n_published}+{a.n_not_published})")
+    return (
+        f"sens {a.sensitivity:.3f} spec {a.specificity:.3f} J {a.youden:.3f} "
+        f"(n {a.n_published}+{a.n_not_published})"
+    )
 
 
-def auto_agrees(study: Study, reviewer: str, scores: dict[str, float | None],
-                threshold: float) -> bool:
+def auto_agrees(
+    study: Study, reviewer: str, scores: dict[str, float | None], threshold: float
+) -> bool:
     """Whether every held-out verdict of `judge --auto` is what its full score gives."""
-    got = {r["item_id"]: r["verdict"] for r in study.rows(
-        "SELECT item_id, verdict FROM reviews WHERE reviewer_id = ?", (reviewer,))}
-    return all(got[item] == ("published" if s is not None and s >= threshold
-                             else "not_published") for item, s in scores.items())
+    got = {
+        r["item_id"]: r["verdict"]
+        for r in study.rows(
+            "SELECT item_id, verdict FROM reviews WHERE reviewer_id = ?", (reviewer,)
+        )
+    }
+    return all(
+        got[item] == ("published" if s is not None and s >= threshold else "not_published")
+        for item, s in scores.items()
+    )
 
 
 def main() -> None:
@@ -111,9 +145,11 @@ def main() -> None:
     methods = ["retrieval"] + ([] if args.no_dense else ["retrieval-dense"])
     rows = controls(args.cutoff, args.reword, args.seed)
     n_pub = sum(r[1] == "published" for r in rows)
-    print(f"{len(rows)} controls: {n_pub} published (known links <= {args.cutoff}), "
-          f"{len(rows) - n_pub} unpublished (later links and concept pairs); half calibrate; "
-          f"link statements {'reworded, p ' + str(args.reword) if args.reword else 'verbatim'}")
+    print(
+        f"{len(rows)} controls: {n_pub} published (known links <= {args.cutoff}), "
+        f"{len(rows) - n_pub} unpublished (later links and concept pairs); half calibrate; "
+        f"link statements {'reworded, p ' + str(args.reword) if args.reword else 'verbatim'}"
+    )
     order = list(range(len(rows)))
     random.Random(args.seed).shuffle(order)
     calibration = set(order[: len(rows) // 2])
@@ -123,21 +159,26 @@ def main() -> None:
         start = time.perf_counter()
         _, lines = calibrate_automated(study)
         print("\n".join(lines) + f"\n(calibration {time.perf_counter() - start:.1f} s)")
-        run_automated(study)   # reviews the held-out controls with the calibrated rules
-        swapped = build(Path(tmp) / "swapped", rows, args.cutoff,
-                        set(range(len(rows))) - calibration, methods)
+        run_automated(study)  # reviews the held-out controls with the calibrated rules
+        swapped = build(
+            Path(tmp) / "swapped", rows, args.cutoff, set(range(len(rows))) - calibration, methods
+        )
         calibrate_automated(swapped)
         unsure = plan_unsure(study)
         for method in methods:
             rule, other = stored_rule(study, method), stored_rule(swapped, method)
             assert rule is not None and other is not None
             scores = {item: score for item, score in other.scores or []}
-            print(f"{method:<16} held out, default    {DEFAULTS[method]:<6.4g} "
-                  f"{held_out(scores, expected, DEFAULTS[method], unsure)}")
+            print(
+                f"{method:<16} held out, default    {DEFAULTS[method]:<6.4g} "
+                f"{held_out(scores, expected, DEFAULTS[method], unsure)}"
+            )
             agree = auto_agrees(study, method, scores, rule.threshold)
-            print(f"{method:<16} held out, calibrated {rule.threshold:<6.4g} "
-                  f"{held_out(scores, expected, rule.threshold, unsure)}; judge --auto "
-                  f"verdicts {'agree' if agree else 'DISAGREE'}")
+            print(
+                f"{method:<16} held out, calibrated {rule.threshold:<6.4g} "
+                f"{held_out(scores, expected, rule.threshold, unsure)}; judge --auto "
+                f"verdicts {'agree' if agree else 'DISAGREE'}"
+            )
         study.close()
         swapped.close()
 

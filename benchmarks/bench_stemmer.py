@@ -22,8 +22,25 @@ from harness.materials.topics import load_topic_bank
 
 # The suffix stemmer used before Snowball, kept here only as the baseline of this comparison.
 _SUFFIXES = (
-    "ational", "ization", "fulness", "iveness", "ations", "ation", "ments", "ness", "ings",
-    "ment", "ing", "ies", "ied", "ers", "ed", "er", "es", "ly", "s",
+    "ational",
+    "ization",
+    "fulness",
+    "iveness",
+    "ations",
+    "ation",
+    "ments",
+    "ness",
+    "ings",
+    "ment",
+    "ing",
+    "ies",
+    "ied",
+    "ers",
+    "ed",
+    "er",
+    "es",
+    "ly",
+    "s",
 )
 
 
@@ -60,19 +77,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20, help="passes over the corpus to time")
     args = parser.parse_args()
-    texts = [f"{r['title']} {r.get('abstract') or ''}"
-             for r in corpus_records(load_topic_bank().topics)]
+    texts = [
+        f"{r['title']} {r.get('abstract') or ''}" for r in corpus_records(load_topic_bank().topics)
+    ]
     vocabulary = {w for text in texts for w in words(text)}
     pairs = plural_pairs(vocabulary)
     n_plain = sum(not b.endswith("ies") for _, b in pairs)
-    print(f"demonstration corpus: {len(texts)} works, {len(vocabulary)} distinct content words, "
-          f"{len(pairs)} singular/plural pairs")
+    print(
+        f"demonstration corpus: {len(texts)} works, {len(vocabulary)} distinct content words, "
+        f"{len(pairs)} singular/plural pairs"
+    )
     for name, stemmer in (("suffix stemmer (replaced)", suffix_stem), ("Snowball English", stem)):
         apart = split(pairs, stemmer)
         shown = ", ".join(f"{a}/{b}" for a, b in apart[:12]) + (" ..." if len(apart) > 12 else "")
         plain = [(a, b) for a, b in apart if not b.endswith("ies")]
-        print(f"{name:<26} splits {len(apart):3d} of {len(pairs)} pairs ({len(plain)} of "
-              f"{n_plain} -s/-es pairs): {shown}")
+        print(
+            f"{name:<26} splits {len(apart):3d} of {len(pairs)} pairs ({len(plain)} of "
+            f"{n_plain} -s/-es pairs): {shown}"
+        )
     tokens = [words(text) for text in texts] * args.repeat
     timings = {}
     for name, stemmer in (("suffix", suffix_stem), ("snowball", stem)):
@@ -81,9 +103,11 @@ def main() -> None:
             [stemmer(w) for w in sentence]
         timings[name] = time.perf_counter() - start
     n = sum(len(t) for t in tokens)
-    print(f"stemming {n:,} words: suffix {timings['suffix']:.3f} s, Snowball "
-          f"{timings['snowball']:.3f} s (ratio {timings['snowball'] / timings['suffix']:.2f}x; "
-          "both cached per word)")
+    print(
+        f"stemming {n:,} words: suffix {timings['suffix']:.3f} s, Snowball "
+        f"{timings['snowball']:.3f} s (ratio {timings['snowball'] / timings['suffix']:.2f}x; "
+        "both cached per word)"
+    )
 
 
 if __name__ == "__main__":

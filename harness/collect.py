@@ -85,8 +85,10 @@ class CollectResult(BaseModel):
             f"of {self.total}",
         ]
         if self.stopped == "max_cost":
-            lines.append("  stopped: the cost limit was reached (a request is sent only if its "
-                         "worst-case cost fits what is left); rerun to continue")
+            lines.append(
+                "  stopped: the cost limit was reached (a request is sent only if its "
+                "worst-case cost fits what is left); rerun to continue"
+            )
         elif self.stopped == "interrupted":
             lines.append("  stopped: interrupted; everything done so far is kept, rerun to resume")
         if self.outputs_failed and not self.stopped:
@@ -125,8 +127,12 @@ def pending_requests(
 ) -> tuple[list[ChatRequest], set[tuple[str, int]], int]:
     """(requests, the (prompt, sample) pairs to store, count of pairs already done) of one
     model."""
-    status = {(r["prompt_id"], r["sample"]): r["status"] for r in study.rows(
-        "SELECT prompt_id, sample, status FROM outputs WHERE model_key = ?", (key,))}
+    status = {
+        (r["prompt_id"], r["sample"]): r["status"]
+        for r in study.rows(
+            "SELECT prompt_id, sample, status FROM outputs WHERE model_key = ?", (key,)
+        )
+    }
     wanted: set[tuple[str, int]] = set()
     requests, done = [], 0
     for row in study.rows("SELECT prompt_id, system, text FROM prompts ORDER BY prompt_id"):
@@ -138,7 +144,7 @@ def pending_requests(
             else:
                 done += 1
         if todo:
-            messages = ([{"role": "system", "content": row["system"]}] if row["system"] else [])
+            messages = [{"role": "system", "content": row["system"]}] if row["system"] else []
             messages.append({"role": "user", "content": row["text"]})
             # only the missing span of sample numbers is asked for; a sample already stored
             # inside it (rare: a gap left by --retry-errors) comes back and is skipped
@@ -152,8 +158,7 @@ def pending_requests(
 class Filing:
     """Where one model's completions go: its key, output id suffix and recorded parameters."""
 
-    def __init__(self, key: str, suffix: str, backend: str, model: str,
-                 params_json: str) -> None:
+    def __init__(self, key: str, suffix: str, backend: str, model: str, params_json: str) -> None:
         self.key, self.suffix, self.backend, self.model = key, suffix, backend, model
         self.params_json = params_json
 
@@ -182,10 +187,28 @@ def _insert(conn: Any, c: Completion, f: Filing) -> None:
         "attempts=outputs.attempts + excluded.attempts, error=excluded.error, "
         "started_at=excluded.started_at, finished_at=excluded.finished_at "
         "WHERE outputs.status = 'failed'",
-        (output_id(c.key, c.sample, f.suffix), c.key, c.sample, "ok" if c.ok else "failed",
-         f.backend, f.model, f.key, c.model_reported, c.system_fingerprint, f.params_json,
-         storable(c.text), c.finish_reason, c.prompt_tokens, c.completion_tokens, c.cost_usd,
-         c.latency_s, c.attempts, storable(c.error), c.started_at, c.finished_at),
+        (
+            output_id(c.key, c.sample, f.suffix),
+            c.key,
+            c.sample,
+            "ok" if c.ok else "failed",
+            f.backend,
+            f.model,
+            f.key,
+            c.model_reported,
+            c.system_fingerprint,
+            f.params_json,
+            storable(c.text),
+            c.finish_reason,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.cost_usd,
+            c.latency_s,
+            c.attempts,
+            storable(c.error),
+            c.started_at,
+            c.finished_at,
+        ),
     )
 
 
@@ -194,11 +217,21 @@ GENERATION = ("samples", "temperature", "top_p", "max_tokens", "seed")
 
 @writes_study
 def collect(
-    study: str | Path, *, backend: str | Backend | None = None, model: str | None = None,
-    samples: int | None = None, temperature: float | None = None, top_p: float | None = None,
-    max_tokens: int | None = None, seed: int | None = None, max_cost: float | None = None,
-    retry_errors: bool = False, progress: bool = False, new_endpoint: bool = False,
-    model_args: list[str] | None = None, **options: Any,
+    study: str | Path,
+    *,
+    backend: str | Backend | None = None,
+    model: str | None = None,
+    samples: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+    seed: int | None = None,
+    max_cost: float | None = None,
+    retry_errors: bool = False,
+    progress: bool = False,
+    new_endpoint: bool = False,
+    model_args: list[str] | None = None,
+    **options: Any,
 ) -> CollectResult:
     """Collect completions for every pending (prompt, sample) of one model; resumable.
 
@@ -209,18 +242,43 @@ def collect(
     model resumes. Secrets come from the environment and are never stored.
     """
     results = _run_models(
-        study, None, backend, model, max_cost, retry_errors, progress, new_endpoint, model_args,
-        None, True, {"samples": samples, "temperature": temperature, "top_p": top_p,
-                     "max_tokens": max_tokens, "seed": seed, **options})
+        study,
+        None,
+        backend,
+        model,
+        max_cost,
+        retry_errors,
+        progress,
+        new_endpoint,
+        model_args,
+        None,
+        True,
+        {
+            "samples": samples,
+            "temperature": temperature,
+            "top_p": top_p,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            **options,
+        },
+    )
     return results[0]
 
 
 @writes_study
 def collect_models(
-    study: str | Path, *, models: list[str] | None = None, backend: str | Backend | None = None,
-    model: str | None = None, max_cost: float | None = None, retry_errors: bool = False,
-    progress: bool = False, new_endpoint: bool = False, model_args: list[str] | None = None,
-    on_result: Callable[[CollectResult], None] | None = None, **options: Any,
+    study: str | Path,
+    *,
+    models: list[str] | None = None,
+    backend: str | Backend | None = None,
+    model: str | None = None,
+    max_cost: float | None = None,
+    retry_errors: bool = False,
+    progress: bool = False,
+    new_endpoint: bool = False,
+    model_args: list[str] | None = None,
+    on_result: Callable[[CollectResult], None] | None = None,
+    **options: Any,
 ) -> list[CollectResult]:
     """Collect for several models, one after another (each as `collect` does for one).
 
@@ -230,28 +288,61 @@ def collect_models(
     max_tokens, seed) in `options` apply to every model unless a model argument says otherwise.
     `on_result` is called with each model's result as soon as it is done.
     """
-    return _run_models(study, models, backend, model, max_cost, retry_errors, progress,
-                       new_endpoint, model_args, on_result, False, options)
+    return _run_models(
+        study,
+        models,
+        backend,
+        model,
+        max_cost,
+        retry_errors,
+        progress,
+        new_endpoint,
+        model_args,
+        on_result,
+        False,
+        options,
+    )
 
 
-def _run_models(study: str | Path, models: list[str] | None, backend: Any, model: str | None,
-                max_cost: float | None, retry_errors: bool, progress: bool, new_endpoint: bool,
-                model_args: list[str] | None, on_result: Callable[[CollectResult], None] | None,
-                single: bool, options: dict[str, Any]) -> list[CollectResult]:
+def _run_models(
+    study: str | Path,
+    models: list[str] | None,
+    backend: Any,
+    model: str | None,
+    max_cost: float | None,
+    retry_errors: bool,
+    progress: bool,
+    new_endpoint: bool,
+    model_args: list[str] | None,
+    on_result: Callable[[CollectResult], None] | None,
+    single: bool,
+    options: dict[str, Any],
+) -> list[CollectResult]:
     handle = Study.open(study)
     try:
         if handle.count("prompts") == 0:
-            raise HarnessError("the study has no prompts (run `harness generate` first)",
-                               file=handle.path)
+            raise HarnessError(
+                "the study has no prompts (run `harness generate` first)", file=handle.path
+            )
         given = backend if backend is not None and not isinstance(backend, str) else None
         flags = {k: options.pop(k, None) for k in GENERATION}
-        runs = plan(handle, models=models, backend=None if given else backend,
-                    model=stored_key(given.name, given.model) if given else model,
-                    flags=flags, model_args=model_args, options=options, max_cost=max_cost)
+        runs = plan(
+            handle,
+            models=models,
+            backend=None if given else backend,
+            model=stored_key(given.name, given.model) if given else model,
+            flags=flags,
+            model_args=model_args,
+            options=options,
+            max_cost=max_cost,
+        )
         if single and len(runs) > 1:
-            raise HarnessError(f"this study holds several models ({', '.join(r.key for r in runs)})"
-                               "; name one, or collect them all with collect_models",
-                               file=handle.path, column="model")
+            raise HarnessError(
+                f"this study holds several models ({', '.join(r.key for r in runs)})"
+                "; name one, or collect them all with collect_models",
+                file=handle.path,
+                column="model",
+            )
         if given is None:
             _check_prices(runs)
         results = []
@@ -274,18 +365,19 @@ def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Any, 
     notes: list[str] = []
     if run.spec.backend == "openai":
         notes += _settle_endpoint(study, run.spec, options, new_endpoint)
-        options.setdefault("batch_state", StudyBatchState(study.path,
-                                                          run.settings["id_suffix"]))
+        options.setdefault("batch_state", StudyBatchState(study.path, run.settings["id_suffix"]))
         body, omitted = request_fields(run.settings)
-        options.update(extra_body=body, omit=omitted,
-                       token_param=run.settings.get("token_param", "max_tokens"))
+        options.update(
+            extra_body=body, omit=omitted, token_param=run.settings.get("token_param", "max_tokens")
+        )
         if not run.spec.sends_openai_key:  # OPENAI_API_KEY stays with OpenAI's servers
             options.setdefault("api_key", NO_KEY)
     return open_backend(run.spec.backend, run.spec.name, **options), notes
 
 
-def _collect(study: Study, run: ModelRun, given: Any, retry_errors: bool, progress: bool,
-             new_endpoint: bool) -> CollectResult:
+def _collect(
+    study: Study, run: ModelRun, given: Any, retry_errors: bool, progress: bool, new_endpoint: bool
+) -> CollectResult:
     engine, notes = (given, []) if given is not None else _open_engine(study, run, new_endpoint)
     settings, params, max_cost = run.settings, run.params, run.max_cost
     _check_budget(engine, max_cost)
@@ -293,14 +385,21 @@ def _collect(study: Study, run: ModelRun, given: Any, retry_errors: bool, progre
     if run.key not in models and models:
         notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
     with study.transaction() as conn:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                     (MODELS_KEY, json.dumps({**models, run.key: settings})))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            (MODELS_KEY, json.dumps({**models, run.key: settings})),
+        )
     run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
     requests, wanted, done = pending_requests(study, run.key, settings["samples"], retry_errors)
     total = study.count("prompts") * settings["samples"]
-    filing = Filing(run.key, settings["id_suffix"], engine.name, engine.model,
-                    json.dumps(run.recorded_params(_extra_params(engine)), sort_keys=True))
+    filing = Filing(
+        run.key,
+        settings["id_suffix"],
+        engine.name,
+        engine.model,
+        json.dumps(run.recorded_params(_extra_params(engine)), sort_keys=True),
+    )
     tally = _Tally(engine, max_cost)
     if max_cost is not None and getattr(engine, "batch_api", False):
         requests = _within_budget(engine, requests, params, max_cost, tally)
@@ -315,8 +414,9 @@ def _collect(study: Study, run: ModelRun, given: Any, retry_errors: bool, progre
     except KeyboardInterrupt:
         tally.stopped = "interrupted"
     except ParameterRejected as error:
-        raise HarnessError(f"{run.key}: {error.message}; {_advice(error.param)}",
-                           column=error.param) from None
+        raise HarnessError(
+            f"{run.key}: {error.message}; {_advice(error.param)}", column=error.param
+        ) from None
     finally:
         _close(stream)
         if hasattr(engine, "budget") and engine.budget is not None:
@@ -328,8 +428,7 @@ def _collect(study: Study, run: ModelRun, given: Any, retry_errors: bool, progre
             engine.close()
     result = _result(study, engine, run, total, done, tally)
     result.notes.extend(notes)
-    _record(study, run, run_info, result,
-            getattr(getattr(engine, "stats", None), "batch_ids", []))
+    _record(study, run, run_info, result, getattr(getattr(engine, "stats", None), "batch_ids", []))
     return result
 
 
@@ -343,8 +442,13 @@ def _advice(param: str) -> str:
     return f"leave it out with --model-arg extra.{param}=omit, or change its value"
 
 
-def _drain(stream: Iterator[Completion], wanted: set[tuple[str, int]], tally: _Tally,
-           display: _Progress | None, write: Callable[[list[Completion]], None]) -> None:
+def _drain(
+    stream: Iterator[Completion],
+    wanted: set[tuple[str, int]],
+    tally: _Tally,
+    display: _Progress | None,
+    write: Callable[[list[Completion]], None],
+) -> None:
     """Store completions as they arrive, a request's samples together: backends emit the
     samples of one request one after another, so a change of key closes a group."""
     group: list[Completion] = []
@@ -376,8 +480,9 @@ def _close(stream: Iterator[Completion]) -> None:
             close()
 
 
-def _settle_endpoint(study: Study, spec: ModelSpec, options: dict[str, Any],
-                     new_endpoint: bool) -> list[str]:
+def _settle_endpoint(
+    study: Study, spec: ModelSpec, options: dict[str, Any], new_endpoint: bool
+) -> list[str]:
     """A rerun goes to the server a model's outputs came from, unless told otherwise.
 
     Without this, a rerun that forgot --base-url would send the study's prompts to
@@ -385,12 +490,16 @@ def _settle_endpoint(study: Study, spec: ModelSpec, options: dict[str, Any],
     """
     recorded = recorded_section(load_manifest(study.path), spec.key).get("base_url")
     asked = options.get("base_url") or (
-        os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
+        os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None
+    )
     if not recorded or study.count("outputs", "model_key = ?", (spec.key,)) == 0:
         if asked is None and spec.default_url is not None:
             if not spec.default_url:
-                raise HarnessError(f"{spec.key} needs a server URL: pass --base-url (or "
-                                   f"--model-arg {spec.key}@base_url=URL)", column="base_url")
+                raise HarnessError(
+                    f"{spec.key} needs a server URL: pass --base-url (or "
+                    f"--model-arg {spec.key}@base_url=URL)",
+                    column="base_url",
+                )
             options["base_url"] = spec.default_url
         return []
     if asked is None:
@@ -403,7 +512,10 @@ def _settle_endpoint(study: Study, spec: ModelSpec, options: dict[str, Any],
         raise HarnessError(
             f"{spec.key}: this model's outputs came from {recorded}, not {shown}; pass "
             "--new-endpoint to collect from another server (the change is recorded in the "
-            "manifest)", file=study.path, column="base_url")
+            "manifest)",
+            file=study.path,
+            column="base_url",
+        )
     return [f"{spec.key}: endpoint {shown} is new: its earlier outputs came from {recorded}"]
 
 
@@ -414,8 +526,7 @@ def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if "models" in section:
         return dict(section["models"])
     if section:
-        return {stored_key(section.get("backend") or "local", section.get("model") or ""):
-                section}
+        return {stored_key(section.get("backend") or "local", section.get("model") or ""): section}
     return {}
 
 
@@ -440,7 +551,9 @@ def _check_budget(engine: Any, max_cost: float | None) -> None:
     if prices is not None and prices.price(engine.model) is None:
         raise HarnessError(
             f"no price known for model {engine.model!r}, so --max-cost cannot be enforced; add it "
-            "to a price table (YAML or JSON file named by HARNESS_PRICES)", column="max_cost")
+            "to a price table (YAML or JSON file named by HARNESS_PRICES)",
+            column="max_cost",
+        )
 
 
 def _check_prices(runs: list[ModelRun]) -> None:
@@ -455,11 +568,17 @@ def _check_prices(runs: list[ModelRun]) -> None:
                 f"no price known for model {run.spec.name!r}, so a cost cap cannot be "
                 "enforced; add it to a price table (YAML or JSON file named by "
                 "HARNESS_PRICES) or cap only priced models with MODEL@max_cost=X",
-                column="max_cost")
+                column="max_cost",
+            )
 
 
-def _within_budget(engine: Any, requests: list[ChatRequest], params: GenerationParams,
-                   max_cost: float, tally: _Tally) -> list[ChatRequest]:
+def _within_budget(
+    engine: Any,
+    requests: list[ChatRequest],
+    params: GenerationParams,
+    max_cost: float,
+    tally: _Tally,
+) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
     price, discount = engine.prices.price(engine.model), engine.prices.batch_discount
@@ -474,13 +593,27 @@ def _extra_params(engine: Any) -> dict[str, Any]:
     return {"batch_api": True} if getattr(engine, "batch_api", False) else {}
 
 
-def _run_info(engine: Any, run: ModelRun, max_cost: float | None,
-              retry_errors: bool) -> dict[str, Any]:
+def _run_info(
+    engine: Any, run: ModelRun, max_cost: float | None, retry_errors: bool
+) -> dict[str, Any]:
     """Parameters of this run for the manifest: no keys, no batch state objects."""
-    info = {"model_key": run.key, **{k: v for k, v in run.settings.items() if k != "id_suffix"},
-            "model": engine.model, "max_cost": max_cost, "retry_errors": retry_errors}
-    for name in ("concurrency", "rpm", "tpm", "timeout", "batch_api", "batch_size", "threads",
-                 "max_attempts"):
+    info = {
+        "model_key": run.key,
+        **{k: v for k, v in run.settings.items() if k != "id_suffix"},
+        "model": engine.model,
+        "max_cost": max_cost,
+        "retry_errors": retry_errors,
+    }
+    for name in (
+        "concurrency",
+        "rpm",
+        "tpm",
+        "timeout",
+        "batch_api",
+        "batch_size",
+        "threads",
+        "max_attempts",
+    ):
         if run.options.get(name) is not None:
             info[name] = run.options[name]
     if getattr(engine, "public_base_url", None):
@@ -546,9 +679,14 @@ class _Progress:
 
         self.tally, self.done_before = tally, done
         self.bar = Progress(
-            BarColumn(bar_width=16), MofNCompleteColumn(), Rate(), TextColumn("ETA"),
-            TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
-            console=Console(stderr=True), refresh_per_second=4,
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            Rate(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=Console(stderr=True),
+            refresh_per_second=4,
         )
         self.task = self.bar.add_task("collect", total=total, completed=done, info="")
 
@@ -564,40 +702,68 @@ class _Progress:
         cost = f"${t.cost:.4f}" if t.cost_known else "cost ?"
         stats = getattr(t.engine, "stats", None)
         extra = f" | {stats.status}" if stats is not None and stats.status else ""
-        info = (f"retries {t.retries}  errors {t.failed}  "
-                f"{t.prompt_tokens + t.completion_tokens:,} tok  {cost}{extra}")
+        info = (
+            f"retries {t.retries}  errors {t.failed}  "
+            f"{t.prompt_tokens + t.completion_tokens:,} tok  {cost}{extra}"
+        )
         self.bar.update(self.task, completed=self.done_before + t.ok + t.failed, info=info)
 
 
-def _result(study: Study, engine: Any, run: ModelRun, total: int, done: int,
-            tally: _Tally) -> CollectResult:
-    counts = {r["status"]: r["n"] for r in study.rows(
-        "SELECT status, COUNT(*) AS n FROM outputs WHERE model_key = ? GROUP BY status",
-        (run.key,))}
+def _result(
+    study: Study, engine: Any, run: ModelRun, total: int, done: int, tally: _Tally
+) -> CollectResult:
+    counts = {
+        r["status"]: r["n"]
+        for r in study.rows(
+            "SELECT status, COUNT(*) AS n FROM outputs WHERE model_key = ? GROUP BY status",
+            (run.key,),
+        )
+    }
     return CollectResult(
-        study=str(study.path), model_key=run.key, backend=engine.name, model=engine.model,
-        params=run.recorded_params({}), samples=run.settings["samples"], total=total,
-        done_before=done, completed=tally.ok, failed=tally.failed, retries=tally.retries,
-        prompt_tokens=tally.prompt_tokens, completion_tokens=tally.completion_tokens,
+        study=str(study.path),
+        model_key=run.key,
+        backend=engine.name,
+        model=engine.model,
+        params=run.recorded_params({}),
+        samples=run.settings["samples"],
+        total=total,
+        done_before=done,
+        completed=tally.ok,
+        failed=tally.failed,
+        retries=tally.retries,
+        prompt_tokens=tally.prompt_tokens,
+        completion_tokens=tally.completion_tokens,
         cost_usd=tally.cost if tally.cost_known else None,
-        elapsed_s=time.perf_counter() - tally.t0, stopped=tally.stopped,
-        outputs_ok=counts.get("ok", 0), outputs_failed=counts.get("failed", 0),
+        elapsed_s=time.perf_counter() - tally.t0,
+        stopped=tally.stopped,
+        outputs_ok=counts.get("ok", 0),
+        outputs_failed=counts.get("failed", 0),
     )
 
 
-def _record(study: Study, run: ModelRun, run_info: dict[str, Any], result: CollectResult,
-            batch_ids: list[str]) -> None:
+def _record(
+    study: Study,
+    run: ModelRun,
+    run_info: dict[str, Any],
+    result: CollectResult,
+    batch_ids: list[str],
+) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
     reported = study.rows(
         "SELECT model_reported, system_fingerprint, COUNT(*) AS n, SUM(cost_usd) AS cost, "
         "SUM(prompt_tokens) AS pt, SUM(completion_tokens) AS ct FROM outputs "
         "WHERE status = 'ok' AND model_key = ? GROUP BY model_reported, system_fingerprint",
-        (run.key,))
+        (run.key,),
+    )
     manifest = load_manifest(study.path)
     previous = recorded_section(manifest, run.key)
     this_run: dict[str, Any] = {
-        "finished_at": utc_now(), "completed": result.completed, "failed": result.failed,
-        "retries": result.retries, "cost_usd": result.cost_usd, "stopped": result.stopped,
+        "finished_at": utc_now(),
+        "completed": result.completed,
+        "failed": result.failed,
+        "retries": result.retries,
+        "cost_usd": result.cost_usd,
+        "stopped": result.stopped,
         "elapsed_s": round(result.elapsed_s, 3),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
     }
@@ -606,14 +772,28 @@ def _record(study: Study, run: ModelRun, run_info: dict[str, Any], result: Colle
     models = recorded_models(manifest)
     models[run.key] = {
         **{k: v for k, v in run_info.items() if k not in ("max_cost", "retry_errors")},
-        "params": result.params, "samples": result.samples,
-        "reported": [{"model": r["model_reported"], "system_fingerprint": r["system_fingerprint"],
-                      "outputs": r["n"]} for r in reported],
-        "outputs": {"ok": result.outputs_ok, "failed": result.outputs_failed,
-                    "pending": result.pending, "total": result.total},
-        "tokens": {"prompt": sum(r["pt"] or 0 for r in reported),
-                   "completion": sum(r["ct"] or 0 for r in reported)},
+        "params": result.params,
+        "samples": result.samples,
+        "reported": [
+            {
+                "model": r["model_reported"],
+                "system_fingerprint": r["system_fingerprint"],
+                "outputs": r["n"],
+            }
+            for r in reported
+        ],
+        "outputs": {
+            "ok": result.outputs_ok,
+            "failed": result.outputs_failed,
+            "pending": result.pending,
+            "total": result.total,
+        },
+        "tokens": {
+            "prompt": sum(r["pt"] or 0 for r in reported),
+            "completion": sum(r["ct"] or 0 for r in reported),
+        },
         "cost_usd": sum(r["cost"] or 0.0 for r in reported),
-        "batch_ids": batches, "runs": runs,
+        "batch_ids": batches,
+        "runs": runs,
     }
     record_section(study.path, "collect", {"models": models})

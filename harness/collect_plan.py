@@ -30,13 +30,16 @@ MODELS_KEY = "collect_models"
 DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}
 #: Allowed values of the sampling settings, checked before anything is stored.
 RANGES: dict[str, tuple[float, float]] = {
-    "samples": (1, 10_000), "temperature": (0.0, 2.0), "top_p": (0.0, 1.0),
+    "samples": (1, 10_000),
+    "temperature": (0.0, 2.0),
+    "top_p": (0.0, 1.0),
     "max_tokens": (1, 1_000_000),
 }
 REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
 LOCAL_ONLY = frozenset({"batch_size", "threads"})
-OPENAI_ONLY = frozenset({"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts",
-                         "batch_api", "prices"})
+OPENAI_ONLY = frozenset(
+    {"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts", "batch_api", "prices"}
+)
 
 
 @dataclass
@@ -55,12 +58,16 @@ class ModelRun:
     @property
     def params(self) -> GenerationParams:
         s = self.settings
+
         def sent(key: str) -> Any:
             return DEFAULTS[key] if s[key] == OMIT else s[key]
 
-        return GenerationParams(temperature=sent("temperature"), top_p=sent("top_p"),
-                                max_tokens=s["max_tokens"],
-                                seed=None if s["seed"] == OMIT else s["seed"])
+        return GenerationParams(
+            temperature=sent("temperature"),
+            top_p=sent("top_p"),
+            max_tokens=s["max_tokens"],
+            seed=None if s["seed"] == OMIT else s["seed"],
+        )
 
     def recorded_params(self, extra: dict[str, Any]) -> dict[str, Any]:
         """outputs.params: what was sent (None where omitted), body fields, token parameter.
@@ -83,9 +90,17 @@ def stored_models(study: Study) -> dict[str, dict[str, Any]]:
     return models
 
 
-def plan(study: Study, *, models: list[str] | None, backend: str | None, model: str | None,
-         flags: dict[str, Any], model_args: list[str] | None, options: dict[str, Any],
-         max_cost: float | None) -> list[ModelRun]:
+def plan(
+    study: Study,
+    *,
+    models: list[str] | None,
+    backend: str | None,
+    model: str | None,
+    flags: dict[str, Any],
+    model_args: list[str] | None,
+    options: dict[str, Any],
+    max_cost: float | None,
+) -> list[ModelRun]:
     """The models of this run with their settings resolved (nothing is written)."""
     stored = stored_models(study)
     texts = list(models or ([model] if model else []))
@@ -97,18 +112,29 @@ def plan(study: Study, *, models: list[str] | None, backend: str | None, model: 
     scoped = parse_model_args(model_args or [], [*texts, *(k for k in keys if k not in texts)])
     remote = [s for s in specs if s.backend == "openai"]
     if options.get("base_url") and len(remote) > 1:
-        raise HarnessError("--base-url is ambiguous with several OpenAI-compatible models; give "
-                           "each its own with --model-arg MODEL@base_url=URL", column="base_url")
+        raise HarnessError(
+            "--base-url is ambiguous with several OpenAI-compatible models; give "
+            "each its own with --model-arg MODEL@base_url=URL",
+            column="base_url",
+        )
     runs = []
     for index, spec in enumerate(specs):
-        asked = {**{k: v for k, v in flags.items() if v is not None}, **scoped.get(None, {}),
-                 **scoped.get(spec.key, {}),
-                 **(scoped.get(texts[index], {}) if texts else {})}
+        asked = {
+            **{k: v for k, v in flags.items() if v is not None},
+            **scoped.get(None, {}),
+            **scoped.get(spec.key, {}),
+            **(scoped.get(texts[index], {}) if texts else {}),
+        }
         # with several models, a run-wide option serves the models it applies to
-        foreign = (LOCAL_ONLY if spec.backend == "openai" else OPENAI_ONLY) \
-            if len(specs) > 1 else frozenset()
-        run_options = {**{k: v for k, v in options.items() if k not in foreign},
-                       **{k: asked.pop(k) for k in list(asked) if k in RUN_OPTIONS}}
+        foreign = (
+            (LOCAL_ONLY if spec.backend == "openai" else OPENAI_ONLY)
+            if len(specs) > 1
+            else frozenset()
+        )
+        run_options = {
+            **{k: v for k, v in options.items() if k not in foreign},
+            **{k: asked.pop(k) for k in list(asked) if k in RUN_OPTIONS},
+        }
         cost = run_options.pop("max_cost", max_cost)
         # plain ids only for the first model of a study that holds no outputs yet
         plain = not stored and index == 0 and study.count("outputs") == 0
@@ -140,8 +166,9 @@ def _suffix(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
-def _settings(study: Study, spec: ModelSpec, before: dict[str, Any] | None,
-              asked: dict[str, Any], suffix: str) -> dict[str, Any]:
+def _settings(
+    study: Study, spec: ModelSpec, before: dict[str, Any] | None, asked: dict[str, Any], suffix: str
+) -> dict[str, Any]:
     """Asked settings, filled in from the model's earlier runs, then from the defaults."""
     before = before or {}
     fixed = study.count("outputs", "model_key = ?", (spec.key,)) > 0
@@ -155,7 +182,10 @@ def _settings(study: Study, spec: ModelSpec, before: dict[str, Any] | None,
             raise HarnessError(
                 f"{spec.key}: this model's outputs were collected with {name}="
                 f"{before.get(name, DEFAULTS.get(name))!r}, not {value!r}; rerun with the same "
-                "settings to resume, or add it as another model", file=study.path, column=name)
+                "settings to resume, or add it as another model",
+                file=study.path,
+                column=name,
+            )
         if value is not None:
             settings[name] = value
     settings["id_suffix"] = before.get("id_suffix", suffix)
@@ -167,13 +197,17 @@ def _check(spec: ModelSpec, settings: dict[str, Any]) -> None:
     for name, (low, high) in RANGES.items():
         value = settings.get(name)
         if value not in (None, OMIT) and not low <= value <= high:
-            raise HarnessError(f"{name} must be between {low:g} and {high:g} (got {value!r})",
-                               column=name)
+            raise HarnessError(
+                f"{name} must be between {low:g} and {high:g} (got {value!r})", column=name
+            )
     if settings.get("top_p") == 0:
         raise HarnessError("top_p must be above 0 (got 0)", column="top_p")
     if spec.backend == "local":
-        remote = [k for k in settings if k in REMOTE_ONLY or k.startswith(EXTRA)
-                  or settings[k] == OMIT]
+        remote = [
+            k for k in settings if k in REMOTE_ONLY or k.startswith(EXTRA) or settings[k] == OMIT
+        ]
         if remote:
-            raise HarnessError(f"{spec.key}: {remote[0]} applies to OpenAI-compatible models "
-                               "only", column=remote[0])
+            raise HarnessError(
+                f"{spec.key}: {remote[0]} applies to OpenAI-compatible models only",
+                column=remote[0],
+            )

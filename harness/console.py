@@ -19,11 +19,15 @@ def print_audit(audit: MatchAudit, study: Path) -> None:
     for cond, value in audit.tokens_mean.items():
         table.add_row(f"mean tokens, {cond}", f"{value:.2f}")
     for name, d in audit.diff.items():
-        table.add_row(f"paired diff {name} (mean / sd / max |d|)",
-                      f"{d['mean']:+.2f} / {d['sd']:.2f} / {d['max_abs']}")
+        table.add_row(
+            f"paired diff {name} (mean / sd / max |d|)",
+            f"{d['mean']:+.2f} / {d['sd']:.2f} / {d['max_abs']}",
+        )
     table.add_row("worst topic (token range)", f"{audit.worst_topic} ({audit.worst_range})")
-    table.add_row("structure identical outside slots",
-                  "yes" if audit.structure_ok else f"NO: {len(audit.structure_failures)} topics")
+    table.add_row(
+        "structure identical outside slots",
+        "yes" if audit.structure_ok else f"NO: {len(audit.structure_failures)} topics",
+    )
     console.print(table)
     for failure in audit.structure_failures:
         console.print(f"[red]structure:[/red] {failure}")

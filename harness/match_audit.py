@@ -25,9 +25,9 @@ class _Prompt(Protocol):
 class MatchAudit:
     n_topics: int
     tokens_mean: dict[str, float]
-    diff: dict[str, dict[str, float]]          # "cross-single_a" -> mean, sd, max_abs
+    diff: dict[str, dict[str, float]]  # "cross-single_a" -> mean, sd, max_abs
     worst_topic: str
-    worst_range: int                           # max - min tokens within that topic
+    worst_range: int  # max - min tokens within that topic
     structure_failures: list[str] = field(default_factory=list)
 
     @property
@@ -36,9 +36,13 @@ class MatchAudit:
 
     def summary_dict(self) -> dict[str, Any]:
         return {
-            "n_topics": self.n_topics, "tokens_mean": self.tokens_mean, "paired_diff": self.diff,
-            "worst_topic": self.worst_topic, "worst_range_tokens": self.worst_range,
-            "structure_ok": self.structure_ok, "structure_failures": self.structure_failures,
+            "n_topics": self.n_topics,
+            "tokens_mean": self.tokens_mean,
+            "paired_diff": self.diff,
+            "worst_topic": self.worst_topic,
+            "worst_range_tokens": self.worst_range,
+            "structure_ok": self.structure_ok,
+            "structure_failures": self.structure_failures,
         }
 
 
@@ -68,13 +72,21 @@ def audit_prompts(prompts: list[Any]) -> MatchAudit:
     diff = {}
     for other in ("single_a", "single_b"):
         d = [x - y for x, y in zip(tokens["cross"], tokens[other], strict=True)]
-        diff[f"cross-{other}"] = {"mean": round(mean(d), 3), "sd": round(pstdev(d), 3),
-                                  "max_abs": max(abs(x) for x in d)}
-    ranges = {t: max(p.n_tokens for p in c.values()) - min(p.n_tokens for p in c.values())
-              for t, c in complete.items()}
+        diff[f"cross-{other}"] = {
+            "mean": round(mean(d), 3),
+            "sd": round(pstdev(d), 3),
+            "max_abs": max(abs(x) for x in d),
+        }
+    ranges = {
+        t: max(p.n_tokens for p in c.values()) - min(p.n_tokens for p in c.values())
+        for t, c in complete.items()
+    }
     worst = max(sorted(ranges), key=lambda t: ranges[t])
     return MatchAudit(
         n_topics=len(by_topic),
         tokens_mean={c: round(mean(v), 2) for c, v in tokens.items()},
-        diff=diff, worst_topic=worst, worst_range=ranges[worst], structure_failures=failures,
+        diff=diff,
+        worst_topic=worst,
+        worst_range=ranges[worst],
+        structure_failures=failures,
     )

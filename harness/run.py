@@ -45,15 +45,29 @@ class RunResult:
 
 @creates_study
 def run_study(
-    study: str | Path, *, pilot: bool = False, limit: int | None = None,
-    subset: int | None = None, subset_seed: int | None = None, topics: Path | None = None,
-    seed: int = DEFAULT_SEED, model: str | None = None,
-    samples: int = 1, max_tokens: int = RUN_MAX_TOKENS, extract: bool = True,
-    normalise: bool = True, reviewers: Path | None = None, probe: bool = True,
-    echo: Callable[[str], None] = print, cutoff: str | None = DEMO_CUTOFF,
-    controls: bool = True, plan: Path | None = None,
-    study_file: dict[str, object] | None = None, demo: bool = True,
-    models: list[str] | None = None, model_args: list[str] | None = None,
+    study: str | Path,
+    *,
+    pilot: bool = False,
+    limit: int | None = None,
+    subset: int | None = None,
+    subset_seed: int | None = None,
+    topics: Path | None = None,
+    seed: int = DEFAULT_SEED,
+    model: str | None = None,
+    samples: int = 1,
+    max_tokens: int = RUN_MAX_TOKENS,
+    extract: bool = True,
+    normalise: bool = True,
+    reviewers: Path | None = None,
+    probe: bool = True,
+    echo: Callable[[str], None] = print,
+    cutoff: str | None = DEMO_CUTOFF,
+    controls: bool = True,
+    plan: Path | None = None,
+    study_file: dict[str, object] | None = None,
+    demo: bool = True,
+    models: list[str] | None = None,
+    model_args: list[str] | None = None,
 ) -> RunResult:
     """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order.
 
@@ -79,41 +93,54 @@ def run_study(
 
     choice: dict[str, Any] = {"limit": limit, "subset": subset, "subset_seed": subset_seed}
     stage("generate", lambda: _generate(folder, topics, seed, pilot, choice))
-    if demo:   # whatever made the prompts, this run's verdict is a demo
+    if demo:  # whatever made the prompts, this run's verdict is a demo
         with Study.open(folder) as s:
             s.set_meta("demo", "1")
     if study_file is not None:
         from harness.study.manifest import record_section
 
         record_section(folder, "study_file", study_file)
-    stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed, models,
-                                      model_args))
-    stage("judge --blind", lambda: _blind(folder, reviewers, seed, extract, normalise, model,
-                                          cutoff, controls))
+    stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed, models, model_args))
+    stage(
+        "judge --blind",
+        lambda: _blind(folder, reviewers, seed, extract, normalise, model, cutoff, controls),
+    )
     stage("prereg", lambda: _prereg(folder, plan))
     stage("judge --auto", lambda: _auto(folder))
     if probe:
         stage("geometry probe", lambda: _probe(folder, model))
     result: dict[str, object] = {}
     stage("analyze", lambda: _analyze(folder, result))
-    return RunResult(folder, str(result["verdict"]), str(result["headline"]),
-                     Path(str(result["html"])), timings)
+    return RunResult(
+        folder, str(result["verdict"]), str(result["headline"]), Path(str(result["html"])), timings
+    )
 
 
-def _generate(folder: Path, topics: Path | None, seed: int, pilot: bool,
-              choice: dict[str, int | None]) -> str:
+def _generate(
+    folder: Path, topics: Path | None, seed: int, pilot: bool, choice: dict[str, int | None]
+) -> str:
     from harness.generate import generate
 
     if (folder / "study.sqlite").exists():
         with Study.open(folder) as s:
             if s.count("prompts"):
-                return (f"already generated: {s.count('topics')} topics, "
-                        f"{s.count('prompts')} prompts")
-    audit = generate(folder, topics=topics, seed=seed, pilot=pilot, limit=choice["limit"],
-                     subset=choice["subset"], subset_seed=choice["subset_seed"])
-    return (f"{audit.n_topics} topics x 3 conditions{_chosen(folder)}; mean tokens "
-            + ", ".join(f"{c} {v:.1f}" for c, v in audit.tokens_mean.items())
-            + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}")
+                return (
+                    f"already generated: {s.count('topics')} topics, {s.count('prompts')} prompts"
+                )
+    audit = generate(
+        folder,
+        topics=topics,
+        seed=seed,
+        pilot=pilot,
+        limit=choice["limit"],
+        subset=choice["subset"],
+        subset_seed=choice["subset_seed"],
+    )
+    return (
+        f"{audit.n_topics} topics x 3 conditions{_chosen(folder)}; mean tokens "
+        + ", ".join(f"{c} {v:.1f}" for c, v in audit.tokens_mean.items())
+        + f"; structure identical outside slots: {'yes' if audit.structure_ok else 'NO'}"
+    )
 
 
 def _chosen(folder: Path) -> str:
@@ -121,43 +148,85 @@ def _chosen(folder: Path) -> str:
     with Study.open(folder) as s:
         selection = json.loads(s.meta("topic_selection") or "{}")
     if selection.get("rule") == "subset":
-        return (f" (subset of {selection['of']}, seed {selection['seed']}: "
-                f"{selection['field_pairs']} field pairs, {selection['domain_pairs']} domain "
-                "pairs)")
+        return (
+            f" (subset of {selection['of']}, seed {selection['seed']}: "
+            f"{selection['field_pairs']} field pairs, {selection['domain_pairs']} domain "
+            "pairs)"
+        )
     if selection.get("rule") == "limit":
         return f" (the first {selection['size']} of {selection['of']})"
     return ""
 
 
-def _collect(folder: Path, model: str | None, samples: int, max_tokens: int, seed: int,
-             models: list[str] | None, model_args: list[str] | None) -> str:
+def _collect(
+    folder: Path,
+    model: str | None,
+    samples: int,
+    max_tokens: int,
+    seed: int,
+    models: list[str] | None,
+    model_args: list[str] | None,
+) -> str:
     from harness.collect import collect, collect_models
     from harness.errors import PartialWork
 
     if models:
-        results = collect_models(folder, models=models, model_args=model_args or [],
-                                 samples=samples, max_tokens=max_tokens, seed=seed,
-                                 progress=True)
+        results = collect_models(
+            folder,
+            models=models,
+            model_args=model_args or [],
+            samples=samples,
+            max_tokens=max_tokens,
+            seed=seed,
+            progress=True,
+        )
     else:
-        results = [collect(folder, backend="local", model=model, samples=samples,
-                           max_tokens=max_tokens, seed=seed, progress=True)]
+        results = [
+            collect(
+                folder,
+                backend="local",
+                model=model,
+                samples=samples,
+                max_tokens=max_tokens,
+                seed=seed,
+                progress=True,
+            )
+        ]
     if any(r.stopped == "interrupted" for r in results):
         raise KeyboardInterrupt
     failed, pending = sum(r.failed for r in results), sum(r.pending for r in results)
     if failed or pending:  # later stages would work on a partial study
-        raise PartialWork(f"collect left {failed} failed and {pending} pending completions; "
-                          "rerun to resume (failures: harness collect --retry-errors)")
+        raise PartialWork(
+            f"collect left {failed} failed and {pending} pending completions; "
+            "rerun to resume (failures: harness collect --retry-errors)"
+        )
     return "\n".join(r.summary() for r in results)
 
 
-def _blind(folder: Path, reviewers: Path | None, seed: int, extract: bool, normalise: bool,
-           model: str | None, cutoff: str | None, controls: bool) -> str:
+def _blind(
+    folder: Path,
+    reviewers: Path | None,
+    seed: int,
+    extract: bool,
+    normalise: bool,
+    model: str | None,
+    cutoff: str | None,
+    controls: bool,
+) -> str:
     from harness.judge.blind import blind
     from harness.judge.roster import demo_roster_path
 
-    result = blind(folder, reviewers=reviewers or demo_roster_path(), seed=seed,
-                   extract=extract, normalise=normalise, backend="local", model=model,
-                   cutoff=cutoff, bank_controls=controls)
+    result = blind(
+        folder,
+        reviewers=reviewers or demo_roster_path(),
+        seed=seed,
+        extract=extract,
+        normalise=normalise,
+        backend="local",
+        model=model,
+        cutoff=cutoff,
+        bank_controls=controls,
+    )
     return result.summary()
 
 

@@ -17,17 +17,30 @@ def settings(config: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
     from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS
 
     out: dict[str, Any] = {
-        "pilot": False, "limit": None, "subset": None, "subset_seed": None, "topics": None,
-        "seed": DEFAULT_SEED, "model": None,
-        "samples": 1, "max_tokens": RUN_MAX_TOKENS, "extract": True, "normalise": True,
-        "reviewers": None, "probe": True, "cutoff": DEMO_CUTOFF, "controls": True}
+        "pilot": False,
+        "limit": None,
+        "subset": None,
+        "subset_seed": None,
+        "topics": None,
+        "seed": DEFAULT_SEED,
+        "model": None,
+        "samples": 1,
+        "max_tokens": RUN_MAX_TOKENS,
+        "extract": True,
+        "normalise": True,
+        "reviewers": None,
+        "probe": True,
+        "cutoff": DEMO_CUTOFF,
+        "controls": True,
+    }
     if config is not None:
         out.update(_from_file(config))
     given = {k: v for k, v in flags.items() if v is not None}
     out.update(given)
     if config is not None:
-        out["study_file"]["overrides"] = {k: str(v) if isinstance(v, Path) else v
-                                          for k, v in sorted(given.items())}
+        out["study_file"]["overrides"] = {
+            k: str(v) if isinstance(v, Path) else v for k, v in sorted(given.items())
+        }
     return out
 
 
@@ -40,18 +53,30 @@ def _from_file(config: Path) -> dict[str, Any]:
     models, model_args = model_settings(c.models, loaded.resolve, config)
     local = next((m.partition("/")[2] for m in models if m.startswith("local/")), None)
     return {
-        "pilot": c.pilot, "limit": c.limit, "subset": c.subset, "subset_seed": c.subset_seed,
-        "topics": loaded.resolve(c.topics), "seed": c.seed,
-        "model": local, "models": models, "model_args": model_args, "samples": c.samples,
-        "max_tokens": c.max_tokens or RUN_MAX_TOKENS, "extract": c.extract,
-        "normalise": c.normalise, "reviewers": loaded.resolve(c.roster), "probe": c.probe,
-        "cutoff": c.cutoff or DEMO_CUTOFF, "controls": c.controls,
-        "plan": loaded.resolve(c.plan), "demo": c.demo, "study_file": loaded.record({}),
+        "pilot": c.pilot,
+        "limit": c.limit,
+        "subset": c.subset,
+        "subset_seed": c.subset_seed,
+        "topics": loaded.resolve(c.topics),
+        "seed": c.seed,
+        "model": local,
+        "models": models,
+        "model_args": model_args,
+        "samples": c.samples,
+        "max_tokens": c.max_tokens or RUN_MAX_TOKENS,
+        "extract": c.extract,
+        "normalise": c.normalise,
+        "reviewers": loaded.resolve(c.roster),
+        "probe": c.probe,
+        "cutoff": c.cutoff or DEMO_CUTOFF,
+        "controls": c.controls,
+        "plan": loaded.resolve(c.plan),
+        "demo": c.demo,
+        "study_file": loaded.record({}),
     }
 
 
-def model_settings(entries: list[Any], resolve: Any, config: Path
-                   ) -> tuple[list[str], list[str]]:
+def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list[str], list[str]]:
     """Provider strings and `MODEL@KEY=VALUE` model arguments of the file's model entries
     (local paths resolved against the file's folder)."""
     from harness.models.providers import parse_model
@@ -65,17 +90,22 @@ def model_settings(entries: list[Any], resolve: Any, config: Path
         try:
             parse_model(name)
         except HarnessError as error:
-            raise HarnessError(str(error.message), file=config,
-                               column=f"models.{n}.model") from None
+            raise HarnessError(
+                str(error.message), file=config, column=f"models.{n}.model"
+            ) from None
         if name in models:
-            raise HarnessError(f"model {name} is listed twice", file=config,
-                               column=f"models.{n}.model")
+            raise HarnessError(
+                f"model {name} is listed twice", file=config, column=f"models.{n}.model"
+            )
         models.append(name)
-        settings = {k: getattr(entry, k) for k in ("base_url", "samples", "temperature",
-                                                    "top_p", "max_tokens")}
+        settings = {
+            k: getattr(entry, k)
+            for k in ("base_url", "samples", "temperature", "top_p", "max_tokens")
+        }
         settings.update(entry.args)
-        args += [f"{name}@{key}={_text(value)}" for key, value in settings.items()
-                 if value is not None]
+        args += [
+            f"{name}@{key}={_text(value)}" for key, value in settings.items() if value is not None
+        ]
     return models, args
 
 

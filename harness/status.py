@@ -35,35 +35,58 @@ def study_status(path: str | Path) -> list[StageStatus]:
     manifest = load_manifest(path)
     reported = (Path(path) / "report" / "report.json").exists()
     return [
-        StageStatus("generate", f"{topics} topics{pilot}, {prompts} prompts",
-                    "done" if prompts else "not run"),
+        StageStatus(
+            "generate",
+            f"{topics} topics{pilot}, {prompts} prompts",
+            "done" if prompts else "not run",
+        ),
         *collected,
-        StageStatus("judge", f"{items} items, {assigned} assignments, {searches} searches",
-                    "blinding key committed" if "blinding" in manifest else
-                    ("items made" if items else "not run")),
+        StageStatus(
+            "judge",
+            f"{items} items, {assigned} assignments, {searches} searches",
+            "blinding key committed"
+            if "blinding" in manifest
+            else ("items made" if items else "not run"),
+        ),
         StageStatus("reviews", f"{reviews} reviews", _frac(reviews, assigned) if assigned else "-"),
-        StageStatus("prereg", "plan hash recorded" if "prereg" in manifest else "-",
-                    "done" if "prereg" in manifest else "not run"),
-        StageStatus("analyze", ("report" if reported else "-")
-                    + (f", unblinded {unblinded}" if unblinded else ""),
-                    "done" if reported else "not run"),
-        StageStatus("geometry", f"{probed} prompts probed",
-                    _frac(probed, prompts) if prompts else "-"),
+        StageStatus(
+            "prereg",
+            "plan hash recorded" if "prereg" in manifest else "-",
+            "done" if "prereg" in manifest else "not run",
+        ),
+        StageStatus(
+            "analyze",
+            ("report" if reported else "-") + (f", unblinded {unblinded}" if unblinded else ""),
+            "done" if reported else "not run",
+        ),
+        StageStatus(
+            "geometry", f"{probed} prompts probed", _frac(probed, prompts) if prompts else "-"
+        ),
     ]
 
 
 def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
     """One row per model (provider string) of the study; one plain row when it has one."""
-    wanted = {key: int(settings.get("samples") or 1)
-              for key, settings in json.loads(s.meta("collect_models") or "{}").items()}
-    counts = {r["model_key"]: r for r in s.rows(
-        "SELECT model_key, SUM(status = 'ok') AS ok, SUM(status = 'failed') AS failed, "
-        "COUNT(DISTINCT sample) AS samples FROM outputs GROUP BY model_key")}
+    wanted = {
+        key: int(settings.get("samples") or 1)
+        for key, settings in json.loads(s.meta("collect_models") or "{}").items()
+    }
+    counts = {
+        r["model_key"]: r
+        for r in s.rows(
+            "SELECT model_key, SUM(status = 'ok') AS ok, SUM(status = 'failed') AS failed, "
+            "COUNT(DISTINCT sample) AS samples FROM outputs GROUP BY model_key"
+        )
+    }
     # samples of one prompt with the very same text: a server that ignored the seed or n
-    repeated = {r[0]: r[1] for r in s.rows(
-        "SELECT model_key, SUM(n - 1) FROM (SELECT model_key, COUNT(*) AS n FROM outputs "
-        "WHERE status = 'ok' GROUP BY model_key, prompt_id, text HAVING n > 1) "
-        "GROUP BY model_key")}
+    repeated = {
+        r[0]: r[1]
+        for r in s.rows(
+            "SELECT model_key, SUM(n - 1) FROM (SELECT model_key, COUNT(*) AS n FROM outputs "
+            "WHERE status = 'ok' GROUP BY model_key, prompt_id, text HAVING n > 1) "
+            "GROUP BY model_key"
+        )
+    }
     keys = [*wanted, *sorted(k for k in counts if k not in wanted)] or [""]
     rows = []
     for key in keys:
@@ -71,11 +94,15 @@ def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
         ok, failed = (found["ok"], found["failed"]) if found else (0, 0)
         samples = wanted.get(key) or (found["samples"] if found else 1)
         again = repeated.get(key)
-        rows.append(StageStatus(
-            f"collect {key}" if len(keys) > 1 else "collect",
-            (f"{key}: " if len(keys) == 1 and key else "") + f"{ok} ok, {failed} failed outputs"
-            + (f", {again} repeating an earlier sample's text" if again else ""),
-            _frac(ok, prompts * samples) if prompts else "-"))
+        rows.append(
+            StageStatus(
+                f"collect {key}" if len(keys) > 1 else "collect",
+                (f"{key}: " if len(keys) == 1 and key else "")
+                + f"{ok} ok, {failed} failed outputs"
+                + (f", {again} repeating an earlier sample's text" if again else ""),
+                _frac(ok, prompts * samples) if prompts else "-",
+            )
+        )
     return rows
 
 
@@ -118,13 +145,21 @@ def environment_lines(manifest: dict[str, Any]) -> list[str]:
     if not commands:
         return []
     first, now = commands[0], environment()
-    lines = [f"environment of {first.get('stage')} ({first.get('at')}): "
-             f"{_lock_text(first.get('lock'))}; this process: {_lock_text(now['lock'])}"]
+    lines = [
+        f"environment of {first.get('stage')} ({first.get('at')}): "
+        f"{_lock_text(first.get('lock'))}; this process: {_lock_text(now['lock'])}"
+    ]
     then = first.get("packages") or {}
-    changed = [f"{name} {then[name]} -> {version}" for name, version in now["packages"].items()
-               if name in then and then[name] != version]
-    lines.append("package versions as recorded" if not changed
-                 else "package versions changed: " + ", ".join(changed))
+    changed = [
+        f"{name} {then[name]} -> {version}"
+        for name, version in now["packages"].items()
+        if name in then and then[name] != version
+    ]
+    lines.append(
+        "package versions as recorded"
+        if not changed
+        else "package versions changed: " + ", ".join(changed)
+    )
     return lines
 
 

@@ -30,21 +30,21 @@ class _Strict(BaseModel):
 class ModelEntry(_Strict):
     """One model of the study and its own generation settings."""
 
-    model: str = "local"                 # provider string: local, local/PATH, openai/NAME, ...
+    model: str = "local"  # provider string: local, local/PATH, openai/NAME, ...
     base_url: str | None = None
     samples: int | None = Field(None, ge=1)
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     max_tokens: int | None = Field(None, ge=1)
-    args: dict[str, Any] = Field(default_factory=dict)   # extra request fields (--model-arg)
+    args: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--model-arg)
 
 
 class StudyFile(_Strict):
     version: int = 1
-    topics: str | None = None            # topic bank (default: bundled)
-    limit: int | None = Field(None, ge=1)               # the first N topics, or ...
-    subset: int | None = Field(None, ge=1)              # ... N chosen by the seeded spread rule
-    subset_seed: int | None = Field(None, ge=0)         # default: seed
+    topics: str | None = None  # topic bank (default: bundled)
+    limit: int | None = Field(None, ge=1)  # the first N topics, or ...
+    subset: int | None = Field(None, ge=1)  # ... N chosen by the seeded spread rule
+    subset_seed: int | None = Field(None, ge=0)  # default: seed
     pilot: bool = False
     seed: int = Field(DEFAULT_SEED, ge=0)
     models: list[ModelEntry] = Field(default_factory=lambda: [ModelEntry()], min_length=1)
@@ -52,12 +52,12 @@ class StudyFile(_Strict):
     max_tokens: int | None = Field(None, ge=1)
     extract: bool = True
     normalise: bool = True
-    roster: str | None = None            # reviewers (default: the demo roster)
-    cutoff: str | None = None            # YYYY-MM-DD
+    roster: str | None = None  # reviewers (default: the demo roster)
+    cutoff: str | None = None  # YYYY-MM-DD
     controls: bool = True
     probe: bool = True
-    plan: str | None = None              # analysis plan (default: bundled)
-    demo: bool = True                    # the report calls the verdict a demonstration
+    plan: str | None = None  # analysis plan (default: bundled)
+    demo: bool = True  # the report calls the verdict a demonstration
 
     @field_validator("version")
     @classmethod
@@ -94,8 +94,11 @@ class LoadedStudyFile:
 
     def record(self, overrides: dict[str, Any]) -> dict[str, Any]:
         """What the manifest keeps: the file, its hash, and the flags that overrode it."""
-        return {"path": str(self.path.resolve()), "sha256": self.sha256,
-                "overrides": {k: v for k, v in sorted(overrides.items())}}
+        return {
+            "path": str(self.path.resolve()),
+            "sha256": self.sha256,
+            "overrides": {k: v for k, v in sorted(overrides.items())},
+        }
 
 
 def load_study_file(path: str | Path) -> LoadedStudyFile:
@@ -113,12 +116,17 @@ def load_study_file(path: str | Path) -> LoadedStudyFile:
     except ValidationError as error:
         first = error.errors()[0]
         loc = tuple(str(part) for part in first["loc"])
-        raise HarnessError(pydantic_message(first, REFERENCE), file=file,
-                           row=line_of(lines, loc), column=".".join(loc) or None) from None
+        raise HarnessError(
+            pydantic_message(first, REFERENCE),
+            file=file,
+            row=line_of(lines, loc),
+            column=".".join(loc) or None,
+        ) from None
     loaded = LoadedStudyFile(config, file, hashlib.sha256(raw).hexdigest())
     for key in ("topics", "roster", "plan"):
         target = loaded.resolve(getattr(config, key))
         if target is not None and not target.exists():
-            raise HarnessError(f"{key} file not found: {target}", file=file,
-                               row=line_of(lines, (key,)), column=key)
+            raise HarnessError(
+                f"{key} file not found: {target}", file=file, row=line_of(lines, (key,)), column=key
+            )
     return loaded

@@ -30,7 +30,8 @@ from tests.judge.fakes import fill_workbook
 
 REVIEWERS = ("ann", "ben", "cat")
 ROSTER = "reviewers:\n" + "".join(
-    f"  - {{id: {r}, kind: human, expertise: [], capacity: 40}}\n" for r in REVIEWERS)
+    f"  - {{id: {r}, kind: human, expertise: [], capacity: 40}}\n" for r in REVIEWERS
+)
 REFUSED = "the study is being written by"
 
 
@@ -39,28 +40,65 @@ class Tally:
     """What the chaos run did: kills that landed, and what the second writers met."""
 
     kills: dict[str, int] = field(default_factory=dict)
-    refused: int = 0          # second writers refused at once (exit 2, holder named)
-    second_ran: int = 0       # second writers that found the study free and did the work
+    refused: int = 0  # second writers refused at once (exit 2, holder named)
+    second_ran: int = 0  # second writers that found the study free and did the work
     attempts: int = 0
-    unstarted: int = 0        # victims that finished before they were seen holding the lock
+    unstarted: int = 0  # victims that finished before they were seen holding the lock
 
     def line(self) -> str:
         kills = ", ".join(f"{stage} {n}" for stage, n in self.kills.items())
-        return (f"{sum(self.kills.values())} kills ({kills}); second writers: {self.refused} "
-                f"refused, {self.second_ran} ran after the victim was gone")
+        return (
+            f"{sum(self.kills.values())} kills ({kills}); second writers: {self.refused} "
+            f"refused, {self.second_ran} ran after the victim was gone"
+        )
 
 
 def stage_args(study: Path, url: str) -> dict[str, list[str]]:
     """The command line of each stage (the import's files are made after blinding)."""
     return {
-        "collect": ["collect", "--study", str(study), "--backend", "openai", "--model", "m",
-                    "--base-url", url, "--concurrency", "2", "--seed", "5"],
-        "judge --blind": ["judge", "--blind", "--study", str(study), "--reviewers",
-                          str(study.parent / "roster.yaml"), "--backend", "openai", "--model",
-                          "m", "--base-url", url, "--concurrency", "2", "--no-normalise",
-                          "--no-bank-controls", "--same-topic", "--seed", "3"],
-        "judge --import": ["judge", "--import", *[str(study.parent / "back" / f"{r}.xlsx")
-                                                  for r in REVIEWERS], "--study", str(study)],
+        "collect": [
+            "collect",
+            "--study",
+            str(study),
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--concurrency",
+            "2",
+            "--seed",
+            "5",
+        ],
+        "judge --blind": [
+            "judge",
+            "--blind",
+            "--study",
+            str(study),
+            "--reviewers",
+            str(study.parent / "roster.yaml"),
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--concurrency",
+            "2",
+            "--no-normalise",
+            "--no-bank-controls",
+            "--same-topic",
+            "--seed",
+            "3",
+        ],
+        "judge --import": [
+            "judge",
+            "--import",
+            *[str(study.parent / "back" / f"{r}.xlsx") for r in REVIEWERS],
+            "--study",
+            str(study),
+        ],
     }
 
 
@@ -78,8 +116,9 @@ def run_plain(study: Path, url: str) -> None:
         finished(args)
 
 
-def run_chaos(study: Path, url: str, rng: random.Random, kills_per_stage: int,
-              window_s: float) -> Tally:
+def run_chaos(
+    study: Path, url: str, rng: random.Random, kills_per_stage: int, window_s: float
+) -> Tally:
     """Every stage killed `kills_per_stage` times at random moments, then finished."""
     tally = Tally()
     for stage, args in stage_args(study, url).items():
@@ -95,8 +134,9 @@ def run_chaos(study: Path, url: str, rng: random.Random, kills_per_stage: int,
     return tally
 
 
-def _attempt(study: Path, args: list[str], rng: random.Random, window_s: float,
-             tally: Tally) -> bool:
+def _attempt(
+    study: Path, args: list[str], rng: random.Random, window_s: float, tally: Tally
+) -> bool:
     """Start a victim, let a second writer try while it holds the lock, kill it at random."""
     victim = _start(args)
     if not _holds_lock(study, victim):
@@ -135,15 +175,17 @@ def _holds_lock(study: Path, process: subprocess.Popen, timeout_s: float = 120) 
 
 
 def _start(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(
+        [*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
 
 
 def finished(args: list[str]) -> None:
     done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        raise AssertionError(f"harness {' '.join(args[:2])}: exit {done.returncode}: "
-                             f"{done.stderr[-800:]}")
+        raise AssertionError(
+            f"harness {' '.join(args[:2])}: exit {done.returncode}: {done.stderr[-800:]}"
+        )
 
 
 def fill_packets(study: Path) -> None:
@@ -155,8 +197,11 @@ def fill_packets(study: Path) -> None:
     shutil.rmtree(back, ignore_errors=True)
     back.mkdir()
     for reviewer in REVIEWERS:
-        fill_workbook(study / "packets" / reviewer / f"{reviewer}.xlsx", back / f"{reviewer}.xlsx",
-                      verdict=lambda item_id: _verdict(output_of[item_id]))
+        fill_workbook(
+            study / "packets" / reviewer / f"{reviewer}.xlsx",
+            back / f"{reviewer}.xlsx",
+            verdict=lambda item_id: _verdict(output_of[item_id]),
+        )
 
 
 def _verdict(output_id: str) -> tuple[str, int, str]:
@@ -171,11 +216,11 @@ def deterministic_rows(study: Path) -> dict[str, list[tuple[Any, ...]]]:
     queries = {
         "outputs": "SELECT prompt_id, sample, status, text FROM outputs ORDER BY 1, 2",
         "items": "SELECT output_id, control_id, original_text, core_combination, display_text "
-                 "FROM items ORDER BY 1, 2",
+        "FROM items ORDER BY 1, 2",
         "assignments": "SELECT i.output_id, a.reviewer_id, a.position FROM assignments a "
-                       "JOIN items i USING (item_id) ORDER BY 1, 2",
+        "JOIN items i USING (item_id) ORDER BY 1, 2",
         "reviews": "SELECT i.output_id, r.reviewer_id, r.verdict, r.confidence, r.prior_work, "
-                   "r.notes, r.source FROM reviews r JOIN items i USING (item_id) ORDER BY 1, 2",
+        "r.notes, r.source FROM reviews r JOIN items i USING (item_id) ORDER BY 1, 2",
     }
     with Study.open(study) as s:
         return {name: [tuple(r) for r in s.rows(sql)] for name, sql in queries.items()}
@@ -183,5 +228,8 @@ def deterministic_rows(study: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 def differences(got: dict[str, list[Any]], want: dict[str, list[Any]]) -> list[str]:
     """Tables whose rows differ, with their row counts."""
-    return [f"{name}: {len(got[name])} rows vs {len(want[name])}"
-            for name in want if got[name] != want[name]]
+    return [
+        f"{name}: {len(got[name])} rows vs {len(want[name])}"
+        for name in want
+        if got[name] != want[name]
+    ]

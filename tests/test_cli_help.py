@@ -8,9 +8,23 @@ from typer.testing import CliRunner
 from harness.cli._app import app
 
 COMMANDS = [
-    [], ["generate"], ["collect"], ["judge"], ["analyze"], ["prereg"], ["power"], ["search"],
-    ["status"], ["verify"], ["run"], ["export"], ["export", "prompts"], ["geometry"],
-    ["geometry", "scaling"], ["geometry", "fields"], ["geometry", "heatmap"],
+    [],
+    ["generate"],
+    ["collect"],
+    ["judge"],
+    ["analyze"],
+    ["prereg"],
+    ["power"],
+    ["search"],
+    ["status"],
+    ["verify"],
+    ["run"],
+    ["export"],
+    ["export", "prompts"],
+    ["geometry"],
+    ["geometry", "scaling"],
+    ["geometry", "fields"],
+    ["geometry", "heatmap"],
     ["geometry", "probe"],
 ]
 

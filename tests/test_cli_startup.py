@@ -20,8 +20,12 @@ print("HEAVY:" + ",".join(heavy))
 
 
 def run(*args: str) -> str:
-    out = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout
 
 

@@ -41,14 +41,16 @@ def imported_modules() -> dict[str, str]:
 
 def declared() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return {_normal(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0])
-            for spec in project["dependencies"]}
+    return {
+        _normal(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]) for spec in project["dependencies"]
+    }
 
 
 def test_every_imported_package_is_declared_and_every_declared_one_used():
     owners = metadata.packages_distributions()
-    imported = {module: {_normal(d) for d in owners.get(module, [module])}
-                for module in imported_modules()}
+    imported = {
+        module: {_normal(d) for d in owners.get(module, [module])} for module in imported_modules()
+    }
     wanted = declared()
     missing = {m: f for m, f in imported_modules().items() if not imported[m] & wanted}
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"

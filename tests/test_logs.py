@@ -22,8 +22,7 @@ def clean_logger():
     logger.setLevel(before[1])
 
 
-def test_stderr_shows_the_chosen_level_and_the_study_file_gets_info(clean_logger, tmp_path,
-                                                                      capsys):
+def test_stderr_shows_the_chosen_level_and_the_study_file_gets_info(clean_logger, tmp_path, capsys):
     logs.configure("warning")
     Study.open(tmp_path / "s p ä", create=True).close()
     Study.open(tmp_path / "s p ä").close()  # a second open adds no second file handler
@@ -51,8 +50,17 @@ def test_unknown_level_is_refused(clean_logger):
 def test_the_cli_removes_its_handlers_when_it_ends(clean_logger, tmp_path, capsys):
     from tests.cli_run import run_cli
 
-    code, _, _ = run_cli(capsys, "--log-level", "info", "generate", "--study",
-                         str(tmp_path / "s"), "--limit", "2", "--pilot")
+    code, _, _ = run_cli(
+        capsys,
+        "--log-level",
+        "info",
+        "generate",
+        "--study",
+        str(tmp_path / "s"),
+        "--limit",
+        "2",
+        "--pilot",
+    )
     assert code == 0
     assert (tmp_path / "s" / "logs" / "harness.log").exists()
     assert not [h for h in clean_logger.handlers if hasattr(h, "_harness_handler")]

@@ -32,13 +32,24 @@ from tests.collect.conftest import make_study
 from tests.servers.openai_server import OpenAIServer
 
 ANY = st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF)
-SPECIAL = ["", "\ufffe\uffff", "lone \ud800 surrogate", "\udfff\ud800", "\x00\x07\x1b[31m\x7f",
-           "=HYPERLINK(\"http://x\")", "a\r\nb\rc\n", "_x0041_ and _x000D_", " \u2028\u2029\ufeff ",
-           "\U0001f600" * 3, "x" * 100_000]
+SPECIAL = [
+    "",
+    "\ufffe\uffff",
+    "lone \ud800 surrogate",
+    "\udfff\ud800",
+    "\x00\x07\x1b[31m\x7f",
+    '=HYPERLINK("http://x")',
+    "a\r\nb\rc\n",
+    "_x0041_ and _x000D_",
+    " \u2028\u2029\ufeff ",
+    "\U0001f600" * 3,
+    "x" * 100_000,
+]
 # One plain text besides: an all-blank draw would leave nothing to blind (blank outputs are
 # skipped); at most six texts, so that the two topics' six prompts use every one.
-TEXTS = st.lists(st.one_of(st.sampled_from(SPECIAL), st.text(ANY, max_size=40)),
-                 min_size=0, max_size=5).map(lambda texts: [*texts, "A plain idea."])
+TEXTS = st.lists(
+    st.one_of(st.sampled_from(SPECIAL), st.text(ANY, max_size=40)), min_size=0, max_size=5
+).map(lambda texts: [*texts, "A plain idea."])
 ROSTER = """reviewers:
   - {id: ann, kind: human, expertise: [], capacity: 10}
   - {id: ben, kind: human, expertise: [], capacity: 10}
@@ -92,52 +103,95 @@ def test_any_text_survives_every_stage(template: Path, tmp_path_factory, monkeyp
     replies = Replies()
     with OpenAIServer(reply_text=replies) as server:
 
-        @settings(max_examples=20, deadline=None, derandomize=True,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @settings(
+            max_examples=20,
+            deadline=None,
+            derandomize=True,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
         @given(TEXTS)
         def run(texts: list[str]) -> None:
             root = tmp_path_factory.mktemp("example")
             study = root / "study"
             shutil.copytree(template / "study", study)
-            check_pipeline(study, root, template / "roster.yaml", server.base_url, replies,
-                           texts)
+            check_pipeline(study, root, template / "roster.yaml", server.base_url, replies, texts)
 
         run()
 
 
-def check_pipeline(study: Path, root: Path, roster: Path, url: str, replies: Replies,
-                   texts: list[str]) -> None:
+def check_pipeline(
+    study: Path, root: Path, roster: Path, url: str, replies: Replies, texts: list[str]
+) -> None:
     with Study.open(study) as s:
         prompts = [r["text"] for r in s.rows("SELECT text FROM prompts ORDER BY prompt_id")]
     replies.by_prompt = {p: texts[n % len(texts)] for n, p in enumerate(prompts)}
-    code, _, err = cli("collect", "--study", str(study), "--backend", "openai", "--model", "m",
-                     "--base-url", url, "--max-attempts", "1")
+    code, _, err = cli(
+        "collect",
+        "--study",
+        str(study),
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        url,
+        "--max-attempts",
+        "1",
+    )
     assert code == 0, err
     with Study.open(study) as s:
-        stored = {r["text"]: r["output_text"] for r in s.rows(
-            "SELECT p.text, o.text AS output_text FROM outputs o JOIN prompts p USING "
-            "(prompt_id) WHERE o.status = 'ok'")}
+        stored = {
+            r["text"]: r["output_text"]
+            for r in s.rows(
+                "SELECT p.text, o.text AS output_text FROM outputs o JOIN prompts p USING "
+                "(prompt_id) WHERE o.status = 'ok'"
+            )
+        }
     assert stored == {p: escaped(t) for p, t in replies.by_prompt.items()}  # lossless
 
-    code, _, err = cli("judge", "--blind", "--study", str(study), "--reviewers", str(roster),
-                     "--no-extract", "--no-normalise", "--no-bank-controls", "--same-topic",
-                     "--seed", "3")
+    code, _, err = cli(
+        "judge",
+        "--blind",
+        "--study",
+        str(study),
+        "--reviewers",
+        str(roster),
+        "--no-extract",
+        "--no-normalise",
+        "--no-bank-controls",
+        "--same-topic",
+        "--seed",
+        "3",
+    )
     assert code == 0, err
     with Study.open(study) as s:
-        shown = {r["item_id"]: r["display_text"] for r in s.rows(
-            "SELECT item_id, display_text FROM items")}
+        shown = {
+            r["item_id"]: r["display_text"]
+            for r in s.rows("SELECT item_id, display_text FROM items")
+        }
     assert sorted(shown.values()) == sorted(t for t in stored.values() if t.strip())
     check_xlsx(study / "packets" / "ann" / "ann.xlsx", shown)
     check_csv(study / "packets" / "ben" / "items.csv", shown)
 
-    notes = {**fill_xlsx(study / "packets" / "ann" / "ann.xlsx", root / "ann.xlsx"),
-             **fill_csv(study / "packets" / "ben", root / "ben")}
-    code, _, err = cli("judge", "--import", str(root / "ann.xlsx"), str(root / "ben" / "items.csv"),
-                     str(root / "ben" / "searches.csv"), "--study", str(study))
+    notes = {
+        **fill_xlsx(study / "packets" / "ann" / "ann.xlsx", root / "ann.xlsx"),
+        **fill_csv(study / "packets" / "ben", root / "ben"),
+    }
+    code, _, err = cli(
+        "judge",
+        "--import",
+        str(root / "ann.xlsx"),
+        str(root / "ben" / "items.csv"),
+        str(root / "ben" / "searches.csv"),
+        "--study",
+        str(study),
+    )
     assert code == 0, err
     with Study.open(study) as s:
-        reviews = {(r["reviewer_id"], r["item_id"]): r["notes"] for r in s.rows(
-            "SELECT reviewer_id, item_id, notes FROM reviews")}
+        reviews = {
+            (r["reviewer_id"], r["item_id"]): r["notes"]
+            for r in s.rows("SELECT reviewer_id, item_id, notes FROM reviews")
+        }
     assert reviews == {key: (text.strip() or None) for key, text in notes.items()}
 
     check_exports(study, stored, reviews)
@@ -190,10 +244,10 @@ def fill_xlsx(packet: Path, out: Path) -> dict[tuple[str, str], str]:
         label = items.cell(row, 1).value
         if not label or "continued" in label:
             continue
-        text = str(items.cell(row, 2).value or "")   # columns: id, text, core, verdict, ...
+        text = str(items.cell(row, 2).value or "")  # columns: id, text, core, verdict, ...
         items.cell(row, 4).value = "not_published"
         items.cell(row, 7).value = text
-        items.cell(row, 7).data_type = "s"   # pasted as text, even when it starts with "="
+        items.cell(row, 7).data_type = "s"  # pasted as text, even when it starts with "="
         notes[("ann", label)] = text
         for col, value in enumerate([label, "PubMed", "idea", None, "2026-01-05", 3], start=1):
             searches.cell(r, col).value = value
@@ -225,18 +279,22 @@ def fill_csv(folder: Path, out: Path) -> dict[tuple[str, str], str]:
 
 
 def check_exports(study: Path, stored: dict[str, str], reviews: dict[Any, Any]) -> None:
-    for table, column, expected in (("outputs", "text", sorted(stored.values())),
-                                    ("reviews", "notes", sorted(map(str, reviews.values())))):
+    for table, column, expected in (
+        ("outputs", "text", sorted(stored.values())),
+        ("reviews", "notes", sorted(map(str, reviews.values()))),
+    ):
         out = study / "exports" / f"{table}.jsonl"
-        code, _, err = cli("export", table, "--study", str(study), "--format", "jsonl",
-                         "--out", str(out))
+        code, _, err = cli(
+            "export", table, "--study", str(study), "--format", "jsonl", "--out", str(out)
+        )
         assert code == 0, err
         lines = out.read_text(encoding="utf-8").split("\n")  # not splitlines: U+2028 is text
         got = [json.loads(line)[column] for line in lines if line]
         assert sorted(map(str, got)) == expected
         out = study / "exports" / f"{table}.csv"
-        code, _, err = cli("export", table, "--study", str(study), "--format", "csv",
-                         "--out", str(out))
+        code, _, err = cli(
+            "export", table, "--study", str(study), "--format", "csv", "--out", str(out)
+        )
         assert code == 0, err
         with open(out, encoding="utf-8", newline="") as handle:
             got_csv = [r[column] for r in csv.DictReader(io.StringIO(handle.read()))]

@@ -43,7 +43,8 @@ def blinding_key(study: Path) -> dict[str, tuple[str, str]]:
     with sqlite3.connect(study / "study.sqlite") as conn:
         rows = conn.execute(
             "SELECT i.item_id, p.topic_id, p.condition FROM items i JOIN outputs o "
-            "USING (output_id) JOIN prompts p USING (prompt_id)").fetchall()
+            "USING (output_id) JOIN prompts p USING (prompt_id)"
+        ).fetchall()
     return {item: (topic, condition) for item, topic, condition in rows}
 
 
@@ -51,9 +52,14 @@ def identifying_strings(study: Path) -> set[str]:
     """What must never reach a reviewer: ids of topics, prompts, outputs; model names."""
     with sqlite3.connect(study / "study.sqlite") as conn:
         found = set()
-        for sql in ("SELECT topic_id FROM topics", "SELECT prompt_id FROM prompts",
-                    "SELECT output_id FROM outputs", "SELECT model FROM outputs",
-                    "SELECT model_reported FROM outputs", "SELECT system_fingerprint FROM outputs"):
+        for sql in (
+            "SELECT topic_id FROM topics",
+            "SELECT prompt_id FROM prompts",
+            "SELECT output_id FROM outputs",
+            "SELECT model FROM outputs",
+            "SELECT model_reported FROM outputs",
+            "SELECT system_fingerprint FROM outputs",
+        ):
             found |= {row[0] for row in conn.execute(sql) if row[0]}
     return found | {MODEL, "openai"}
 
@@ -71,8 +77,9 @@ def packet_texts(packets: Path) -> dict[str, str]:
     return texts
 
 
-def expected_analysis(key: dict[str, tuple[str, str]],
-                      verdicts: dict[tuple[str, str], str]) -> dict:
+def expected_analysis(
+    key: dict[str, tuple[str, str]], verdicts: dict[tuple[str, str], str]
+) -> dict:
     """The primary analysis by hand: item score = share of its reviewers saying not_published
     (unsure counts as not novel), topic x condition proportion = mean item score, d_t = p_cross -
     (p_single_a + p_single_b) / 2, and the exact mid-p over all 3^n relabellings of the three
@@ -87,20 +94,27 @@ def expected_analysis(key: dict[str, tuple[str, str]],
     p = {(t, c): sum(cells[t, c]) / len(cells[t, c]) for t in topics for c in CONDITIONS}
     d = {t: p[t, "cross"] - (p[t, "single_a"] + p[t, "single_b"]) / 2 for t in topics}
     observed = sum(d.values()) / len(d)
+
     def d_if_cross(t: str, label: str) -> float:  # d_t when `label` is the cross condition
         others = [c for c in CONDITIONS if c != label]
         return p[t, label] - (p[t, others[0]] + p[t, others[1]]) / 2
 
-    flips = [sum(d_if_cross(t, c) for t, c in zip(topics, labels, strict=True)) / len(d)
-             for labels in itertools.product(CONDITIONS, repeat=len(topics))]
+    flips = [
+        sum(d_if_cross(t, c) for t, c in zip(topics, labels, strict=True)) / len(d)
+        for labels in itertools.product(CONDITIONS, repeat=len(topics))
+    ]
     above = sum(f > observed + 1e-12 for f in flips)
     ties = sum(abs(f - observed) <= 1e-12 for f in flips)
-    return {"p": p, "d": d, "mean_d": observed, "p_mid": (above + ties / 2) / len(flips),
-            "mean_cross": sum(p[t, "cross"] for t in topics) / len(topics)}
+    return {
+        "p": p,
+        "d": d,
+        "mean_d": observed,
+        "p_mid": (above + ties / 2) / len(flips),
+        "mean_cross": sum(p[t, "cross"] for t in topics) / len(topics),
+    }
 
 
-def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
-        tmp_path, monkeypatch, capsys):
+def test_a_pilot_study_with_human_reviewers_from_generate_to_status(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("COLUMNS", "200")  # rich tables unwrapped
@@ -110,8 +124,17 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     harness("generate", "--study", study, "--limit", "4", "--pilot")
     harness("prereg", "--study", study)
     with OpenAIServer(api_key=KEY) as server:
-        harness("collect", "--study", study, "--backend", "openai", "--base-url",
-                server.base_url, "--model", MODEL)
+        harness(
+            "collect",
+            "--study",
+            study,
+            "--backend",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            MODEL,
+        )
     out = capsys.readouterr().out
     assert "12 completed, 0 failed" in out and "12 ok, 0 failed, 0 pending of 12" in out
 
@@ -122,8 +145,19 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     roster.write_text(ROSTER, encoding="utf-8")
     # Without control items: this test checks the real items' numbers end to end (controls are
     # tested in tests/judge/test_controls.py), and no model runs in the blind stage.
-    blind = ["judge", "--blind", "--study", study, "--no-extract", "--no-normalise",
-             "--reviewers", roster, "--k", "2", "--no-bank-controls"]
+    blind = [
+        "judge",
+        "--blind",
+        "--study",
+        study,
+        "--no-extract",
+        "--no-normalise",
+        "--reviewers",
+        roster,
+        "--k",
+        "2",
+        "--no-bank-controls",
+    ]
     with pytest.raises(SystemExit) as refused:
         harness(*blind)
     err = capsys.readouterr().err.strip()
@@ -138,8 +172,11 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     assert sorted(c for _, c in key.values()) == sorted(CONDITIONS * 4)
     with sqlite3.connect(study / "study.sqlite") as conn:
         fields = {f for row in conn.execute("SELECT field_a, field_b FROM topics") for f in row}
-    assert fields <= {f for line in ROSTER.splitlines()[1:]
-                      for f in re.search(r"\[(.*)\]", line).group(1).split(", ")}
+    assert fields <= {
+        f
+        for line in ROSTER.splitlines()[1:]
+        for f in re.search(r"\[(.*)\]", line).group(1).split(", ")
+    }
 
     # Nothing a reviewer receives names a condition, a topic, a prompt, an output or the model.
     texts = packet_texts(study / "packets")
@@ -156,20 +193,26 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     returned, verdicts = tmp_path / "returned", {}
     returned.mkdir()
     for r, reviewer in enumerate(reviewers):
+
         def verdict(item: str, r: int = r, reviewer: str = reviewer) -> tuple[str, int, str]:
             topic, condition = key[item]
             code = CODES[PATTERN[condition][(topics.index(topic) + r) % 4]]
             verdicts[item, reviewer] = code
             prior = "https://doi.org/10.1234/prior" if code == "published" else ""
             return code, 2 + r, prior
-        fill_workbook(study / "packets" / reviewer / f"{reviewer}.xlsx",
-                      returned / f"{reviewer}.xlsx", verdict)
+
+        fill_workbook(
+            study / "packets" / reviewer / f"{reviewer}.xlsx",
+            returned / f"{reviewer}.xlsx",
+            verdict,
+        )
     assert len(verdicts) == 24 and set(verdicts.values()) == set(CODES.values())
     harness("judge", "--import", "--study", study, *sorted(returned.glob("*.xlsx")))
     assert capsys.readouterr().out.count(" imported ") == 3
     harness("judge", "--status", "--study", study)
     assert "24 of 24 assigned reviews returned, 0 missing, across 3 reviewers" in (
-        capsys.readouterr().out)
+        capsys.readouterr().out
+    )
 
     # Before the analysis, the judgments export holds blinded ids and verdicts only.
     harness("export", "judgments", "--study", study, "--format", "csv")
@@ -184,8 +227,9 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     harness("export", "judgments", "--study", study, "--format", "csv")
     capsys.readouterr()
     judgments = pd.read_csv(study / "exports" / "judgments.csv")
-    assert {(r.item_id, r.reviewer_id): (r.topic_id, r.condition)
-            for r in judgments.itertuples()} == {k: key[k[0]] for k in verdicts}
+    assert {
+        (r.item_id, r.reviewer_id): (r.topic_id, r.condition) for r in judgments.itertuples()
+    } == {k: key[k[0]] for k in verdicts}
     assert "VERDICT: NO VERDICT" in out and "Blinding key: verified" in out
     report = study / "report"
     for name in ("report.md", "report.html", "report.json"):
@@ -196,12 +240,14 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     assert "pilot" in result["verdict"]["reason"]
     assert result["design"]["pilot"] is True
     assert result["verification"]["blinding_status"] == "verified"
-    assert (result["verification"]["blinding_recorded"]
-            == result["verification"]["blinding_computed"])
+    assert (
+        result["verification"]["blinding_recorded"] == result["verification"]["blinding_computed"]
+    )
     assert result["design"]["reviewers"] == {"human": 3}
     assert result["design"]["reviews"] == 24 and result["design"]["items_eligible"] == 12
     assert {r["reviewer_id"]: r["kind"] for r in result["per_reviewer"]} == dict.fromkeys(
-        reviewers, "human")
+        reviewers, "human"
+    )
     rows = {row["topic_id"]: row for row in result["topics"]}
     assert sorted(rows) == topics
     for topic in topics:
@@ -227,11 +273,20 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(
     assert "0 changed or missing" in capsys.readouterr().out
     harness("status", "--study", study)
     out = capsys.readouterr().out
-    stages = {line.split("│")[1].strip(): line.split("│")[3].strip()
-              for line in out.splitlines() if line.count("│") == 4}
-    assert stages == {"generate": "done", "collect": "12/12 (100%)",
-                      "judge": "blinding key committed", "reviews": "24/24 (100%)",
-                      "prereg": "done", "analyze": "done", "geometry": "0/12 (0%)"}
+    stages = {
+        line.split("│")[1].strip(): line.split("│")[3].strip()
+        for line in out.splitlines()
+        if line.count("│") == 4
+    }
+    assert stages == {
+        "generate": "done",
+        "collect": "12/12 (100%)",
+        "judge": "blinding key committed",
+        "reviews": "24/24 (100%)",
+        "prereg": "done",
+        "analyze": "done",
+        "geometry": "0/12 (0%)",
+    }
 
     # The API key reached the server and nothing else.
     assert f"Bearer {KEY}" in server.log.auth_headers

@@ -17,15 +17,25 @@ from tests.cli_run import run_cli
 def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
     folder = tmp_path / "pilot"
     config = tmp_path / "study.yaml"
-    config.write_text("version: 1\npilot: true\nlimit: 3\nmax_tokens: 20\nnormalise: false\n"
-                      "models:\n  - model: local\n", encoding="utf-8")
-    code, out, err = run_cli(capsys, "run", "--study", str(folder), "--config", str(config),
-                             "--max-tokens", "12")
+    config.write_text(
+        "version: 1\npilot: true\nlimit: 3\nmax_tokens: 20\nnormalise: false\n"
+        "models:\n  - model: local\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli(
+        capsys, "run", "--study", str(folder), "--config", str(config), "--max-tokens", "12"
+    )
     assert code == 0, err
     assert "NO VERDICT" in out.upper() and "pilot" in out
     assert [line for line in out.splitlines() if line.startswith("== ")] == [
-        "== generate", "== collect", "== judge --blind", "== prereg", "== judge --auto",
-        "== geometry probe", "== analyze"]
+        "== generate",
+        "== collect",
+        "== judge --blind",
+        "== prereg",
+        "== judge --auto",
+        "== geometry probe",
+        "== analyze",
+    ]
     record = load_manifest(folder)["study_file"]
     assert record["sha256"] == hashlib.sha256(config.read_bytes()).hexdigest()
     assert record["overrides"] == {"max_tokens": 12}
@@ -37,8 +47,9 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
         assert json.loads(s.rows("SELECT params FROM outputs LIMIT 1")[0][0])["max_tokens"] == 12
         outputs = s.rows("SELECT output_id, text FROM outputs ORDER BY output_id")
 
-    again = run_study(folder, pilot=True, limit=3, max_tokens=12, normalise=False,
-                      echo=lambda _: None)
+    again = run_study(
+        folder, pilot=True, limit=3, max_tokens=12, normalise=False, echo=lambda _: None
+    )
     assert again.report_html.exists() and "NO VERDICT" in again.headline.upper()
     with Study.open(folder) as s:  # resumed: nothing collected or reviewed twice
         assert s.rows("SELECT output_id, text FROM outputs ORDER BY output_id") == outputs

@@ -12,9 +12,25 @@ from harness.run_settings import settings
 from harness.study_file import load_study_file
 from tests.cli_run import run_subprocess
 
-FLAGS = dict.fromkeys(["pilot", "limit", "subset", "subset_seed", "topics", "seed", "model",
-                       "samples", "max_tokens", "extract", "normalise", "reviewers", "probe",
-                       "cutoff", "controls"])
+FLAGS = dict.fromkeys(
+    [
+        "pilot",
+        "limit",
+        "subset",
+        "subset_seed",
+        "topics",
+        "seed",
+        "model",
+        "samples",
+        "max_tokens",
+        "extract",
+        "normalise",
+        "reviewers",
+        "probe",
+        "cutoff",
+        "controls",
+    ]
+)
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -25,9 +41,12 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 def test_a_valid_file_gives_run_settings_and_its_record(tmp_path):
     (tmp_path / "plan.yaml").write_text("x", encoding="utf-8")
-    path = _write(tmp_path, "version: 1\nlimit: 60\nseed: 7\ncutoff: 2015-01-01\n"
-                            "plan: plan.yaml\nsamples: 2\nmodels:\n  - model: local\n"
-                            "    max_tokens: 40\n")
+    path = _write(
+        tmp_path,
+        "version: 1\nlimit: 60\nseed: 7\ncutoff: 2015-01-01\n"
+        "plan: plan.yaml\nsamples: 2\nmodels:\n  - model: local\n"
+        "    max_tokens: 40\n",
+    )
     out = settings(path, FLAGS)
     assert (out["limit"], out["seed"], out["cutoff"], out["samples"]) == (60, 7, "2015-01-01", 2)
     assert out["model_args"] == ["local@max_tokens=40"] and out["models"] == ["local"]
@@ -44,15 +63,22 @@ def test_no_file_keeps_the_demo_defaults():
     assert out["cutoff"] == "1985-01-01" and out["samples"] == 1 and "study_file" not in out
 
 
-@pytest.mark.parametrize(("text", "row", "column", "words"), [
-    ("version: 1\nsampels: 2\n", 2, "sampels", "unknown field"),
-    ("version: 1\ncutoff: 2015-13-01\n", 2, "cutoff", "YYYY-MM-DD"),
-    ("version: 1\nmodels:\n  - model: local\n    samples: 0\n", 4, "models.0.samples",
-     "greater than or equal to 1"),
-    ("version: 2\n", 1, "version", "version 1"),
-    ("version: 1\ntopics: missing.yaml\n", 2, "topics", "not found"),
-    ("version: 1\nmodels: [\n", None, None, "invalid YAML"),
-])
+@pytest.mark.parametrize(
+    ("text", "row", "column", "words"),
+    [
+        ("version: 1\nsampels: 2\n", 2, "sampels", "unknown field"),
+        ("version: 1\ncutoff: 2015-13-01\n", 2, "cutoff", "YYYY-MM-DD"),
+        (
+            "version: 1\nmodels:\n  - model: local\n    samples: 0\n",
+            4,
+            "models.0.samples",
+            "greater than or equal to 1",
+        ),
+        ("version: 2\n", 1, "version", "version 1"),
+        ("version: 1\ntopics: missing.yaml\n", 2, "topics", "not found"),
+        ("version: 1\nmodels: [\n", None, None, "invalid YAML"),
+    ],
+)
 def test_every_bad_entry_names_file_line_and_field(tmp_path, text, row, column, words):
     path = _write(tmp_path, text)
     with pytest.raises(HarnessError) as caught:
@@ -65,22 +91,30 @@ def test_every_bad_entry_names_file_line_and_field(tmp_path, text, row, column, 
 
 def test_several_models_become_provider_strings_and_model_arguments(tmp_path):
     (tmp_path / "m.gguf").write_text("x", encoding="utf-8")
-    path = _write(tmp_path, "version: 1\nmodels:\n  - model: openai/gpt-4o-mini\n"
-                            "    temperature: 0.7\n    args: {token_param: max_completion_tokens}\n"
-                            "  - model: local/m.gguf\n    samples: 2\n")
+    path = _write(
+        tmp_path,
+        "version: 1\nmodels:\n  - model: openai/gpt-4o-mini\n"
+        "    temperature: 0.7\n    args: {token_param: max_completion_tokens}\n"
+        "  - model: local/m.gguf\n    samples: 2\n",
+    )
     out = settings(path, FLAGS)
     local = f"local/{tmp_path / 'm.gguf'}"
     assert out["models"] == ["openai/gpt-4o-mini", local]
-    assert out["model"] == str(tmp_path / "m.gguf")       # the blind steps and probe use it
-    assert out["model_args"] == ["openai/gpt-4o-mini@temperature=0.7",
-                                 "openai/gpt-4o-mini@token_param=max_completion_tokens",
-                                 f"{local}@samples=2"]
+    assert out["model"] == str(tmp_path / "m.gguf")  # the blind steps and probe use it
+    assert out["model_args"] == [
+        "openai/gpt-4o-mini@temperature=0.7",
+        "openai/gpt-4o-mini@token_param=max_completion_tokens",
+        f"{local}@samples=2",
+    ]
 
 
-@pytest.mark.parametrize(("models", "words"), [
-    ("  - model: nowhere/x\n", "unknown provider"),
-    ("  - model: local\n  - model: local\n", "listed twice"),
-])
+@pytest.mark.parametrize(
+    ("models", "words"),
+    [
+        ("  - model: nowhere/x\n", "unknown provider"),
+        ("  - model: local\n  - model: local\n", "listed twice"),
+    ],
+)
 def test_bad_model_entries_name_the_entry(tmp_path, models, words):
     path = _write(tmp_path, "version: 1\nmodels:\n" + models)
     with pytest.raises(HarnessError, match=words) as caught:

@@ -21,7 +21,15 @@ from harness.analyze.preregister import PreregResult, prereg
 from harness.analyze.results import AnalysisResult
 from harness.analyze.run import analyze
 
-__all__ = ["AnalysisResult", "Plan", "PowerResult", "PreregResult", "analyze", "load_plan",
-           "power", "prereg"]
+__all__ = [
+    "AnalysisResult",
+    "Plan",
+    "PowerResult",
+    "PreregResult",
+    "analyze",
+    "load_plan",
+    "power",
+    "prereg",
+]
 
 make_module_callable(__name__, analyze)  # `harness.analyze(...)` calls `analyze(...)`

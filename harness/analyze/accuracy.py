@@ -46,12 +46,12 @@ class Accuracy:
 
     label: str
     scope: Literal["reviewer", "kind", "pooled", "weighted"]
-    kind: str                    # human | automated | mixed
+    kind: str  # human | automated | mixed
     # counts of coded control judgments; effective (non-integer) counts for scope "weighted"
-    published: float             # published controls judged
-    published_correct: float     # ... judged not novel
+    published: float  # published controls judged
+    published_correct: float  # ... judged not novel
     unpublished: float
-    unpublished_correct: float   # unpublished controls judged novel
+    unpublished_correct: float  # unpublished controls judged novel
     level: float
 
     @property
@@ -90,15 +90,25 @@ class Accuracy:
     def row(self) -> dict[str, object]:
         def num(x: float) -> float | None:
             return float(x) if math.isfinite(x) else None
+
         s, p, j = self.sensitivity_ci(), self.specificity_ci(), self.youden_ci()
         return {
-            "label": self.label, "scope": self.scope, "kind": self.kind,
-            "published": self.published, "published_correct": self.published_correct,
-            "unpublished": self.unpublished, "unpublished_correct": self.unpublished_correct,
-            "sensitivity": num(self.sensitivity), "sensitivity_low": num(s[0]),
-            "sensitivity_high": num(s[1]), "specificity": num(self.specificity),
-            "specificity_low": num(p[0]), "specificity_high": num(p[1]),
-            "youden": num(self.youden), "youden_low": num(j[0]), "youden_high": num(j[1]),
+            "label": self.label,
+            "scope": self.scope,
+            "kind": self.kind,
+            "published": self.published,
+            "published_correct": self.published_correct,
+            "unpublished": self.unpublished,
+            "unpublished_correct": self.unpublished_correct,
+            "sensitivity": num(self.sensitivity),
+            "sensitivity_low": num(s[0]),
+            "sensitivity_high": num(s[1]),
+            "specificity": num(self.specificity),
+            "specificity_low": num(p[0]),
+            "specificity_high": num(p[1]),
+            "youden": num(self.youden),
+            "youden_low": num(j[0]),
+            "youden_high": num(j[1]),
             "level": self.level,
         }
 
@@ -109,33 +119,52 @@ def coded_controls(frame: pd.DataFrame, unsure: str) -> pd.DataFrame:
         return frame.assign(novel=pd.Series(dtype=float), correct=pd.Series(dtype=bool))
     verdict = pd.Index(VERDICTS).get_indexer(pd.Index(frame["verdict"]))
     novel = code_outcome(verdict, unsure)
-    keep = ~np.isnan(novel) & ~((frame["reviewer_kind"] == "automated").to_numpy()
-                                & (frame["split"] == "calibration").to_numpy())
+    keep = ~np.isnan(novel) & ~(
+        (frame["reviewer_kind"] == "automated").to_numpy()
+        & (frame["split"] == "calibration").to_numpy()
+    )
     out = frame.assign(novel=novel)[keep].reset_index(drop=True)
     expected_novel = (out["expected"] == "not_published").to_numpy()
     result: pd.DataFrame = out.assign(correct=(out["novel"].to_numpy() == 1.0) == expected_novel)
     return result
 
 
-def accuracy_of(rows: pd.DataFrame, label: str, scope: Literal["reviewer", "kind", "pooled"],
-                kind: str, level: float) -> Accuracy:
+def accuracy_of(
+    rows: pd.DataFrame,
+    label: str,
+    scope: Literal["reviewer", "kind", "pooled"],
+    kind: str,
+    level: float,
+) -> Accuracy:
     published = rows["expected"] == "published"
     return Accuracy(
-        label=label, scope=scope, kind=kind, published=int(published.sum()),
+        label=label,
+        scope=scope,
+        kind=kind,
+        published=int(published.sum()),
         published_correct=int((published & rows["correct"]).sum()),
         unpublished=int((~published).sum()),
-        unpublished_correct=int((~published & rows["correct"]).sum()), level=level)
+        unpublished_correct=int((~published & rows["correct"]).sum()),
+        level=level,
+    )
 
 
 def accuracy_table(coded: pd.DataFrame, level: float) -> list[Accuracy]:
     """Per reviewer, per reviewer kind, then pooled."""
-    out = [accuracy_of(rows, str(reviewer), "reviewer", str(rows["reviewer_kind"].iloc[0]), level)
-           for reviewer, rows in coded.groupby("reviewer_id", sort=True)]
-    out += [accuracy_of(rows, f"all {kind} reviewers", "kind", str(kind), level)
-            for kind, rows in coded.groupby("reviewer_kind", sort=True)]
+    out = [
+        accuracy_of(rows, str(reviewer), "reviewer", str(rows["reviewer_kind"].iloc[0]), level)
+        for reviewer, rows in coded.groupby("reviewer_id", sort=True)
+    ]
+    out += [
+        accuracy_of(rows, f"all {kind} reviewers", "kind", str(kind), level)
+        for kind, rows in coded.groupby("reviewer_kind", sort=True)
+    ]
     kinds = set(coded["reviewer_kind"]) if len(coded) else set()
-    out.append(accuracy_of(coded, "all reviewers", "pooled",
-                           kinds.pop() if len(kinds) == 1 else "mixed", level))
+    out.append(
+        accuracy_of(
+            coded, "all reviewers", "pooled", kinds.pop() if len(kinds) == 1 else "mixed", level
+        )
+    )
     return out
 
 
@@ -145,8 +174,8 @@ class Differential:
 
     sens_cross: float
     sens_single: float
-    n_published: tuple[int, int]       # (cross, single)
-    p_sensitivity: float | None        # two-sided Fisher exact
+    n_published: tuple[int, int]  # (cross, single)
+    p_sensitivity: float | None  # two-sided Fisher exact
     spec_cross: float
     spec_single: float
     n_unpublished: tuple[int, int]
@@ -157,10 +186,16 @@ class Differential:
     def favours_hypothesis(self) -> bool:
         """Lower sensitivity or higher specificity on cross-field controls, significantly:
         cross-field outputs are then called novel more often whatever their truth."""
-        sens = (self.p_sensitivity is not None and self.p_sensitivity < self.alpha
-                and self.sens_cross < self.sens_single)
-        spec = (self.p_specificity is not None and self.p_specificity < self.alpha
-                and self.spec_cross > self.spec_single)
+        sens = (
+            self.p_sensitivity is not None
+            and self.p_sensitivity < self.alpha
+            and self.sens_cross < self.sens_single
+        )
+        spec = (
+            self.p_specificity is not None
+            and self.p_specificity < self.alpha
+            and self.spec_cross > self.spec_single
+        )
         return sens or spec
 
 
@@ -189,5 +224,6 @@ def differential(coded: pd.DataFrame, alpha: float) -> Differential | None:
 
 def excluded_reviewers(table: list[Accuracy], threshold: float) -> list[str]:
     """Reviewers whose J estimate is below the plan's threshold (unestimable ones are kept)."""
-    return [a.label for a in table if a.scope == "reviewer" and a.estimable
-            and a.youden < threshold]
+    return [
+        a.label for a in table if a.scope == "reviewer" and a.estimable and a.youden < threshold
+    ]

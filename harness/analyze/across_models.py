@@ -33,48 +33,59 @@ SINGLE_COLUMNS = {"single_a": 0, "single_b": 1}
 class ModelEffect:
     model: str
     topics: int
-    estimate: float            # mean of d_t for this model
-    ci_low: float              # t interval at 1 - alpha
+    estimate: float  # mean of d_t for this model
+    ci_low: float  # t interval at 1 - alpha
     ci_high: float
-    p_greater: float           # one-sided primary test (relabelling, mid-p as the plan says)
-    p_holm: float              # Holm-adjusted over models
-    supported: bool            # p_holm < alpha
+    p_greater: float  # one-sided primary test (relabelling, mid-p as the plan says)
+    p_holm: float  # Holm-adjusted over models
+    supported: bool  # p_holm < alpha
 
 
 @dataclass(frozen=True)
 class AcrossModels:
     models: list[ModelEffect]
-    pooled: SignFlipResult         # relabelling over topics of the model-averaged proportions
+    pooled: SignFlipResult  # relabelling over topics of the model-averaged proportions
     pooled_p_greater: float
-    q: float                       # Cochran's Q over the per-model estimates
+    q: float  # Cochran's Q over the per-model estimates
     q_df: int
-    i2: float                      # max(0, (Q - df) / Q)
-    interaction_f: float | None    # Hotelling T^2 as F; None with one model or too few topics
+    i2: float  # max(0, (Q - df) / Q)
+    interaction_f: float | None  # Hotelling T^2 as F; None with one model or too few topics
     interaction_df: tuple[int, int] | None
     interaction_p: float | None
     alpha: float
 
     def summary(self) -> str:
-        lines = [f"{'model':<28} {'topics':>6} {'difference':>10} {'interval':>19} "
-                 f"{'p':>8} {'Holm p':>8}"]
+        lines = [
+            f"{'model':<28} {'topics':>6} {'difference':>10} {'interval':>19} "
+            f"{'p':>8} {'Holm p':>8}"
+        ]
         for m in self.models:
-            lines.append(f"{m.model:<28} {m.topics:>6} {m.estimate:>+10.4f} "
-                         f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}] {m.p_greater:>8.4f} "
-                         f"{m.p_holm:>8.4f}")
-        lines.append(f"pooled over models: {self.pooled.mean:+.4f}, one-sided p "
-                     f"{self.pooled_p_greater:.4g} ({self.pooled.method})")
+            lines.append(
+                f"{m.model:<28} {m.topics:>6} {m.estimate:>+10.4f} "
+                f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}] {m.p_greater:>8.4f} "
+                f"{m.p_holm:>8.4f}"
+            )
+        lines.append(
+            f"pooled over models: {self.pooled.mean:+.4f}, one-sided p "
+            f"{self.pooled_p_greater:.4g} ({self.pooled.method})"
+        )
         lines.append(f"heterogeneity: Q = {self.q:.3f} on {self.q_df} df, I^2 = {self.i2:.1%}")
         if self.interaction_p is not None and self.interaction_df is not None:
             a, b = self.interaction_df
-            lines.append(f"model-by-condition interaction: F({a}, {b}) = "
-                         f"{self.interaction_f:.3f}, p = {self.interaction_p:.4g}")
+            lines.append(
+                f"model-by-condition interaction: F({a}, {b}) = "
+                f"{self.interaction_f:.3f}, p = {self.interaction_p:.4g}"
+            )
         return "\n".join(lines)
 
 
 def differences(p: np.ndarray, single: str) -> np.ndarray:
     """d over the last axis of proportions (single_a, single_b, cross)."""
-    other = ((p[..., 0] + p[..., 1]) / 2.0 if single == "mean_of_singles"
-             else p[..., SINGLE_COLUMNS[single]])
+    other = (
+        (p[..., 0] + p[..., 1]) / 2.0
+        if single == "mean_of_singles"
+        else p[..., SINGLE_COLUMNS[single]]
+    )
     d: np.ndarray = p[..., 2] - other
     return d
 
@@ -93,26 +104,51 @@ def _t_interval(d: np.ndarray, alpha: float) -> tuple[float, float]:
     return (float(d.mean() - half), float(d.mean() + half))
 
 
-def across_models(p: np.ndarray, models: list[str], *, single: str = "mean_of_singles",
-                  alpha: float = 0.05, mid_p: bool = True, permutations: int = 20_000,
-                  seed: int = 0) -> AcrossModels:
+def across_models(
+    p: np.ndarray,
+    models: list[str],
+    *,
+    single: str = "mean_of_singles",
+    alpha: float = 0.05,
+    mid_p: bool = True,
+    permutations: int = 20_000,
+    seed: int = 0,
+) -> AcrossModels:
     """`p`: (topics, models, 3) proportions judged novel, topics complete in every model."""
     p = np.asarray(p, dtype=float)
     if p.ndim != 3 or p.shape[1] != len(models) or p.shape[2] != 3:
         raise ValueError("p must be (topics, models, 3) with one column per model")
-    d = differences(p, single)                                   # (T, M)
+    d = differences(p, single)  # (T, M)
     tests = [_test(p[:, m], single, permutations, seed) for m in range(len(models))]
     raw = [t.p_greater_mid if mid_p else t.p_greater for t in tests]
     holm = multipletests(raw, alpha=alpha, method="holm")[1] if raw else []
-    effects = [ModelEffect(name, int(d.shape[0]), float(d[:, m].mean()),
-                           *_t_interval(d[:, m], alpha), float(raw[m]), float(holm[m]),
-                           bool(holm[m] < alpha))
-               for m, name in enumerate(models)]
+    effects = [
+        ModelEffect(
+            name,
+            int(d.shape[0]),
+            float(d[:, m].mean()),
+            *_t_interval(d[:, m], alpha),
+            float(raw[m]),
+            float(holm[m]),
+            bool(holm[m] < alpha),
+        )
+        for m, name in enumerate(models)
+    ]
     pooled = _test(p.mean(axis=1), single, permutations, seed)
     q, df, i2 = cochran_q(d)
     f, dfs, p_int = interaction_test(d)
-    return AcrossModels(effects, pooled, pooled.p_greater_mid if mid_p else pooled.p_greater,
-                        q, df, i2, f, dfs, p_int, alpha)
+    return AcrossModels(
+        effects,
+        pooled,
+        pooled.p_greater_mid if mid_p else pooled.p_greater,
+        q,
+        df,
+        i2,
+        f,
+        dfs,
+        p_int,
+        alpha,
+    )
 
 
 def cochran_q(d: np.ndarray) -> tuple[float, int, float]:
@@ -128,14 +164,13 @@ def cochran_q(d: np.ndarray) -> tuple[float, int, float]:
     return (q, df, max(0.0, (q - df) / q) if q > 0 else 0.0)
 
 
-def interaction_test(d: np.ndarray) -> tuple[float | None, tuple[int, int] | None,
-                                             float | None]:
+def interaction_test(d: np.ndarray) -> tuple[float | None, tuple[int, int] | None, float | None]:
     """Hotelling's T^2 that every model has the same mean difference (paired over topics)."""
     n, m = d.shape
     k = m - 1
     if k < 1 or n - k < 1:
         return (None, None, None)
-    e = d[:, :-1] - d[:, -1:]                                    # (T, M-1) contrasts
+    e = d[:, :-1] - d[:, -1:]  # (T, M-1) contrasts
     mean = e.mean(axis=0)
     cov = np.atleast_2d(np.cov(e, rowvar=False))
     if np.linalg.matrix_rank(cov) < k:

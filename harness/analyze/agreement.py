@@ -83,18 +83,25 @@ class PairKappa:
 
 @dataclass(frozen=True)
 class Agreement:
-    n_items: int                 # items with at least two ratings
+    n_items: int  # items with at least two ratings
     raw_agreement: float
     fleiss_kappa: float
-    fleiss_raters: int           # ratings per item in the Fleiss subset
+    fleiss_raters: int  # ratings per item in the Fleiss subset
     fleiss_items: int
-    alpha_verdicts: float        # Krippendorff's alpha, three verdict categories
-    alpha_outcome: float         # Krippendorff's alpha, coded outcome (novel or not)
+    alpha_verdicts: float  # Krippendorff's alpha, three verdict categories
+    alpha_outcome: float  # Krippendorff's alpha, coded outcome (novel or not)
     pairs: list[PairKappa] = field(default_factory=list)
 
 
-def agreement(item: np.ndarray, reviewer: np.ndarray, verdict: np.ndarray, y: np.ndarray,
-              n_items: int, reviewer_ids: list[str], min_shared: int) -> Agreement:
+def agreement(
+    item: np.ndarray,
+    reviewer: np.ndarray,
+    verdict: np.ndarray,
+    y: np.ndarray,
+    n_items: int,
+    reviewer_ids: list[str],
+    min_shared: int,
+) -> Agreement:
     counts = count_matrix(item, verdict, n_items, 3)
     m = counts.sum(axis=1)
     multi = m >= 2
@@ -103,8 +110,10 @@ def agreement(item: np.ndarray, reviewer: np.ndarray, verdict: np.ndarray, y: np
     fleiss_m = int(np.bincount(m[multi]).argmax()) if multi.any() else 0
     fleiss_rows = counts[m == fleiss_m] if fleiss_m else counts[:0]
     return Agreement(
-        n_items=int(multi.sum()), raw_agreement=raw_agreement(counts),
-        fleiss_kappa=fleiss_kappa(fleiss_rows), fleiss_raters=fleiss_m,
+        n_items=int(multi.sum()),
+        raw_agreement=raw_agreement(counts),
+        fleiss_kappa=fleiss_kappa(fleiss_rows),
+        fleiss_raters=fleiss_m,
         fleiss_items=int(fleiss_rows.shape[0]),
         alpha_verdicts=krippendorff_alpha_nominal(counts),
         alpha_outcome=krippendorff_alpha_nominal(outcome),
@@ -112,8 +121,14 @@ def agreement(item: np.ndarray, reviewer: np.ndarray, verdict: np.ndarray, y: np
     )
 
 
-def _pairs(item: np.ndarray, reviewer: np.ndarray, verdict: np.ndarray, n_items: int,
-           reviewer_ids: list[str], min_shared: int) -> list[PairKappa]:
+def _pairs(
+    item: np.ndarray,
+    reviewer: np.ndarray,
+    verdict: np.ndarray,
+    n_items: int,
+    reviewer_ids: list[str],
+    min_shared: int,
+) -> list[PairKappa]:
     n_reviewers = len(reviewer_ids)
     grid = np.full((n_items, n_reviewers), -1, dtype=np.int8)
     grid[item, reviewer] = verdict
@@ -126,6 +141,13 @@ def _pairs(item: np.ndarray, reviewer: np.ndarray, verdict: np.ndarray, n_items:
             continue
         x, z = grid[both, a].astype(int), grid[both, b].astype(int)
         table = np.bincount(x * 3 + z, minlength=9).reshape(3, 3)
-        out.append(PairKappa(reviewer_ids[a], reviewer_ids[b], shared,
-                             float(np.trace(table) / shared), cohens_kappa(table)))
+        out.append(
+            PairKappa(
+                reviewer_ids[a],
+                reviewer_ids[b],
+                shared,
+                float(np.trace(table) / shared),
+                cohens_kappa(table),
+            )
+        )
     return out

@@ -25,7 +25,7 @@ from harness.analyze.sample_size import (
 )
 from harness.errors import HarnessError
 
-BANK_REPS = 400          # simulated studies per equivalence estimate (Monte Carlo SE <= 0.025)
+BANK_REPS = 400  # simulated studies per equivalence estimate (Monte Carlo SE <= 0.025)
 BANK_SEED = 20261202
 
 
@@ -35,12 +35,19 @@ def observed(pi: float, sensitivity: float, specificity: float) -> float:
     return min(max((1.0 - sensitivity) + youden * pi, 1e-6), 1.0 - 1e-6)
 
 
-def bank_power(plan: Plan, inputs: dict[str, Any], topics: int, label: str, *,
-               sensitivity: float, specificity: float, reps: int = BANK_REPS,
-               seed: int = BANK_SEED) -> dict[str, Any]:
+def bank_power(
+    plan: Plan,
+    inputs: dict[str, Any],
+    topics: int,
+    label: str,
+    *,
+    sensitivity: float,
+    specificity: float,
+    reps: int = BANK_REPS,
+    seed: int = BANK_SEED,
+) -> dict[str, Any]:
     """Every figure of the bank section; `inputs` are the resolved inputs of `power()`."""
-    alpha, target, sesoi, rho = (inputs["alpha"], inputs["target"], inputs["sesoi"],
-                                 inputs["rho"])
+    alpha, target, sesoi, rho = (inputs["alpha"], inputs["target"], inputs["sesoi"], inputs["rho"])
     p0, effect = inputs["p_single"], inputs["effect"]
     method = plan.equivalence.method
     sd = sd_binary_difference(p0 + effect, p0, rho)
@@ -50,25 +57,45 @@ def bank_power(plan: Plan, inputs: dict[str, Any], topics: int, label: str, *,
     q0 = observed(p0, sensitivity, specificity)
     q1 = observed(p0 + effect, sensitivity, specificity)
     sd_q = sd_binary_difference(q1, q0, rho)
-    bound = (youden_bound(sensitivity, specificity, plan.planning.controls, 1.0 - alpha)
-             if plan.planning.controls else -1.0)
-    refute = _equivalence(method, q0, rho, sesoi * max(bound, 0.0), alpha / 2, target, topics,
-                          reps, seed)
+    bound = (
+        youden_bound(sensitivity, specificity, plan.planning.controls, 1.0 - alpha)
+        if plan.planning.controls
+        else -1.0
+    )
+    refute = _equivalence(
+        method, q0, rho, sesoi * max(bound, 0.0), alpha / 2, target, topics, reps, seed
+    )
     return {
-        "topics": topics, "label": label, "method": method, "reps": reps, "seed": seed,
+        "topics": topics,
+        "label": label,
+        "method": method,
+        "reps": reps,
+        "seed": seed,
         "paired_power": paired_power(topics, effect, sd, alpha),
         "mcnemar_power": mcnemar_power(topics, p10, p01, alpha),
         "equivalence": perfect,
-        "sensitivity": sensitivity, "specificity": specificity, "youden": youden,
-        "youden_bound": bound, "controls": plan.planning.controls,
+        "sensitivity": sensitivity,
+        "specificity": specificity,
+        "youden": youden,
+        "youden_bound": bound,
+        "controls": plan.planning.controls,
         "supported_power": paired_power(topics, q1 - q0, sd_q, alpha) if q1 > q0 else 0.0,
         "supported_needed": _needed(lambda: paired_sample_size(q1 - q0, sd_q, alpha, target)),
         "refute": refute,
     }
 
 
-def _equivalence(method: str, p: float, rho: float, margin: float, alpha: float, target: float,
-                 topics: int, reps: int, seed: int) -> dict[str, Any]:
+def _equivalence(
+    method: str,
+    p: float,
+    rho: float,
+    margin: float,
+    alpha: float,
+    target: float,
+    topics: int,
+    reps: int,
+    seed: int,
+) -> dict[str, Any]:
     """Simulated power at `topics` and topics needed, both arms at p (no true difference)."""
     p10, p01 = discordant(p, p, rho)
     sd = sd_binary_difference(p, p, rho)
@@ -76,10 +103,10 @@ def _equivalence(method: str, p: float, rho: float, margin: float, alpha: float,
         return {"margin": margin, "power": None, "se": None, "needed": None, "normal": None}
     at = equivalence_power(method, topics, p10, p01, margin, alpha, reps, seed)
     normal = _needed(lambda: tost_sample_size(sd, margin, 0.0, alpha, target))
-    needed = equivalence_topics(method, p10, p01, margin, alpha, target, reps, seed,
-                                normal or topics)
-    return {"margin": margin, "power": at.power, "se": at.se, "needed": needed,
-            "normal": normal}
+    needed = equivalence_topics(
+        method, p10, p01, margin, alpha, target, reps, seed, normal or topics
+    )
+    return {"margin": margin, "power": at.power, "se": at.se, "needed": needed, "normal": normal}
 
 
 def _needed(compute: Any) -> int | None:

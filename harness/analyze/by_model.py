@@ -27,7 +27,13 @@ def study_across_models(j: Judgments, plan: Plan) -> AcrossModels | None:
     complete = np.logical_and.reduce([t.complete for t in tables])
     if complete.sum() < 2:
         return None
-    p = np.stack([t.p[complete] for t in tables], axis=1)             # (T, M, 3)
-    return across_models(p, models, single=plan.single, alpha=plan.primary.alpha,
-                         mid_p=plan.primary.p_value == "mid",
-                         permutations=plan.primary.permutations, seed=plan.primary.seed)
+    p = np.stack([t.p[complete] for t in tables], axis=1)  # (T, M, 3)
+    return across_models(
+        p,
+        models,
+        single=plan.single,
+        alpha=plan.primary.alpha,
+        mid_p=plan.primary.p_value == "mid",
+        permutations=plan.primary.permutations,
+        seed=plan.primary.seed,
+    )

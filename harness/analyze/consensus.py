@@ -23,18 +23,18 @@ PUBLISHED, NOT_PUBLISHED, UNSURE = 0, 1, 2
 class Judgments:
     """One entry per review, integer-coded. Items carry their topic and condition."""
 
-    item: np.ndarray          # item code per judgment
-    reviewer: np.ndarray      # reviewer code per judgment
-    verdict: np.ndarray       # index into VERDICTS per judgment
-    item_topic: np.ndarray    # topic code per item
+    item: np.ndarray  # item code per judgment
+    reviewer: np.ndarray  # reviewer code per judgment
+    verdict: np.ndarray  # index into VERDICTS per judgment
+    item_topic: np.ndarray  # topic code per item
     item_condition: np.ndarray  # index into CONDITIONS per item
     n_topics: int
     n_reviewers: int
     topic_ids: np.ndarray | None = None
     item_ids: np.ndarray | None = None
     reviewer_ids: np.ndarray | None = None
-    reviewer_kind: np.ndarray | None = None   # 'human' | 'automated' per reviewer code
-    item_model: np.ndarray | None = None      # the model (label) of each item's output
+    reviewer_kind: np.ndarray | None = None  # 'human' | 'automated' per reviewer code
+    item_model: np.ndarray | None = None  # the model (label) of each item's output
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -57,22 +57,30 @@ class Judgments:
 
     def subset(self, mask: np.ndarray) -> Judgments:
         """The same study restricted to some judgments (codes and labels are kept)."""
-        return replace(self, item=self.item[mask], reviewer=self.reviewer[mask],
-                       verdict=self.verdict[mask], _cache={})
+        return replace(
+            self,
+            item=self.item[mask],
+            reviewer=self.reviewer[mask],
+            verdict=self.verdict[mask],
+            _cache={},
+        )
 
     def frame(self) -> pd.DataFrame:
         """Judgments as a DataFrame with labels (topic, condition, item, reviewer, verdict)."""
         topics = self.topic_ids if self.topic_ids is not None else np.arange(self.n_topics)
         items = self.item_ids if self.item_ids is not None else np.arange(self.n_items)
-        reviewers = (self.reviewer_ids if self.reviewer_ids is not None
-                     else np.arange(self.n_reviewers))
-        return pd.DataFrame({
-            "topic_id": np.asarray(topics)[self.topic],
-            "condition": np.asarray(CONDITIONS)[self.condition],
-            "item_id": np.asarray(items)[self.item],
-            "reviewer_id": np.asarray(reviewers)[self.reviewer],
-            "verdict": np.asarray(VERDICTS)[self.verdict],
-        })
+        reviewers = (
+            self.reviewer_ids if self.reviewer_ids is not None else np.arange(self.n_reviewers)
+        )
+        return pd.DataFrame(
+            {
+                "topic_id": np.asarray(topics)[self.topic],
+                "condition": np.asarray(CONDITIONS)[self.condition],
+                "item_id": np.asarray(items)[self.item],
+                "reviewer_id": np.asarray(reviewers)[self.reviewer],
+                "verdict": np.asarray(VERDICTS)[self.verdict],
+            }
+        )
 
 
 def code_outcome(verdict: np.ndarray, unsure: str) -> np.ndarray:
@@ -90,11 +98,11 @@ def code_outcome(verdict: np.ndarray, unsure: str) -> np.ndarray:
 class TopicTable:
     """Per-topic proportions judged novel (rows: topics; columns: CONDITIONS)."""
 
-    p: np.ndarray            # (T, 3) mean item score; NaN where a condition has no eligible item
-    n_items: np.ndarray      # (T, 3) eligible items
+    p: np.ndarray  # (T, 3) mean item score; NaN where a condition has no eligible item
+    n_items: np.ndarray  # (T, 3) eligible items
     n_judgments: np.ndarray  # (T, 3) coded judgments of eligible items
-    single: str              # how the single arm is formed (plan `single`)
-    item_score: np.ndarray   # per item: mean coded verdict (NaN if no coded verdict)
+    single: str  # how the single arm is formed (plan `single`)
+    item_score: np.ndarray  # per item: mean coded verdict (NaN if no coded verdict)
     item_reviews: np.ndarray  # per item: reviews of any verdict
     item_eligible: np.ndarray  # per item: has at least the minimum reviews and a coded verdict
     topic_ids: np.ndarray | None = None
@@ -157,8 +165,9 @@ class TopicTable:
         return out
 
 
-def topic_table(j: Judgments, *, unsure: str, min_reviewers: int,
-                single: str = "mean_of_singles") -> TopicTable:
+def topic_table(
+    j: Judgments, *, unsure: str, min_reviewers: int, single: str = "mean_of_singles"
+) -> TopicTable:
     """Item scores (mean over reviewers), then topic-by-condition means over eligible items."""
     y = code_outcome(j.verdict, unsure)
     coded = ~np.isnan(y)
@@ -176,14 +185,23 @@ def topic_table(j: Judgments, *, unsure: str, min_reviewers: int,
     judged = np.bincount(cell[eligible], weights=valid[eligible], minlength=size)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(counts > 0, sums.reshape(j.n_topics, 3) / np.maximum(counts, 1), np.nan)
-    return TopicTable(p=p, n_items=counts, n_judgments=judged.reshape(j.n_topics, 3).astype(int),
-                      single=single, item_score=score, item_reviews=reviews,
-                      item_eligible=eligible, topic_ids=j.topic_ids)
+    return TopicTable(
+        p=p,
+        n_items=counts,
+        n_judgments=judged.reshape(j.n_topics, 3).astype(int),
+        single=single,
+        item_score=score,
+        item_reviews=reviews,
+        item_eligible=eligible,
+        topic_ids=j.topic_ids,
+    )
 
 
 def consensus_counts(cross: np.ndarray, single: np.ndarray) -> dict[str, int]:
     """The paired 2x2 table: a both novel, b cross only, c single only, d neither."""
     return {
-        "a": int(np.sum(cross & single)), "b": int(np.sum(cross & ~single)),
-        "c": int(np.sum(~cross & single)), "d": int(np.sum(~cross & ~single)),
+        "a": int(np.sum(cross & single)),
+        "b": int(np.sum(cross & ~single)),
+        "c": int(np.sum(~cross & single)),
+        "d": int(np.sum(~cross & ~single)),
     }

@@ -44,24 +44,38 @@ from harness.analyze.weighted import Weighted, weighted_accuracy
 class ControlsAnalysis:
     table: list[Accuracy]
     excluded: list[str]
-    n_controls: int               # distinct control items with a counted judgment
+    n_controls: int  # distinct control items with a counted judgment
     n_judgments: int
-    pooled: Accuracy              # every counted control judgment, as judged
-    weighted: Weighted            # the accuracy the gate, the bound and the correction use
+    pooled: Accuracy  # every counted control judgment, as judged
+    weighted: Weighted  # the accuracy the gate, the bound and the correction use
     differential: Differential | None
     corrected: Corrected | None
-    equivalence: Equivalence | None     # on the corrected scale (pooled: scaled margin)
-    youden_bound: float | None          # J_L used to scale the margin
+    equivalence: Equivalence | None  # on the corrected scale (pooled: scaled margin)
+    youden_bound: float | None  # J_L used to scale the margin
     gate_ok: bool
     gate_reason: str
 
 
-def reviewer_accuracy(frame: pd.DataFrame | None, plan: Plan) -> tuple[pd.DataFrame,
-                                                                        list[Accuracy], list[str]]:
+def reviewer_accuracy(
+    frame: pd.DataFrame | None, plan: Plan
+) -> tuple[pd.DataFrame, list[Accuracy], list[str]]:
     """Coded controls, the accuracy table of every reviewer, and who falls below the threshold."""
-    frame = frame if frame is not None else pd.DataFrame(
-        columns=["item_id", "control_id", "reviewer_id", "reviewer_kind", "verdict", "expected",
-                 "control_kind", "split"])
+    frame = (
+        frame
+        if frame is not None
+        else pd.DataFrame(
+            columns=[
+                "item_id",
+                "control_id",
+                "reviewer_id",
+                "reviewer_kind",
+                "verdict",
+                "expected",
+                "control_kind",
+                "split",
+            ]
+        )
+    )
     coded = coded_controls(frame, plan.outcome.unsure)
     table = accuracy_table(coded, plan.controls.level)
     return coded, table, excluded_reviewers(table, plan.controls.exclude_reviewer_below)
@@ -74,9 +88,16 @@ def keep_reviewers(j: Judgments, excluded: list[str]) -> Judgments:
     return j.subset(~out)
 
 
-def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,
-                     accuracy: list[Accuracy], excluded: list[str], plan: Plan,
-                     consensus: dict[str, int]) -> ControlsAnalysis:
+def analyse_controls(
+    j: Judgments,
+    y: np.ndarray,
+    table: TopicTable,
+    coded: pd.DataFrame,
+    accuracy: list[Accuracy],
+    excluded: list[str],
+    plan: Plan,
+    consensus: dict[str, int],
+) -> ControlsAnalysis:
     c, alpha = plan.controls, plan.primary.alpha
     coded = coded[~coded["reviewer_id"].isin(excluded)]
     kept = [a for a in accuracy if a.scope == "reviewer" and a.label not in excluded]
@@ -95,10 +116,19 @@ def analyse_controls(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.D
         corrected = _corrected(j, y, table, coded, labels, groups, weighted, plan)
         equivalence, bound = _corrected_equivalence(table.d, acc, corrected, plan, consensus)
     return ControlsAnalysis(
-        table=accuracy, excluded=excluded, n_controls=int(coded["control_id"].nunique()),
-        n_judgments=len(coded), pooled=pooled, weighted=weighted,
-        differential=differential(coded, alpha), corrected=corrected, equivalence=equivalence,
-        youden_bound=bound, gate_ok=gate_ok, gate_reason=gate_reason)
+        table=accuracy,
+        excluded=excluded,
+        n_controls=int(coded["control_id"].nunique()),
+        n_judgments=len(coded),
+        pooled=pooled,
+        weighted=weighted,
+        differential=differential(coded, alpha),
+        corrected=corrected,
+        equivalence=equivalence,
+        youden_bound=bound,
+        gate_ok=gate_ok,
+        gate_reason=gate_reason,
+    )
 
 
 def _reviewer_groups(j: Judgments, reviewers: list[str]) -> tuple[list[str], np.ndarray]:
@@ -114,22 +144,32 @@ def _reviewer_groups(j: Judgments, reviewers: list[str]) -> tuple[list[str], np.
 def _gate(acc: Accuracy, uncovered: float, plan: Plan) -> tuple[bool, str]:
     c = plan.controls
     if not acc.estimable:
-        what = ("no control items were judged" if acc.published + acc.unpublished == 0
-                else "no reviewer of real items has judged both published and unpublished "
-                     "controls")
-        return False, (f"reviewer accuracy cannot be estimated ({what}), so the reviewers "
-                       "could not be shown to discriminate published from unpublished work")
+        what = (
+            "no control items were judged"
+            if acc.published + acc.unpublished == 0
+            else "no reviewer of real items has judged both published and unpublished controls"
+        )
+        return False, (
+            f"reviewer accuracy cannot be estimated ({what}), so the reviewers "
+            "could not be shown to discriminate published from unpublished work"
+        )
     low, high = acc.youden_ci()
-    text = (f"J = {acc.youden:.3f} (every reviewer's accuracy weighted by their share of the "
-            f"real judgments), {c.level:.0%} exact interval [{low:.3f}, {high:.3f}] from "
-            f"{acc.published:.1f} published and {acc.unpublished:.1f} unpublished effective "
-            "control judgments")
+    text = (
+        f"J = {acc.youden:.3f} (every reviewer's accuracy weighted by their share of the "
+        f"real judgments), {c.level:.0%} exact interval [{low:.3f}, {high:.3f}] from "
+        f"{acc.published:.1f} published and {acc.unpublished:.1f} unpublished effective "
+        "control judgments"
+    )
     if uncovered > 0:
-        text += (f"; reviewers with {uncovered:.1%} of the real judgments had no controls of "
-                 "both kinds and are assumed as accurate as the others")
+        text += (
+            f"; reviewers with {uncovered:.1%} of the real judgments had no controls of "
+            "both kinds and are assumed as accurate as the others"
+        )
     if low < c.min_youden:
-        return False, (f"the reviewers could not be shown to discriminate: {text}; the plan "
-                       f"requires its lower bound to be at least {c.min_youden:g}")
+        return False, (
+            f"the reviewers could not be shown to discriminate: {text}; the plan "
+            f"requires its lower bound to be at least {c.min_youden:g}"
+        )
     return True, text
 
 
@@ -140,14 +180,15 @@ def _varied(y: np.ndarray, reason: str) -> tuple[bool, str]:
     coded = y[~np.isnan(y)]
     if coded.size and coded.min() == coded.max():
         verdict = "novel" if coded[0] == 1.0 else "not novel"
-        return False, (f"every one of the {coded.size} coded real judgments is {verdict}, so "
-                       f"the accuracy shown on controls ({reason}) does not describe them and "
-                       "the reviewers could not be shown to discriminate among real items")
+        return False, (
+            f"every one of the {coded.size} coded real judgments is {verdict}, so "
+            f"the accuracy shown on controls ({reason}) does not describe them and "
+            "the reviewers could not be shown to discriminate among real items"
+        )
     return True, reason
 
 
-def _compatible(j: Judgments, y: np.ndarray, acc: Accuracy, reason: str
-                ) -> tuple[bool, str]:
+def _compatible(j: Judgments, y: np.ndarray, acc: Accuracy, reason: str) -> tuple[bool, str]:
     """Whether the real judgments could come from reviewers as accurate as the controls show.
 
     Under the misclassification model the novel rate q of any arm lies in [1 - sensitivity,
@@ -170,28 +211,45 @@ def _compatible(j: Judgments, y: np.ndarray, acc: Accuracy, reason: str
                 f"(exact interval [{q_low:.3f}, {q_high:.3f}]), outside the range "
                 f"[{1.0 - sens[1]:.3f}, {spec[1]:.3f}] that reviewers as accurate as the controls "
                 f"show ({reason}) can produce: their accuracy on controls does not describe how "
-                "they judged real items")
+                "they judged real items"
+            )
     return True, reason
 
 
-def _corrected(j: Judgments, y: np.ndarray, table: TopicTable, coded: pd.DataFrame,
-               labels: list[str], groups: np.ndarray, weighted: Weighted, plan: Plan
-               ) -> Corrected:
+def _corrected(
+    j: Judgments,
+    y: np.ndarray,
+    table: TopicTable,
+    coded: pd.DataFrame,
+    labels: list[str],
+    groups: np.ndarray,
+    weighted: Weighted,
+    plan: Plan,
+) -> Corrected:
     c = plan.controls
     by_reviewer = c.correction == "per_reviewer"
     if by_reviewer and not (groups == len(labels) - 1).any():
-        labels = labels[:-1]     # no reviewer of real items lacks controls: drop "<none>"
+        labels = labels[:-1]  # no reviewer of real items lacks controls: drop "<none>"
     counts = control_counts(coded, labels, by_reviewer=True)
     shares = None if by_reviewer else np.array([weighted.shares.get(x, 0.0) for x in labels])
     a, b = topic_weights(j, y, table, groups, len(labels))
     # alpha/2 per side, as the pooled path splits it: the per-reviewer equivalence decides with
     # this interval, so it must follow the plan's alpha (a fixed 95% is liberal when alpha < 0.05)
-    return corrected_difference(a, b, counts, method=c.correction, resamples=c.bootstrap,
-                                level=1.0 - plan.primary.alpha, seed=c.seed, shares=shares)
+    return corrected_difference(
+        a,
+        b,
+        counts,
+        method=c.correction,
+        resamples=c.bootstrap,
+        level=1.0 - plan.primary.alpha,
+        seed=c.seed,
+        shares=shares,
+    )
 
 
-def _corrected_equivalence(d: np.ndarray, acc: Accuracy, corrected: Corrected, plan: Plan,
-                           consensus: dict[str, int]) -> tuple[Equivalence | None, float | None]:
+def _corrected_equivalence(
+    d: np.ndarray, acc: Accuracy, corrected: Corrected, plan: Plan, consensus: dict[str, int]
+) -> tuple[Equivalence | None, float | None]:
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     if plan.controls.correction == "per_reviewer":
         return _bootstrap_equivalence(corrected, plan), None
@@ -219,5 +277,13 @@ def _bootstrap_equivalence(corrected: Corrected, plan: Plan) -> Equivalence | No
     lo = low if low is not None else -math.inf
     hi = high if high is not None else math.inf
     # the (1 - alpha) percentile interval decides at alpha/2 per side
-    return Equivalence("bootstrap", sesoi, corrected.estimate, 0.0 if lo > -sesoi else 1.0,
-                       0.0 if hi < sesoi else 1.0, lo, hi, half)
+    return Equivalence(
+        "bootstrap",
+        sesoi,
+        corrected.estimate,
+        0.0 if lo > -sesoi else 1.0,
+        0.0 if hi < sesoi else 1.0,
+        lo,
+        hi,
+        half,
+    )

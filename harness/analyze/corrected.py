@@ -34,8 +34,8 @@ import pandas as pd
 
 from harness.analyze.consensus import CROSS, SINGLE_A, SINGLE_B, Judgments, TopicTable
 
-MIN_J = 0.05      # below this J the correction divides by ~0: no corrected estimate
-CHUNK = 250       # bootstrap resamples per vectorised block, at most ...
+MIN_J = 0.05  # below this J the correction divides by ~0: no corrected estimate
+CHUNK = 250  # bootstrap resamples per vectorised block, at most ...
 CELLS = 4_000_000  # ... this many resampled topic-group cells at once
 CorrectionMethod = Literal["pooled", "per_reviewer"]
 
@@ -65,12 +65,12 @@ class ControlCounts:
 class Corrected:
     method: CorrectionMethod
     observed: float
-    estimate: float | None       # None when an accuracy is not estimable or J <= MIN_J
+    estimate: float | None  # None when an accuracy is not estimable or J <= MIN_J
     ci_low: float | None
     ci_high: float | None
     level: float
     resamples: int
-    invalid_share: float         # share of resamples with some J* <= MIN_J
+    invalid_share: float  # share of resamples with some J* <= MIN_J
     note: str
 
 
@@ -92,8 +92,9 @@ def judgment_weights(j: Judgments, y: np.ndarray, table: TopicTable) -> np.ndarr
     return np.where(keep, item_w[j.item], 0.0)
 
 
-def topic_weights(j: Judgments, y: np.ndarray, table: TopicTable, groups: np.ndarray,
-                  n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+def topic_weights(
+    j: Judgments, y: np.ndarray, table: TopicTable, groups: np.ndarray, n_groups: int
+) -> tuple[np.ndarray, np.ndarray]:
     """A (T, G) and B (T, G) of the complete topics, for judgments grouped by `groups`."""
     w = judgment_weights(j, y, table)
     index = j.topic * n_groups + groups
@@ -104,11 +105,11 @@ def topic_weights(j: Judgments, y: np.ndarray, table: TopicTable, groups: np.nda
     return (a.reshape(j.n_topics, n_groups)[complete], b.reshape(j.n_topics, n_groups)[complete])
 
 
-def group_shares(j: Judgments, y: np.ndarray, table: TopicTable, groups: np.ndarray,
-                 n_groups: int) -> np.ndarray:
+def group_shares(
+    j: Judgments, y: np.ndarray, table: TopicTable, groups: np.ndarray, n_groups: int
+) -> np.ndarray:
     """Each group's share of the absolute weights of the real judgments in d_t."""
-    total = np.bincount(groups, weights=np.abs(judgment_weights(j, y, table)),
-                        minlength=n_groups)
+    total = np.bincount(groups, weights=np.abs(judgment_weights(j, y, table)), minlength=n_groups)
     return total / total.sum() if total.sum() > 0 else total
 
 
@@ -119,8 +120,9 @@ def _ratio(a: np.ndarray, b: np.ndarray, sens: np.ndarray, inverse: np.ndarray) 
     return result
 
 
-def _accuracy(counts: ControlCounts, shares: np.ndarray | None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _accuracy(
+    counts: ControlCounts, shares: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sensitivity, J and J's estimated variance per group, or collapsed to one by `shares`."""
     sens = counts.sensitivity()
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -134,13 +136,20 @@ def _accuracy(counts: ControlCounts, shares: np.ndarray | None
     def pool(x: np.ndarray) -> np.ndarray:
         return np.array([np.sum(w * x[covered])])
 
-    return pool(sens), pool(sens + spec - 1.0), np.array([np.sum(w ** 2 * var[covered])])
+    return pool(sens), pool(sens + spec - 1.0), np.array([np.sum(w**2 * var[covered])])
 
 
-def corrected_difference(a: np.ndarray, b: np.ndarray, counts: ControlCounts, *,
-                         method: CorrectionMethod,
-                         resamples: int, level: float, seed: int,
-                         shares: np.ndarray | None = None) -> Corrected:
+def corrected_difference(
+    a: np.ndarray,
+    b: np.ndarray,
+    counts: ControlCounts,
+    *,
+    method: CorrectionMethod,
+    resamples: int,
+    level: float,
+    seed: int,
+    shares: np.ndarray | None = None,
+) -> Corrected:
     """Point estimate and joint topic-and-control bootstrap interval.
 
     With `shares` (pooled correction) the groups' accuracies are collapsed into one weighted
@@ -151,34 +160,68 @@ def corrected_difference(a: np.ndarray, b: np.ndarray, counts: ControlCounts, *,
     observed = float(a.sum() / n) if n else math.nan
     sens, youden, var = _accuracy(counts, shares)
     if n == 0 or not np.all(np.isfinite(youden)):
-        return Corrected(method, observed, None, None, None, level, 0, 1.0,
-                         "accuracy not estimable: some reviewer group lacks published or "
-                         "unpublished controls")
+        return Corrected(
+            method,
+            observed,
+            None,
+            None,
+            None,
+            level,
+            0,
+            1.0,
+            "accuracy not estimable: some reviewer group lacks published or unpublished controls",
+        )
     if np.any(youden <= MIN_J):
-        return Corrected(method, observed, None, None, None, level, 0, 1.0,
-                         f"J = {float(youden.min()):.3f} <= {MIN_J}: the reviewers do not "
-                         "discriminate, so the correction would divide by about zero")
-    inverse = youden / (youden ** 2 + var)
+        return Corrected(
+            method,
+            observed,
+            None,
+            None,
+            None,
+            level,
+            0,
+            1.0,
+            f"J = {float(youden.min()):.3f} <= {MIN_J}: the reviewers do not "
+            "discriminate, so the correction would divide by about zero",
+        )
+    inverse = youden / (youden**2 + var)
     estimate = float(_ratio(a.mean(axis=0), b.mean(axis=0), sens, inverse))
     draws, invalid = _bootstrap(a, b, counts, shares, resamples, seed)
     tail = (1.0 - level) / 2.0
     # order statistics, not interpolation: an unbounded resample must not turn the bound into NaN
     low = float(np.quantile(np.where(invalid, -np.inf, draws), tail, method="lower"))
     high = float(np.quantile(np.where(invalid, np.inf, draws), 1.0 - tail, method="higher"))
-    return Corrected(method, observed, estimate, _finite(low), _finite(high), level, resamples,
-                     float(invalid.mean()),
-                     "second-order estimate; percentile bootstrap over topics and control "
-                     "judgments"
-                     + (f"; {invalid.mean():.1%} of resamples had J* <= {MIN_J} and count as "
-                        "unbounded" if invalid.any() else ""))
+    return Corrected(
+        method,
+        observed,
+        estimate,
+        _finite(low),
+        _finite(high),
+        level,
+        resamples,
+        float(invalid.mean()),
+        "second-order estimate; percentile bootstrap over topics and control "
+        "judgments"
+        + (
+            f"; {invalid.mean():.1%} of resamples had J* <= {MIN_J} and count as unbounded"
+            if invalid.any()
+            else ""
+        ),
+    )
 
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _bootstrap(a: np.ndarray, b: np.ndarray, counts: ControlCounts, shares: np.ndarray | None,
-               resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _bootstrap(
+    a: np.ndarray,
+    b: np.ndarray,
+    counts: ControlCounts,
+    shares: np.ndarray | None,
+    resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     n = a.shape[0]
     out = np.empty(resamples)
@@ -188,19 +231,19 @@ def _bootstrap(a: np.ndarray, b: np.ndarray, counts: ControlCounts, shares: np.n
     covered = np.ones(groups, dtype=bool) if shares is None else shares > 0
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
-        picks = rng.integers(0, n, size=(size, n))                            # topics drawn
-        a_star, b_star = a[picks].mean(axis=1), b[picks].mean(axis=1)          # (size, G)
-        pub = rng.binomial(counts.pub_n, _rate(counts.pub_correct, counts.pub_n),
-                           (size, groups))
-        unpub = rng.binomial(counts.unpub_n, _rate(counts.unpub_correct, counts.unpub_n),
-                             (size, groups))
+        picks = rng.integers(0, n, size=(size, n))  # topics drawn
+        a_star, b_star = a[picks].mean(axis=1), b[picks].mean(axis=1)  # (size, G)
+        pub = rng.binomial(counts.pub_n, _rate(counts.pub_correct, counts.pub_n), (size, groups))
+        unpub = rng.binomial(
+            counts.unpub_n, _rate(counts.unpub_correct, counts.unpub_n), (size, groups)
+        )
         with np.errstate(invalid="ignore", divide="ignore"):
             sens = np.where(covered, pub / counts.pub_n, 0.0)
             youden = np.where(covered, sens + unpub / counts.unpub_n - 1.0, 0.0)
         if shares is not None:
-            sens, youden = sens @ shares[:, None], youden @ shares[:, None]   # (size, 1)
-        bad[start:start + size] = np.any(youden <= MIN_J, axis=1)
-        out[start:start + size] = _ratio(a_star, b_star, sens, 1.0 / np.maximum(youden, MIN_J))
+            sens, youden = sens @ shares[:, None], youden @ shares[:, None]  # (size, 1)
+        bad[start : start + size] = np.any(youden <= MIN_J, axis=1)
+        out[start : start + size] = _ratio(a_star, b_star, sens, 1.0 / np.maximum(youden, MIN_J))
     return out, bad
 
 
@@ -220,5 +263,6 @@ def control_counts(coded: pd.DataFrame, labels: list[str], by_reviewer: bool) ->
     def col(series: pd.Series) -> np.ndarray:
         return series.reindex(labels).fillna(0).to_numpy(dtype=np.int64)
 
-    return ControlCounts(labels, col(pub.size()), col(pub.sum()), col(unpub.size()),
-                         col(unpub.sum()))
+    return ControlCounts(
+        labels, col(pub.size()), col(pub.sum()), col(unpub.size()), col(unpub.sum())
+    )

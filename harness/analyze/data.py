@@ -59,21 +59,22 @@ class BlindingCheck:
 @dataclass(frozen=True)
 class StudyData:
     judgments: Judgments
-    reviews: pd.DataFrame        # one row per review, with its condition and reviewer kind
+    reviews: pd.DataFrame  # one row per review, with its condition and reviewer kind
     topics: pd.DataFrame
     reviewers: pd.DataFrame
-    geometry: pd.DataFrame       # per topic and condition (empty when the study has none)
+    geometry: pd.DataFrame  # per topic and condition (empty when the study has none)
     geometry_model: str | None
     counts: dict[str, int]
     models: list[str]
     blinding: BlindingCheck
     first_review_at: str | None
     meta: dict[str, Any]
-    controls: pd.DataFrame | None = None   # one row per review of a control item
+    controls: pd.DataFrame | None = None  # one row per review of a control item
 
 
-def verify_blinding(study: Study, manifest: dict[str, Any], *, allow_missing: bool
-                    ) -> BlindingCheck:
+def verify_blinding(
+    study: Study, manifest: dict[str, Any], *, allow_missing: bool
+) -> BlindingCheck:
     """Compare the key in the store with the manifest's commitment; a mismatch is fatal."""
     section = manifest.get("blinding") or {}
     computed = commitment(study.conn)
@@ -84,68 +85,104 @@ def verify_blinding(study: Study, manifest: dict[str, Any], *, allow_missing: bo
             raise HarnessError(
                 "no blinding commitment in the manifest, so the blinding key cannot be verified "
                 "(packets are made with `harness judge --blind`); rerun with --allow-deviation to "
-                "analyse anyway, reported as a deviation", file=file, column="blinding.sha256")
+                "analyse anyway, reported as a deviation",
+                file=file,
+                column="blinding.sha256",
+            )
         return BlindingCheck("missing", None, computed, None, study.count("items"))
     if recorded != computed:
         raise HarnessError(
             f"the blinding key in the store (sha256 {computed}) does not match the commitment "
             f"made {section.get('made_at', '?')} ({recorded}); the item -> condition map changed "
-            "after packets were made, so the study cannot be unblinded", file=file,
-            column="blinding.sha256")
-    return BlindingCheck("verified", recorded, computed, section.get("made_at"),
-                         int(section.get("n_items", study.count("items"))))
+            "after packets were made, so the study cannot be unblinded",
+            file=file,
+            column="blinding.sha256",
+        )
+    return BlindingCheck(
+        "verified",
+        recorded,
+        computed,
+        section.get("made_at"),
+        int(section.get("n_items", study.count("items"))),
+    )
 
 
-def load_study(study: Study, manifest: dict[str, Any], *, allow_missing_commitment: bool = False
-               ) -> StudyData:
+def load_study(
+    study: Study, manifest: dict[str, Any], *, allow_missing_commitment: bool = False
+) -> StudyData:
     """Everything the analysis needs, read after the blinding key is verified."""
     if study.count("reviews") == 0:
         raise HarnessError(
             "the study has no reviews yet: import reviewer packets or run the automated "
-            "reviewers (`harness judge`) before `harness analyze`", file=study.path)
+            "reviewers (`harness judge`) before `harness analyze`",
+            file=study.path,
+        )
     blinding = verify_blinding(study, manifest, allow_missing=allow_missing_commitment)
     reviews = study.frame(REVIEWS_SQL)
     topics = study.frame(TOPICS_SQL)
     reviewers = study.frame("SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id")
     geometry, geometry_model = _geometry(study, reviews)
     counts = {
-        "topics": study.count("topics"), "prompts": study.count("prompts"),
-        "outputs": study.count("outputs"), "outputs_ok": study.count("outputs", "status = 'ok'"),
-        "items": study.count("items"), "assignments": study.count("assignments"),
-        "reviews": int(len(reviews)), "reviewers": int(len(reviewers)),
+        "topics": study.count("topics"),
+        "prompts": study.count("prompts"),
+        "outputs": study.count("outputs"),
+        "outputs_ok": study.count("outputs", "status = 'ok'"),
+        "items": study.count("items"),
+        "assignments": study.count("assignments"),
+        "reviews": int(len(reviews)),
+        "reviewers": int(len(reviewers)),
     }
-    meta = {key: study.meta(key) for key in ("pilot", "demo", "simulated", "study_id",
-                                             "created_at")}
+    meta = {
+        key: study.meta(key) for key in ("pilot", "demo", "simulated", "study_id", "created_at")
+    }
     return StudyData(
-        judgments=_judgments(reviews, topics, reviewers), reviews=reviews, topics=topics,
-        reviewers=reviewers, geometry=geometry, geometry_model=geometry_model, counts=counts,
-        models=sorted(str(m) for m in reviews["model"].dropna().unique()), blinding=blinding,
-        first_review_at=str(reviews["created_at"].min()) if len(reviews) else None, meta=meta,
+        judgments=_judgments(reviews, topics, reviewers),
+        reviews=reviews,
+        topics=topics,
+        reviewers=reviewers,
+        geometry=geometry,
+        geometry_model=geometry_model,
+        counts=counts,
+        models=sorted(str(m) for m in reviews["model"].dropna().unique()),
+        blinding=blinding,
+        first_review_at=str(reviews["created_at"].min()) if len(reviews) else None,
+        meta=meta,
         controls=study.frame(CONTROLS_SQL),
     )
 
 
-def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFrame
-               ) -> Judgments:
+def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFrame) -> Judgments:
     topic_ids = topics["topic_id"].to_numpy(dtype=object)
     topic_index = pd.Index(topic_ids)
     reviewer_ids = reviewers["reviewer_id"].to_numpy(dtype=object)
     item_codes, item_ids = pd.factorize(reviews["item_id"], sort=True)
-    first = pd.DataFrame({"code": item_codes, "topic": reviews["topic_id"],
-                          "condition": reviews["condition"],
-                          "model": reviews["model"]}).drop_duplicates("code")
+    first = pd.DataFrame(
+        {
+            "code": item_codes,
+            "topic": reviews["topic_id"],
+            "condition": reviews["condition"],
+            "model": reviews["model"],
+        }
+    ).drop_duplicates("code")
     first = first.sort_values("code")
     item_topic = topic_index.get_indexer(first["topic"])
     if (item_topic < 0).any():
         raise HarnessError("a prompt refers to a topic missing from the topics table")
     return Judgments(
         item=item_codes.astype(np.int64),
-        reviewer=pd.Index(reviewer_ids).get_indexer(pd.Index(reviews["reviewer_id"])).astype(np.int64),
+        reviewer=pd.Index(reviewer_ids)
+        .get_indexer(pd.Index(reviews["reviewer_id"]))
+        .astype(np.int64),
         verdict=pd.Index(VERDICTS).get_indexer(pd.Index(reviews["verdict"])).astype(np.int8),
         item_topic=item_topic.astype(np.int64),
-        item_condition=pd.Index(CONDITIONS).get_indexer(pd.Index(first["condition"])).astype(np.int8),
-        n_topics=len(topic_ids), n_reviewers=len(reviewer_ids), topic_ids=topic_ids,
-        item_ids=np.asarray(item_ids, dtype=object), reviewer_ids=reviewer_ids,
+        item_condition=pd.Index(CONDITIONS)
+        .get_indexer(pd.Index(first["condition"]))
+        .astype(np.int8),
+        n_topics=len(topic_ids),
+        n_reviewers=len(reviewer_ids),
+        topic_ids=topic_ids,
+        item_ids=np.asarray(item_ids, dtype=object),
+        reviewer_ids=reviewer_ids,
         reviewer_kind=reviewers["kind"].to_numpy(dtype=object),
         item_model=first["model"].astype(str).to_numpy(dtype=object),
     )

@@ -22,14 +22,23 @@ from harness.errors import HarnessError
 MAX_CONTROLS = 1_000_000
 
 
-def expected_accuracy(sensitivity: float, specificity: float, judgments: int,
-                      level: float) -> Accuracy:
+def expected_accuracy(
+    sensitivity: float, specificity: float, judgments: int, level: float
+) -> Accuracy:
     """The accuracy table of a study whose control judgments (half published) hit the expected
     counts exactly."""
     pub = judgments // 2
     unpub = judgments - pub
-    return Accuracy("planned", "pooled", "mixed", pub, int(round(pub * sensitivity)), unpub,
-                    int(round(unpub * specificity)), level)
+    return Accuracy(
+        "planned",
+        "pooled",
+        "mixed",
+        pub,
+        int(round(pub * sensitivity)),
+        unpub,
+        int(round(unpub * specificity)),
+        level,
+    )
 
 
 def youden_bound(sensitivity: float, specificity: float, judgments: int, level: float) -> float:
@@ -47,8 +56,9 @@ def _lower_bounds(n: int, level: float) -> np.ndarray:
         return np.where(k > 0, stats.beta.ppf(tail, np.maximum(k, 1), n - k + 1), 0.0)
 
 
-def gate_power(sensitivity: float, specificity: float, judgments: int, min_youden: float,
-               level: float) -> float:
+def gate_power(
+    sensitivity: float, specificity: float, judgments: int, min_youden: float, level: float
+) -> float:
     """Probability that the exact (Bonferroni) lower bound of J reaches `min_youden`, by
     enumeration over both binomial counts (half the judgments published)."""
     pub = judgments // 2
@@ -64,8 +74,9 @@ def gate_power(sensitivity: float, specificity: float, judgments: int, min_youde
     return float(np.sum(stats.binom.pmf(np.arange(pub + 1), pub, sensitivity) * reach))
 
 
-def controls_needed(sensitivity: float, specificity: float, min_youden: float,
-                    level: float, power: float = 0.8) -> int | None:
+def controls_needed(
+    sensitivity: float, specificity: float, min_youden: float, level: float, power: float = 0.8
+) -> int | None:
     """Fewest control judgments (half published) with which the gate on J passes with
     probability `power` (exact, `gate_power`); None when the assumed J is not above the minimum.
 
@@ -93,8 +104,9 @@ def controls_needed(sensitivity: float, specificity: float, min_youden: float,
     return high
 
 
-def corrected_tost_topics(sd: float, sesoi: float, youden_low: float, alpha: float,
-                          target: float) -> int | None:
+def corrected_tost_topics(
+    sd: float, sesoi: float, youden_low: float, alpha: float, target: float
+) -> int | None:
     """Topics for equivalence against SESOI * J_L at alpha / 2 (normal approximation)."""
     if youden_low <= 0 or not math.isfinite(sd) or sd <= 0:
         return None
@@ -104,8 +116,9 @@ def corrected_tost_topics(sd: float, sesoi: float, youden_low: float, alpha: flo
         return None
 
 
-def corrected_tost_power(n: int, sd: float, sesoi: float, youden_low: float,
-                         alpha: float) -> float | None:
+def corrected_tost_power(
+    n: int, sd: float, sesoi: float, youden_low: float, alpha: float
+) -> float | None:
     if youden_low <= 0 or not math.isfinite(sd) or sd <= 0:
         return None
     return tost_power(n, sd, sesoi * youden_low, 0.0, alpha / 2)

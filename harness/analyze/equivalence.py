@@ -32,9 +32,9 @@ class Equivalence:
     method: str
     margin: float
     estimate: float
-    p_lower: float          # H0: difference <= -margin
-    p_upper: float          # H0: difference >= +margin (its rejection is non-superiority)
-    ci_low: float           # (1 - 2 alpha) interval
+    p_lower: float  # H0: difference <= -margin
+    p_upper: float  # H0: difference >= +margin (its rejection is non-superiority)
+    ci_low: float  # (1 - 2 alpha) interval
     ci_high: float
     alpha: float
 
@@ -70,7 +70,7 @@ def paired_t(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
     return Equivalence("paired_t", margin, mean, p_lower, p_upper, mean - half, mean + half, alpha)
 
 
-BETTING_ORDERS = 64     # random topic orders averaged over ...
+BETTING_ORDERS = 64  # random topic orders averaged over ...
 BETTING_CELLS = 100_000  # ... fewer in very large studies (at least 8), about this many cells
 BETTING_TRUNCATE = 0.9  # largest bet, as a share of the largest bet that cannot lose everything
 BETTING_SEED = 20261202
@@ -81,8 +81,9 @@ def default_orders(n: int) -> int:
     return int(min(BETTING_ORDERS, max(8, BETTING_CELLS // max(n, 1))))
 
 
-def betting_paths(d: np.ndarray, alpha: float, *, orders: int | None = None,
-                  seed: int = BETTING_SEED) -> tuple[np.ndarray, np.ndarray]:
+def betting_paths(
+    d: np.ndarray, alpha: float, *, orders: int | None = None, seed: int = BETTING_SEED
+) -> tuple[np.ndarray, np.ndarray]:
     """The ordered observations and untruncated bets, which do not depend on the margin.
 
     `d` may be (n,) or (studies, n); both outputs are (studies, orders, n). Bets follow the
@@ -93,7 +94,7 @@ def betting_paths(d: np.ndarray, alpha: float, *, orders: int | None = None,
     n = d.shape[1]
     orders = orders or default_orders(n)
     order = np.argsort(np.random.default_rng(seed).random((orders, n)), axis=1)
-    x = d[:, order]                                            # (studies, orders, n)
+    x = d[:, order]  # (studies, orders, n)
     count = np.arange(1, n + 1, dtype=float)
     mean = np.cumsum(x, axis=2) / (count + 1.0)
     prev_mean = np.concatenate([np.zeros_like(mean[..., :1]), mean[..., :-1]], axis=2)
@@ -102,11 +103,10 @@ def betting_paths(d: np.ndarray, alpha: float, *, orders: int | None = None,
     return x, np.sqrt(2.0 * math.log(1.0 / alpha) / (n * prev_var))
 
 
-def paths_log_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float
-                      ) -> np.ndarray:
+def paths_log_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float) -> np.ndarray:
     """log of the terminal capital against H0: E d >= margin, averaged over orders."""
     m = np.broadcast_to(np.asarray(margin, dtype=float), (x.shape[0],))[:, None, None]
-    lam = np.minimum(bets, BETTING_TRUNCATE / (1.0 - m))   # 1 + lam (m - d) stays positive
+    lam = np.minimum(bets, BETTING_TRUNCATE / (1.0 - m))  # 1 + lam (m - d) stays positive
     logs = np.log1p(lam * (m - x)).sum(axis=2)
     return special.logsumexp(logs, axis=1) - math.log(x.shape[1])
 
@@ -117,8 +117,14 @@ def paths_capital(x: np.ndarray, bets: np.ndarray, margin: np.ndarray | float) -
         return result
 
 
-def betting_capital(d: np.ndarray, margin: np.ndarray | float, alpha: float, *,
-                    orders: int | None = None, seed: int = BETTING_SEED) -> np.ndarray:
+def betting_capital(
+    d: np.ndarray,
+    margin: np.ndarray | float,
+    alpha: float,
+    *,
+    orders: int | None = None,
+    seed: int = BETTING_SEED,
+) -> np.ndarray:
     """Terminal capital against H0: E d >= margin, averaged over random orders of the topics."""
     x, bets = betting_paths(d, alpha, orders=orders, seed=seed)
     return paths_capital(x, bets, margin)
@@ -157,10 +163,17 @@ def betting(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
     if d.size == 0:
         return Equivalence("betting", margin, math.nan, 1.0, 1.0, -1.0, 1.0, alpha)
     p_upper = betting_p(d, margin, alpha)
-    p_lower = betting_p(-d, margin, alpha)   # H0: E d <= -margin is H0: E(-d) >= margin
-    return Equivalence("betting", margin, float(d.mean()), p_lower, p_upper,
-                       _betting_bound(d, alpha, upper=False), _betting_bound(d, alpha, upper=True),
-                       alpha)
+    p_lower = betting_p(-d, margin, alpha)  # H0: E d <= -margin is H0: E(-d) >= margin
+    return Equivalence(
+        "betting",
+        margin,
+        float(d.mean()),
+        p_lower,
+        p_upper,
+        _betting_bound(d, alpha, upper=False),
+        _betting_bound(d, alpha, upper=True),
+        alpha,
+    )
 
 
 def tango(b: int, c: int, n: int, margin: float, alpha: float) -> Equivalence:

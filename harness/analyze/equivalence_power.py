@@ -22,19 +22,20 @@ from harness.analyze.equivalence import betting_capital, default_orders
 from harness.analyze.paired import tango_tost
 from harness.errors import HarnessError
 
-CHUNK_CELLS = 4_000_000   # studies x orders x topics per betting chunk (about 32 MB a float array)
-MAX_TOPICS = 100_000      # the search gives up beyond this
+CHUNK_CELLS = 4_000_000  # studies x orders x topics per betting chunk (about 32 MB a float array)
+MAX_TOPICS = 100_000  # the search gives up beyond this
 
 
 @dataclass(frozen=True)
 class SimulatedPower:
     power: float
-    se: float          # Monte Carlo standard error
+    se: float  # Monte Carlo standard error
     reps: int
 
 
-def draw_differences(rng: np.random.Generator, studies: int, n: int, p10: float,
-                     p01: float) -> np.ndarray:
+def draw_differences(
+    rng: np.random.Generator, studies: int, n: int, p10: float, p01: float
+) -> np.ndarray:
     """(studies, n) consensus differences: +1 with p10, -1 with p01, else 0."""
     u = rng.random((studies, n))
     return np.where(u < p10, 1.0, np.where(u < p10 + p01, -1.0, 0.0))
@@ -45,18 +46,18 @@ def _betting(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
     step = max(1, CHUNK_CELLS // (default_orders(d.shape[1]) * d.shape[1]))
     out = np.empty(d.shape[0], dtype=bool)
     for start in range(0, d.shape[0], step):
-        part = d[start:start + step]
+        part = d[start : start + step]
         with np.errstate(over="ignore"):
             upper = betting_capital(part, margin, alpha) > 1.0 / alpha
             lower = betting_capital(-part, margin, alpha) > 1.0 / alpha
-        out[start:start + step] = upper & lower
+        out[start : start + step] = upper & lower
     return out
 
 
 def _paired_t(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
     n = d.shape[1]
     mean, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
-    ok = sd > 0   # no variation shows nothing, as in equivalence.paired_t
+    ok = sd > 0  # no variation shows nothing, as in equivalence.paired_t
     se = np.where(ok, sd, 1.0) / math.sqrt(n)
     p_lower = stats.t.sf((mean + margin) / se, n - 1)
     p_upper = stats.t.cdf((mean - margin) / se, n - 1)
@@ -72,12 +73,17 @@ def _tango_rejects(b: int, c: int, n: int, margin: float, alpha: float) -> bool:
 def _tango(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
     n = d.shape[1]
     b, c = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
-    return np.array([_tango_rejects(int(x), int(y), n, margin, alpha)
-                     for x, y in zip(b, c, strict=True)], dtype=bool)
+    return np.array(
+        [_tango_rejects(int(x), int(y), n, margin, alpha) for x, y in zip(b, c, strict=True)],
+        dtype=bool,
+    )
 
 
 TESTS: dict[str, Callable[[np.ndarray, float, float], np.ndarray]] = {
-    "betting": _betting, "paired_t": _paired_t, "tango": _tango}
+    "betting": _betting,
+    "paired_t": _paired_t,
+    "tango": _tango,
+}
 
 
 def equivalence_rejects(method: str, d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
@@ -87,8 +93,9 @@ def equivalence_rejects(method: str, d: np.ndarray, margin: float, alpha: float)
     return TESTS[method](np.atleast_2d(d), margin, alpha)
 
 
-def equivalence_power(method: str, n: int, p10: float, p01: float, margin: float, alpha: float,
-                      reps: int, seed: int) -> SimulatedPower:
+def equivalence_power(
+    method: str, n: int, p10: float, p01: float, margin: float, alpha: float, reps: int, seed: int
+) -> SimulatedPower:
     """Share of `reps` simulated studies of n topics in which the test shows equivalence."""
     if n < 2 or margin <= 0:
         return SimulatedPower(0.0, 0.0, reps)
@@ -97,8 +104,17 @@ def equivalence_power(method: str, n: int, p10: float, p01: float, margin: float
     return SimulatedPower(hits, math.sqrt(hits * (1.0 - hits) / reps), reps)
 
 
-def equivalence_topics(method: str, p10: float, p01: float, margin: float, alpha: float,
-                       target: float, reps: int, seed: int, start: int) -> int | None:
+def equivalence_topics(
+    method: str,
+    p10: float,
+    p01: float,
+    margin: float,
+    alpha: float,
+    target: float,
+    reps: int,
+    seed: int,
+    start: int,
+) -> int | None:
     """Fewest topics whose simulated power reaches `target` (bracketed from `start`, then
     bisected to 2%); None when not reached by MAX_TOPICS. Each n reuses `seed`, so the
     estimates share their random numbers and the search does not wander on noise."""

@@ -30,21 +30,37 @@ def paired_proportions(result: AnalysisResult, dpi: int) -> bytes:
     rng = np.random.default_rng(0)
     jitter = 0.012 if len(frame) < 2000 else 0.02
     alpha = float(np.clip(30 / max(len(frame), 1), 0.05, 0.8))
-    left.scatter(x + rng.normal(0, jitter, x.size), y + rng.normal(0, jitter, y.size), s=14,
-                 alpha=alpha, color=CROSS_COLOUR, edgecolors="none")
+    left.scatter(
+        x + rng.normal(0, jitter, x.size),
+        y + rng.normal(0, jitter, y.size),
+        s=14,
+        alpha=alpha,
+        color=CROSS_COLOUR,
+        edgecolors="none",
+    )
     left.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--")
-    left.set(xlim=(-0.05, 1.05), ylim=(-0.05, 1.05), xlabel="single-field prompts",
-             ylabel="cross-field prompts",
-             title=f"Proportion judged novel, per topic (n = {len(frame)})")
-    left.text(0.03, 0.95, "above the line: cross higher", transform=left.transAxes, fontsize=8,
-              va="top", color=GREY)
+    left.set(
+        xlim=(-0.05, 1.05),
+        ylim=(-0.05, 1.05),
+        xlabel="single-field prompts",
+        ylabel="cross-field prompts",
+        title=f"Proportion judged novel, per topic (n = {len(frame)})",
+    )
+    left.text(
+        0.03,
+        0.95,
+        "above the line: cross higher",
+        transform=left.transAxes,
+        fontsize=8,
+        va="top",
+        color=GREY,
+    )
     d = (frame["p_cross"] - frame["p_single"]).to_numpy(float)
     sesoi = result.equivalence.sesoi
     right.axvspan(-sesoi, sesoi, color=GREY, alpha=0.15, label=f"+/- SESOI ({sesoi:g})")
     if d.size:
         right.hist(d, bins=np.linspace(-1, 1, 25), color=SINGLE_COLOUR, alpha=0.8)
-        right.axvline(float(d.mean()), color=CROSS_COLOUR, lw=2,
-                      label=f"mean d = {d.mean():+.3f}")
+        right.axvline(float(d.mean()), color=CROSS_COLOUR, lw=2, label=f"mean d = {d.mean():+.3f}")
     right.axvline(0, color="black", lw=0.8)
     right.set(xlabel="d = cross - single", ylabel="topics", title="Paired differences")
     right.legend(fontsize=8, loc="upper left")
@@ -70,8 +86,13 @@ def estimates(result: AnalysisResult, dpi: int) -> bytes:
 
 def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
     ys = np.arange(len(rows))
-    colour = {"primary": CROSS_COLOUR, "check": SINGLE_COLOUR, "literal": GREY,
-              "secondary": "#27ae60", "corrected": "#8e44ad"}
+    colour = {
+        "primary": CROSS_COLOUR,
+        "check": SINGLE_COLOUR,
+        "literal": GREY,
+        "secondary": "#27ae60",
+        "corrected": "#8e44ad",
+    }
     for y, e in zip(ys, rows, strict=True):
         assert e.estimate is not None  # the caller draws estimable rows only
         low = e.ci_low if e.ci_low is not None else e.estimate
@@ -85,9 +106,15 @@ def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
     if scale == "odds ratio":
         _plain_log_axis(ax)
     ax.set_yticks(ys, [_short(e.label) for e in rows], fontsize=8)
-    ax.set_title({"difference": "Difference in proportion judged novel (cross - single), 95% CI"
-                  ", shaded: +/- SESOI", "odds ratio": "Odds ratios (cross vs single), 95% CI",
-                  "slope": "Moderator slopes of d_t, 95% CI"}[scale], fontsize=9)
+    ax.set_title(
+        {
+            "difference": "Difference in proportion judged novel (cross - single), 95% CI"
+            ", shaded: +/- SESOI",
+            "odds ratio": "Odds ratios (cross vs single), 95% CI",
+            "slope": "Moderator slopes of d_t, 95% CI",
+        }[scale],
+        fontsize=9,
+    )
 
 
 def _plain_log_axis(ax: Axes) -> None:
@@ -125,12 +152,16 @@ def agreement(result: AnalysisResult, dpi: int) -> bytes:
         fig.colorbar(image, ax=left, shrink=0.8)
         left.set_title("Cohen's kappa per reviewer pair", fontsize=9)
     else:
-        left.text(0.5, 0.5, "no reviewer pair shares enough items", ha="center", va="center",
-                  fontsize=9)
+        left.text(
+            0.5, 0.5, "no reviewer pair shares enough items", ha="center", va="center", fontsize=9
+        )
         left.set_axis_off()
-    values = [("raw\nagreement", a.raw_agreement), ("Fleiss'\nkappa", a.fleiss_kappa),
-              ("alpha\n(verdicts)", a.alpha_verdicts),
-              ("alpha\n(novel or not)", a.alpha_outcome)]
+    values = [
+        ("raw\nagreement", a.raw_agreement),
+        ("Fleiss'\nkappa", a.fleiss_kappa),
+        ("alpha\n(verdicts)", a.alpha_verdicts),
+        ("alpha\n(novel or not)", a.alpha_outcome),
+    ]
     heights = [v if v is not None else 0.0 for _, v in values]
     right.bar(range(4), heights, color=[SINGLE_COLOUR, SINGLE_COLOUR, CROSS_COLOUR, CROSS_COLOUR])
     for i, (_, v) in enumerate(values):
@@ -138,8 +169,11 @@ def agreement(result: AnalysisResult, dpi: int) -> bytes:
     right.set_xticks(range(4), [n for n, _ in values], fontsize=8)
     right.set_ylim(min(-0.1, min(heights) - 0.1), 1.05)
     right.axhline(0, color="black", lw=0.8)
-    right.set_title(f"Agreement over {a.n_items} items with two or more reviews\n"
-                    "(alpha: Krippendorff, nominal)", fontsize=9)
+    right.set_title(
+        f"Agreement over {a.n_items} items with two or more reviews\n"
+        "(alpha: Krippendorff, nominal)",
+        fontsize=9,
+    )
     return _png(fig, dpi)
 
 
@@ -149,16 +183,27 @@ def power_curve(result: AnalysisResult, dpi: int) -> bytes:
     ax = fig.subplots()
     if p.curve:
         n = [c["topics"] for c in p.curve]
-        ax.plot(n, [c["detect_sesoi"] for c in p.curve], color=CROSS_COLOUR,
-                label=f"detect a difference of {p.sesoi:g} (one-sided)")
-        ax.plot(n, [c["show_equivalence"] for c in p.curve], color=SINGLE_COLOUR,
-                label=f"show |difference| < {p.sesoi:g} when it is 0 (TOST)")
+        ax.plot(
+            n,
+            [c["detect_sesoi"] for c in p.curve],
+            color=CROSS_COLOUR,
+            label=f"detect a difference of {p.sesoi:g} (one-sided)",
+        )
+        ax.plot(
+            n,
+            [c["show_equivalence"] for c in p.curve],
+            color=SINGLE_COLOUR,
+            label=f"show |difference| < {p.sesoi:g} when it is 0 (TOST)",
+        )
         ax.axhline(p.target, color=GREY, ls="--", lw=1, label=f"target {p.target:.0%}")
         ax.axvline(p.n_topics, color="black", lw=1, label=f"this study: {p.n_topics} topics")
         _plain_log_axis(ax)
         ax.legend(fontsize=8, loc="lower right")
-        ax.set_title(f"Power by number of topics (alpha {p.alpha:g}; SD of differences "
-                     f"{p.sd:.3f}, as observed)", fontsize=9)
+        ax.set_title(
+            f"Power by number of topics (alpha {p.alpha:g}; SD of differences "
+            f"{p.sd:.3f}, as observed)",
+            fontsize=9,
+        )
     else:
         ax.text(0.5, 0.5, "not enough topics to estimate power", ha="center", va="center")
     ax.set(xlabel="topics", ylabel="power", ylim=(0, 1.02))
@@ -170,33 +215,52 @@ def accuracy(result: AnalysisResult, dpi: int) -> bytes:
     c = result.controls
     fig = Figure(figsize=(6, 5))
     ax = fig.subplots()
-    rows = [a for a in (c.accuracy if c else []) if a["sensitivity"] is not None
-            and a["specificity"] is not None]
+    rows = [
+        a
+        for a in (c.accuracy if c else [])
+        if a["sensitivity"] is not None and a["specificity"] is not None
+    ]
     for a in rows:
         pooled = a["scope"] == "pooled"
         colour = "black" if pooled else (CROSS_COLOUR if a["kind"] == "human" else SINGLE_COLOUR)
         if a["scope"] == "kind":
             continue
         x, y = a["specificity"], a["sensitivity"]
-        ax.errorbar(x, y, xerr=[[x - a["specificity_low"]], [a["specificity_high"] - x]],
-                    yerr=[[y - a["sensitivity_low"]], [a["sensitivity_high"] - y]],
-                    fmt="s" if pooled else "o", color=colour, ms=7 if pooled else 4, lw=1,
-                    capsize=2)
-        ax.annotate(_short(a["label"], 18), (x, y), fontsize=7, xytext=(3, 3),
-                    textcoords="offset points")
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - a["specificity_low"]], [a["specificity_high"] - x]],
+            yerr=[[y - a["sensitivity_low"]], [a["sensitivity_high"] - y]],
+            fmt="s" if pooled else "o",
+            color=colour,
+            ms=7 if pooled else 4,
+            lw=1,
+            capsize=2,
+        )
+        ax.annotate(
+            _short(a["label"], 18), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+        )
     grid = np.linspace(0, 1, 50)
     ax.plot(grid, 1 - grid, color=GREY, lw=1, ls=":", label="J = 0 (no discrimination)")
     if c is not None:
-        ax.plot(grid, 1 + c.min_youden - grid, color=GREY, lw=1, ls="--",
-                label=f"J = {c.min_youden:g} (plan's minimum)")
+        ax.plot(
+            grid,
+            1 + c.min_youden - grid,
+            color=GREY,
+            lw=1,
+            ls="--",
+            label=f"J = {c.min_youden:g} (plan's minimum)",
+        )
     if not rows:
-        ax.text(0.5, 0.5, "no control items judged: accuracy unknown", ha="center",
-                va="center")
-    ax.set(xlim=(0, 1.02), ylim=(0, 1.02), xlabel="specificity (unpublished judged novel)",
-           ylabel="sensitivity (published judged not novel)")
+        ax.text(0.5, 0.5, "no control items judged: accuracy unknown", ha="center", va="center")
+    ax.set(
+        xlim=(0, 1.02),
+        ylim=(0, 1.02),
+        xlabel="specificity (unpublished judged novel)",
+        ylabel="sensitivity (published judged not novel)",
+    )
     ax.legend(fontsize=8, loc="lower left")
-    ax.set_title("Reviewer accuracy on control items (exact intervals; square: pooled)",
-                 fontsize=9)
+    ax.set_title("Reviewer accuracy on control items (exact intervals; square: pooled)", fontsize=9)
     return _png(fig, dpi)
 
 
@@ -215,16 +279,23 @@ def models(result: AnalysisResult, dpi: int) -> bytes:
             continue
         low = x["ci_low"] if x["ci_low"] is not None else x["estimate"]
         high = x["ci_high"] if x["ci_high"] is not None else x["estimate"]
-        ax.errorbar(x["estimate"], i, xerr=[[x["estimate"] - low], [high - x["estimate"]]],
-                    fmt="o", color=CROSS_COLOUR, capsize=3)
+        ax.errorbar(
+            x["estimate"],
+            i,
+            xerr=[[x["estimate"] - low], [high - x["estimate"]]],
+            fmt="o",
+            color=CROSS_COLOUR,
+            capsize=3,
+        )
     if m.pooled_estimate is not None:
         ax.plot(m.pooled_estimate, len(rows), "D", color="black")
     ax.axvline(0, color=GREY, lw=1, ls=":")
     ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
     ax.invert_yaxis()
     ax.set_xlabel("difference in proportion judged novel (cross - single)")
-    ax.set_title(f"Each model's difference (interval at 1 - alpha); I^2 = "
-                 f"{(m.i2 or 0.0):.0%}", fontsize=9)
+    ax.set_title(
+        f"Each model's difference (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}", fontsize=9
+    )
     return _png(fig, dpi)
 
 
@@ -239,11 +310,13 @@ FIGURES = {
 
 
 def render_all(result: AnalysisResult, dpi: int) -> dict[str, bytes]:
-    return {name: make(result, dpi) for name, (make, _) in FIGURES.items()
-            if name in figure_names(result)}
+    return {
+        name: make(result, dpi)
+        for name, (make, _) in FIGURES.items()
+        if name in figure_names(result)
+    }
 
 
 def figure_names(result: AnalysisResult) -> list[str]:
     """The figures of this result: the forest plot of models only with several models."""
     return [name for name in FIGURES if name != "models" or result.models is not None]
-

@@ -22,7 +22,7 @@ class GeeResult:
     se: float
     p_greater: float
     p_less: float
-    risk_difference: float       # marginal, from the fitted probabilities
+    risk_difference: float  # marginal, from the fitted probabilities
     rd_ci_low: float
     rd_ci_high: float
     working_correlation: float
@@ -37,8 +37,10 @@ class GeeResult:
 
     def or_ci(self, level: float = 0.95) -> tuple[float, float]:
         z = stats.norm.isf((1 - level) / 2)
-        return (math.exp(self.log_odds_ratio - z * self.se),
-                math.exp(self.log_odds_ratio + z * self.se))
+        return (
+            math.exp(self.log_odds_ratio - z * self.se),
+            math.exp(self.log_odds_ratio + z * self.se),
+        )
 
 
 def topic_subsample(n_topics: int, keep: np.ndarray, limit: int, seed: int) -> np.ndarray | None:
@@ -50,8 +52,15 @@ def topic_subsample(n_topics: int, keep: np.ndarray, limit: int, seed: int) -> n
     return np.sort(rng.choice(present, size=limit, replace=False))
 
 
-def fit_gee(j: Judgments, y: np.ndarray, eligible_item: np.ndarray, *, single: str,
-            max_topics: int, seed: int) -> GeeResult | None:
+def fit_gee(
+    j: Judgments,
+    y: np.ndarray,
+    eligible_item: np.ndarray,
+    *,
+    single: str,
+    max_topics: int,
+    seed: int,
+) -> GeeResult | None:
     """Fit y ~ cross on eligible judgments of the compared arms; None when not estimable."""
     import statsmodels.api as sm
     from statsmodels.genmod.cov_struct import Exchangeable
@@ -75,8 +84,9 @@ def fit_gee(j: Judgments, y: np.ndarray, eligible_item: np.ndarray, *, single: s
     exog = np.column_stack([np.ones_like(cross), cross])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = GEE(endog, exog, groups=groups, family=sm.families.Binomial(),
-                    cov_struct=Exchangeable())
+        model = GEE(
+            endog, exog, groups=groups, family=sm.families.Binomial(), cov_struct=Exchangeable()
+        )
         fit = model.fit(cov_type="bias_reduced")
     beta = np.asarray(fit.params, dtype=float)
     cov = np.asarray(fit.cov_params(), dtype=float)
@@ -86,11 +96,16 @@ def fit_gee(j: Judgments, y: np.ndarray, eligible_item: np.ndarray, *, single: s
     z = beta[1] / se
     rd, rd_se = _risk_difference(beta, cov)
     return GeeResult(
-        log_odds_ratio=float(beta[1]), se=se, p_greater=float(stats.norm.sf(z)),
-        p_less=float(stats.norm.cdf(z)), risk_difference=rd, rd_ci_low=rd - 1.959964 * rd_se,
+        log_odds_ratio=float(beta[1]),
+        se=se,
+        p_greater=float(stats.norm.sf(z)),
+        p_less=float(stats.norm.cdf(z)),
+        risk_difference=rd,
+        rd_ci_low=rd - 1.959964 * rd_se,
         rd_ci_high=rd + 1.959964 * rd_se,
         working_correlation=float(np.atleast_1d(model.cov_struct.dep_params)[0]),
-        n_topics=int(np.unique(groups).size), n_judgments=int(endog.size),
+        n_topics=int(np.unique(groups).size),
+        n_judgments=int(endog.size),
         subsampled_from=int(has.sum()) if chosen is not None else None,
     )
 

@@ -16,13 +16,13 @@ from scipy import optimize, stats
 class McNemar:
     b: int
     c: int
-    p_exact_greater: float   # P(B >= b): cross arm more often novel
-    p_midp_greater: float    # P(B > b) + P(B = b)/2
+    p_exact_greater: float  # P(B >= b): cross arm more often novel
+    p_midp_greater: float  # P(B > b) + P(B = b)/2
     p_exact_less: float
     p_midp_less: float
     p_exact_two_sided: float
     p_midp_two_sided: float
-    z: float                 # (b - c) / sqrt(b + c), the asymptotic statistic
+    z: float  # (b - c) / sqrt(b + c), the asymptotic statistic
     p_asymptotic_two_sided: float
 
 
@@ -39,9 +39,15 @@ def mcnemar(b: int, c: int) -> McNemar:
     mid_two = min(1.0, 2 * min(greater, less) - point)
     z = (b - c) / math.sqrt(m)
     return McNemar(
-        b=b, c=c, p_exact_greater=float(greater), p_midp_greater=float(greater - point / 2),
-        p_exact_less=float(less), p_midp_less=float(less - point / 2),
-        p_exact_two_sided=float(exact_two), p_midp_two_sided=float(mid_two), z=float(z),
+        b=b,
+        c=c,
+        p_exact_greater=float(greater),
+        p_midp_greater=float(greater - point / 2),
+        p_exact_less=float(less),
+        p_midp_less=float(less - point / 2),
+        p_exact_two_sided=float(exact_two),
+        p_midp_two_sided=float(mid_two),
+        z=float(z),
         p_asymptotic_two_sided=float(2 * stats.norm.sf(abs(z))),
     )
 
@@ -72,12 +78,14 @@ def tango_ci(b: int, c: int, n: int, alpha: float = 0.05) -> tuple[float, float]
     eps = 1e-10
     lower = -1.0
     if estimate > -1.0 and tango_statistic(b, c, n, -1.0 + eps) > z:
-        lower = optimize.brentq(lambda d: tango_statistic(b, c, n, d) - z, -1.0 + eps, estimate,
-                                xtol=1e-12)
+        lower = optimize.brentq(
+            lambda d: tango_statistic(b, c, n, d) - z, -1.0 + eps, estimate, xtol=1e-12
+        )
     upper = 1.0
     if estimate < 1.0 and tango_statistic(b, c, n, 1.0 - eps) < -z:
-        upper = optimize.brentq(lambda d: tango_statistic(b, c, n, d) + z, estimate, 1.0 - eps,
-                                xtol=1e-12)
+        upper = optimize.brentq(
+            lambda d: tango_statistic(b, c, n, d) + z, estimate, 1.0 - eps, xtol=1e-12
+        )
     return float(lower), float(upper)
 
 

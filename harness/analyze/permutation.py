@@ -27,11 +27,11 @@ class SignFlipResult:
     mean: float
     n: int
     n_nonzero: int
-    p_greater: float        # P(T* >= T)
-    p_greater_mid: float    # P(T* > T) + P(T* = T)/2
+    p_greater: float  # P(T* >= T)
+    p_greater_mid: float  # P(T* > T) + P(T* = T)/2
     p_less: float
     p_less_mid: float
-    method: str             # 'exact' | 'monte carlo (B draws)'
+    method: str  # 'exact' | 'monte carlo (B draws)'
 
 
 def sign_flip(d: np.ndarray, *, permutations: int = 20000, seed: int = 0) -> SignFlipResult:
@@ -48,8 +48,9 @@ def sign_flip(d: np.ndarray, *, permutations: int = 20000, seed: int = 0) -> Sig
         tails = _monte_carlo_tails(nonzero, permutations, seed)
         method = f"monte carlo ({permutations} sign patterns)"
     greater, greater_mid, less, less_mid = (min(1.0, max(0.0, t)) for t in tails)
-    return SignFlipResult(float(d.mean()), n, int(nonzero.size), greater, greater_mid, less,
-                          less_mid, method)
+    return SignFlipResult(
+        float(d.mean()), n, int(nonzero.size), greater, greater_mid, less, less_mid, method
+    )
 
 
 def _lattice(values: np.ndarray) -> int | None:
@@ -87,7 +88,7 @@ def exact_distribution(k: np.ndarray) -> tuple[int, np.ndarray]:
 def _exact_tails(k: np.ndarray) -> tuple[float, float, float, float]:
     low, pmf = exact_distribution(k)
     at = int(k.sum()) - low
-    above = float(pmf[at + 1:].sum())
+    above = float(pmf[at + 1 :].sum())
     below = float(pmf[:at].sum())
     equal = float(pmf[at])
     return above + equal, above + equal / 2, below + equal, below + equal / 2
@@ -111,8 +112,12 @@ def _monte_carlo_tails(d: np.ndarray, draws: int, seed: int) -> tuple[float, flo
         done += size
     total = draws + 1
     equal += 1  # the observed pattern itself
-    return ((above + equal) / total, (above + equal / 2) / total,
-            (below + equal) / total, (below + equal / 2) / total)
+    return (
+        (above + equal) / total,
+        (above + equal / 2) / total,
+        (below + equal) / total,
+        (below + equal / 2) / total,
+    )
 
 
 def relabel_test(p: np.ndarray, *, permutations: int = 20000, seed: int = 0) -> SignFlipResult:
@@ -144,8 +149,9 @@ def relabel_test(p: np.ndarray, *, permutations: int = 20000, seed: int = 0) -> 
         tails = _relabel_monte_carlo_tails(values[moving], permutations, seed)
         method = f"monte carlo ({permutations} relabellings)"
     greater, greater_mid, less, less_mid = (min(1.0, max(0.0, t)) for t in tails)
-    return SignFlipResult(float(observed.mean()), n, int(moving.sum()), greater, greater_mid,
-                          less, less_mid, method)
+    return SignFlipResult(
+        float(observed.mean()), n, int(moving.sum()), greater, greater_mid, less, less_mid, method
+    )
 
 
 def _relabel_exact_tails(ints: np.ndarray, observed: int) -> tuple[float, float, float, float]:
@@ -159,8 +165,12 @@ def _relabel_exact_tails(ints: np.ndarray, observed: int) -> tuple[float, float,
         pmf = _convolve(pmf, _power(kernel, count))
         low += int(row[0]) * count
     at = observed - low
-    return (float(pmf[at:].sum()), float(pmf[at + 1:].sum() + pmf[at] / 2),
-            float(pmf[: at + 1].sum()), float(pmf[:at].sum() + pmf[at] / 2))
+    return (
+        float(pmf[at:].sum()),
+        float(pmf[at + 1 :].sum() + pmf[at] / 2),
+        float(pmf[: at + 1].sum()),
+        float(pmf[:at].sum() + pmf[at] / 2),
+    )
 
 
 def _power(kernel: np.ndarray, count: int) -> np.ndarray:
@@ -183,8 +193,9 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return result
 
 
-def _relabel_monte_carlo_tails(values: np.ndarray, draws: int,
-                               seed: int) -> tuple[float, float, float, float]:
+def _relabel_monte_carlo_tails(
+    values: np.ndarray, draws: int, seed: int
+) -> tuple[float, float, float, float]:
     """Tail counts over random relabellings; the observed labelling counts as one of B + 1."""
     rng = np.random.default_rng(seed)
     observed = float(values[:, 2].sum())
@@ -202,5 +213,9 @@ def _relabel_monte_carlo_tails(values: np.ndarray, draws: int,
         done += size
     total = draws + 1
     equal += 1
-    return ((above + equal) / total, (above + equal / 2) / total,
-            (below + equal) / total, (below + equal / 2) / total)
+    return (
+        (above + equal) / total,
+        (above + equal / 2) / total,
+        (below + equal) / total,
+        (below + equal / 2) / total,
+    )

@@ -21,8 +21,13 @@ PLAN_NAME = "plan.yaml"
 
 PrimaryTest = Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"]
 SecondaryAnalysis = Literal[
-    "mixed_glm", "conditional_logit", "reviewer_kind", "unsure_novel", "unsure_excluded",
-    "field_distance", "geometry",
+    "mixed_glm",
+    "conditional_logit",
+    "reviewer_kind",
+    "unsure_novel",
+    "unsure_excluded",
+    "field_distance",
+    "geometry",
 ]
 PRIMARY_TESTS: tuple[PrimaryTest, ...] = get_args(PrimaryTest)
 SECONDARY_ANALYSES: tuple[SecondaryAnalysis, ...] = get_args(SecondaryAnalysis)
@@ -100,9 +105,9 @@ class Planning(_Section):
     power: float = Field(0.80, gt=0.0, lt=1.0)
     simulations: int = Field(1000, ge=10)
     design: Design = Field(default_factory=Design)
-    sensitivity: float = Field(0.9, gt=0.0, le=1.0)   # expected reviewer accuracy on controls
+    sensitivity: float = Field(0.9, gt=0.0, le=1.0)  # expected reviewer accuracy on controls
     specificity: float = Field(0.9, gt=0.0, le=1.0)
-    controls: int = Field(100, ge=0)                  # control judgments in the study (pooled)
+    controls: int = Field(100, ge=0)  # control judgments in the study (pooled)
 
 
 class Controls(_Section):
@@ -185,8 +190,11 @@ def load_plan(path: str | Path | None = None) -> LoadedPlan:
         first = error.errors()[0]
         loc = tuple(str(part) for part in first["loc"])
         raise HarnessError(
-            pydantic_message(first, "the bundled analysis/plan.yaml"), file=file,
-            row=line_of(lines, loc), column=".".join(loc) or None
+            pydantic_message(first, "the bundled analysis/plan.yaml"),
+            file=file,
+            row=line_of(lines, loc),
+            column=".".join(loc) or None,
         ) from None
-    return LoadedPlan(plan=plan, path=str(file.resolve()), sha256=hashlib.sha256(raw).hexdigest(),
-                      text=text)
+    return LoadedPlan(
+        plan=plan, path=str(file.resolve()), sha256=hashlib.sha256(raw).hexdigest(), text=text
+    )

@@ -111,33 +111,39 @@ def _simulation_lines(s: dict[str, Any], i: dict[str, Any]) -> list[str]:
     ]
     t = s["topics_search"]
     if t is not None and t["value"] is None:
-        why = ("not searched, above the simulation limit" if t["simulations"] == 0
-               else "not reached by simulation")
-        lines.append(f"  topics needed for {i['target']:.0%} at {i['effect']:+g}: {why} "
-                     f"(normal approximation with the simulated SD: {t['start']:g})")
+        why = (
+            "not searched, above the simulation limit"
+            if t["simulations"] == 0
+            else "not reached by simulation"
+        )
+        lines.append(
+            f"  topics needed for {i['target']:.0%} at {i['effect']:+g}: {why} "
+            f"(normal approximation with the simulated SD: {t['start']:g})"
+        )
     elif t is not None:
-        below = ("" if t["below"] is None else
-                 f"; {t['below']:g} topics: {t['power_below']:.3f}")
+        below = "" if t["below"] is None else f"; {t['below']:g} topics: {t['power_below']:.3f}"
         lines.append(
             f"  topics needed for {i['target']:.0%} at {i['effect']:+g}: {t['value']:g}, "
             f"simulated power there {t['power']:.3f} +/- {t['power_se']:.3f}{below} (searched "
-            f"from the normal approximation {t['start']:g}, {t['simulations']} simulations)")
+            f"from the normal approximation {t['start']:g}, {t['simulations']} simulations)"
+        )
     m = s["effect_search"]
     if m is not None and m["value"] is not None:
-        below = ("" if m["below"] is None else
-                 f"; {m['below']:+.3f}: {m['power_below']:.3f}")
+        below = "" if m["below"] is None else f"; {m['below']:+.3f}: {m['power_below']:.3f}"
         se = "" if m["value_se"] is None else f" +/- {m['value_se']:.3f} (Monte Carlo SE)"
         lines.append(
             f"  minimal detectable effect with {i['topics']} topics at {i['target']:.0%}: "
             f"{m['value']:+.3f}{se}, simulated power there {m['power']:.3f} +/- "
-            f"{m['power_se']:.3f}{below} ({m['simulations']} simulations)")
+            f"{m['power_se']:.3f}{below} ({m['simulations']} simulations)"
+        )
     elif m is not None:
         lines.append("  minimal detectable effect: target power not reached by any difference")
     if s["tost_power"] is not None:
         lines.append(
             f"  equivalence at +/-{i['sesoi']:g}, assuming a true difference of 0 (normal "
             f"approximation, simulated SD {s['sd_d_null']:.3f}): power {s['tost_power']:.3f}; "
-            f"topics needed {s['tost_needed']}")
+            f"topics needed {s['tost_needed']}"
+        )
     return lines
 
 
@@ -145,27 +151,43 @@ def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def power(*, topics: int | None = None, p_single: float | None = None,
-          effect: float | None = None, sesoi: float | None = None, rho: float | None = None,
-          alpha: float | None = None, target: float | None = None, simulate: bool = False,
-          reps: int | None = None, samples: int | None = None, reviewers: int | None = None,
-          seed: int | None = None, plan: str | Path | Plan | None = None,
-          sensitivity: float | None = None, specificity: float | None = None,
-          bank: str | Path | bool | None = None, bank_reps: int = BANK_REPS) -> PowerResult:
+def power(
+    *,
+    topics: int | None = None,
+    p_single: float | None = None,
+    effect: float | None = None,
+    sesoi: float | None = None,
+    rho: float | None = None,
+    alpha: float | None = None,
+    target: float | None = None,
+    simulate: bool = False,
+    reps: int | None = None,
+    samples: int | None = None,
+    reviewers: int | None = None,
+    seed: int | None = None,
+    plan: str | Path | Plan | None = None,
+    sensitivity: float | None = None,
+    specificity: float | None = None,
+    bank: str | Path | bool | None = None,
+    bank_reps: int = BANK_REPS,
+) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
     design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
     file or folder) adds what a study on all of that bank's topics can decide."""
     base = plan if isinstance(plan, Plan) else load_plan(plan).plan
     base = _with_accuracy(base, sensitivity, specificity)
     p = base.planning
-    sized = None if bank is None or bank is False else _bank_size(
-        None if bank is True else Path(bank))
+    sized = (
+        None if bank is None or bank is False else _bank_size(None if bank is True else Path(bank))
+    )
     inputs = {
         # with a bank and no --topics, every figure is for the bank's size
         "topics": topics or (sized[0] if sized else p.topics),
         "p_single": p.p_single if p_single is None else p_single,
-        "effect": p.effect if effect is None else effect, "rho": p.rho if rho is None else rho,
-        "alpha": alpha or base.primary.alpha, "target": target or p.power,
+        "effect": p.effect if effect is None else effect,
+        "rho": p.rho if rho is None else rho,
+        "alpha": alpha or base.primary.alpha,
+        "target": target or p.power,
         "sesoi": sesoi or base.equivalence.sesoi,
         # equivalence power is computed for arms that truly do not differ
         "equivalence_difference": 0.0,
@@ -174,31 +196,57 @@ def power(*, topics: int | None = None, p_single: float | None = None,
         raise HarnessError("--topics must be at least 2", column="topics")
     analytic = _analytic(inputs)
     grid = np.unique(np.geomspace(10, max(4 * inputs["topics"], 400), 40).astype(int))
-    curve = power_curve(grid, p_single=inputs["p_single"], effect=inputs["effect"],
-                        sesoi=inputs["sesoi"], rho=inputs["rho"], alpha=inputs["alpha"],
-                        sd_equivalence=analytic["sd_equivalence"])
+    curve = power_curve(
+        grid,
+        p_single=inputs["p_single"],
+        effect=inputs["effect"],
+        sesoi=inputs["sesoi"],
+        rho=inputs["rho"],
+        alpha=inputs["alpha"],
+        sd_equivalence=analytic["sd_equivalence"],
+    )
     result = PowerResult(inputs, analytic, curve, accuracy=_accuracy(base, inputs))
     if sized is not None:
         count, label = sized
-        result.bank = bank_power(base, inputs, count, label, sensitivity=p.sensitivity,
-                                 specificity=p.specificity, reps=bank_reps,
-                                 seed=BANK_SEED if seed is None else seed)
+        result.bank = bank_power(
+            base,
+            inputs,
+            count,
+            label,
+            sensitivity=p.sensitivity,
+            specificity=p.specificity,
+            reps=bank_reps,
+            seed=BANK_SEED if seed is None else seed,
+        )
     if simulate:
-        design = base.planning.design.model_copy(update={
-            k: v for k, v in (("samples", samples), ("reviewers", reviewers)) if v})
-        sim_plan = base.model_copy(update={
-            "primary": base.primary.model_copy(update={"alpha": inputs["alpha"]}),
-            "planning": p.model_copy(update={"power": inputs["target"]})})
-        sim = simulate_design(sim_plan, design, topics=int(inputs["topics"]),
-                              p_single=inputs["p_single"], effect=inputs["effect"], reps=reps,
-                              seed=seed)
+        design = base.planning.design.model_copy(
+            update={k: v for k, v in (("samples", samples), ("reviewers", reviewers)) if v}
+        )
+        sim_plan = base.model_copy(
+            update={
+                "primary": base.primary.model_copy(update={"alpha": inputs["alpha"]}),
+                "planning": p.model_copy(update={"power": inputs["target"]}),
+            }
+        )
+        sim = simulate_design(
+            sim_plan,
+            design,
+            topics=int(inputs["topics"]),
+            p_single=inputs["p_single"],
+            effect=inputs["effect"],
+            reps=reps,
+            seed=seed,
+        )
         result.simulation = _simulation(sim, design, inputs)
     return result
 
 
 def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | None) -> Plan:
-    update = {k: v for k, v in (("sensitivity", sensitivity), ("specificity", specificity))
-              if v is not None}
+    update = {
+        k: v
+        for k, v in (("sensitivity", sensitivity), ("specificity", specificity))
+        if v is not None
+    }
     for name, value in update.items():
         if not 0.0 < value <= 1.0:
             raise HarnessError(f"--{name} must lie in (0, 1] (got {value:g})", column=name)
@@ -224,13 +272,17 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
     sd_eq = sd_binary_difference(i["p_single"] + diff, i["p_single"], i["rho"])
     n, alpha, target = i["topics"], i["alpha"], i["target"]
     return {
-        "p10": p10, "p01": p01, "sd": sd, "sd_equivalence": sd_eq,
+        "p10": p10,
+        "p01": p01,
+        "sd": sd,
+        "sd_equivalence": sd_eq,
         "mcnemar_power": mcnemar_power(n, p10, p01, alpha),
         "mcnemar_needed": _or_none(lambda: mcnemar_sample_size(p10, p01, alpha, target)),
         "paired_power": paired_power(n, i["effect"], sd, alpha),
         "paired_needed": _or_none(lambda: paired_sample_size(i["effect"], sd, alpha, target)),
-        "mde_mcnemar": minimal_detectable_effect(n, i["p_single"], i["rho"], alpha, target,
-                                                 "mcnemar"),
+        "mde_mcnemar": minimal_detectable_effect(
+            n, i["p_single"], i["rho"], alpha, target, "mcnemar"
+        ),
         "mde_paired": minimal_detectable_effect(n, i["p_single"], i["rho"], alpha, target),
         "tost_power": tost_power(n, sd_eq, i["sesoi"], diff, alpha),
         "tost_needed": _or_none(lambda: tost_sample_size(sd_eq, i["sesoi"], diff, alpha, target)),
@@ -253,19 +305,25 @@ def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
     bound = youden_bound(sens, spec, p.controls, 1.0 - i["alpha"]) if p.controls else -1.0
     n = i["topics"]
     return {
-        "sensitivity": sens, "specificity": spec, "youden": youden, "observed_effect": effect,
-        "sd_observed": sd, "controls": p.controls, "min_youden": c.min_youden,
+        "sensitivity": sens,
+        "specificity": spec,
+        "youden": youden,
+        "observed_effect": effect,
+        "sd_observed": sd,
+        "controls": p.controls,
+        "min_youden": c.min_youden,
         "supported_power": paired_power(n, effect, sd, i["alpha"]) if effect > 0 else 0.0,
-        "supported_needed": _or_none(lambda: paired_sample_size(effect, sd, i["alpha"],
-                                                                i["target"])),
+        "supported_needed": _or_none(
+            lambda: paired_sample_size(effect, sd, i["alpha"], i["target"])
+        ),
         "youden_bound": youden_bound(sens, spec, p.controls, c.level) if p.controls else -1.0,
         "controls_needed": controls_needed(sens, spec, c.min_youden, c.level, i["target"]),
-        "gate_power": (gate_power(sens, spec, p.controls, c.min_youden, c.level)
-                       if p.controls else 0.0),
+        "gate_power": (
+            gate_power(sens, spec, p.controls, c.min_youden, c.level) if p.controls else 0.0
+        ),
         "margin_bound": bound,
         "refute_power": corrected_tost_power(n, sd_null, i["sesoi"], bound, i["alpha"]),
-        "refute_needed": corrected_tost_topics(sd_null, i["sesoi"], bound, i["alpha"],
-                                               i["target"]),
+        "refute_needed": corrected_tost_topics(sd_null, i["sesoi"], bound, i["alpha"], i["target"]),
     }
 
 
@@ -279,20 +337,33 @@ def _or_none(compute: Any) -> int | None:
 
 def _simulation(sim: SimulationResult, design: Any, i: dict[str, Any]) -> dict[str, Any]:
     sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
-    tost = (None, None) if sd_null is None else (
-        tost_power(i["topics"], sd_null, i["sesoi"], 0.0, i["alpha"]),
-        _or_none(lambda: tost_sample_size(sd_null, i["sesoi"], 0.0, i["alpha"], i["target"])))
+    tost = (
+        (None, None)
+        if sd_null is None
+        else (
+            tost_power(i["topics"], sd_null, i["sesoi"], 0.0, i["alpha"]),
+            _or_none(lambda: tost_sample_size(sd_null, i["sesoi"], 0.0, i["alpha"], i["target"])),
+        )
+    )
     return {
-        "reps": sim.power.reps, "seed": sim.seed,
+        "reps": sim.power.reps,
+        "seed": sim.seed,
         "design": ", ".join(f"{k} {v:g}" for k, v in design.model_dump().items()),
-        "power": sim.power.primary, "power_se": sim.power.primary_se,
-        "type_i": sim.type_i.primary, "type_i_se": sim.type_i.primary_se,
-        "pooled_type_i": sim.type_i.pooled, "pooled_type_i_se": sim.type_i.pooled_se,
-        "sd_d": sim.power.sd_d if math.isfinite(sim.power.sd_d) else None, "sd_d_null": sd_null,
-        "topics_needed": sim.topics_needed, "power_at_needed": sim.power_at_needed,
-        "topics_search": _search(sim.topics_search), "effect_search": _search(sim.effect_search),
+        "power": sim.power.primary,
+        "power_se": sim.power.primary_se,
+        "type_i": sim.type_i.primary,
+        "type_i_se": sim.type_i.primary_se,
+        "pooled_type_i": sim.type_i.pooled,
+        "pooled_type_i_se": sim.type_i.pooled_se,
+        "sd_d": sim.power.sd_d if math.isfinite(sim.power.sd_d) else None,
+        "sd_d_null": sd_null,
+        "topics_needed": sim.topics_needed,
+        "power_at_needed": sim.power_at_needed,
+        "topics_search": _search(sim.topics_search),
+        "effect_search": _search(sim.effect_search),
         "mde": None if sim.effect_search is None else sim.effect_search.value,
-        "tost_power": tost[0], "tost_needed": tost[1],
+        "tost_power": tost[0],
+        "tost_needed": tost[1],
     }
 
 

@@ -24,7 +24,7 @@ class Pooled:
     z: float
     p_value: float
     alternative: str
-    ci_low: float            # Wald 95% interval of the pooled difference (independence assumed)
+    ci_low: float  # Wald 95% interval of the pooled difference (independence assumed)
     ci_high: float
 
     @property
@@ -60,5 +60,14 @@ def pooled_test(y: np.ndarray, condition: np.ndarray, single: str, alternative: 
     rates = counts / np.maximum(nobs, 1)
     se = math.sqrt(sum(r * (1 - r) / max(m, 1) for r, m in zip(rates, nobs, strict=True)))
     diff = float(rates[0] - rates[1])
-    return Pooled(int(counts[0]), int(nobs[0]), int(counts[1]), int(nobs[1]), float(z), float(p),
-                  alternative, diff - 1.959964 * se, diff + 1.959964 * se)
+    return Pooled(
+        int(counts[0]),
+        int(nobs[0]),
+        int(counts[1]),
+        int(nobs[1]),
+        float(z),
+        float(p),
+        alternative,
+        diff - 1.959964 * se,
+        diff + 1.959964 * se,
+    )

@@ -49,11 +49,16 @@ class PreregResult:
     text: str
 
     def summary(self) -> str:
-        warning = (f"\nWARNING: {self.reviews_in_store} reviews were already in the store."
-                   if self.reviews_in_store else "")
-        return (f"Preregistration written to {self.path}\nPlan {self.plan_path}\n  sha256 "
-                f"{self.plan_sha256} (recorded in the manifest, section `prereg`, "
-                f"{self.at}){warning}")
+        warning = (
+            f"\nWARNING: {self.reviews_in_store} reviews were already in the store."
+            if self.reviews_in_store
+            else ""
+        )
+        return (
+            f"Preregistration written to {self.path}\nPlan {self.plan_path}\n  sha256 "
+            f"{self.plan_sha256} (recorded in the manifest, section `prereg`, "
+            f"{self.at}){warning}"
+        )
 
 
 @writes_study
@@ -71,23 +76,32 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     record_materials(folder, "analysis", {"plan.yaml": Path(loaded.path)})
-    record_section(folder, "prereg", {"plan_sha256": loaded.sha256, "plan_path": loaded.path,
-                                      "at": at})
+    record_section(
+        folder, "prereg", {"plan_sha256": loaded.sha256, "plan_path": loaded.path, "at": at}
+    )
     record_command(folder, "prereg", {"plan": loaded.path})
     return PreregResult(path, loaded.path, loaded.sha256, at, facts["reviews"], text)
 
 
 def _facts(study: Study) -> dict[str, Any]:
     rows = study.rows("SELECT kind, COUNT(*) FROM reviewers GROUP BY kind")
-    samples = study.rows("SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM outputs "
-                         "WHERE status = 'ok' GROUP BY prompt_id, model_key)")
+    samples = study.rows(
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM outputs "
+        "WHERE status = 'ok' GROUP BY prompt_id, model_key)"
+    )
     models = [r[0] for r in study.rows("SELECT DISTINCT model FROM outputs ORDER BY model")]
     return {
-        "study_id": study.study_id, "topics": study.count("topics"),
-        "prompts": study.count("prompts"), "outputs": study.count("outputs", "status = 'ok'"),
-        "items": study.count("items"), "reviews": study.count("reviews"),
-        "reviewers": {r[0]: r[1] for r in rows}, "samples": samples[0][0] if samples else None,
-        "models": models, "pilot": study.pilot, "demo": study.meta("demo") == "1",
+        "study_id": study.study_id,
+        "topics": study.count("topics"),
+        "prompts": study.count("prompts"),
+        "outputs": study.count("outputs", "status = 'ok'"),
+        "items": study.count("items"),
+        "reviews": study.count("reviews"),
+        "reviewers": {r[0]: r[1] for r in rows},
+        "samples": samples[0][0] if samples else None,
+        "models": models,
+        "pilot": study.pilot,
+        "demo": study.meta("demo") == "1",
     }
 
 
@@ -137,39 +151,70 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
     topics = facts["topics"] or plan.planning.topics
     reviewers = ", ".join(f"{n} {k}" for k, n in sorted(facts["reviewers"].items())) or "none yet"
     lines = [
-        "# Preregistration", "",
-        f"Study `{facts['study_id']}`, registered {at}.", "",
+        "# Preregistration",
+        "",
+        f"Study `{facts['study_id']}`, registered {at}.",
+        "",
     ]
     if facts["demo"]:
-        lines += ["> **Demonstration study: a 135M-parameter model and a demonstration corpus; "
-                  "its result demonstrates the machinery, not evidence.**", ""]
+        lines += [
+            "> **Demonstration study: a 135M-parameter model and a demonstration corpus; "
+            "its result demonstrates the machinery, not evidence.**",
+            "",
+        ]
     if facts["reviews"]:
-        lines += [f"> **Warning: {facts['reviews']} reviews were already in the store when this "
-                  "was written.**", ""]
+        lines += [
+            f"> **Warning: {facts['reviews']} reviews were already in the store when this "
+            "was written.**",
+            "",
+        ]
     lines += [
-        "## Hypothesis", "", plan.hypothesis, "",
-        "## Design", "",
+        "## Hypothesis",
+        "",
+        plan.hypothesis,
+        "",
+        "## Design",
+        "",
         f"- Topics: {facts['topics']} (minimum for a verdict: {plan.minimum.topics}); "
         f"conditions single_a, single_b, cross per topic; prompts: {facts['prompts']}.",
         f"- Outputs: {facts['outputs']} (up to {facts['samples'] or 0} per prompt and model) from "
         f"{', '.join(facts['models']) or 'no model yet'}.",
         f"- Items: {facts['items']}; reviewers: {reviewers}; at least "
         f"{plan.minimum.reviewers_per_item} reviewers' verdicts per item.",
-        f"- Pilot: {facts['pilot']}.", "",
-        "## Blinding", "",
+        f"- Pilot: {facts['pilot']}.",
+        "",
+        "## Blinding",
+        "",
     ]
     blinding = manifest.get("blinding")
     if blinding:
-        lines += [f"Commitment (SHA-256 of the item -> output -> condition key, "
-                  f"{blinding.get('n_items')} items, made {blinding.get('made_at')}):", "",
-                  f"    {blinding.get('sha256')}", ""]
+        lines += [
+            f"Commitment (SHA-256 of the item -> output -> condition key, "
+            f"{blinding.get('n_items')} items, made {blinding.get('made_at')}):",
+            "",
+            f"    {blinding.get('sha256')}",
+            "",
+        ]
     else:
-        lines += ["No packets yet: the commitment is made with `harness judge --blind` and "
-                  "recorded in the manifest, section `blinding`.", ""]
+        lines += [
+            "No packets yet: the commitment is made with `harness judge --blind` and "
+            "recorded in the manifest, section `blinding`.",
+            "",
+        ]
     lines += ["## Reviewer accuracy (control items)", ""] + controls_lines(plan) + [""]
     lines += ["## Materials", ""] + _materials(manifest) + [""]
-    lines += ["## Analysis plan", "", f"File `{loaded.path}`", "", f"SHA-256 `{loaded.sha256}`",
-              "", "```yaml", loaded.text.rstrip(), "```", ""]
+    lines += [
+        "## Analysis plan",
+        "",
+        f"File `{loaded.path}`",
+        "",
+        f"SHA-256 `{loaded.sha256}`",
+        "",
+        "```yaml",
+        loaded.text.rstrip(),
+        "```",
+        "",
+    ]
     lines += [f"## Power analysis for {topics} topics", ""] + power_lines(plan, topics) + [""]
     return "\n".join(lines)
 
@@ -180,8 +225,10 @@ def controls_lines(plan: Plan) -> list[str]:
     unsure = plan.outcome.unsure.replace("_", " ")
 
     def needed() -> float:
-        return (controls_needed(p.sensitivity, p.specificity, c.min_youden, c.level, p.power)
-                or math.inf)
+        return (
+            controls_needed(p.sensitivity, p.specificity, c.min_youden, c.level, p.power)
+            or math.inf
+        )
 
     return [
         f"- Each reviewer judges control items with a known answer, mixed into the blinded "

@@ -19,7 +19,7 @@ class Block:
     items: list[str] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
-    name: str = ""                  # figure file stem; link: relative target
+    name: str = ""  # figure file stem; link: relative target
 
 
 def markdown(blocks: list[Block], figure_dir: str = "figures") -> str:
@@ -38,8 +38,10 @@ def markdown(blocks: list[Block], figure_dir: str = "figures") -> str:
         elif b.kind == "pre":
             out.append(f"```\n{b.text}\n```")
         elif b.kind == "table":
-            lines = ["| " + " | ".join(b.header) + " |",
-                     "|" + "|".join("---" for _ in b.header) + "|"]
+            lines = [
+                "| " + " | ".join(b.header) + " |",
+                "|" + "|".join("---" for _ in b.header) + "|",
+            ]
             lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in b.rows]
             out.append("\n".join(lines))
         elif b.kind == "figure":
@@ -80,17 +82,23 @@ def html_page(blocks: list[Block], figures: dict[str, bytes], title: str) -> str
             body.append(f'<p><a href="{html.escape(b.name)}">{html.escape(b.text)}</a></p>')
         elif b.kind == "table":
             head = "".join(f"<th>{html.escape(h)}</th>" for h in b.header)
-            rows = "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>"
-                           for row in b.rows)
+            rows = "".join(
+                "<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in b.rows
+            )
             body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         elif b.kind == "figure" and b.name in figures:
             data = base64.b64encode(figures[b.name]).decode("ascii")
-            body.append(f'<figure><img alt="{html.escape(b.text)}" '
-                        f'src="data:image/png;base64,{data}"><figcaption>'
-                        f"{html.escape(b.text)}</figcaption></figure>")
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+            body.append(
+                f'<figure><img alt="{html.escape(b.text)}" '
+                f'src="data:image/png;base64,{data}"><figcaption>'
+                f"{html.escape(b.text)}</figcaption></figure>"
+            )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
 
 
 def _inline(text: str) -> str:

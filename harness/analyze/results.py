@@ -132,19 +132,19 @@ class PowerSummary(_Model):
 class ControlsResult(_Model):
     """Reviewer accuracy on control items and the corrected difference the verdict rests on."""
 
-    available: bool                    # any counted control judgment
+    available: bool  # any counted control judgment
     n_controls: int
     n_judgments: int
     level: float
     min_youden: float
     correction: str
-    accuracy: list[dict[str, Any]]     # per reviewer, per kind, pooled (Accuracy.row())
+    accuracy: list[dict[str, Any]]  # per reviewer, per kind, pooled (Accuracy.row())
     # the accuracy the verdict uses: reviewers weighted by their share of the real judgments,
     # with effective counts, each reviewer's share, and the share without controls of both kinds
     weighted: dict[str, Any]
     excluded: list[str]
     exclude_below: float
-    pooled_youden: float | None        # the weighted J of `weighted`, and its exact interval
+    pooled_youden: float | None  # the weighted J of `weighted`, and its exact interval
     pooled_youden_low: float | None
     pooled_youden_high: float | None
     gate_ok: bool
@@ -154,31 +154,31 @@ class ControlsResult(_Model):
     corrected: float | None
     corrected_low: float | None
     corrected_high: float | None
-    corrected_level: float             # two-sided level: 1 - alpha
+    corrected_level: float  # two-sided level: 1 - alpha
     corrected_note: str
     equivalence: EquivalenceResult | None
-    youden_bound: float | None         # J_L that scaled the observed-scale margin
-    needs: dict[str, Any]              # accuracy, controls and topics a decisive study needs
-    leak_auc: dict[str, Any] | None    # controls-vs-real separability from the leak audit
+    youden_bound: float | None  # J_L that scaled the observed-scale margin
+    needs: dict[str, Any]  # accuracy, controls and topics a decisive study needs
+    leak_auc: dict[str, Any] | None  # controls-vs-real separability from the leak audit
 
 
 class ModelsResult(_Model):
     """Several models in one study: each model's difference, the pooled test, heterogeneity."""
 
-    models: list[dict[str, Any]]       # model, topics, estimate, ci_low, ci_high, p_greater,
-                                       # p_holm, supported (Holm-adjusted p < alpha)
-    topics: int                        # topics complete in every model
+    models: list[dict[str, Any]]  # model, topics, estimate, ci_low, ci_high, p_greater,
+    # p_holm, supported (Holm-adjusted p < alpha)
+    topics: int  # topics complete in every model
     pooled_estimate: float | None
     pooled_p_greater: float
     pooled_method: str
-    q: float | None                    # Cochran's Q (descriptive), its df and I^2
+    q: float | None  # Cochran's Q (descriptive), its df and I^2
     q_df: int
     i2: float | None
-    interaction_f: float | None        # Hotelling T^2 as F: equal differences across models
+    interaction_f: float | None  # Hotelling T^2 as F: equal differences across models
     interaction_df: list[int] | None
     interaction_p: float | None
     alpha: float
-    leak_auc: dict[str, Any] | None = None   # how well a classifier tells the models apart
+    leak_auc: dict[str, Any] | None = None  # how well a classifier tells the models apart
 
 
 class VerdictResult(_Model):
@@ -290,7 +290,7 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
     d, p, v, eq, lit = r.design, r.primary, r.verification, r.equivalence, r.literal_rule
     lines = [RULE, "Cross-field prompt study: preregistered analysis", RULE]
     lines += [f"  NOTE: {note}" for note in r.notes]
-    prereg = (f"preregistered {v.prereg_at}" if v.preregistered else "NOT preregistered")
+    prereg = f"preregistered {v.prereg_at}" if v.preregistered else "NOT preregistered"
     lines += [
         f"Study:        {r.study_dir}",
         f"Plan:         {v.plan_path}",
@@ -329,8 +329,10 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         lines.append(f"  Note: {r.verdict.qualifier}")
     pw = r.power
     if pw.power_at_sesoi is not None:
-        lines.append(f"  Power at the SESOI with {pw.n_topics} topics: {fmt(pw.power_at_sesoi, 2)};"
-                     f" topics needed for {pw.target:.0%}: {pw.topics_needed}")
+        lines.append(
+            f"  Power at the SESOI with {pw.n_topics} topics: {fmt(pw.power_at_sesoi, 2)};"
+            f" topics needed for {pw.target:.0%}: {pw.topics_needed}"
+        )
     lines.append(RULE)
     return lines
 
@@ -344,21 +346,27 @@ def _controls_lines(c: ControlsResult | None) -> list[str]:
     if c.corrected is not None:
         low = fmt(c.corrected_low, signed=True) if c.corrected_low is not None else "-inf"
         high = fmt(c.corrected_high, signed=True) if c.corrected_high is not None else "+inf"
-        lines.append(f"  corrected difference {fmt(c.corrected, signed=True)} "
-                     f"{c.corrected_level:.0%} CI "
-                     f"[{low}, {high}] (observed {fmt(c.observed, signed=True)}, "
-                     f"{c.correction})")
+        lines.append(
+            f"  corrected difference {fmt(c.corrected, signed=True)} "
+            f"{c.corrected_level:.0%} CI "
+            f"[{low}, {high}] (observed {fmt(c.observed, signed=True)}, "
+            f"{c.correction})"
+        )
     elif c.available:
         lines.append(f"  corrected difference not estimable: {c.corrected_note}")
     if c.differential and c.differential.get("favours_hypothesis"):
-        lines.append("  WARNING: accuracy differs between cross-field and single-field controls "
-                     "in the direction that favours the hypothesis")
+        lines.append(
+            "  WARNING: accuracy differs between cross-field and single-field controls "
+            "in the direction that favours the hypothesis"
+        )
     return lines
 
 
 def _est(e: Estimate) -> str:
     if e.skipped:
         return f"skipped: {e.skipped}"
-    return (f"{fmt(e.estimate, signed=e.scale == 'difference')} "
-            f"[{fmt(e.ci_low, signed=e.scale == 'difference')}, "
-            f"{fmt(e.ci_high, signed=e.scale == 'difference')}]")
+    return (
+        f"{fmt(e.estimate, signed=e.scale == 'difference')} "
+        f"[{fmt(e.ci_low, signed=e.scale == 'difference')}, "
+        f"{fmt(e.ci_high, signed=e.scale == 'difference')}]"
+    )

@@ -22,12 +22,12 @@ def discordant(p_cross: float, p_single: float, rho: float) -> tuple[float, floa
     for name, value in (("p_cross", p_cross), ("p_single", p_single)):
         if not 0.0 < value < 1.0:
             raise HarnessError(f"{name} must lie strictly between 0 and 1 (got {value:g})")
-    p11 = p_cross * p_single + rho * math.sqrt(
-        p_cross * (1 - p_cross) * p_single * (1 - p_single))
+    p11 = p_cross * p_single + rho * math.sqrt(p_cross * (1 - p_cross) * p_single * (1 - p_single))
     low, high = max(0.0, p_cross + p_single - 1), min(p_cross, p_single)
     if not low - 1e-12 <= p11 <= high + 1e-12:
         raise HarnessError(
-            f"correlation {rho:g} is impossible with proportions {p_cross:g} and {p_single:g}")
+            f"correlation {rho:g} is impossible with proportions {p_cross:g} and {p_single:g}"
+        )
     return p_cross - p11, p_single - p11
 
 
@@ -43,8 +43,9 @@ def mcnemar_power(n: float, p10: float, p01: float, alpha: float = 0.05, sided: 
     return float(near + far)
 
 
-def mcnemar_sample_size(p10: float, p01: float, alpha: float = 0.05, power: float = 0.8,
-                        sided: int = 1) -> int:
+def mcnemar_sample_size(
+    p10: float, p01: float, alpha: float = 0.05, power: float = 0.8, sided: int = 1
+) -> int:
     """Connor (1987): pairs needed, n = [z_a sqrt(psi) + z_b sqrt(psi - delta^2)]^2 / delta^2."""
     delta, psi = p10 - p01, p10 + p01
     if delta == 0:
@@ -70,18 +71,21 @@ def paired_sample_size(delta: float, sd: float, alpha: float = 0.05, power: floa
     return math.ceil(((stats.norm.isf(alpha) + stats.norm.isf(1 - power)) * sd / delta) ** 2)
 
 
-def tost_power(n: float, sd: float, margin: float, delta: float = 0.0,
-               alpha: float = 0.05) -> float:
+def tost_power(
+    n: float, sd: float, margin: float, delta: float = 0.0, alpha: float = 0.05
+) -> float:
     """Power to show |difference| < margin when the true difference is delta."""
     se = sd / math.sqrt(n)
     z = stats.norm.isf(alpha)
-    value = (stats.norm.cdf((margin - delta) / se - z)
-             + stats.norm.cdf((margin + delta) / se - z) - 1)
+    value = (
+        stats.norm.cdf((margin - delta) / se - z) + stats.norm.cdf((margin + delta) / se - z) - 1
+    )
     return float(max(0.0, value))
 
 
-def tost_sample_size(sd: float, margin: float, delta: float = 0.0, alpha: float = 0.05,
-                     power: float = 0.8) -> int:
+def tost_sample_size(
+    sd: float, margin: float, delta: float = 0.0, alpha: float = 0.05, power: float = 0.8
+) -> int:
     if abs(delta) >= margin:
         raise HarnessError("equivalence cannot be shown when the true difference is the margin")
     if tost_power(1, sd, margin, delta, alpha) >= power:
@@ -93,8 +97,9 @@ def tost_sample_size(sd: float, margin: float, delta: float = 0.0, alpha: float 
     return math.ceil(root - 1e-9)
 
 
-def analytic_power(n: float, p_single: float, delta: float, rho: float, alpha: float = 0.05,
-                   method: str = "paired") -> float:
+def analytic_power(
+    n: float, p_single: float, delta: float, rho: float, alpha: float = 0.05, method: str = "paired"
+) -> float:
     """One-sided power at n topics for a true difference delta: McNemar (Connor) or paired."""
     p_cross = p_single + delta
     if method == "mcnemar":
@@ -102,13 +107,20 @@ def analytic_power(n: float, p_single: float, delta: float, rho: float, alpha: f
     return paired_power(n, delta, sd_binary_difference(p_cross, p_single, rho), alpha)
 
 
-def minimal_detectable_effect(n: float, p_single: float, rho: float, alpha: float = 0.05,
-                              power: float = 0.8, method: str = "paired") -> float | None:
+def minimal_detectable_effect(
+    n: float,
+    p_single: float,
+    rho: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    method: str = "paired",
+) -> float | None:
     """Smallest cross-minus-single difference detected with `power` at n topics.
 
     The SD (and the discordant cells) change with the difference, so the root is found
     numerically; None when no possible difference reaches the power.
     """
+
     def gap(delta: float) -> float:
         return analytic_power(n, p_single, delta, rho, alpha, method) - power
 
@@ -126,21 +138,35 @@ def minimal_detectable_effect(n: float, p_single: float, rho: float, alpha: floa
     return None
 
 
-def power_curve(n_values: np.ndarray, *, p_single: float, effect: float, sesoi: float,
-                rho: float, alpha: float, sd: float | None = None,
-                sd_equivalence: float | None = None) -> pd.DataFrame:
+def power_curve(
+    n_values: np.ndarray,
+    *,
+    p_single: float,
+    effect: float,
+    sesoi: float,
+    rho: float,
+    alpha: float,
+    sd: float | None = None,
+    sd_equivalence: float | None = None,
+) -> pd.DataFrame:
     """Power by number of topics: McNemar (Connor), paired normal, TOST at zero difference.
 
     TOST assumes a true difference of 0, so its SD is that of two arms both at p_single.
     """
     p10, p01 = discordant(p_single + effect, p_single, rho)
     sd = sd if sd is not None else sd_binary_difference(p_single + effect, p_single, rho)
-    sd_eq = (sd_equivalence if sd_equivalence is not None
-             else sd_binary_difference(p_single, p_single, rho))
+    sd_eq = (
+        sd_equivalence
+        if sd_equivalence is not None
+        else sd_binary_difference(p_single, p_single, rho)
+    )
     rows = [
-        {"topics": int(n), "mcnemar": mcnemar_power(n, p10, p01, alpha),
-         "paired": paired_power(n, effect, sd, alpha),
-         "equivalence": tost_power(n, sd_eq, sesoi, 0.0, alpha)}
+        {
+            "topics": int(n),
+            "mcnemar": mcnemar_power(n, p10, p01, alpha),
+            "paired": paired_power(n, effect, sd, alpha),
+            "equivalence": tost_power(n, sd_eq, sesoi, 0.0, alpha),
+        }
         for n in n_values
     ]
     return pd.DataFrame(rows)

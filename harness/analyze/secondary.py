@@ -57,8 +57,7 @@ def mixed_glm(j: Judgments, y: np.ndarray, table: TopicTable, plan: Plan) -> Sec
     rows = _rows(j, y, table, plan.single)
     has = np.zeros(j.n_topics, dtype=bool)
     has[j.topic[rows]] = True
-    chosen = topic_subsample(j.n_topics, has, plan.secondary.mixed_max_topics,
-                             plan.secondary.seed)
+    chosen = topic_subsample(j.n_topics, has, plan.secondary.mixed_max_topics, plan.secondary.seed)
     note = ""
     if chosen is not None:
         rows &= np.isin(j.topic, chosen)
@@ -71,24 +70,31 @@ def mixed_glm(j: Judgments, y: np.ndarray, table: TopicTable, plan: Plan) -> Sec
     ident = [np.zeros(topic.max() + 1, dtype=int)]
     reviewer = pd.factorize(j.reviewer[rows])[0]
     if reviewer.max() >= 1:
-        columns.append(sparse.csr_matrix((np.ones(endog.size),
-                                          (np.arange(endog.size), reviewer))))
+        columns.append(sparse.csr_matrix((np.ones(endog.size), (np.arange(endog.size), reviewer))))
         ident.append(np.ones(reviewer.max() + 1, dtype=int))
     exog = np.column_stack([np.ones_like(cross), cross])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = BinomialBayesMixedGLM(endog, exog, sparse.hstack(columns).tocsr(),
-                                      np.concatenate(ident), vcp_p=1.0, fe_p=2.0)
+        model = BinomialBayesMixedGLM(
+            endog, exog, sparse.hstack(columns).tocsr(), np.concatenate(ident), vcp_p=1.0, fe_p=2.0
+        )
         # L-BFGS-B: same optimum as BFGS, linear memory. fit_vb draws its starting values at
         # random unless given a generator; seeded, the same data give the same report.
         fit = model.fit_vb(fit_method="L-BFGS-B", rng=np.random.default_rng(plan.secondary.seed))
     mean, sd = float(fit.fe_mean[1]), float(fit.fe_sd[1])
     return SecondaryTest(
-        name, label, "odds ratio", math.exp(mean), math.exp(mean - 1.959964 * sd),
-        math.exp(mean + 1.959964 * sd), float(stats.norm.sf(mean / sd)), "greater",
+        name,
+        label,
+        "odds ratio",
+        math.exp(mean),
+        math.exp(mean - 1.959964 * sd),
+        math.exp(mean + 1.959964 * sd),
+        float(stats.norm.sf(mean / sd)),
+        "greater",
         int(np.unique(topic).size),
         note=note + "p = posterior probability that the log odds ratio is <= 0 "
-        "(variational approximation).")
+        "(variational approximation).",
+    )
 
 
 def conditional_logit(j: Judgments, table: TopicTable, plan: Plan) -> SecondaryTest:
@@ -100,8 +106,7 @@ def conditional_logit(j: Judgments, table: TopicTable, plan: Plan) -> SecondaryT
     keep = arms & table.item_eligible
     has = np.zeros(j.n_topics, dtype=bool)
     has[j.item_topic[keep]] = True
-    chosen = topic_subsample(j.n_topics, has, plan.secondary.heavy_max_topics,
-                             plan.secondary.seed)
+    chosen = topic_subsample(j.n_topics, has, plan.secondary.heavy_max_topics, plan.secondary.seed)
     note = ""
     if chosen is not None:
         keep &= np.isin(j.item_topic, chosen)
@@ -114,16 +119,24 @@ def conditional_logit(j: Judgments, table: TopicTable, plan: Plan) -> SecondaryT
         return _skip(name, label, "odds ratio", "no topic with both outcomes")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = ConditionalLogit(endog[informative], exog[informative],
-                               groups=groups[informative]).fit(disp=0)
+        fit = ConditionalLogit(
+            endog[informative], exog[informative], groups=groups[informative]
+        ).fit(disp=0)
     beta, se = float(fit.params[0]), float(fit.bse[0])
     if not (math.isfinite(beta) and math.isfinite(se) and se > 0):
         return _skip(name, label, "odds ratio", "the model did not converge (separation)")
     return SecondaryTest(
-        name, label, "odds ratio", math.exp(beta), math.exp(beta - 1.959964 * se),
-        math.exp(beta + 1.959964 * se), float(stats.norm.sf(beta / se)), "greater",
+        name,
+        label,
+        "odds ratio",
+        math.exp(beta),
+        math.exp(beta - 1.959964 * se),
+        math.exp(beta + 1.959964 * se),
+        float(stats.norm.sf(beta / se)),
+        "greater",
         int(np.unique(groups[informative]).size),
-        note=note + "Topics whose items all agree carry no information and drop out.")
+        note=note + "Topics whose items all agree carry no information and drop out.",
+    )
 
 
 def _informative_groups(endog: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -134,15 +147,32 @@ def _informative_groups(endog: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return result
 
 
-def primary_variant(j: Judgments, plan: Plan, name: str, label: str, *, unsure: str | None = None,
-                    min_reviewers: int | None = None, note: str = "") -> SecondaryTest:
+def primary_variant(
+    j: Judgments,
+    plan: Plan,
+    name: str,
+    label: str,
+    *,
+    unsure: str | None = None,
+    min_reviewers: int | None = None,
+    note: str = "",
+) -> SecondaryTest:
     """The primary analysis on a variant of the data (a reviewer kind, another unsure coding)."""
     outcome = run_primary(j, plan, unsure=unsure, min_reviewers=min_reviewers)
     if outcome.n_topics < 2:
         return _skip(name, label, "difference", f"only {outcome.n_topics} complete topics")
-    return SecondaryTest(name, label, "difference", outcome.estimate, outcome.ci_low,
-                         outcome.ci_high, outcome.p_greater, "greater", outcome.n_topics,
-                         note=note)
+    return SecondaryTest(
+        name,
+        label,
+        "difference",
+        outcome.estimate,
+        outcome.ci_low,
+        outcome.ci_high,
+        outcome.p_greater,
+        "greater",
+        outcome.n_topics,
+        note=note,
+    )
 
 
 def reviewer_kinds(j: Judgments, plan: Plan) -> list[SecondaryTest]:
@@ -154,8 +184,16 @@ def reviewer_kinds(j: Judgments, plan: Plan) -> list[SecondaryTest]:
         if not mask.any():
             out.append(_skip(name, label, "difference", f"no {kind} reviews"))
             continue
-        out.append(primary_variant(j.subset(mask), plan, name, label, min_reviewers=1,
-                                   note="Items need one review of this kind."))
+        out.append(
+            primary_variant(
+                j.subset(mask),
+                plan,
+                name,
+                label,
+                min_reviewers=1,
+                note="Items need one review of this kind.",
+            )
+        )
     return out
 
 
@@ -163,48 +201,76 @@ def _ols_hc3(d: np.ndarray, covariates: pd.DataFrame) -> tuple[np.ndarray, np.nd
     import statsmodels.api as sm
 
     fit = sm.OLS(d, sm.add_constant(covariates.to_numpy(float), has_constant="add")).fit(
-        cov_type="HC3")
+        cov_type="HC3"
+    )
     return np.asarray(fit.params), np.asarray(fit.bse), np.asarray(fit.pvalues)
 
 
-def moderators(table: TopicTable, covariates: pd.DataFrame, prefix: str, label: str,
-               note: str) -> list[SecondaryTest]:
+def moderators(
+    table: TopicTable, covariates: pd.DataFrame, prefix: str, label: str, note: str
+) -> list[SecondaryTest]:
     """Regress complete topics' d_t on covariates (OLS, HC3 errors); two-sided slopes."""
     keep = table.complete
     frame = covariates.loc[keep].reset_index(drop=True)
     d = table.d
     usable = [c for c in frame.columns if frame[c].notna().all() and frame[c].nunique() > 1]
-    out = [_skip(f"{prefix}:{c}", f"{label}: {c}", "slope", "no variation across topics")
-           for c in frame.columns if c not in usable]
+    out = [
+        _skip(f"{prefix}:{c}", f"{label}: {c}", "slope", "no variation across topics")
+        for c in frame.columns
+        if c not in usable
+    ]
     if not usable or d.size < len(usable) + 3:
         if usable:
-            out += [_skip(f"{prefix}:{c}", f"{label}: {c}", "slope", "too few topics")
-                    for c in usable]
+            out += [
+                _skip(f"{prefix}:{c}", f"{label}: {c}", "slope", "too few topics") for c in usable
+            ]
         return out
     params, bse, pvalues = _ols_hc3(d, frame[usable])
     for index, column in enumerate(usable, start=1):
-        out.append(SecondaryTest(
-            f"{prefix}:{column}", f"{label}: {column}", "slope", float(params[index]),
-            float(params[index] - 1.959964 * bse[index]),
-            float(params[index] + 1.959964 * bse[index]), float(pvalues[index]), "two-sided",
-            int(d.size), note=note))
+        out.append(
+            SecondaryTest(
+                f"{prefix}:{column}",
+                f"{label}: {column}",
+                "slope",
+                float(params[index]),
+                float(params[index] - 1.959964 * bse[index]),
+                float(params[index] + 1.959964 * bse[index]),
+                float(pvalues[index]),
+                "two-sided",
+                int(d.size),
+                note=note,
+            )
+        )
     return out
 
 
 def field_distance(table: TopicTable, topics: pd.DataFrame) -> list[SecondaryTest]:
     covariates = topics[["taxonomy_distance", "embedding_distance"]].astype(float)
-    return moderators(table, covariates, "field_distance", "Field distance moderator",
-                      "Change in d_t per unit of distance (OLS on topics, HC3 errors).")
+    return moderators(
+        table,
+        covariates,
+        "field_distance",
+        "Field distance moderator",
+        "Change in d_t per unit of distance (OLS on topics, HC3 errors).",
+    )
 
 
-def geometry(table: TopicTable, geometry_frame: pd.DataFrame, topic_ids: np.ndarray,
-             single: str) -> list[SecondaryTest]:
+def geometry(
+    table: TopicTable, geometry_frame: pd.DataFrame, topic_ids: np.ndarray, single: str
+) -> list[SecondaryTest]:
     """d_t against cross-minus-single differences in attention entropy and concept split."""
     if geometry_frame.empty:
-        return [_skip("geometry", "Attention-geometry covariates", "slope",
-                      "the study has no geometry measurements")]
-    wide = geometry_frame.pivot_table(index="topic_id", columns="condition",
-                                      values=["entropy", "split_index"], aggfunc="mean")
+        return [
+            _skip(
+                "geometry",
+                "Attention-geometry covariates",
+                "slope",
+                "the study has no geometry measurements",
+            )
+        ]
+    wide = geometry_frame.pivot_table(
+        index="topic_id", columns="condition", values=["entropy", "split_index"], aggfunc="mean"
+    )
     singles = [c for c in ("single_a", "single_b") if single in ("mean_of_singles", c)]
     covariates = pd.DataFrame(index=pd.Index(topic_ids, name="topic_id"))
     for measure in ("entropy", "split_index"):
@@ -212,11 +278,21 @@ def geometry(table: TopicTable, geometry_frame: pd.DataFrame, topic_ids: np.ndar
             delta = wide[(measure, "cross")] - wide[[(measure, s) for s in singles]].mean(axis=1)
             covariates[f"delta_{measure}"] = delta.reindex(covariates.index)
     if covariates.empty:
-        return [_skip("geometry", "Attention-geometry covariates", "slope",
-                      "geometry does not cover the compared conditions")]
-    return moderators(table, covariates.reset_index(drop=True), "geometry",
-                      "Attention geometry (cross minus single)",
-                      "Change in d_t per unit of the prompt's attention measure (OLS, HC3).")
+        return [
+            _skip(
+                "geometry",
+                "Attention-geometry covariates",
+                "slope",
+                "geometry does not cover the compared conditions",
+            )
+        ]
+    return moderators(
+        table,
+        covariates.reset_index(drop=True),
+        "geometry",
+        "Attention geometry (cross minus single)",
+        "Change in d_t per unit of the prompt's attention measure (OLS, HC3).",
+    )
 
 
 def holm(tests: list[SecondaryTest]) -> list[SecondaryTest]:
@@ -234,8 +310,9 @@ def holm(tests: list[SecondaryTest]) -> list[SecondaryTest]:
 def per_reviewer(j: Judgments, y: np.ndarray, table: TopicTable, single: str) -> pd.DataFrame:
     """Descriptive: each reviewer's share of novel verdicts by arm (no test)."""
     rows = _rows(j, y, table, single)
-    frame = pd.DataFrame({
-        "reviewer": j.reviewer[rows], "cross": j.condition[rows] == CROSS, "y": y[rows]})
+    frame = pd.DataFrame(
+        {"reviewer": j.reviewer[rows], "cross": j.condition[rows] == CROSS, "y": y[rows]}
+    )
     ids = j.reviewer_ids if j.reviewer_ids is not None else np.arange(j.n_reviewers)
     kinds = j.reviewer_kind if j.reviewer_kind is not None else np.array([""] * j.n_reviewers)
     out = []
@@ -243,12 +320,17 @@ def per_reviewer(j: Judgments, y: np.ndarray, table: TopicTable, single: str) ->
         code = cast(int, key)  # groupby types its keys as any scalar; "reviewer" holds codes
         cross = group.loc[group["cross"], "y"]
         single_y = group.loc[~group["cross"], "y"]
-        out.append({
-            "reviewer_id": str(ids[code]), "kind": str(kinds[code]), "judgments": len(group),
-            "novel_cross": float(cross.mean()) if len(cross) else math.nan,
-            "novel_single": float(single_y.mean()) if len(single_y) else math.nan,
-        })
-    result = pd.DataFrame(out, columns=["reviewer_id", "kind", "judgments", "novel_cross",
-                                        "novel_single"])
+        out.append(
+            {
+                "reviewer_id": str(ids[code]),
+                "kind": str(kinds[code]),
+                "judgments": len(group),
+                "novel_cross": float(cross.mean()) if len(cross) else math.nan,
+                "novel_single": float(single_y.mean()) if len(single_y) else math.nan,
+            }
+        )
+    result = pd.DataFrame(
+        out, columns=["reviewer_id", "kind", "judgments", "novel_cross", "novel_single"]
+    )
     result["difference"] = result["novel_cross"] - result["novel_single"]
     return result

@@ -25,17 +25,18 @@ from harness.analyze.weighted import kish
 
 @dataclass(frozen=True)
 class Verdicts:
-    supported: np.ndarray        # (studies,) booleans
+    supported: np.ndarray  # (studies,) booleans
     refuted: np.ndarray
-    gate: np.ndarray             # pooled J's lower bound reached the minimum
-    flagged: np.ndarray          # differential check favours the hypothesis
-    estimate: np.ndarray         # corrected difference (NaN when J <= MIN_J)
+    gate: np.ndarray  # pooled J's lower bound reached the minimum
+    flagged: np.ndarray  # differential check favours the hypothesis
+    estimate: np.ndarray  # corrected difference (NaN when J <= MIN_J)
     ci_low: np.ndarray
     ci_high: np.ndarray
 
 
-def youden_bounds(pub_k: np.ndarray, pub_n: np.ndarray, unpub_k: np.ndarray,
-                  unpub_n: np.ndarray, level: float) -> np.ndarray:
+def youden_bounds(
+    pub_k: np.ndarray, pub_n: np.ndarray, unpub_k: np.ndarray, unpub_n: np.ndarray, level: float
+) -> np.ndarray:
     """Vectorised exact (Bonferroni) lower bound of J at two-sided `level`."""
     tail = (1.0 - (1.0 - (1.0 - level) / 2.0)) / 2.0
     with np.errstate(invalid="ignore"):
@@ -52,23 +53,25 @@ def _primary(p: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return greater, less
 
 
-def _bootstrap(d: np.ndarray, acc: _Accuracy, resamples: int, rng: np.random.Generator
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _bootstrap(
+    d: np.ndarray, acc: _Accuracy, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """95% percentile interval of d/J per study (invalid resamples count as unbounded).
 
     One draw of topic weights serves every study of the batch (the studies are independent
     simulations, so each still gets a valid bootstrap); control resamples are per study and
     reviewer, collapsed with the reviewers' shares as `analyze` collapses them."""
     studies, n = d.shape
-    w = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples) / n          # (B, T)
-    mean = w @ d.T                                                            # (B, S)
+    w = rng.multinomial(n, np.full(n, 1.0 / n), size=resamples) / n  # (B, T)
+    mean = w @ d.T  # (B, S)
     size = (resamples, *acc.pub_n.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         sens = rng.binomial(acc.pub_n, acc.pub_k / np.maximum(acc.pub_n, 1), size) / acc.pub_n
-        spec = (rng.binomial(acc.unpub_n, acc.unpub_k / np.maximum(acc.unpub_n, 1), size)
-                / acc.unpub_n)
+        spec = (
+            rng.binomial(acc.unpub_n, acc.unpub_k / np.maximum(acc.unpub_n, 1), size) / acc.unpub_n
+        )
         youden = np.where(acc.shares > 0, sens + spec - 1.0, 0.0)
-    youden = (youden * acc.shares).sum(axis=-1)                                # (B, S)
+    youden = (youden * acc.shares).sum(axis=-1)  # (B, S)
     bad = youden <= MIN_J
     ratio = mean / np.maximum(youden, MIN_J)
     low = np.quantile(np.where(bad, -np.inf, ratio), 0.025, axis=0, method="lower")
@@ -89,13 +92,18 @@ class _Accuracy:
     @classmethod
     def of(cls, batch: Batch, weighting: str) -> _Accuracy:
         if weighting == "controls" or batch.by_reviewer is None or batch.shares is None:
+
             def total(x: np.ndarray) -> np.ndarray:
                 summed: np.ndarray = x.sum(axis=1, keepdims=True)
                 return summed
 
-            return cls(total(batch.pub_correct), total(batch.pub_n),
-                       total(batch.unpub_correct), total(batch.unpub_n),
-                       np.ones((batch.p.shape[0], 1)))
+            return cls(
+                total(batch.pub_correct),
+                total(batch.pub_n),
+                total(batch.unpub_correct),
+                total(batch.unpub_n),
+                np.ones((batch.p.shape[0], 1)),
+            )
         pub_n, pub_k, unpub_n, unpub_k = batch.by_reviewer
         shares = np.where((pub_n > 0) & (unpub_n > 0), batch.shares, 0.0)
         return cls(pub_k, pub_n, unpub_k, unpub_n, shares / shares.sum(axis=1, keepdims=True))
@@ -106,8 +114,11 @@ class _Accuracy:
         spec, n_unpub = kish(self.shares, self.unpub_k, self.unpub_n)
         with np.errstate(invalid="ignore", divide="ignore"):
             s, p = self.pub_k / self.pub_n, self.unpub_k / self.unpub_n
-            var = np.where(self.shares > 0, self.shares ** 2 * (
-                s * (1 - s) / self.pub_n + p * (1 - p) / self.unpub_n), 0.0).sum(axis=1)
+            var = np.where(
+                self.shares > 0,
+                self.shares**2 * (s * (1 - s) / self.pub_n + p * (1 - p) / self.unpub_n),
+                0.0,
+            ).sum(axis=1)
         return sens * n_pub, n_pub, spec * n_unpub, n_unpub, var
 
 
@@ -124,12 +135,18 @@ def _flagged(batch: Batch, alpha: float) -> np.ndarray:
         sens = _fisher(pc, nc - pc, ps, ns - ps)
         (uc, us), (mc, ms) = batch.unpub_correct[s].tolist(), batch.unpub_n[s].tolist()
         spec = _fisher(uc, mc - uc, us, ms - us)
-        out[s] = ((sens < alpha and pc / nc < ps / ns) or (spec < alpha and uc / mc > us / ms))
+        out[s] = (sens < alpha and pc / nc < ps / ns) or (spec < alpha and uc / mc > us / ms)
     return out
 
 
-def simulate_verdicts(batch: Batch, plan: Plan, rng: np.random.Generator, *,
-                      resamples: int | None = None, weighting: str = "shares") -> Verdicts:
+def simulate_verdicts(
+    batch: Batch,
+    plan: Plan,
+    rng: np.random.Generator,
+    *,
+    resamples: int | None = None,
+    weighting: str = "shares",
+) -> Verdicts:
     """`weighting` "shares" weights reviewers by their share of the real judgments (what
     `analyze` does); "controls" pools control judgments (for comparison)."""
     alpha, sesoi, c = plan.primary.alpha, plan.equivalence.sesoi, plan.controls
@@ -138,7 +155,7 @@ def simulate_verdicts(batch: Batch, plan: Plan, rng: np.random.Generator, *,
     pub_k, pub_n, unpub_k, unpub_n, var = acc.weighted()
     greater, less = _primary(batch.p, plan)
     gate = youden_bounds(pub_k, pub_n, unpub_k, unpub_n, c.level) >= c.min_youden
-    bound = youden_bounds(pub_k, pub_n, unpub_k, unpub_n, 1.0 - alpha)   # one-sided 1 - a/2
+    bound = youden_bounds(pub_k, pub_n, unpub_k, unpub_n, 1.0 - alpha)  # one-sided 1 - a/2
     margin = np.maximum(bound, 0.0) * sesoi
     with np.errstate(divide="ignore", invalid="ignore"):
         upper = betting_capital(d, np.maximum(margin, 1e-9), alpha / 2) >= 2 / alpha
@@ -148,7 +165,6 @@ def simulate_verdicts(batch: Batch, plan: Plan, rng: np.random.Generator, *,
     refuted = ~supported & gate & ((less < alpha) | equivalent)
     with np.errstate(invalid="ignore", divide="ignore"):
         youden = pub_k / pub_n + unpub_k / unpub_n - 1.0
-        estimate = np.where(youden > MIN_J, d.mean(axis=1) * youden / (youden ** 2 + var),
-                            np.nan)
+        estimate = np.where(youden > MIN_J, d.mean(axis=1) * youden / (youden**2 + var), np.nan)
     low, high = _bootstrap(d, acc, resamples or c.bootstrap, rng)
     return Verdicts(supported, refuted, gate, _flagged(batch, alpha), estimate, low, high)

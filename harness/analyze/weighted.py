@@ -28,24 +28,24 @@ __all__ = ["Weighted", "kish", "weighted_accuracy"]
 
 @dataclass(frozen=True)
 class Weighted:
-    accuracy: Accuracy           # effective counts (floats), scope "weighted"
-    shares: dict[str, float]     # each reviewer's share of the real judgments' weight
-    uncovered: float             # share held by reviewers without controls of both kinds
+    accuracy: Accuracy  # effective counts (floats), scope "weighted"
+    shares: dict[str, float]  # each reviewer's share of the real judgments' weight
+    uncovered: float  # share held by reviewers without controls of both kinds
 
 
-def kish(shares: np.ndarray, correct: np.ndarray, n: np.ndarray) -> tuple[np.ndarray,
-                                                                         np.ndarray]:
+def kish(shares: np.ndarray, correct: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weighted rate and Kish effective n over the last axis (reviewers).
 
     `shares` must be zero where n is zero and sum to one over the reviewers with controls."""
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(n > 0, correct / np.maximum(n, 1), 0.0)
-        inv = np.where(n > 0, shares ** 2 / np.maximum(n, 1), 0.0).sum(axis=-1)
+        inv = np.where(n > 0, shares**2 / np.maximum(n, 1), 0.0).sum(axis=-1)
         return (shares * rate).sum(axis=-1), np.where(inv > 0, 1.0 / inv, 0.0)
 
 
-def weighted_accuracy(reviewers: list[Accuracy], shares: Mapping[str, float],
-                      level: float) -> Weighted:
+def weighted_accuracy(
+    reviewers: list[Accuracy], shares: Mapping[str, float], level: float
+) -> Weighted:
     """Weighted sensitivity and specificity with effective counts for the exact intervals.
 
     Reviewers of real items without controls of both kinds cannot be weighted in; their share is
@@ -58,13 +58,25 @@ def weighted_accuracy(reviewers: list[Accuracy], shares: Mapping[str, float],
         empty = Accuracy("all reviewers, weighted", "weighted", "mixed", 0, 0, 0, 0, level)
         return Weighted(empty, dict(shares), uncovered)
     w = raw / raw.sum()
-    sens, n_pub = kish(w, np.array([a.published_correct for a in covered], dtype=float),
-                       np.array([a.published for a in covered], dtype=float))
-    spec, n_unpub = kish(w, np.array([a.unpublished_correct for a in covered], dtype=float),
-                         np.array([a.unpublished for a in covered], dtype=float))
+    sens, n_pub = kish(
+        w,
+        np.array([a.published_correct for a in covered], dtype=float),
+        np.array([a.published for a in covered], dtype=float),
+    )
+    spec, n_unpub = kish(
+        w,
+        np.array([a.unpublished_correct for a in covered], dtype=float),
+        np.array([a.unpublished for a in covered], dtype=float),
+    )
     kinds = {a.kind for a in covered}
-    acc = Accuracy("all reviewers, weighted", "weighted", kinds.pop() if len(kinds) == 1
-                   else "mixed", float(n_pub), float(sens * n_pub), float(n_unpub),
-                   float(spec * n_unpub), level)
-    return Weighted(acc, {a.label: float(x) for a, x in zip(covered, w, strict=True)},
-                    uncovered)
+    acc = Accuracy(
+        "all reviewers, weighted",
+        "weighted",
+        kinds.pop() if len(kinds) == 1 else "mixed",
+        float(n_pub),
+        float(sens * n_pub),
+        float(n_unpub),
+        float(spec * n_unpub),
+        level,
+    )
+    return Weighted(acc, {a.label: float(x) for a, x in zip(covered, w, strict=True)}, uncovered)

@@ -19,8 +19,18 @@ from harness.errors import HarnessError, PartialWork
 from harness.logs import reset as reset_logging
 
 # Importing a command module registers its commands; `--help` lists them in this order.
-COMMAND_MODULES = ("generate_cmds", "collect_cmds", "judge_cmds", "analyze_cmds", "search_cmds",
-                   "run_cmds", "study_cmds", "records_cmds", "geometry_cmds", "topics_cmds")
+COMMAND_MODULES = (
+    "generate_cmds",
+    "collect_cmds",
+    "judge_cmds",
+    "analyze_cmds",
+    "search_cmds",
+    "run_cmds",
+    "study_cmds",
+    "records_cmds",
+    "geometry_cmds",
+    "topics_cmds",
+)
 for _name in COMMAND_MODULES:
     importlib.import_module(f"harness.cli.{_name}")
 
@@ -82,5 +92,6 @@ def _log_finished(started: float) -> None:
 
     if invoked:  # options were parsed and a command ran
         logging.getLogger("harness.cli").info(
-            "command %s finished in %.2f s", invoked[0], time.monotonic() - started)
+            "command %s finished in %.2f s", invoked[0], time.monotonic() - started
+        )
         invoked.clear()

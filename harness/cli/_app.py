@@ -43,11 +43,20 @@ invoked: list[str] = []
 @app.callback()
 def _options(
     ctx: typer.Context,
-    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
-                                 help="Print the harness version and exit."),
-    log_level: str = typer.Option("warning", "--log-level", callback=_check_level,
-                                  help="debug, info, warning or error: what goes to stderr; "
-                                  "a study's logs/harness.log gets info and above."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_show_version,
+        is_eager=True,
+        help="Print the harness version and exit.",
+    ),
+    log_level: str = typer.Option(
+        "warning",
+        "--log-level",
+        callback=_check_level,
+        help="debug, info, warning or error: what goes to stderr; "
+        "a study's logs/harness.log gets info and above.",
+    ),
 ) -> None:
     configure(log_level)
     invoked[:] = [ctx.invoked_subcommand or "harness"]

@@ -9,8 +9,9 @@ import typer
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._params import check_positive
 
-PLAN_HELP = ("Analysis plan YAML (default: the preregistered plan, else the bundled "
-             "analysis/plan.yaml).")
+PLAN_HELP = (
+    "Analysis plan YAML (default: the preregistered plan, else the bundled analysis/plan.yaml)."
+)
 
 
 @app.command()
@@ -18,8 +19,11 @@ def analyze(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     plan: Path | None = typer.Option(None, "--plan", help=PLAN_HELP),
     allow_deviation: bool = typer.Option(
-        False, "--allow-deviation", help="Run although the plan differs from the preregistered "
-        "one or the blinding commitment is missing; the report lists the deviation at the top."),
+        False,
+        "--allow-deviation",
+        help="Run although the plan differs from the preregistered "
+        "one or the blinding commitment is missing; the report lists the deviation at the top.",
+    ),
 ) -> None:
     """Verify the blinding key and the plan, unblind, run the preregistered analysis, report.
 
@@ -36,8 +40,9 @@ def analyze(
 @app.command()
 def prereg(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    plan: Path | None = typer.Option(None, "--plan", help="Analysis plan YAML (default: the "
-                                     "bundled analysis/plan.yaml)."),
+    plan: Path | None = typer.Option(
+        None, "--plan", help="Analysis plan YAML (default: the bundled analysis/plan.yaml)."
+    ),
 ) -> None:
     """Write prereg.md (hypothesis, design, materials, plan and hash, power) and record it.
 
@@ -50,46 +55,81 @@ def prereg(
 
 @app.command()
 def power(
-    topics: int | None = typer.Option(None, "--topics", min=2,
-                                      help="Number of topics (default: the "
-                                      "plan's planning.topics)."),
-    p_single: float | None = typer.Option(None, "--p-single", min=0.0, max=1.0,
-                                          help="Proportion judged novel "
-                                          "after single-field prompts."),
-    effect: float | None = typer.Option(None, "--effect", min=-1.0, max=1.0,
-                                        help="Difference to detect "
-                                        "(cross - single)."),
-    sesoi: float | None = typer.Option(None, "--sesoi", callback=check_positive,
-                                       help="Smallest effect size of interest "
-                                       "(equivalence margin)."),
-    rho: float | None = typer.Option(None, "--rho", min=-1.0, max=1.0,
-                                     help="Correlation of a topic's cross and "
-                                     "single consensus outcomes."),
+    topics: int | None = typer.Option(
+        None, "--topics", min=2, help="Number of topics (default: the plan's planning.topics)."
+    ),
+    p_single: float | None = typer.Option(
+        None,
+        "--p-single",
+        min=0.0,
+        max=1.0,
+        help="Proportion judged novel after single-field prompts.",
+    ),
+    effect: float | None = typer.Option(
+        None, "--effect", min=-1.0, max=1.0, help="Difference to detect (cross - single)."
+    ),
+    sesoi: float | None = typer.Option(
+        None,
+        "--sesoi",
+        callback=check_positive,
+        help="Smallest effect size of interest (equivalence margin).",
+    ),
+    rho: float | None = typer.Option(
+        None,
+        "--rho",
+        min=-1.0,
+        max=1.0,
+        help="Correlation of a topic's cross and single consensus outcomes.",
+    ),
     alpha: float | None = typer.Option(None, "--alpha", min=0.0, max=1.0, help="One-sided alpha."),
     target: float | None = typer.Option(None, "--target", min=0.0, max=1.0, help="Target power."),
-    simulate: bool = typer.Option(False, "--simulate", help="Also simulate the full design "
-                                  "through the exact primary analysis."),
+    simulate: bool = typer.Option(
+        False,
+        "--simulate",
+        help="Also simulate the full design through the exact primary analysis.",
+    ),
     reps: int | None = typer.Option(None, "--reps", min=1, help="Simulated studies per condition."),
-    samples: int | None = typer.Option(None, "--samples", min=1, help="Outputs per prompt "
-                                       "(simulation)."),
-    reviewers: int | None = typer.Option(None, "--reviewers", min=1, help="Reviewers per item "
-                                         "(simulation)."),
+    samples: int | None = typer.Option(
+        None, "--samples", min=1, help="Outputs per prompt (simulation)."
+    ),
+    reviewers: int | None = typer.Option(
+        None, "--reviewers", min=1, help="Reviewers per item (simulation)."
+    ),
     seed: int | None = typer.Option(None, "--seed", min=0, help="Simulation seed."),
-    plan: Path | None = typer.Option(None, "--plan", help="Plan whose planning section gives "
-                                     "the defaults (default: the bundled plan)."),
-    sensitivity: float | None = typer.Option(None, "--sensitivity", min=0.0, max=1.0,
-                                             help="Reviewer sensitivity on published controls "
-                                             "(default: the plan's planning.sensitivity)."),
-    specificity: float | None = typer.Option(None, "--specificity", min=0.0, max=1.0,
-                                             help="Reviewer specificity on unpublished controls "
-                                             "(default: the plan's planning.specificity)."),
-    bank: bool = typer.Option(False, "--bank", help="Also report for all topics of the topic "
-                              "bank (its size replaces --topics' default), with the plan's "
-                              "equivalence test simulated (about a minute)."),
-    bank_file: Path | None = typer.Option(None, "--bank-file", help="Topic bank for --bank: "
-                                          "a YAML file or folder (default: bundled)."),
-    bank_reps: int = typer.Option(400, "--bank-reps", min=10, help="Simulated studies per "
-                                  "equivalence figure of --bank."),
+    plan: Path | None = typer.Option(
+        None,
+        "--plan",
+        help="Plan whose planning section gives the defaults (default: the bundled plan).",
+    ),
+    sensitivity: float | None = typer.Option(
+        None,
+        "--sensitivity",
+        min=0.0,
+        max=1.0,
+        help="Reviewer sensitivity on published controls "
+        "(default: the plan's planning.sensitivity).",
+    ),
+    specificity: float | None = typer.Option(
+        None,
+        "--specificity",
+        min=0.0,
+        max=1.0,
+        help="Reviewer specificity on unpublished controls "
+        "(default: the plan's planning.specificity).",
+    ),
+    bank: bool = typer.Option(
+        False,
+        "--bank",
+        help="Also report for all topics of the topic "
+        "bank (its size replaces --topics' default), with the plan's "
+        "equivalence test simulated (about a minute).",
+    ),
+    bank_file: Path | None = typer.Option(
+        None, "--bank-file", help="Topic bank for --bank: a YAML file or folder (default: bundled)."
+    ),
+    bank_reps: int = typer.Option(
+        400, "--bank-reps", min=10, help="Simulated studies per equivalence figure of --bank."
+    ),
 ) -> None:
     """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
     normal approximation; simulation searched until it reaches the target power).
@@ -99,8 +139,23 @@ def power(
     """
     from harness.analyze import power as run
 
-    result = run(topics=topics, p_single=p_single, effect=effect, sesoi=sesoi, rho=rho,
-                 alpha=alpha, target=target, simulate=simulate, reps=reps, samples=samples,
-                 reviewers=reviewers, seed=seed, plan=plan, sensitivity=sensitivity,
-                 specificity=specificity, bank=bank_file or bank or None, bank_reps=bank_reps)
+    result = run(
+        topics=topics,
+        p_single=p_single,
+        effect=effect,
+        sesoi=sesoi,
+        rho=rho,
+        alpha=alpha,
+        target=target,
+        simulate=simulate,
+        reps=reps,
+        samples=samples,
+        reviewers=reviewers,
+        seed=seed,
+        plan=plan,
+        sensitivity=sensitivity,
+        specificity=specificity,
+        bank=bank_file or bank or None,
+        bank_reps=bank_reps,
+    )
     typer.echo(result.summary())

@@ -15,53 +15,80 @@ from harness.cli._params import check_positive
 def collect(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     model: list[str] | None = typer.Option(
-        None, "--model", help="A provider string, repeatable: local (the embedded "
+        None,
+        "--model",
+        help="A provider string, repeatable: local (the embedded "
         "SmolLM2-135M-Instruct), local/PATH (folder or .gguf), openai/NAME, vllm/NAME, "
         "llamacpp/NAME, ollama/NAME, openai-compatible/NAME (with --base-url). With --backend, "
-        "a plain model name. Default: every model the study holds, else local."),
+        "a plain model name. Default: every model the study holds, else local.",
+    ),
     model_arg: list[str] | None = typer.Option(
-        None, "--model-arg", help="KEY=VALUE for every model, or MODEL@KEY=VALUE for one, "
+        None,
+        "--model-arg",
+        help="KEY=VALUE for every model, or MODEL@KEY=VALUE for one, "
         "repeatable. Keys: temperature, top_p, seed (a number or omit), max_tokens, token_param "
         "(max_tokens or max_completion_tokens), reasoning_effort, stop (text or JSON list), "
         "extra.NAME (any request body field), samples, base_url, concurrency, rpm, tpm, timeout, "
-        "max_attempts, batch_size, threads, max_cost, prices (a price table file)."),
+        "max_attempts, batch_size, threads, max_cost, prices (a price table file).",
+    ),
     backend: str | None = typer.Option(
-        None, help="Older form: local or openai (or a provider) with a plain --model name."),
+        None, help="Older form: local or openai (or a provider) with a plain --model name."
+    ),
     samples: int | None = typer.Option(None, min=1, help="Completions per prompt (default 1)."),
     concurrency: int | None = typer.Option(
-        None, min=1, help="openai: parallel requests to start with (default 16); cut on 429s."),
-    max_tokens: int | None = typer.Option(None, min=1,
-                                          help="Longest completion in tokens (default 256)."),
-    temperature: float | None = typer.Option(None, min=0.0,
-                                             help="Sampling temperature (default 0.7)."),
-    top_p: float | None = typer.Option(None, min=0.0, max=1.0,
-                                       help="Nucleus sampling mass (default 0.95)."),
+        None, min=1, help="openai: parallel requests to start with (default 16); cut on 429s."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, min=1, help="Longest completion in tokens (default 256)."
+    ),
+    temperature: float | None = typer.Option(
+        None, min=0.0, help="Sampling temperature (default 0.7)."
+    ),
+    top_p: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="Nucleus sampling mass (default 0.95)."
+    ),
     seed: int | None = typer.Option(None, min=0, help="Sampling seed (default 0)."),
     max_cost: float | None = typer.Option(
-        None, min=0.0, help="Cap each model's cost in this run, in USD: a request is sent only "
-        "if its worst case fits."),
-    retry_errors: bool = typer.Option(False, "--retry-errors",
-                                      help="Retry only completions that failed before."),
-    batch_api: bool = typer.Option(False, "--batch-api",
-                                   help="openai: use the Batch API (resumable; half price)."),
+        None,
+        min=0.0,
+        help="Cap each model's cost in this run, in USD: a request is sent only "
+        "if its worst case fits.",
+    ),
+    retry_errors: bool = typer.Option(
+        False, "--retry-errors", help="Retry only completions that failed before."
+    ),
+    batch_api: bool = typer.Option(
+        False, "--batch-api", help="openai: use the Batch API (resumable; half price)."
+    ),
     base_url: str | None = typer.Option(
-        None, help="Server URL of the OpenAI-compatible model (default: the provider's usual "
-        "local URL; openai/: $OPENAI_BASE_URL or api.openai.com)."),
+        None,
+        help="Server URL of the OpenAI-compatible model (default: the provider's usual "
+        "local URL; openai/: $OPENAI_BASE_URL or api.openai.com).",
+    ),
     new_endpoint: bool = typer.Option(
-        False, "--new-endpoint", help="openai: collect from a server other than the one the "
-        "study's outputs came from (a rerun otherwise goes to the recorded one)."),
-    rpm: float | None = typer.Option(None, callback=check_positive,
-                                     help="openai: requests-per-minute limit."),
-    tpm: float | None = typer.Option(None, callback=check_positive,
-                                     help="openai: tokens-per-minute limit."),
-    timeout: float | None = typer.Option(None, callback=check_positive,
-                                         help="openai: seconds per attempt (default 120)."),
-    max_attempts: int | None = typer.Option(None, min=1,
-                                            help="openai: attempts per request (default 6)."),
-    batch_size: int | None = typer.Option(None, min=1,
-                                          help="local: prompts per batch (default 8)."),
-    threads: int | None = typer.Option(None, min=1,
-                                       help="local: CPU threads (default: idle CPUs)."),
+        False,
+        "--new-endpoint",
+        help="openai: collect from a server other than the one the "
+        "study's outputs came from (a rerun otherwise goes to the recorded one).",
+    ),
+    rpm: float | None = typer.Option(
+        None, callback=check_positive, help="openai: requests-per-minute limit."
+    ),
+    tpm: float | None = typer.Option(
+        None, callback=check_positive, help="openai: tokens-per-minute limit."
+    ),
+    timeout: float | None = typer.Option(
+        None, callback=check_positive, help="openai: seconds per attempt (default 120)."
+    ),
+    max_attempts: int | None = typer.Option(
+        None, min=1, help="openai: attempts per request (default 6)."
+    ),
+    batch_size: int | None = typer.Option(
+        None, min=1, help="local: prompts per batch (default 8)."
+    ),
+    threads: int | None = typer.Option(
+        None, min=1, help="local: CPU threads (default: idle CPUs)."
+    ),
 ) -> None:
     """Collect model completions for every pending prompt; a rerun resumes where it stopped.
 
@@ -75,13 +102,30 @@ def collect(
     from harness.collect import collect_models
 
     options: dict[str, Any] = {
-        "concurrency": concurrency, "base_url": base_url, "rpm": rpm, "tpm": tpm,
-               "timeout": timeout, "max_attempts": max_attempts, "batch_size": batch_size,
-               "threads": threads, "batch_api": batch_api or None, "samples": samples,
-               "temperature": temperature, "top_p": top_p, "max_tokens": max_tokens, "seed": seed}
+        "concurrency": concurrency,
+        "base_url": base_url,
+        "rpm": rpm,
+        "tpm": tpm,
+        "timeout": timeout,
+        "max_attempts": max_attempts,
+        "batch_size": batch_size,
+        "threads": threads,
+        "batch_api": batch_api or None,
+        "samples": samples,
+        "temperature": temperature,
+        "top_p": top_p,
+        "max_tokens": max_tokens,
+        "seed": seed,
+    }
     results = collect_models(
-        study, models=model or None, backend=backend, model_args=model_arg or None,
-        max_cost=max_cost, retry_errors=retry_errors, progress=True, new_endpoint=new_endpoint,
+        study,
+        models=model or None,
+        backend=backend,
+        model_args=model_arg or None,
+        max_cost=max_cost,
+        retry_errors=retry_errors,
+        progress=True,
+        new_endpoint=new_endpoint,
         on_result=lambda result: typer.echo(result.summary()),
         **{k: v for k, v in options.items() if v is not None},
     )
@@ -89,6 +133,8 @@ def collect(
         raise typer.Exit(130)
     failed, pending = sum(r.failed for r in results), sum(r.pending for r in results)
     if failed or pending:  # scripts must be able to tell partial work from done
-        typer.echo(f"error: the run left {failed} failed and {pending} pending "
-                   "completions (exit 1)", err=True)
+        typer.echo(
+            f"error: the run left {failed} failed and {pending} pending completions (exit 1)",
+            err=True,
+        )
         raise typer.Exit(1)

@@ -10,8 +10,10 @@ from harness.cli._app import STUDY_HELP, app
 
 geometry = typer.Typer(
     name="geometry",
-    help=("Attention geometry: the seed experiments, a real model's attention, and the probe of "
-          "a study's prompts.\n\nExample: harness geometry scaling"),
+    help=(
+        "Attention geometry: the seed experiments, a real model's attention, and the probe of "
+        "a study's prompts.\n\nExample: harness geometry scaling"
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -47,8 +49,11 @@ def scaling(
 @geometry.command()
 def fields(
     seed: int = typer.Option(4, help="Seed of Python's random module, as in the seed program."),
-    names: str = typer.Option("acoustics,control theory,Buddhist texts", "--fields",
-                              help="Comma-separated field names (two or more)."),
+    names: str = typer.Option(
+        "acoustics,control theory,Buddhist texts",
+        "--fields",
+        help="Comma-separated field names (two or more).",
+    ),
     dims: int = typer.Option(12, help="Embedding dimensions, shared out evenly among fields."),
     keys_per_field: int = typer.Option(4, help="Keys in each field's cluster."),
     noise: float = typer.Option(0.25, help="Standard deviation of the keys around their field."),
@@ -84,8 +89,9 @@ def heatmap(
     if pair is not None and len(pair) != 2:
         raise HarnessError("give exactly two heads, e.g. --heads 0,5", column="--heads")
     attention = sentence_attention(sentence, model)
-    path = draw_heatmap(attention, out, layer=layer,
-                        heads=(pair[0], pair[1]) if pair is not None else None)
+    path = draw_heatmap(
+        attention, out, layer=layer, heads=(pair[0], pair[1]) if pair is not None else None
+    )
     typer.echo(f"wrote {path} ({attention.model}, {len(attention.tokens)} tokens)")
 
 
@@ -108,8 +114,9 @@ def probe(
 
     with Progress(transient=True, console=Console(stderr=True)) as bar:  # stdout: results only
         task = bar.add_task("probing prompts", total=None)
-        run = run_probe(study, model, limit=limit,
-                        on_prompt=lambda i, n: bar.update(task, completed=i, total=n))
+        run = run_probe(
+            study, model, limit=limit, on_prompt=lambda i, n: bar.update(task, completed=i, total=n)
+        )
     typer.echo(run.summary())
     typer.echo(compare_split(study, run.model, test=test).summary())
 
@@ -120,8 +127,9 @@ def _ints(text: str, option: str) -> list[int]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise HarnessError(f"expected comma-separated whole numbers, got {text!r}",
-                           column=option) from None
+        raise HarnessError(
+            f"expected comma-separated whole numbers, got {text!r}", column=option
+        ) from None
     if not values:
         raise HarnessError("give at least one value", column=option)
     return values

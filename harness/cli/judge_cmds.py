@@ -15,80 +15,154 @@ from harness.cli._params import check_cutoff
 @app.command()
 def judge(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    blind: bool = typer.Option(False, "--blind", help="Make blinded items, route them to "
-                               "reviewers, write packets and the blinding commitment."),
-    import_: bool = typer.Option(False, "--import", help="Import returned packets: the FILES "
-                                 "(.xlsx, or items.csv with searches.csv)."),
-    status: bool = typer.Option(False, "--status", help="Per reviewer: assigned, returned, "
-                                "missing."),
-    auto: bool = typer.Option(False, "--auto", help="Run the automated reviewers of the roster "
-                              "(calibrating each first when the study has calibration controls)."),
-    calibrate: bool = typer.Option(False, "--calibrate", help="Calibrate the automated "
-                                   "reviewers' thresholds on the calibration-split controls "
-                                   "(refused once a reviewer has reviewed other items)."),
+    blind: bool = typer.Option(
+        False,
+        "--blind",
+        help="Make blinded items, route them to "
+        "reviewers, write packets and the blinding commitment.",
+    ),
+    import_: bool = typer.Option(
+        False,
+        "--import",
+        help="Import returned packets: the FILES (.xlsx, or items.csv with searches.csv).",
+    ),
+    status: bool = typer.Option(
+        False, "--status", help="Per reviewer: assigned, returned, missing."
+    ),
+    auto: bool = typer.Option(
+        False,
+        "--auto",
+        help="Run the automated reviewers of the roster "
+        "(calibrating each first when the study has calibration controls).",
+    ),
+    calibrate: bool = typer.Option(
+        False,
+        "--calibrate",
+        help="Calibrate the automated "
+        "reviewers' thresholds on the calibration-split controls "
+        "(refused once a reviewer has reviewed other items).",
+    ),
     files: list[Path] | None = typer.Argument(None, help="Files for --import.", show_default=False),
-    reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster YAML (--blind); "
-                                          "default: the roster already stored in the study."),
-    k: int = typer.Option(2, "--k", min=1,
-                          help="Distinct reviewers per item (below 2 only in a pilot)."),
-    seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of the routing (default: the "
-                                    "harness default seed)."),
-    extract: bool = typer.Option(True, "--extract/--no-extract", help="Extract each output's "
-                                 "core combination with a model (blind to condition)."),
-    normalise: bool = typer.Option(True, "--normalise/--no-normalise", help="Rewrite outputs "
-                                   "in a neutral style with a model (original kept)."),
-    backend: str = typer.Option("local", "--backend", help="Model backend of the blinded steps "
-                                "(--blind) or of llm:MODEL reviewers (--auto)."),
-    model: str | None = typer.Option(None, "--model", help="Model of the blinded steps "
-                                     "(default: the embedded one)."),
-    cutoff: str | None = typer.Option(None, "--cutoff", callback=check_cutoff,
-                                      help="Publication-date cut-off "
-                                      "(YYYY-MM-DD, or YYYY = 31 December): --blind states it "
-                                      "on packets and stores it; --auto uses the stored one."),
-    base_url: str | None = typer.Option(None, "--base-url", help="openai backend: server URL "
-                                        "(default $OPENAI_BASE_URL or api.openai.com)."),
-    concurrency: int | None = typer.Option(None, "--concurrency", min=1, help="openai backend: "
-                                           "parallel requests (default 16)."),
-    same_topic: bool = typer.Option(False, "--same-topic", help="Let a human reviewer see "
-                                    "several items of one topic."),
-    replace: bool = typer.Option(False, "--replace", help="--import: replace a reviewer's "
-                                 "earlier import with this corrected file."),
-    source: list[str] | None = typer.Option(None, "--source", help="--auto: literature "
-                                            "source (repeatable; default: local corpus)."),
-    threshold: float | None = typer.Option(None, "--threshold", help="--auto: match score for "
-                                           "a published verdict, fixed instead of calibrated."),
+    reviewers: Path | None = typer.Option(
+        None,
+        "--reviewers",
+        help="Roster YAML (--blind); default: the roster already stored in the study.",
+    ),
+    k: int = typer.Option(
+        2, "--k", min=1, help="Distinct reviewers per item (below 2 only in a pilot)."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", min=0, help="Seed of the routing (default: the harness default seed)."
+    ),
+    extract: bool = typer.Option(
+        True,
+        "--extract/--no-extract",
+        help="Extract each output's core combination with a model (blind to condition).",
+    ),
+    normalise: bool = typer.Option(
+        True,
+        "--normalise/--no-normalise",
+        help="Rewrite outputs in a neutral style with a model (original kept).",
+    ),
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="Model backend of the blinded steps (--blind) or of llm:MODEL reviewers (--auto).",
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="Model of the blinded steps (default: the embedded one)."
+    ),
+    cutoff: str | None = typer.Option(
+        None,
+        "--cutoff",
+        callback=check_cutoff,
+        help="Publication-date cut-off "
+        "(YYYY-MM-DD, or YYYY = 31 December): --blind states it "
+        "on packets and stores it; --auto uses the stored one.",
+    ),
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        help="openai backend: server URL (default $OPENAI_BASE_URL or api.openai.com).",
+    ),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", min=1, help="openai backend: parallel requests (default 16)."
+    ),
+    same_topic: bool = typer.Option(
+        False, "--same-topic", help="Let a human reviewer see several items of one topic."
+    ),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="--import: replace a reviewer's earlier import with this corrected file.",
+    ),
+    source: list[str] | None = typer.Option(
+        None, "--source", help="--auto: literature source (repeatable; default: local corpus)."
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        help="--auto: match score for a published verdict, fixed instead of calibrated.",
+    ),
     max_queries: int = typer.Option(3, "--max-queries", min=1, help="--auto: queries per item."),
-    controls: Path | None = typer.Option(None, "--controls", help="--blind: controls file "
-                                         "(YAML; see judging/controls.example.yaml)."),
-    bank_controls: bool = typer.Option(True, "--bank-controls/--no-bank-controls",
-                                       help="--blind: build control items from the bank's "
-                                       "known links, split by the cut-off's year."),
-    plan: Path | None = typer.Option(None, "--plan", help="--blind: analysis plan whose "
-                                     "`controls:` numbers apply (default: the preregistered "
-                                     "one, else the bundled one)."),
+    controls: Path | None = typer.Option(
+        None, "--controls", help="--blind: controls file (YAML; see judging/controls.example.yaml)."
+    ),
+    bank_controls: bool = typer.Option(
+        True,
+        "--bank-controls/--no-bank-controls",
+        help="--blind: build control items from the bank's "
+        "known links, split by the cut-off's year.",
+    ),
+    plan: Path | None = typer.Option(
+        None,
+        "--plan",
+        help="--blind: analysis plan whose "
+        "`controls:` numbers apply (default: the preregistered "
+        "one, else the bundled one).",
+    ),
 ) -> None:
     """Blind outputs and route them to reviewers; import returned packets; show progress.
 
     Example: harness judge --blind --study runs/s1 --reviewers judging/roster.example.yaml
     """
     server = {"base_url": base_url, "concurrency": concurrency}
-    modes = [name for name, on in (("--blind", blind), ("--import", import_),
-                                   ("--status", status), ("--auto", auto),
-                                   ("--calibrate", calibrate)) if on]
+    modes = [
+        name
+        for name, on in (
+            ("--blind", blind),
+            ("--import", import_),
+            ("--status", status),
+            ("--auto", auto),
+            ("--calibrate", calibrate),
+        )
+        if on
+    ]
     if len(modes) != 1:
         from harness.errors import HarnessError
 
-        raise HarnessError("choose one of --blind, --import FILE..., --status, --auto, "
-                           "--calibrate"
-                           + (f" (got {', '.join(modes)})" if modes else ""))
+        raise HarnessError(
+            "choose one of --blind, --import FILE..., --status, --auto, "
+            "--calibrate" + (f" (got {', '.join(modes)})" if modes else "")
+        )
     if files and not import_:
         from harness.errors import HarnessError
 
         raise HarnessError(f"unexpected argument {str(files[0])!r} (files go with --import)")
     if blind:
-        _blind(study, reviewers, k, seed, extract, normalise, backend, model, cutoff,
-               not same_topic, {**server, "controls": controls, "bank_controls": bank_controls,
-                                "plan": plan})
+        _blind(
+            study,
+            reviewers,
+            k,
+            seed,
+            extract,
+            normalise,
+            backend,
+            model,
+            cutoff,
+            not same_topic,
+            {**server, "controls": controls, "bank_controls": bank_controls, "plan": plan},
+        )
     elif import_:
         _import(study, files or [], replace)
     elif status:
@@ -97,23 +171,54 @@ def judge(
         if threshold is not None:
             from harness.errors import HarnessError
 
-            raise HarnessError("--threshold fixes the threshold and --calibrate chooses it; "
-                               "use one", column="--threshold")
-        _calibrate(study, source, cutoff, max_queries,
-                   None if backend == "local" else backend, server)
+            raise HarnessError(
+                "--threshold fixes the threshold and --calibrate chooses it; use one",
+                column="--threshold",
+            )
+        _calibrate(
+            study, source, cutoff, max_queries, None if backend == "local" else backend, server
+        )
     else:
-        _auto(study, source, threshold, cutoff, max_queries,
-              None if backend == "local" else backend, server)
+        _auto(
+            study,
+            source,
+            threshold,
+            cutoff,
+            max_queries,
+            None if backend == "local" else backend,
+            server,
+        )
 
 
-def _blind(study: Path, reviewers: Path | None, k: int, seed: int | None, extract: bool,
-           normalise: bool, backend: str, model: str | None, cutoff: str | None,
-           distinct: bool, options: dict[str, Any]) -> None:
+def _blind(
+    study: Path,
+    reviewers: Path | None,
+    k: int,
+    seed: int | None,
+    extract: bool,
+    normalise: bool,
+    backend: str,
+    model: str | None,
+    cutoff: str | None,
+    distinct: bool,
+    options: dict[str, Any],
+) -> None:
     from harness.judge.blind import blind
 
-    result = blind(study, reviewers=reviewers, k=k, seed=seed, extract=extract,
-                   normalise=normalise, backend=backend, model=model, cutoff=cutoff,
-                   distinct_topics=distinct, progress=True, **options)
+    result = blind(
+        study,
+        reviewers=reviewers,
+        k=k,
+        seed=seed,
+        extract=extract,
+        normalise=normalise,
+        backend=backend,
+        model=model,
+        cutoff=cutoff,
+        distinct_topics=distinct,
+        progress=True,
+        **options,
+    )
     typer.echo(result.summary())
 
 
@@ -142,27 +247,47 @@ def _status(study: Path) -> None:
     typer.echo(status_summary(frame))
 
 
-def _auto(study: Path, sources: list[str] | None, threshold: float | None, cutoff: str | None,
-          max_queries: int, backend: str | None, server: dict[str, Any]) -> None:
+def _auto(
+    study: Path,
+    sources: list[str] | None,
+    threshold: float | None,
+    cutoff: str | None,
+    max_queries: int,
+    backend: str | None,
+    server: dict[str, Any],
+) -> None:
     from harness.errors import PartialWork
     from harness.judge.auto_settings import check_auto_settings
     from harness.judge.automated import run_automated, unfinished
     from harness.study.store import Study
 
     # refused here, before the study is opened, locked or its manifest written
-    check_auto_settings(backend=backend, sources=sources, threshold=threshold,
-                        max_queries=max_queries, **server)
+    check_auto_settings(
+        backend=backend, sources=sources, threshold=threshold, max_queries=max_queries, **server
+    )
     with Study.open(study) as opened:
-        frame = run_automated(opened, sources=sources or None, threshold=threshold,
-                              cutoff=cutoff, max_queries=max_queries, backend=backend,
-                              **server)
+        frame = run_automated(
+            opened,
+            sources=sources or None,
+            threshold=threshold,
+            cutoff=cutoff,
+            max_queries=max_queries,
+            backend=backend,
+            **server,
+        )
     typer.echo(frame.to_string(index=False))
     if (left := unfinished(frame)) is not None:
         raise PartialWork(left)
 
 
-def _calibrate(study: Path, sources: list[str] | None, cutoff: str | None, max_queries: int,
-               backend: str | None, server: dict[str, Any]) -> None:
+def _calibrate(
+    study: Path,
+    sources: list[str] | None,
+    cutoff: str | None,
+    max_queries: int,
+    backend: str | None,
+    server: dict[str, Any],
+) -> None:
     from harness.errors import PartialWork
     from harness.judge.auto_settings import check_auto_settings
     from harness.judge.automated import calibrate_automated
@@ -170,10 +295,17 @@ def _calibrate(study: Path, sources: list[str] | None, cutoff: str | None, max_q
 
     check_auto_settings(backend=backend, sources=sources, max_queries=max_queries, **server)
     with Study.open(study) as opened:
-        frame, lines = calibrate_automated(opened, sources=sources or None, cutoff=cutoff,
-                                           max_queries=max_queries, backend=backend, **server)
+        frame, lines = calibrate_automated(
+            opened,
+            sources=sources or None,
+            cutoff=cutoff,
+            max_queries=max_queries,
+            backend=backend,
+            **server,
+        )
     typer.echo("\n".join(lines) if lines else "No automated reviewers in the roster.")
     if not frame.empty and (frame["rule"] == "failed").any():
         failed = int((frame["rule"] == "failed").sum())
-        raise PartialWork(f"calibration of {failed} of {len(frame)} automated reviewer(s) "
-                          "failed; rerun to retry")
+        raise PartialWork(
+            f"calibration of {failed} of {len(frame)} automated reviewer(s) failed; rerun to retry"
+        )

@@ -32,17 +32,18 @@ EXPORTS = {
 def _register(table: str, what: str) -> None:
     def command(
         study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-        format: str = typer.Option("csv", "--format",
-                                   help="csv, jsonl, parquet or hf (datasets)."),
-        out: Path | None = typer.Option(None, "--out",
-                                        help="Output path (default: in the study's exports/)."),
+        format: str = typer.Option("csv", "--format", help="csv, jsonl, parquet or hf (datasets)."),
+        out: Path | None = typer.Option(
+            None, "--out", help="Output path (default: in the study's exports/)."
+        ),
     ) -> None:
         from harness.export import export
 
         typer.echo(f"wrote {export(study, table, format, out)}")
 
-    command.__doc__ = (f"Export {table}: {what}.\n\n"
-                       f"Example: harness export {table} --study runs/s1 --format csv")
+    command.__doc__ = (
+        f"Export {table}: {what}.\n\nExample: harness export {table} --study runs/s1 --format csv"
+    )
     export_app.command(table)(command)
 
 
@@ -53,8 +54,11 @@ for _table, _what in EXPORTS.items():
 @app.command()
 def explore(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    out: Path | None = typer.Option(None, "--out", help="HTML file to write (default: "
-                                    "explorer.html in the study's report/ folder)."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="HTML file to write (default: explorer.html in the study's report/ folder).",
+    ),
 ) -> None:
     """Write a self-contained HTML page to follow each prompt to its outputs, blinded items,
     verdicts, searches and hits (before unblinding: only what reviewers saw).
@@ -64,4 +68,3 @@ def explore(
     from harness.explore import write_explorer
 
     typer.echo(f"wrote {write_explorer(study, out)}")
-

@@ -13,37 +13,63 @@ from harness.cli._app import STUDY_HELP, app
 @app.command()
 def run(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    config: Path | None = typer.Option(None, "--config", help="Study file (study.yaml) with "
-                                       "every setting; the flags below override it."),
-    pilot: bool | None = typer.Option(None, "--pilot", help="Allow fewer than 50 topics "
-                                      "(no verdict)."),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="Study file (study.yaml) with every setting; the flags below override it.",
+    ),
+    pilot: bool | None = typer.Option(
+        None, "--pilot", help="Allow fewer than 50 topics (no verdict)."
+    ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Use only the first N topics."),
-    subset: int | None = typer.Option(None, "--subset", min=1, help="Use N topics chosen by the "
-                                      "seeded rule that keeps the bank's spread "
-                                      "(docs/curation.md)."),
-    subset_seed: int | None = typer.Option(None, "--subset-seed", min=0, help="Seed of --subset "
-                                           "(default: --seed)."),
+    subset: int | None = typer.Option(
+        None,
+        "--subset",
+        min=1,
+        help="Use N topics chosen by the "
+        "seeded rule that keeps the bank's spread "
+        "(docs/curation.md).",
+    ),
+    subset_seed: int | None = typer.Option(
+        None, "--subset-seed", min=0, help="Seed of --subset (default: --seed)."
+    ),
     topics: Path | None = typer.Option(None, "--topics", help="Topic bank (default: bundled)."),
     seed: int | None = typer.Option(None, "--seed", min=0, help="Seed of every seeded stage."),
-    model: str | None = typer.Option(None, "--model", help="Local model folder or .gguf "
-                                     "(default: the embedded SmolLM2-135M-Instruct)."),
-    samples: int | None = typer.Option(None, "--samples", min=1, help="Completions per prompt "
-                                       "(default 1)."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1,
-                                          help="Tokens per completion."),
-    extract: bool | None = typer.Option(None, "--extract/--no-extract",
-                                        help="Extract each output's core combination (blind)."),
-    normalise: bool | None = typer.Option(None, "--normalise/--no-normalise",
-                                          help="Rewrite outputs in a neutral style (blind)."),
-    reviewers: Path | None = typer.Option(None, "--reviewers", help="Roster of automated "
-                                          "reviewers (default: judging/roster.demo.yaml)."),
-    probe: bool | None = typer.Option(None, "--probe/--no-probe",
-                                      help="Run the attention probe."),
-    cutoff: str | None = typer.Option(None, "--cutoff", help="Publication-date cut-off "
-                                      "(default 1985-01-01: it splits the bank's known links "
-                                      "into published and unpublished controls)."),
-    controls: bool | None = typer.Option(None, "--controls/--no-controls", help="Mix control "
-                                         "items with known answers into the blinded stream."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="Local model folder or .gguf (default: the embedded SmolLM2-135M-Instruct).",
+    ),
+    samples: int | None = typer.Option(
+        None, "--samples", min=1, help="Completions per prompt (default 1)."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", min=1, help="Tokens per completion."
+    ),
+    extract: bool | None = typer.Option(
+        None, "--extract/--no-extract", help="Extract each output's core combination (blind)."
+    ),
+    normalise: bool | None = typer.Option(
+        None, "--normalise/--no-normalise", help="Rewrite outputs in a neutral style (blind)."
+    ),
+    reviewers: Path | None = typer.Option(
+        None,
+        "--reviewers",
+        help="Roster of automated reviewers (default: judging/roster.demo.yaml).",
+    ),
+    probe: bool | None = typer.Option(None, "--probe/--no-probe", help="Run the attention probe."),
+    cutoff: str | None = typer.Option(
+        None,
+        "--cutoff",
+        help="Publication-date cut-off "
+        "(default 1985-01-01: it splits the bank's known links "
+        "into published and unpublished controls).",
+    ),
+    controls: bool | None = typer.Option(
+        None,
+        "--controls/--no-controls",
+        help="Mix control items with known answers into the blinded stream.",
+    ),
 ) -> None:
     """Run every stage in order and print the verdict; resumes a stopped study.
 
@@ -53,11 +79,22 @@ def run(
     from harness.run_settings import settings
 
     flags: dict[str, Any] = {
-        "pilot": pilot, "limit": limit, "subset": subset, "subset_seed": subset_seed,
-        "topics": topics, "seed": seed, "model": model,
-        "samples": samples, "max_tokens": max_tokens, "extract": extract,
-        "normalise": normalise, "reviewers": reviewers, "probe": probe, "cutoff": cutoff,
-        "controls": controls}
+        "pilot": pilot,
+        "limit": limit,
+        "subset": subset,
+        "subset_seed": subset_seed,
+        "topics": topics,
+        "seed": seed,
+        "model": model,
+        "samples": samples,
+        "max_tokens": max_tokens,
+        "extract": extract,
+        "normalise": normalise,
+        "reviewers": reviewers,
+        "probe": probe,
+        "cutoff": cutoff,
+        "controls": controls,
+    }
     result = run_study(study, echo=typer.echo, **settings(config, flags))
     typer.echo("")
     typer.echo(result.summary())

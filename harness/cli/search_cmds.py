@@ -21,13 +21,16 @@ def search_command(
         "local", "--source", help="local, openalex, arxiv, semanticscholar or crossref."
     ),
     corpus: Path | None = typer.Option(
-        None, "--corpus",
+        None,
+        "--corpus",
         help="Local corpus (.jsonl, .parquet or a datasets folder); default: the "
-             "demonstration corpus built from the topic bank.",
+        "demonstration corpus built from the topic bank.",
     ),
     cutoff: str | None = typer.Option(
-        None, "--cutoff", callback=check_cutoff,
-        help="Publication-date cut-off, YYYY-MM-DD (works after it are left out)."
+        None,
+        "--cutoff",
+        callback=check_cutoff,
+        help="Publication-date cut-off, YYYY-MM-DD (works after it are left out).",
     ),
     limit: int = typer.Option(10, "--limit", min=1, max=1000, help="Hits to retrieve (1-1000)."),
     dense: bool = typer.Option(
@@ -62,8 +65,12 @@ def _print_table(record: Any) -> None:
 
     table = Table(title=f"{record.database}: {record.query}", title_justify="left")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("#", "right"), ("score", "right"), ("year", "right"), ("title", "left"),
-        ("doi / id", "left"))
+        ("#", "right"),
+        ("score", "right"),
+        ("year", "right"),
+        ("title", "left"),
+        ("doi / id", "left"),
+    )
     for column, justify in columns:
         table.add_column(column, justify=justify, overflow="fold")
     for hit in record.hits:
@@ -73,5 +80,7 @@ def _print_table(record: Any) -> None:
     console.print(table)
     total = "unknown" if record.total_hits is None else str(record.total_hits)
     cutoff = record.filters.get("cutoff") or "none"
-    console.print(f"total hits {total}; shown {len(record.hits)}; cut-off {cutoff}; "
-                  f"run {record.run_at}; dedup key {record.dedup_key[:16]}")
+    console.print(
+        f"total hits {total}; shown {len(record.hits)}; cut-off {cutoff}; "
+        f"run {record.run_at}; dedup key {record.dedup_key[:16]}"
+    )

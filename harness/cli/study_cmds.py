@@ -24,8 +24,11 @@ def status(study: Path = typer.Option(..., "--study", help=STUDY_HELP)) -> None:
 def verify(
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     rebuild_manifest: bool = typer.Option(
-        False, "--rebuild-manifest", help="Start a new manifest for a study whose manifest is "
-        "missing or damaged; the new one records that the history was lost."),
+        False,
+        "--rebuild-manifest",
+        help="Start a new manifest for a study whose manifest is "
+        "missing or damaged; the new one records that the history was lost.",
+    ),
 ) -> None:
     """Recompute materials hashes and report what changed since the study was made.
 
@@ -39,6 +42,7 @@ def verify(
 
         with study_lock(study, "harness verify --rebuild-manifest", check=False):
             path = rebuild(study)
-        typer.echo(f"started a new manifest at {path}; it records that the earlier history "
-                   "was lost")
+        typer.echo(
+            f"started a new manifest at {path}; it records that the earlier history was lost"
+        )
     raise typer.Exit(print_verify(study))

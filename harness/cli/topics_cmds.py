@@ -10,7 +10,7 @@ from harness.cli._app import app
 
 topics_app = typer.Typer(
     help="Curate a topic bank: check it against the curation rules, draft candidate topics.\n\n"
-         "Example: harness topics check topics/bank.yaml --cutoff 2023",
+    "Example: harness topics check topics/bank.yaml --cutoff 2023",
     no_args_is_help=True,
 )
 app.add_typer(topics_app, name="topics")
@@ -19,19 +19,31 @@ app.add_typer(topics_app, name="topics")
 @topics_app.command("check")
 def check(
     banks: list[Path] | None = typer.Argument(
-        None, help="Bank files or folders, checked as one bank (default: the bundled bank)."),
+        None, help="Bank files or folders, checked as one bank (default: the bundled bank)."
+    ),
     cutoff: list[str] | None = typer.Option(
-        None, "--cutoff", help="Training cut-off (YYYY or YYYY-MM-DD), repeatable: counts the "
+        None,
+        "--cutoff",
+        help="Training cut-off (YYYY or YYYY-MM-DD), repeatable: counts the "
         "published (year <= cut-off) and unpublished controls a study would get "
-        "(default: 2015, 2020, 2024)."),
+        "(default: 2015, 2020, 2024).",
+    ),
     taxonomy: Path | None = typer.Option(None, help="Field taxonomy (default: bundled)."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON."),
-    subset: int = typer.Option(60, "--subset", min=0, help="Also show what the seeded subset of "
-                               "N topics covers (`harness run --subset`; default: the demo's "
-                               "60; 0: skip)."),
-    subset_seed: int | None = typer.Option(None, "--subset-seed", min=0,
-                                           help="Seed of --subset (default: the default study "
-                                           "seed, as in the demo)."),
+    subset: int = typer.Option(
+        60,
+        "--subset",
+        min=0,
+        help="Also show what the seeded subset of "
+        "N topics covers (`harness run --subset`; default: the demo's "
+        "60; 0: skip).",
+    ),
+    subset_seed: int | None = typer.Option(
+        None,
+        "--subset-seed",
+        min=0,
+        help="Seed of --subset (default: the default study seed, as in the demo).",
+    ),
 ) -> None:
     """Check a topic bank: schema (file:line), near duplicates, token balance, concept lengths,
     field and domain spread, links and controls by cut-off. Exits 1 when a rule fails.
@@ -65,16 +77,23 @@ def _year(text: str) -> int:
 @topics_app.command("draft")
 def draft(
     more_fields: list[str] | None = typer.Argument(
-        None, metavar="[FIELD]...", help="Further field names after --fields."),
+        None, metavar="[FIELD]...", help="Further field names after --fields."
+    ),
     fields: list[str] | None = typer.Option(
-        None, "--fields", help='Field names (taxonomy), e.g. --fields "Mathematics" "Dentistry"; '
-        "every pair of them across domains gets candidates."),
+        None,
+        "--fields",
+        help='Field names (taxonomy), e.g. --fields "Mathematics" "Dentistry"; '
+        "every pair of them across domains gets candidates.",
+    ),
     missing_pairs: int | None = typer.Option(
-        None, "--missing-pairs", help="Draft for N cross-domain field pairs the bank lacks "
-        "(least-used fields first)."),
+        None,
+        "--missing-pairs",
+        help="Draft for N cross-domain field pairs the bank lacks (least-used fields first).",
+    ),
     out: Path = typer.Option(..., "--out", help="Review file to write (never a bank file)."),
     bank: list[Path] | None = typer.Option(
-        None, "--bank", help="Bank the candidates join (default: bundled); repeatable."),
+        None, "--bank", help="Bank the candidates join (default: bundled); repeatable."
+    ),
     per_pair: int = typer.Option(1, "--per-pair", help="Candidates per field pair."),
     backend: str = typer.Option("local", help="local (default: embedded model) or openai."),
     model: str | None = typer.Option(None, help="Model folder/.gguf (local) or name (openai)."),
@@ -97,10 +116,19 @@ def draft(
     chosen = [*fields, *(more_fields or [])] if fields is not None else None
     options = {"base_url": base_url} if base_url else {}
     result = draft_topics(
-        out, fields=chosen, missing=missing_pairs, per_pair=per_pair, bank=bank or None,
-        backend=backend, model=model, attempts=attempts,
+        out,
+        fields=chosen,
+        missing=missing_pairs,
+        per_pair=per_pair,
+        bank=bank or None,
+        backend=backend,
+        model=model,
+        attempts=attempts,
         params=GenerationParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
-        **options)
+        **options,
+    )
     typer.echo(result.summary())
-    typer.echo(f"wrote candidates to {out}: review them, add verified links, then "
-               "`harness topics check` the bank with them")
+    typer.echo(
+        f"wrote candidates to {out}: review them, add verified links, then "
+        "`harness topics check` the bank with them"
+    )

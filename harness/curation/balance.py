@@ -11,8 +11,13 @@ from harness.curation.entries import Located
 from harness.curation.rules import Finding, Rules, Section
 
 
-def check_tokens(located: list[Located], taxonomy: Any, rules: Rules,
-                 prompts: Path | None = None, tokenizer: Any = None) -> Section:
+def check_tokens(
+    located: list[Located],
+    taxonomy: Any,
+    rules: Rules,
+    prompts: Path | None = None,
+    tokenizer: Any = None,
+) -> Section:
     """Render the bank's prompts as `generate` would (bundled templates, default seed) and audit."""
     from harness.defaults import DEFAULT_SEED, materials_dir
     from harness.generate import render_prompts
@@ -29,8 +34,9 @@ def check_tokens(located: list[Located], taxonomy: Any, rules: Rules,
 
         tokenizer = load_tokenizer()
     families = load_families(prompts or materials_dir("prompts") / "generate")
-    bank = TopicBank(topics=[x.topic for x in located], taxonomy=taxonomy,
-                     taxonomy_file=Path("taxonomy.yaml"))
+    bank = TopicBank(
+        topics=[x.topic for x in located], taxonomy=taxonomy, taxonomy_file=Path("taxonomy.yaml")
+    )
     rows = render_prompts(bank, families, None, DEFAULT_SEED, tokenizer)
     audit = audit_prompts(rows)
     by_id = {x.topic.id: x for x in located}
@@ -41,22 +47,32 @@ def check_tokens(located: list[Located], taxonomy: Any, rules: Rules,
         spread = max(n) - min(n)
         if spread > rules.warn_token_range:
             target = section.findings if spread > rules.max_token_range else section.warnings
-            target.append(by_id[tid].finding(
-                f"prompts differ by {spread} tokens across conditions (warn > "
-                f"{rules.warn_token_range}, fail > {rules.max_token_range}); make the concepts' "
-                "lengths more alike"))
+            target.append(
+                by_id[tid].finding(
+                    f"prompts differ by {spread} tokens across conditions (warn > "
+                    f"{rules.warn_token_range}, fail > {rules.max_token_range}); make the concepts' "
+                    "lengths more alike"
+                )
+            )
     section.findings.extend(by_id[f.split(":")[0]].finding(f) for f in audit.structure_failures)
     for name, d in audit.diff.items():
-        section.summary.append(f"paired diff {name}: mean {d['mean']:+.2f}, sd {d['sd']:.2f}, "
-                               f"max |d| {d['max_abs']} tokens (rule: |mean| <= "
-                               f"{rules.max_mean_token_diff})")
+        section.summary.append(
+            f"paired diff {name}: mean {d['mean']:+.2f}, sd {d['sd']:.2f}, "
+            f"max |d| {d['max_abs']} tokens (rule: |mean| <= "
+            f"{rules.max_mean_token_diff})"
+        )
         if abs(d["mean"]) > rules.max_mean_token_diff:
-            section.findings.append(Finding(
-                f"prompts of {name.replace('-', ' and ')} differ by {d['mean']:+.2f} tokens on "
-                f"average (rule: |mean| <= {rules.max_mean_token_diff})"))
-    section.summary.append(f"worst topic {audit.worst_topic}: range {audit.worst_range} tokens "
-                           f"(warn > {rules.warn_token_range}, fail > {rules.max_token_range}); "
-                           f"{len(section.warnings)} topic(s) over the warning level")
+            section.findings.append(
+                Finding(
+                    f"prompts of {name.replace('-', ' and ')} differ by {d['mean']:+.2f} tokens on "
+                    f"average (rule: |mean| <= {rules.max_mean_token_diff})"
+                )
+            )
+    section.summary.append(
+        f"worst topic {audit.worst_topic}: range {audit.worst_range} tokens "
+        f"(warn > {rules.warn_token_range}, fail > {rules.max_token_range}); "
+        f"{len(section.warnings)} topic(s) over the warning level"
+    )
     section.stats = audit.summary_dict()
     return section
 
@@ -70,8 +86,9 @@ def check_concepts(located: list[Located], rules: Rules) -> Section:
             n = len(concept.split())
             words[n] += 1
             if not low <= n <= high:
-                section.findings.append(x.finding(
-                    f"concept {concept!r} has {n} word(s) (rule: {low}-{high})"))
+                section.findings.append(
+                    x.finding(f"concept {concept!r} has {n} word(s) (rule: {low}-{high})")
+                )
     spread = ", ".join(f"{n} words: {c}" for n, c in sorted(words.items()))
     section.summary.append(f"{sum(words.values())} concepts ({spread}); rule {low}-{high} words")
     section.stats = {"words": {str(k): v for k, v in sorted(words.items())}}

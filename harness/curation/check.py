@@ -28,8 +28,9 @@ class CheckReport:
         """Each finding under its topic id (None: about the bank as a whole)."""
         out: dict[str | None, list[str]] = {}
         for section in self.sections:
-            marked = [(f, "") for f in section.findings] + [(f, "warning: ")
-                                                            for f in section.warnings]
+            marked = [(f, "") for f in section.findings] + [
+                (f, "warning: ") for f in section.warnings
+            ]
             for f, mark in marked:
                 text = f.message if f.topic_id else str(f)
                 out.setdefault(f.topic_id, []).append(f"{mark}{section.name}: {text}")
@@ -46,20 +47,38 @@ class CheckReport:
             if hidden:
                 lines.append(f"    ... and {hidden} more")
         failed = [s.name for s in self.sections if not s.ok]
-        lines.append("bank check: " + ("passed" if not failed else "FAILED (" + ", ".join(failed)
-                                         + ")"))
+        lines.append(
+            "bank check: " + ("passed" if not failed else "FAILED (" + ", ".join(failed) + ")")
+        )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "rules": self.rules.as_dict(), "sections": [
-            {"name": s.name, "ok": s.ok, "summary": s.summary, "stats": s.stats,
-             "findings": [str(f) for f in s.findings],
-             "warnings": [str(f) for f in s.warnings]} for s in self.sections]}
+        return {
+            "ok": self.ok,
+            "rules": self.rules.as_dict(),
+            "sections": [
+                {
+                    "name": s.name,
+                    "ok": s.ok,
+                    "summary": s.summary,
+                    "stats": s.stats,
+                    "findings": [str(f) for f in s.findings],
+                    "warnings": [str(f) for f in s.warnings],
+                }
+                for s in self.sections
+            ],
+        }
 
 
-def check_bank(paths: list[Path] | Path | None = None, *, rules: Rules | None = None,
-               taxonomy: Path | None = None, prompts: Path | None = None,
-               tokenizer: Any = None, subset: tuple[int, int] | None = None) -> CheckReport:
+def check_bank(
+    paths: list[Path] | Path | None = None,
+    *,
+    rules: Rules | None = None,
+    taxonomy: Path | None = None,
+    prompts: Path | None = None,
+    tokenizer: Any = None,
+    subset: tuple[int, int] | None = None,
+) -> CheckReport:
     """Run every check over one bank (files or folders read as one; None = the bundled bank).
     `subset` (size, seed) adds what the seeded subset of that size covers."""
     from harness.defaults import materials_dir
@@ -74,8 +93,11 @@ def check_bank(paths: list[Path] | Path | None = None, *, rules: Rules | None = 
     if located:
         sections += list(check_duplicates(located, rules))
         sections.append(check_tokens(located, tax, rules, prompts, tokenizer))
-    sections += [check_concepts(located, rules), check_spread(located, tax, rules),
-                 check_links(located, rules)]
+    sections += [
+        check_concepts(located, rules),
+        check_spread(located, tax, rules),
+        check_links(located, rules),
+    ]
     if subset is not None and located:
         sections.append(check_subset(located, tax, *subset))
     return CheckReport(sections, rules, located)

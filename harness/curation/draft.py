@@ -20,8 +20,7 @@ from harness.errors import HarnessError
 from harness.materials.taxonomy import Taxonomy
 from harness.materials.topics import Topic, validate_entry
 
-SYSTEM = ("You help curate a research topic bank. You answer with one JSON object and nothing "
-          "else.")
+SYSTEM = "You help curate a research topic bank. You answer with one JSON object and nothing else."
 ASK = """Propose one topic that pairs two distant research fields.
 Field A: {field_a} ({desc_a})
 Field B: {field_b} ({desc_b})
@@ -45,16 +44,23 @@ class DraftResult:
     def summary(self) -> str:
         notes = self.report.findings_by_topic()
         flagged = sum(t.id in notes for t in self.candidates)
-        return (f"check of bank + candidates: {'passed' if self.report.ok else 'FAILED'}; "
-                f"{flagged} of {len(self.candidates)} candidates have findings (written beside "
-                f"them in {self.path})")
+        return (
+            f"check of bank + candidates: {'passed' if self.report.ok else 'FAILED'}; "
+            f"{flagged} of {len(self.candidates)} candidates have findings (written beside "
+            f"them in {self.path})"
+        )
 
 
 def messages(request: DraftRequest, tax: Taxonomy, avoid: list[str]) -> list[dict[str, str]]:
     fa, fb = tax.field(request.field_a), tax.field(request.field_b)
     assert fa is not None and fb is not None  # pairs come from the taxonomy
-    text = ASK.format(field_a=fa.name, desc_a=fa.description, field_b=fb.name,
-                      desc_b=fb.description, avoid=", ".join(avoid) or "(none)")
+    text = ASK.format(
+        field_a=fa.name,
+        desc_a=fa.description,
+        field_b=fb.name,
+        desc_b=fb.description,
+        avoid=", ".join(avoid) or "(none)",
+    )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
 
 
@@ -69,18 +75,26 @@ def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
         raise ValueError(f"reply is not valid JSON ({error.msg})") from None
     if not isinstance(data, dict):
         raise ValueError("reply is not a JSON object")
-    raw: dict[str, Any] = {"id": request.topic_id, "field_a": request.field_a,
-                           "field_b": request.field_b, **{k: data.get(k) for k in
-                                                          ("concepts_a", "concepts_b",
-                                                           "relation")}}
+    raw: dict[str, Any] = {
+        "id": request.topic_id,
+        "field_a": request.field_a,
+        "field_b": request.field_b,
+        **{k: data.get(k) for k in ("concepts_a", "concepts_b", "relation")},
+    }
     try:
         return validate_entry(raw, tax, Path("reply"), None, "")
     except HarnessError as error:
         raise ValueError(error.message) from None
 
 
-def ask_model(backend: Any, requests: list[DraftRequest], tax: Taxonomy, avoid: list[str],
-              params: Any, attempts: int) -> list[Topic]:
+def ask_model(
+    backend: Any,
+    requests: list[DraftRequest],
+    tax: Taxonomy,
+    avoid: list[str],
+    params: Any,
+    attempts: int,
+) -> list[Topic]:
     """One valid topic per request; each failed reply is asked again with the next seed."""
     from dataclasses import replace
 
@@ -111,14 +125,26 @@ def ask_model(backend: Any, requests: list[DraftRequest], tax: Taxonomy, avoid: 
         raise HarnessError(
             f"{len(pending)} of {len(requests)} candidates had no usable reply after {attempts} "
             f"attempt(s); nothing written. First: {first.field_a} x {first.field_b}: "
-            f"{problems.get(first.topic_id, 'no reply')}", row=first.topic_id)
+            f"{problems.get(first.topic_id, 'no reply')}",
+            row=first.topic_id,
+        )
     return [done[r.topic_id] for r in requests]
 
 
-def draft_topics(out: Path, *, fields: list[str] | None = None, missing: int | None = None,
-                 per_pair: int = 1, bank: list[Path] | None = None, backend: str = "local",
-                 model: str | None = None, params: Any = None, attempts: int = 3,
-                 check: Any = None, **options: Any) -> DraftResult:
+def draft_topics(
+    out: Path,
+    *,
+    fields: list[str] | None = None,
+    missing: int | None = None,
+    per_pair: int = 1,
+    bank: list[Path] | None = None,
+    backend: str = "local",
+    model: str | None = None,
+    params: Any = None,
+    attempts: int = 3,
+    check: Any = None,
+    **options: Any,
+) -> DraftResult:
     """Draft candidate topics into the review file `out` (never into a bank), checked with the
     bank. Give `fields` (pairs across domains among them) or `missing` (absent pairs)."""
     from harness.curation.entries import read_banks
@@ -136,13 +162,20 @@ def draft_topics(out: Path, *, fields: list[str] | None = None, missing: int | N
     if not schema.ok:
         raise HarnessError(f"the bank has schema errors; first: {schema.findings[0]}")
     topics = [x.topic for x in located]
-    pairs = field_pairs(fields, tax) if fields is not None else missing_pairs(topics, tax,
-                                                                               missing or 0)
+    pairs = (
+        field_pairs(fields, tax) if fields is not None else missing_pairs(topics, tax, missing or 0)
+    )
     if not pairs:
         raise HarnessError("the bank already has every cross-domain field pair")
     requests = plan_requests(pairs, per_pair, topics)
-    avoid = sorted({c for t in topics if {t.field_a, t.field_b} & {p for pr in pairs for p in pr}
-                    for c in [*t.concepts_a, *t.concepts_b]})
+    avoid = sorted(
+        {
+            c
+            for t in topics
+            if {t.field_a, t.field_b} & {p for pr in pairs for p in pr}
+            for c in [*t.concepts_a, *t.concepts_b]
+        }
+    )
     params = params or GenerationParams(temperature=0.8, max_tokens=200, seed=0)
     model_backend = open_backend(backend, model, **options)
     drafted = ask_model(model_backend, requests, tax, avoid, params, attempts)

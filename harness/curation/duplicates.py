@@ -13,8 +13,9 @@ def topic_text(topic: Any) -> str:
     return ", ".join([*topic.concepts_a, *topic.concepts_b])
 
 
-def similar_pairs(vectors: Any, owners: list[int], threshold: float
-                  ) -> list[tuple[int, int, float]]:
+def similar_pairs(
+    vectors: Any, owners: list[int], threshold: float
+) -> list[tuple[int, int, float]]:
     """Index pairs (i < j) of different owners whose cosine similarity is >= threshold."""
     import numpy as np
 
@@ -31,23 +32,32 @@ def check_duplicates(located: list[Located], rules: Rules) -> tuple[Section, Sec
     topics = Section("near-duplicate topics")
     concepts = Section("near-duplicate concepts")
     texts = [topic_text(x.topic) for x in located]
-    names = [(k, c) for k, x in enumerate(located) for c in [*x.topic.concepts_a,
-                                                            *x.topic.concepts_b]]
+    names = [
+        (k, c) for k, x in enumerate(located) for c in [*x.topic.concepts_a, *x.topic.concepts_b]
+    ]
     vectors = encode(texts + [c for _, c in names])
-    tvec, cvec = vectors[:len(texts)], vectors[len(texts):]
+    tvec, cvec = vectors[: len(texts)], vectors[len(texts) :]
     for i, j, sim in similar_pairs(tvec, list(range(len(texts))), rules.near_duplicate_topic):
-        topics.findings.append(located[j].finding(
-            f"near duplicate of topic {located[i].topic.id} (cosine {sim:.3f})"))
+        topics.findings.append(
+            located[j].finding(f"near duplicate of topic {located[i].topic.id} (cosine {sim:.3f})")
+        )
     for i, j, sim in similar_pairs(cvec, [k for k, _ in names], rules.near_duplicate_concept):
         (ki, ci), (kj, cj) = names[i], names[j]
-        concepts.findings.append(located[kj].finding(
-            f"concept {cj!r} is a near duplicate of {ci!r} in topic {located[ki].topic.id} "
-            f"(cosine {sim:.3f})"))
-    topics.summary.append(f"threshold cosine >= {rules.near_duplicate_topic} over the four "
-                          f"concepts of each topic (all-MiniLM-L6-v2): "
-                          f"{len(topics.findings)} pair(s)")
-    concepts.summary.append(f"threshold cosine >= {rules.near_duplicate_concept} between "
-                            f"concepts of different topics: {len(concepts.findings)} pair(s)")
+        concepts.findings.append(
+            located[kj].finding(
+                f"concept {cj!r} is a near duplicate of {ci!r} in topic {located[ki].topic.id} "
+                f"(cosine {sim:.3f})"
+            )
+        )
+    topics.summary.append(
+        f"threshold cosine >= {rules.near_duplicate_topic} over the four "
+        f"concepts of each topic (all-MiniLM-L6-v2): "
+        f"{len(topics.findings)} pair(s)"
+    )
+    concepts.summary.append(
+        f"threshold cosine >= {rules.near_duplicate_concept} between "
+        f"concepts of different topics: {len(concepts.findings)} pair(s)"
+    )
     topics.stats = {"threshold": rules.near_duplicate_topic, "pairs": len(topics.findings)}
     concepts.stats = {"threshold": rules.near_duplicate_concept, "pairs": len(concepts.findings)}
     return topics, concepts

@@ -22,8 +22,9 @@ class Located:
         return Finding(message, self.topic.id, self.file, self.line)
 
 
-def read_banks(paths: list[Path], taxonomy: Path | None = None
-               ) -> tuple[list[Located], Taxonomy, Section]:
+def read_banks(
+    paths: list[Path], taxonomy: Path | None = None
+) -> tuple[list[Located], Taxonomy, Section]:
     """The valid topics of one or more bank files or folders, and a section of schema errors."""
     files = [f for p in paths for f in bank_files(p)]
     if taxonomy is None:
@@ -46,13 +47,19 @@ def read_banks(paths: list[Path], taxonomy: Path | None = None
                 section.findings.append(Finding(str(error)))
                 continue
             if topic.id in seen:
-                section.findings.append(Finding(
-                    f"duplicate topic id (first at {seen[topic.id]})", topic.id, file, line))
+                section.findings.append(
+                    Finding(f"duplicate topic id (first at {seen[topic.id]})", topic.id, file, line)
+                )
                 continue
             seen[topic.id] = f"{file}:{line}"
             located.append(Located(topic, file, line))
-    section.summary.append(f"{len(files)} file(s), {len(located)} valid topics, "
-                           f"{len(section.findings)} schema error(s)")
-    section.stats = {"files": [str(f) for f in files], "valid_topics": len(located),
-                     "errors": len(section.findings)}
+    section.summary.append(
+        f"{len(files)} file(s), {len(located)} valid topics, "
+        f"{len(section.findings)} schema error(s)"
+    )
+    section.stats = {
+        "files": [str(f) for f in files],
+        "valid_topics": len(located),
+        "errors": len(section.findings),
+    }
     return located, tax, section

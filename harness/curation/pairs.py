@@ -27,11 +27,11 @@ def field_pairs(fields: list[str], tax: Taxonomy) -> list[tuple[str, str]]:
         if field is None:
             raise HarnessError(f"field {name!r} is not in the taxonomy", column="--fields")
         found.append(field)
-    pairs = [(a.name, b.name) for a, b in combinations(found, 2)
-             if tax.distance(a, b) == OTHER_DOMAIN]
+    pairs = [
+        (a.name, b.name) for a, b in combinations(found, 2) if tax.distance(a, b) == OTHER_DOMAIN
+    ]
     if not pairs:
-        raise HarnessError("no two of the given fields are in different domains",
-                           column="--fields")
+        raise HarnessError("no two of the given fields are in different domains", column="--fields")
     return pairs
 
 
@@ -39,8 +39,11 @@ def missing_pairs(bank: list[Topic], tax: Taxonomy, n: int) -> list[tuple[str, s
     """The n cross-domain field pairs the bank lacks, least-used fields first (spreads the bank)."""
     used = Counter(f for t in bank for f in (t.field_a, t.field_b))
     have = {frozenset((t.field_a, t.field_b)) for t in bank}
-    pairs = [(a.name, b.name) for a, b in combinations(tax.fields, 2)
-             if tax.distance(a, b) == OTHER_DOMAIN and frozenset((a.name, b.name)) not in have]
+    pairs = [
+        (a.name, b.name)
+        for a, b in combinations(tax.fields, 2)
+        if tax.distance(a, b) == OTHER_DOMAIN and frozenset((a.name, b.name)) not in have
+    ]
     pairs.sort(key=lambda p: (used[p[0]] + used[p[1]], max(used[p[0]], used[p[1]]), p))
     return pairs[:n]
 
@@ -60,8 +63,9 @@ def short_name(field: str, bank: list[Topic]) -> str:
     return re.sub(r"[^a-z]", "", field.split()[0].casefold())[:5] or "field"
 
 
-def plan_requests(pairs: list[tuple[str, str]], per_pair: int, bank: list[Topic]
-                  ) -> list[DraftRequest]:
+def plan_requests(
+    pairs: list[tuple[str, str]], per_pair: int, bank: list[Topic]
+) -> list[DraftRequest]:
     taken = {t.id for t in bank}
     out = []
     for a, b in pairs:

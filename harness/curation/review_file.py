@@ -29,13 +29,18 @@ def topic_yaml(topic: Topic) -> str:
     """One bank entry as YAML list item text (two-space indent, keys in the bank's order)."""
     data = topic.model_dump(mode="json", exclude_defaults=True)
     data.setdefault("known_links", [])
-    text = yaml.safe_dump([data], sort_keys=False, allow_unicode=True, width=100,
-                          default_flow_style=None)
+    text = yaml.safe_dump(
+        [data], sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
+    )
     return "".join(f"  {line}\n" for line in text.splitlines())
 
 
-def render(topics: list[Topic], source: str, notes: dict[str | None, list[str]] | None = None,
-           summary: list[str] | None = None) -> str:
+def render(
+    topics: list[Topic],
+    source: str,
+    notes: dict[str | None, list[str]] | None = None,
+    summary: list[str] | None = None,
+) -> str:
     notes = notes or {}
     parts = [HEADER.format(source=source)]
     for line in summary or []:
@@ -67,12 +72,16 @@ def refuse_bank_file(path: Path, bank: list[Path]) -> None:
     """Drafts never go into a bank: the review file must be another file."""
     bank_files = {p.resolve() for b in bank for p in ([b] if b.is_file() else b.glob("*.yaml"))}
     if path.resolve() in bank_files or path.is_dir():
-        raise HarnessError("the review file must not be a bank file or folder; name a new file",
-                           file=path, column="--out")
+        raise HarnessError(
+            "the review file must not be a bank file or folder; name a new file",
+            file=path,
+            column="--out",
+        )
 
 
-def write_review(path: Path, topics: list[Topic], bank: list[Path], source: str,
-                 check: Any = None) -> Any:
+def write_review(
+    path: Path, topics: list[Topic], bank: list[Path], source: str, check: Any = None
+) -> Any:
     """Check bank + candidates, then write the commented review file; returns the CheckReport."""
     from harness.curation.check import check_bank
 

@@ -21,16 +21,16 @@ TARGET_FIELD_PAIRS = 150
 class Rules:
     # The first 94 bundled topics reach at most 0.50 (topics) and 0.74 (concepts, "change
     # blindness" / "inattentional blindness"): distinct ideas stay well below these.
-    near_duplicate_topic: float = 0.80     # cosine similarity of two topics' four concepts
-    near_duplicate_concept: float = 0.85   # cosine similarity of two concepts of different topics
+    near_duplicate_topic: float = 0.80  # cosine similarity of two topics' four concepts
+    near_duplicate_concept: float = 0.85  # cosine similarity of two concepts of different topics
     # Longest minus shortest prompt of a topic, in tokens: over `warn` is reported, over `max`
     # fails (the bundled bank's worst topic, kept unchanged for the demo, is 24 apart).
     warn_token_range: int = 8
     max_token_range: int = 24
-    max_mean_token_diff: float = 1.0       # |mean paired cross - single| over the bank
+    max_mean_token_diff: float = 1.0  # |mean paired cross - single| over the bank
     concept_words: tuple[int, int] = (2, 4)
-    max_field_share: float = 0.08          # of all topics, for the field used most
-    field_cap_floor: int = 12              # small banks may use a field this often regardless
+    max_field_share: float = 0.08  # of all topics, for the field used most
+    field_cap_floor: int = 12  # small banks may use a field this often regardless
     field_pairs_per_topic: float = TARGET_FIELD_PAIRS / TARGET_TOPICS
     cutoffs: tuple[int, ...] = (2015, 2020, 2024)
 
@@ -51,7 +51,8 @@ class Rules:
             "max_token_range": self.max_token_range,
             "max_mean_token_diff": self.max_mean_token_diff,
             "concept_words": list(self.concept_words),
-            "max_field_share": self.max_field_share, "field_cap_floor": self.field_cap_floor,
+            "max_field_share": self.max_field_share,
+            "field_cap_floor": self.field_cap_floor,
             "field_pairs_per_topic": round(self.field_pairs_per_topic, 4),
             "cutoffs": list(self.cutoffs),
         }
@@ -79,7 +80,7 @@ class Section:
     name: str
     summary: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    warnings: list[Finding] = field(default_factory=list)   # reported, but the check passes
+    warnings: list[Finding] = field(default_factory=list)  # reported, but the check passes
     stats: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -32,13 +32,17 @@ def check_spread(located: list[Located], taxonomy: Any, rules: Rules) -> Section
     cap = rules.max_field_topics(n)
     for name, count in sorted(fields.items()):
         if count > cap:
-            section.findings.append(Finding(
-                f"field {name!r} is in {count} topics (rule: at most {cap} = max of "
-                f"{rules.max_field_share:.0%} of {n} topics and {rules.field_cap_floor})"))
+            section.findings.append(
+                Finding(
+                    f"field {name!r} is in {count} topics (rule: at most {cap} = max of "
+                    f"{rules.max_field_share:.0%} of {n} topics and {rules.field_cap_floor})"
+                )
+            )
     need = rules.min_field_pairs(n)
     if len(pairs) < need:
-        section.findings.append(Finding(
-            f"{len(pairs)} distinct field pairs (rule: at least {need} for {n} topics)"))
+        section.findings.append(
+            Finding(f"{len(pairs)} distinct field pairs (rule: at least {need} for {n} topics)")
+        )
     top, top_count = fields.most_common(1)[0] if fields else ("-", 0)
     section.summary += [
         f"{n} topics, {len(pairs)} distinct field pairs (rule: >= {need}), "
@@ -49,10 +53,14 @@ def check_spread(located: list[Located], taxonomy: Any, rules: Rules) -> Section
         f"fields used: {len(fields)} of {len(taxonomy.fields)}",
     ]
     section.stats = {
-        "topics": n, "field_pairs": len(pairs), "min_field_pairs": need,
+        "topics": n,
+        "field_pairs": len(pairs),
+        "min_field_pairs": need,
         "domain_pairs": {f"{a} x {b}": c for (a, b), c in sorted(domains.items())},
-        "fields": dict(sorted(fields.items())), "max_field_topics": top_count,
-        "max_field_share": round(top_count / max(n, 1), 4), "field_cap": cap,
+        "fields": dict(sorted(fields.items())),
+        "max_field_topics": top_count,
+        "max_field_share": round(top_count / max(n, 1), 4),
+        "field_cap": cap,
     }
     return section
 
@@ -67,8 +75,10 @@ def check_subset(located: list[Located], taxonomy: Any, size: int, seed: int) ->
     if size > len(topics):
         section.summary.append(f"the bank has {len(topics)} topics, fewer than {size}")
         return section
-    whole, part = coverage(topics, taxonomy), coverage(
-        choose_subset(topics, taxonomy, size, seed), taxonomy)
+    whole, part = (
+        coverage(topics, taxonomy),
+        coverage(choose_subset(topics, taxonomy, size, seed), taxonomy),
+    )
     section.summary += [
         f"{part['topics']} of {whole['topics']} topics: {part['field_pairs']} of "
         f"{whole['field_pairs']} field pairs, {part['domain_pairs']} of "

@@ -20,24 +20,35 @@ from typing import Any
 from harness.study.store import Study
 from harness.study.unblinding import unblinded_at
 
-CHUNK = 500          # rows of long text per chunk
-PREVIEW = 140        # characters of an item's text shown in the list
+CHUNK = 500  # rows of long text per chunk
+PREVIEW = 140  # characters of an item's text shown in the list
 
 ITEMS_SQL = "SELECT item_id, display_text, core_combination FROM items ORDER BY item_id"
 REVIEWERS_SQL = "SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id"
 # Reviews and searches are grouped by item in this order; the page relies on it.
-REVIEWS_SQL = ("SELECT item_id, reviewer_id, verdict, confidence, prior_work, notes "
-               "FROM reviews ORDER BY item_id, reviewer_id")
-SEARCHES_SQL = ("SELECT item_id, reviewer_id, database, query, run_at, total_hits, filters, "
-                "hits, relevant_ids FROM searches WHERE item_id IS NOT NULL "
-                "ORDER BY item_id, reviewer_id, run_at, search_id")
-TOPICS_SQL = ("SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
-              "relation FROM topics ORDER BY topic_id")
-PROMPTS_SQL = ("SELECT prompt_id, topic_id, condition, family, text FROM prompts ORDER BY "
-               "topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
-               "ELSE 2 END")
-OUTPUTS_SQL = ("SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
-               "FROM outputs ORDER BY prompt_id, model, sample")
+REVIEWS_SQL = (
+    "SELECT item_id, reviewer_id, verdict, confidence, prior_work, notes "
+    "FROM reviews ORDER BY item_id, reviewer_id"
+)
+SEARCHES_SQL = (
+    "SELECT item_id, reviewer_id, database, query, run_at, total_hits, filters, "
+    "hits, relevant_ids FROM searches WHERE item_id IS NOT NULL "
+    "ORDER BY item_id, reviewer_id, run_at, search_id"
+)
+TOPICS_SQL = (
+    "SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
+    "relation FROM topics ORDER BY topic_id"
+)
+PROMPTS_SQL = (
+    "SELECT prompt_id, topic_id, condition, family, text FROM prompts ORDER BY "
+    "topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
+    "ELSE 2 END"
+)
+OUTPUTS_SQL = (
+    "SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
+    "FROM outputs ORDER BY prompt_id, model, sample"
+)
+
 
 def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """(core, texts): the core tables, and per kind the long-text rows to be chunked."""
@@ -50,14 +61,18 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     reviews, review_texts = _reviews(conn, item_index, reviewer_index)
     searches = _searches(conn, item_index, reviewer_index)
     core: dict[str, Any] = {
-        "study_id": study.study_id, "unblinded_at": when, "chunk": CHUNK,
+        "study_id": study.study_id,
+        "unblinded_at": when,
+        "chunk": CHUNK,
         "items": _table(["item_id", "preview"], [[r[0], (r[1] or "")[:PREVIEW]] for r in items]),
         "reviewers": _table(["reviewer_id", "kind", "method"], reviewers),
         "reviews": _table(["item", "reviewer", "verdict", "confidence"], reviews),
     }
     texts: dict[str, list[Any]] = {
-        "items": [[r[1], r[2], review_texts.get(n, []), searches.get(n, [])]
-                  for n, r in enumerate(items)]}
+        "items": [
+            [r[1], r[2], review_texts.get(n, []), searches.get(n, [])] for n, r in enumerate(items)
+        ]
+    }
     if when is not None:
         core_open, texts_open = _unblinded(conn, item_index)
         core.update(core_open)
@@ -74,8 +89,13 @@ def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> lis
     out = []
     for n, (item_id, _) in enumerate(core["items"]["rows"]):
         display, combination, notes, found = texts["items"][n]
-        parts = [item_id, display, combination, *(x for pair in notes for x in pair),
-                 *(s[2] for s in found)]
+        parts = [
+            item_id,
+            display,
+            combination,
+            *(x for pair in notes for x in pair),
+            *(s[2] for s in found),
+        ]
         if item_output is not None and item_output[n] >= 0:
             k = item_output[n]
             output_id, prompt, _, model, *_ = core["outputs"]["rows"][k]
@@ -86,9 +106,9 @@ def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> lis
     return out
 
 
-def _reviews(conn: sqlite3.Connection, item_index: dict[str, int],
-             reviewer_index: dict[str, int]
-             ) -> tuple[list[list[Any]], dict[int, list[list[Any]]]]:
+def _reviews(
+    conn: sqlite3.Connection, item_index: dict[str, int], reviewer_index: dict[str, int]
+) -> tuple[list[list[Any]], dict[int, list[list[Any]]]]:
     """Core rows [item, reviewer, verdict, confidence]; per item, [prior_work, notes] in order."""
     core, texts = [], defaultdict(list)
     for item, reviewer, verdict, confidence, prior_work, notes in conn.execute(REVIEWS_SQL):
@@ -98,8 +118,9 @@ def _reviews(conn: sqlite3.Connection, item_index: dict[str, int],
     return core, texts
 
 
-def _searches(conn: sqlite3.Connection, item_index: dict[str, int],
-              reviewer_index: dict[str, int]) -> dict[int, list[list[Any]]]:
+def _searches(
+    conn: sqlite3.Connection, item_index: dict[str, int], reviewer_index: dict[str, int]
+) -> dict[int, list[list[Any]]]:
     """Per item: [reviewer, database, query, run_at, total_hits, filters, hits, relevant_ids].
 
     `hits` and `relevant_ids` stay the JSON text the store holds; the page parses them when it
@@ -111,8 +132,9 @@ def _searches(conn: sqlite3.Connection, item_index: dict[str, int],
     return out
 
 
-def _unblinded(conn: sqlite3.Connection, item_index: dict[str, int]
-               ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
+def _unblinded(
+    conn: sqlite3.Connection, item_index: dict[str, int]
+) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
     """Topics, prompts and outputs, and the output of each item (-1: no output, e.g. control)."""
     topics = _rows(conn, TOPICS_SQL)
     topic_index = {row[0]: n for n, row in enumerate(topics)}
@@ -125,14 +147,26 @@ def _unblinded(conn: sqlite3.Connection, item_index: dict[str, int]
         item_output[item_index[item_id]] = output_index.get(output_id, -1)
     core = {
         "topics": _table(
-            ["topic_id", "field_a", "field_b", "domain_a", "domain_b", "concepts_a",
-             "concepts_b", "relation"],
-            [[*t[:5], _json_list(t[5]), _json_list(t[6]), t[7]] for t in topics]),
-        "prompts": _table(["prompt_id", "topic", "condition", "family"],
-                          [[p[0], topic_index.get(p[1], -1), *p[2:4]] for p in prompts]),
+            [
+                "topic_id",
+                "field_a",
+                "field_b",
+                "domain_a",
+                "domain_b",
+                "concepts_a",
+                "concepts_b",
+                "relation",
+            ],
+            [[*t[:5], _json_list(t[5]), _json_list(t[6]), t[7]] for t in topics],
+        ),
+        "prompts": _table(
+            ["prompt_id", "topic", "condition", "family"],
+            [[p[0], topic_index.get(p[1], -1), *p[2:4]] for p in prompts],
+        ),
         "outputs": _table(
             ["output_id", "prompt", "sample", "model", "status", "finish_reason"],
-            [[o[0], prompt_index.get(o[1], -1), *o[2:6]] for o in outputs]),
+            [[o[0], prompt_index.get(o[1], -1), *o[2:6]] for o in outputs],
+        ),
         "item_output": item_output,
     }
     texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}

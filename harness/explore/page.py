@@ -20,7 +20,12 @@ from typing import Any
 # Characters that could end the JSON block or break it as a script: HTML markup and the two
 # line separators JavaScript once treated as newlines. Escaped forms are still valid JSON.
 _JSON_ESCAPES: dict[str, str | int | None] = {
-    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 
 
 def embed_json(data: Any) -> str:
@@ -38,28 +43,35 @@ def text_chunks(texts: dict[str, list[Any]], size: int) -> str:
     blocks = []
     for kind, rows in texts.items():
         for k, start in enumerate(range(0, len(rows), size)):
-            raw = json.dumps(rows[start:start + size], ensure_ascii=False,
-                             separators=(",", ":"), allow_nan=False).encode("utf-8")
+            raw = json.dumps(
+                rows[start : start + size],
+                ensure_ascii=False,
+                separators=(",", ":"),
+                allow_nan=False,
+            ).encode("utf-8")
             data = base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
-            blocks.append(f'<script type="application/octet-stream" id="text-{kind}-{k}">'
-                          f"{data}</script>")
+            blocks.append(
+                f'<script type="application/octet-stream" id="text-{kind}-{k}">{data}</script>'
+            )
     return "\n".join(blocks)
 
 
 def render_page(core: dict[str, Any], texts: dict[str, list[Any]]) -> str:
     script = _asset("explorer.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    policy = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
-              "img-src data:; base-uri 'none'; form-action 'none'")
+    policy = (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
     title = "Study explorer" + (f": {core['study_id']}" if core.get("study_id") else "")
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        "<link rel=\"icon\" href=\"data:,\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,">'
         f"<title>{html.escape(title)}</title><style>{_asset('explorer.css')}</style></head>\n"
         f"<body>{_asset('explorer.html')}\n"
-        f"<script type=\"application/json\" id=\"explorer-data\">{embed_json(core)}</script>\n"
+        f'<script type="application/json" id="explorer-data">{embed_json(core)}</script>\n'
         f"{text_chunks(texts, core['chunk'])}\n"
         f"<script>{script}</script>\n</body></html>\n"
     )

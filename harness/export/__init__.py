@@ -25,8 +25,9 @@ __all__ = ["FORMATS", "TABLES", "export", "export_prompts", "export_table", "rea
 def read_table(study: str | Path, table: str) -> pd.DataFrame:
     """One export target as a DataFrame, blinded unless the study has been unblinded."""
     if table not in TABLES:
-        raise HarnessError(f"unknown table {table!r}; choose one of {', '.join(TABLES)}",
-                           column="TABLE")
+        raise HarnessError(
+            f"unknown table {table!r}; choose one of {', '.join(TABLES)}", column="TABLE"
+        )
     with Study.open(study) as s:
         frame = s.frame(TABLES[table].sql(unblinded=unblinded_at(s) is not None))
     return frame.drop(columns=[c for c in INTERNAL_COLUMNS if c in frame.columns])
@@ -35,12 +36,14 @@ def read_table(study: str | Path, table: str) -> pd.DataFrame:
 def export(study: str | Path, table: str, format: str = "csv", out: Path | None = None) -> Path:
     """Write one table of the study as CSV, JSONL, Parquet or a `datasets` folder ("hf")."""
     if format not in FORMATS:
-        raise HarnessError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}",
-                           column="--format")
+        raise HarnessError(
+            f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", column="--format"
+        )
     frame = read_table(study, table)
     if frame.empty:
-        raise HarnessError(f"the study holds no {table} (run `{TABLES[table].filled_by}`)",
-                           file=study)
+        raise HarnessError(
+            f"the study holds no {table} (run `{TABLES[table].filled_by}`)", file=study
+        )
     target = Path(out) if out else Path(study) / "exports" / f"{table}{FORMATS[format]}"
     return write_frame(frame, format, target)
 

@@ -22,8 +22,9 @@ def workers_for(jobs: int) -> int:
     return max(1, min(MAX_WORKERS, available_cpus(), jobs))
 
 
-def map_rows(fn: Callable[[np.ndarray], np.ndarray], array: np.ndarray,
-             min_rows: int = 16) -> np.ndarray:
+def map_rows(
+    fn: Callable[[np.ndarray], np.ndarray], array: np.ndarray, min_rows: int = 16
+) -> np.ndarray:
     """`fn(array)` computed on blocks of rows in parallel; `fn` must treat rows independently."""
     workers = workers_for(len(array) // min_rows)
     if workers < 2:

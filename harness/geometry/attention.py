@@ -58,8 +58,12 @@ def combine_masks(*masks: np.ndarray | None) -> np.ndarray | None:
 
 
 def attention_scores(
-    q: np.ndarray, k: np.ndarray, *, scale: float | None = None,
-    mask: np.ndarray | None = None, causal: bool = False,
+    q: np.ndarray,
+    k: np.ndarray,
+    *,
+    scale: float | None = None,
+    mask: np.ndarray | None = None,
+    causal: bool = False,
 ) -> np.ndarray:
     """Q K^T * scale (default 1/sqrt(d_k)) with masked positions set to -inf (bool) or shifted."""
     q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
@@ -75,10 +79,14 @@ def attention_scores(
 
 
 def scaled_dot_product_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None, *,
-    causal: bool = False, scale: float | None = None,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
 ) -> Attention:
     """softmax(Q K^T * scale + mask) V, returning the output and the attention weights."""
     weights = softmax(attention_scores(q, k, scale=scale, mask=mask, causal=causal))
     return Attention(weights @ np.asarray(v, dtype=np.float64), weights)
-

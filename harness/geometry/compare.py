@@ -45,8 +45,10 @@ class ProbeComparison:
             f"{'p':>8} {'p_holm':>8}",
         ]
         for r in t.itertuples():
-            lines.append(f"{r.layer:>5} {r.n_topics:>6} {r.split_cross:7.3f} "
-                         f"{r.split_single:7.3f} {r.diff:+8.3f} {r.p:8.3g} {r.p_holm:8.3g}")
+            lines.append(
+                f"{r.layer:>5} {r.n_topics:>6} {r.split_cross:7.3f} "
+                f"{r.split_single:7.3f} {r.diff:+8.3f} {r.p:8.3g} {r.p_holm:8.3g}"
+            )
         lines.append(self.verdict())
         return "\n".join(lines)
 
@@ -55,14 +57,19 @@ class ProbeComparison:
         significant = t["p_holm"] < self.alpha
         more = int((significant & (t["diff"] > 0)).sum())
         less = int((significant & (t["diff"] < 0)).sum())
-        return (f"Toy-model prediction (cross splits more evenly): cross > single in {more} of "
-                f"{len(t)} layers and cross < single in {less} (Holm p < {self.alpha}); "
-                f"cross higher in {int((t['diff'] > 0).sum())} layers, mean difference "
-                f"{t['diff'].mean():+.4f}.")
+        return (
+            f"Toy-model prediction (cross splits more evenly): cross > single in {more} of "
+            f"{len(t)} layers and cross < single in {less} (Holm p < {self.alpha}); "
+            f"cross higher in {int((t['diff'] > 0).sum())} layers, mean difference "
+            f"{t['diff'].mean():+.4f}."
+        )
 
 
 def compare_split(
-    study: Study | str | Path, model: str | None = None, *, test: str = "wilcoxon",
+    study: Study | str | Path,
+    model: str | None = None,
+    *,
+    test: str = "wilcoxon",
     alpha: float = 0.05,
 ) -> ProbeComparison:
     """Per layer: mean split index of cross vs single prompts and a paired test over topics."""
@@ -84,25 +91,37 @@ def _paired(study: Study, model: str) -> pd.DataFrame:
     """One row per (layer, topic): split index of cross and mean of the single conditions."""
     frame = study.frame(
         "SELECT p.topic_id, p.condition, g.layer, g.split_index FROM geometry g "
-        "JOIN prompts p USING (prompt_id) WHERE g.model = ? AND g.head = ?", (model, LAYER_MEAN))
-    wide = frame.pivot_table(index=["layer", "topic_id"], columns="condition",
-                             values="split_index", aggfunc="mean")
+        "JOIN prompts p USING (prompt_id) WHERE g.model = ? AND g.head = ?",
+        (model, LAYER_MEAN),
+    )
+    wide = frame.pivot_table(
+        index=["layer", "topic_id"], columns="condition", values="split_index", aggfunc="mean"
+    )
     singles = [c for c in ("single_a", "single_b") if c in wide]
     if "cross" not in wide or not singles:
-        raise HarnessError(f"the probe has not measured both cross and single-field prompts "
-                           f"for {model} (run `harness geometry probe` first)", file=study.path)
+        raise HarnessError(
+            f"the probe has not measured both cross and single-field prompts "
+            f"for {model} (run `harness geometry probe` first)",
+            file=study.path,
+        )
     out = wide.assign(single=wide[singles].mean(axis=1))[["cross", "single"]].dropna()
     if out.empty:
-        raise HarnessError(f"no topic has both a cross and a single-field measure for {model}",
-                           file=study.path)
+        raise HarnessError(
+            f"no topic has both a cross and a single-field measure for {model}", file=study.path
+        )
     return out.reset_index()
 
 
 def _layer_row(layer: int, group: pd.DataFrame, test: str) -> dict[str, Any]:
     diff = (group["cross"] - group["single"]).to_numpy()
-    return {"layer": int(layer), "n_topics": len(diff),
-            "split_cross": group["cross"].mean(), "split_single": group["single"].mean(),
-            "diff": diff.mean(), "p": paired_p(diff, test)}
+    return {
+        "layer": int(layer),
+        "n_topics": len(diff),
+        "split_cross": group["cross"].mean(),
+        "split_single": group["single"].mean(),
+        "diff": diff.mean(),
+        "p": paired_p(diff, test),
+    }
 
 
 def paired_p(diff: np.ndarray, test: str = "wilcoxon") -> float:

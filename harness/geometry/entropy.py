@@ -25,8 +25,9 @@ def group_mass(
     A key in two groups counts in both; positions outside every group are simply not counted.
     """
     w = np.asarray(weights, dtype=np.float64)
-    return {name: w[..., np.asarray(idx, dtype=np.int64)].sum(axis=-1)
-            for name, idx in groups.items()}
+    return {
+        name: w[..., np.asarray(idx, dtype=np.int64)].sum(axis=-1) for name, idx in groups.items()
+    }
 
 
 def split_index(mass_a: np.ndarray | float, mass_b: np.ndarray | float) -> np.ndarray:
@@ -36,6 +37,7 @@ def split_index(mass_a: np.ndarray | float, mass_b: np.ndarray | float) -> np.nd
     """
     a, b = np.asarray(mass_a, dtype=np.float64), np.asarray(mass_b, dtype=np.float64)
     total = a + b
-    result: np.ndarray = np.divide(2.0 * np.minimum(a, b), total,
-                                   out=np.full(total.shape, np.nan), where=total > 0)
+    result: np.ndarray = np.divide(
+        2.0 * np.minimum(a, b), total, out=np.full(total.shape, np.nan), where=total > 0
+    )
     return result

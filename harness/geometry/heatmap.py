@@ -39,12 +39,14 @@ def sentence_attention(
     loaded = loaded or load(model)
     ids = loaded.tokenizer(sentence, add_special_tokens=True)["input_ids"]
     labels = [_label(loaded.tokenizer, i) for i in ids]
-    return SentenceAttention(loaded.name, sentence, labels,
-                             attention_matrices(loaded, ids))
+    return SentenceAttention(loaded.name, sentence, labels, attention_matrices(loaded, ids))
 
 
 def draw_heatmap(
-    attention: SentenceAttention, out: str | Path, *, layer: int | None = None,
+    attention: SentenceAttention,
+    out: str | Path,
+    *,
+    layer: int | None = None,
     heads: tuple[int, int] | None = None,
 ) -> Path:
     """Mean-over-heads heatmap, per-head weight distributions and two heads side by side (PNG)."""

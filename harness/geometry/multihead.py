@@ -42,8 +42,7 @@ class MultiHeadAttention:
             raise ValueError(f"d_model {d_model} is not divisible by {n_heads} heads")
         rng = np.random.default_rng(seed)
         limit = np.sqrt(6.0 / (2 * d_model))
-        w_q, w_k, w_v, w_o = (rng.uniform(-limit, limit, size=(d_model, d_model))
-                              for _ in range(4))
+        w_q, w_k, w_v, w_o = (rng.uniform(-limit, limit, size=(d_model, d_model)) for _ in range(4))
         zero = np.zeros(d_model)
         return cls(n_heads, w_q, w_k, w_v, w_o, zero, zero.copy(), zero.copy(), zero.copy())
 
@@ -57,8 +56,12 @@ class MultiHeadAttention:
         return self.d_model // self.n_heads
 
     def __call__(
-        self, x: np.ndarray, context: np.ndarray | None = None, mask: np.ndarray | None = None,
-        *, causal: bool = False,
+        self,
+        x: np.ndarray,
+        context: np.ndarray | None = None,
+        mask: np.ndarray | None = None,
+        *,
+        causal: bool = False,
     ) -> MultiHeadOutput:
         """Self-attention over x (batch, L, d_model), or cross-attention to `context` (batch, S, .).
 

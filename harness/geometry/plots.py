@@ -35,13 +35,28 @@ def scaling_figure(result: ScalingResult, out: Path) -> Path:
     for d, colour in zip(result.dims, colours, strict=True):
         raw, scaled = result.scores[d], result.scores[d] / math.sqrt(d)
         for ax, s in ((axes[0, 0], raw), (axes[0, 1], scaled)):
-            ax.hist(s.ravel(), bins=60, density=True, histtype="step", lw=1.6, color=colour,
-                    label=f"d_k = {d} (sd {s.std():.1f})")
-        for ax, s, h in ((axes[1, 0], raw, result.raw_mean[d]),
-                         (axes[1, 1], scaled, result.scaled_mean[d])):
+            ax.hist(
+                s.ravel(),
+                bins=60,
+                density=True,
+                histtype="step",
+                lw=1.6,
+                color=colour,
+                label=f"d_k = {d} (sd {s.std():.1f})",
+            )
+        for ax, s, h in (
+            (axes[1, 0], raw, result.raw_mean[d]),
+            (axes[1, 1], scaled, result.scaled_mean[d]),
+        ):
             top = -np.sort(-softmax(s), axis=-1).mean(axis=0)
-            ax.plot(ranks, top, marker="o", ms=3, color=colour,
-                    label=f"d_k = {d} (entropy {h:.2f} bits)")
+            ax.plot(
+                ranks,
+                top,
+                marker="o",
+                ms=3,
+                color=colour,
+                label=f"d_k = {d} (entropy {h:.2f} bits)",
+            )
     axes[0, 0].set_title("Scores q·k without scaling")
     axes[0, 1].set_title("Scores q·k / √d_k")
     axes[1, 0].set_title("Softmax weights without scaling")
@@ -49,19 +64,27 @@ def scaling_figure(result: ScalingResult, out: Path) -> Path:
     for ax in axes[0]:
         ax.set(xlabel="score", ylabel="density")
     for ax in axes[1]:
-        ax.set(xlabel="key rank (largest weight first)", ylabel="mean weight", yscale="log",
-               ylim=(1e-6, 1.5))
+        ax.set(
+            xlabel="key rank (largest weight first)",
+            ylabel="mean weight",
+            yscale="log",
+            ylim=(1e-6, 1.5),
+        )
         ax.axhline(1 / result.keys, color="grey", ls=":", lw=1, label="uniform 1/keys")
     for ax in axes.ravel():
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.suptitle(f"Why divide by √d_k: {result.keys} random keys, {result.trials} trials "
-                 f"(seed {result.seed})", fontsize=13)
+    fig.suptitle(
+        f"Why divide by √d_k: {result.keys} random keys, {result.trials} trials "
+        f"(seed {result.seed})",
+        fontsize=13,
+    )
     return _save(fig, out)
 
 
-def heatmap_figure(att: SentenceAttention, out: Path, *, layer: int,
-                   heads: tuple[int, int]) -> Path:
+def heatmap_figure(
+    att: SentenceAttention, out: Path, *, layer: int, heads: tuple[int, int]
+) -> Path:
     """Mean over heads (top left), per-head weight distributions (top right), two heads below."""
     plt = _pyplot()
     w = att.weights[layer]  # (heads, S, S)
@@ -72,17 +95,29 @@ def heatmap_figure(att: SentenceAttention, out: Path, *, layer: int,
     entropy = att.head_entropy(layer)
     lower = np.tril_indices(n)
     axes[0, 1].boxplot([w[h][lower] for h in range(w.shape[0])], showfliers=False)
-    axes[0, 1].set_xticks(range(1, w.shape[0] + 1),
-                          [f"{h}\n{entropy[h]:.1f} b" for h in range(w.shape[0])], fontsize=8)
-    axes[0, 1].set(title=f"Layer {layer}: weights per head (visible keys)",
-                   xlabel="head (mean entropy, bits)", ylabel="attention weight")
+    axes[0, 1].set_xticks(
+        range(1, w.shape[0] + 1),
+        [f"{h}\n{entropy[h]:.1f} b" for h in range(w.shape[0])],
+        fontsize=8,
+    )
+    axes[0, 1].set(
+        title=f"Layer {layer}: weights per head (visible keys)",
+        xlabel="head (mean entropy, bits)",
+        ylabel="attention weight",
+    )
     axes[0, 1].grid(alpha=0.3)
-    names = dict(zip(att.contrasting_heads(layer), (" (most focused)", " (most diffuse)"),
-                     strict=True))
+    names = dict(
+        zip(att.contrasting_heads(layer), (" (most focused)", " (most diffuse)"), strict=True)
+    )
     for ax, head in zip(axes[1], heads, strict=True):
         tag = names.get(head, "")
-        _matrix(fig, ax, w[head], att.tokens,
-                f"Layer {layer}, head {head}{tag}: {entropy[head]:.2f} bits")
+        _matrix(
+            fig,
+            ax,
+            w[head],
+            att.tokens,
+            f"Layer {layer}, head {head}{tag}: {entropy[head]:.2f} bits",
+        )
     fig.suptitle(f"{att.model}: attention over “{_short(att.sentence)}”", fontsize=13)
     return _save(fig, out)
 

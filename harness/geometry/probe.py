@@ -46,14 +46,21 @@ class ProbeRun:
     n_heads: int
 
     def summary(self) -> str:
-        return (f"probe {self.model}: {self.probed} prompts measured, {self.skipped} already "
-                f"done ({self.n_layers} layers x {self.n_heads} heads each)")
+        return (
+            f"probe {self.model}: {self.probed} prompts measured, {self.skipped} already "
+            f"done ({self.n_layers} layers x {self.n_heads} heads each)"
+        )
 
 
 @writes_study
 def run_probe(
-    study: Study | str | Path, model: str | None = None, *, limit: int | None = None,
-    loaded: LoadedModel | None = None, chat_template: bool = True, batch_size: int = BATCH_SIZE,
+    study: Study | str | Path,
+    model: str | None = None,
+    *,
+    limit: int | None = None,
+    loaded: LoadedModel | None = None,
+    chat_template: bool = True,
+    batch_size: int = BATCH_SIZE,
     on_prompt: Callable[[int, int], None] | None = None,
 ) -> ProbeRun:
     """Measure every prompt not yet measured for this model; `loaded` overrides `model`.
@@ -65,28 +72,40 @@ def run_probe(
 
 
 def _run(
-    study: Study, model: str | None, limit: int | None, loaded: LoadedModel | None,
-    chat_template: bool, batch_size: int, on_prompt: Callable[[int, int], None] | None,
+    study: Study,
+    model: str | None,
+    limit: int | None,
+    loaded: LoadedModel | None,
+    chat_template: bool,
+    batch_size: int,
+    on_prompt: Callable[[int, int], None] | None,
 ) -> ProbeRun:
     name = loaded.name if loaded else resolve(model)[0]
-    done = study.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry WHERE model = ?",
-                      (name,))[0][0]
+    done = study.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry WHERE model = ?", (name,))[0][
+        0
+    ]
     pending = study.rows(
         "SELECT prompt_id, system, text, spans FROM prompts p WHERE NOT EXISTS "
         "(SELECT 1 FROM geometry g WHERE g.prompt_id = p.prompt_id AND g.model = ?) "
-        "ORDER BY topic_id, condition", (name,))
+        "ORDER BY topic_id, condition",
+        (name,),
+    )
     pending = pending[:limit] if limit is not None else pending
     if pending:
         loaded = loaded or load(model)
         _measure_all(study, loaded, pending, chat_template, batch_size, on_prompt)
         _record(study, loaded, chat_template, len(pending))
-    layers, heads = study.rows("SELECT MAX(layer) + 1, MAX(head) + 1 FROM geometry "
-                               "WHERE model = ?", (name,))[0]
+    layers, heads = study.rows(
+        "SELECT MAX(layer) + 1, MAX(head) + 1 FROM geometry WHERE model = ?", (name,)
+    )[0]
     return ProbeRun(name, len(pending), done, layers or 0, heads or 0)
 
 
 def _measure_all(
-    study: Study, loaded: LoadedModel, pending: list[sqlite3.Row], chat_template: bool,
+    study: Study,
+    loaded: LoadedModel,
+    pending: list[sqlite3.Row],
+    chat_template: bool,
     batch_size: int,
     on_prompt: Callable[[int, int], None] | None,
 ) -> None:
@@ -95,7 +114,7 @@ def _measure_all(
     encoded = [(row, encode_row(loaded, row, chat_template, study.path)) for row in pending]
     encoded.sort(key=lambda item: len(item[1].input_ids))  # similar lengths pad less
     for start in range(0, len(encoded), batch_size):
-        batch = encoded[start:start + batch_size]
+        batch = encoded[start : start + batch_size]
         weights = last_token_attention(loaded, [e.input_ids for _, e in batch])
         for (row, e), w in zip(batch, weights, strict=True):
             rows = [(row["prompt_id"], loaded.name, *m) for m in measure(w, e.slot_tokens)]
@@ -106,13 +125,22 @@ def _measure_all(
 
 
 def encode_row(
-    loaded: LoadedModel, row: Any, chat_template: bool = True, study_file: Path | None = None,
+    loaded: LoadedModel,
+    row: Any,
+    chat_template: bool = True,
+    study_file: Path | None = None,
 ) -> EncodedPrompt:
     """A prompts-table row as the model sees it, with its slots' token positions."""
     where = {"file": study_file, "row": row["prompt_id"]}
     spans = parse_spans(row["spans"], row["text"], where=where)
-    return encode_prompt(loaded.tokenizer, row["text"], spans, system=row["system"],
-                         chat_template=chat_template, where=where)
+    return encode_prompt(
+        loaded.tokenizer,
+        row["text"],
+        spans,
+        system=row["system"],
+        chat_template=chat_template,
+        where=where,
+    )
 
 
 def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tuple[Any, ...]]:
@@ -125,8 +153,9 @@ def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tupl
             m = {s: float(v[layer, head]) for s, v in mass.items()}
             rows.append((layer, head, float(entropy[layer, head]), json.dumps(m), _split(m)))
         mean = {s: float(v[layer].mean()) for s, v in mass.items()}
-        rows.append((layer, LAYER_MEAN, float(entropy[layer].mean()), json.dumps(mean),
-                     _split(mean)))
+        rows.append(
+            (layer, LAYER_MEAN, float(entropy[layer].mean()), json.dumps(mean), _split(mean))
+        )
     return rows
 
 
@@ -140,14 +169,19 @@ def _split(mass: dict[str, float]) -> float | None:
 def _record(study: Study, loaded: LoadedModel, chat_template: bool, n: int) -> None:
     from harness.study.manifest import record_command, update_manifest
 
-    record_command(study.path, "geometry probe",
-                   {"model": loaded.name, "chat_template": chat_template, "prompts": n})
+    record_command(
+        study.path,
+        "geometry probe",
+        {"model": loaded.name, "chat_template": chat_template, "prompts": n},
+    )
 
     def change(data: dict[str, Any]) -> None:
         data.setdefault("geometry", {})[loaded.name] = {
-            "attn_implementation": "eager", "chat_template": chat_template,
+            "attn_implementation": "eager",
+            "chat_template": chat_template,
             "position": "last token of the prompt (generation prompt appended)",
-            "layers": loaded.n_layers, "heads": loaded.n_heads,
+            "layers": loaded.n_layers,
+            "heads": loaded.n_heads,
         }
 
     update_manifest(study.path, change)
@@ -167,8 +201,10 @@ def probe_frame(study: Study | str | Path, model: str | None = None) -> pd.DataF
     """The stored measures joined with topic and condition; one column per slot's mass."""
     import pandas as pd
 
-    sql = ("SELECT g.prompt_id, p.topic_id, p.condition, g.model, g.layer, g.head, g.entropy, "
-           "g.mass, g.split_index FROM geometry g JOIN prompts p USING (prompt_id)")
+    sql = (
+        "SELECT g.prompt_id, p.topic_id, p.condition, g.model, g.layer, g.head, g.entropy, "
+        "g.mass, g.split_index FROM geometry g JOIN prompts p USING (prompt_id)"
+    )
     params: tuple[str, ...] = ()
     if model is not None:
         sql, params = sql + " WHERE g.model = ?", (model,)

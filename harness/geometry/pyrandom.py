@@ -64,7 +64,7 @@ class PythonRandom:
             z[0], self._gauss_next, start = mu + self._gauss_next * sigma, None, 1
         pairs, odd = divmod(n - start, 2)
         if pairs:
-            self._box_muller(pairs, z[start:start + 2 * pairs], (mu, sigma))
+            self._box_muller(pairs, z[start : start + 2 * pairs], (mu, sigma))
         if odd:  # one more pair: its sine branch stays cached, as in random.gauss
             cos, self._gauss_next = self._box_muller(1, np.empty(2), None).tolist()
             z[n - 1] = mu + cos * sigma
@@ -82,8 +82,9 @@ class PythonRandom:
             for start in range(0, pairs, BLOCK_PAIRS):
                 stop = min(start + BLOCK_PAIRS, pairs)
                 uniforms = self._twister.random_sample(2 * (stop - start))  # in stream order
-                pending.append(pool.submit(
-                    _box_muller_block, uniforms, out[2 * start:2 * stop], affine))
+                pending.append(
+                    pool.submit(_box_muller_block, uniforms, out[2 * start : 2 * stop], affine)
+                )
             for job in pending:
                 job.result()
         return out

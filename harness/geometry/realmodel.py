@@ -32,8 +32,7 @@ def load(model: str | None = None) -> LoadedModel:
     from harness.models.embedded import load_model, load_tokenizer, resolve
 
     name, _ = resolve(model)
-    return LoadedModel(name, load_model(model, attn_implementation="eager"),
-                       load_tokenizer(model))
+    return LoadedModel(name, load_model(model, attn_implementation="eager"), load_tokenizer(model))
 
 
 def attention_matrices(loaded: LoadedModel, input_ids: list[int]) -> np.ndarray:
@@ -71,8 +70,9 @@ def _forward(loaded: LoadedModel, batch: list[list[int]]) -> tuple[Any, ...]:
         ids[b, : len(seq)] = torch.tensor(seq)
     model = loaded.model
     with torch.inference_mode():
-        out = model.base_model(input_ids=ids.to(model.device), output_attentions=True,
-                               use_cache=False)
+        out = model.base_model(
+            input_ids=ids.to(model.device), output_attentions=True, use_cache=False
+        )
     if not out.attentions or out.attentions[0] is None:
         raise RuntimeError("the model returned no attention weights (load it with eager attention)")
     result: tuple[Any, ...] = out.attentions

@@ -61,10 +61,12 @@ class ScalingResult:
         import pandas as pd
 
         return pd.DataFrame(
-            {"d_k": list(self.dims),
-             "entropy_raw_bits": [self.raw_mean[d] for d in self.dims],
-             "entropy_scaled_bits": [self.scaled_mean[d] for d in self.dims],
-             "max_bits": [self.max_bits] * len(self.dims)}
+            {
+                "d_k": list(self.dims),
+                "entropy_raw_bits": [self.raw_mean[d] for d in self.dims],
+                "entropy_scaled_bits": [self.scaled_mean[d] for d in self.dims],
+                "max_bits": [self.max_bits] * len(self.dims),
+            }
         )
 
     def lines(self) -> list[str]:
@@ -76,8 +78,10 @@ class ScalingResult:
         ]
 
     def summary(self) -> str:
-        head = (f"Attention entropy over {self.keys} random keys, mean of {self.trials} trials "
-                f"(seed {self.seed!r})")
+        head = (
+            f"Attention entropy over {self.keys} random keys, mean of {self.trials} trials "
+            f"(seed {self.seed!r})"
+        )
         return "\n".join([head, *self.lines()])
 
 
@@ -141,8 +145,14 @@ class FieldsResult:
     def table(self) -> pd.DataFrame:
         import pandas as pd
 
-        rows = [{"query": q, **{f"weight {f}": self.by_field[q][f] for f in self.fields},
-                 "entropy_bits": self.entropy[q]} for q in self.queries]
+        rows = [
+            {
+                "query": q,
+                **{f"weight {f}": self.by_field[q][f] for f in self.fields},
+                "entropy_bits": self.entropy[q],
+            }
+            for q in self.queries
+        ]
         return pd.DataFrame(rows)
 
     def lines(self) -> list[str]:
@@ -191,7 +201,7 @@ def fields_experiment(
         w = _toy_attention(q, keys, scale)
         result.weights[label] = w
         result.by_field[label] = {
-            f: float(pysum(w[i * keys_per_field:(i + 1) * keys_per_field]))
+            f: float(pysum(w[i * keys_per_field : (i + 1) * keys_per_field]))
             for i, f in enumerate(names)
         }
         result.entropy[label] = float(-pysum(_xlog2x(w)))

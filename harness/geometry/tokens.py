@@ -27,32 +27,45 @@ class EncodedPrompt:
     user_offset: int  # where the user text starts inside `text`
 
 
-def parse_spans(raw: str | Mapping[str, Any], text: str, *,
-                where: dict[str, Any]) -> dict[str, tuple[int, int]]:
+def parse_spans(
+    raw: str | Mapping[str, Any], text: str, *, where: dict[str, Any]
+) -> dict[str, tuple[int, int]]:
     """{slot: (start, end)} from the prompts table, checked against the prompt text."""
     try:
         spans = json.loads(raw) if isinstance(raw, str) else dict(raw)
     except (TypeError, ValueError) as error:
         raise HarnessError(f"spans is not valid JSON ({error})", column="spans", **where) from None
     if not isinstance(spans, dict):
-        raise HarnessError("spans must be a JSON object {slot: [start, end]}", column="spans",
-                           **where)
+        raise HarnessError(
+            "spans must be a JSON object {slot: [start, end]}", column="spans", **where
+        )
     checked: dict[str, tuple[int, int]] = {}
     for slot, span in spans.items():
-        ok = (isinstance(span, list | tuple) and len(span) == 2
-              and all(isinstance(i, int) and not isinstance(i, bool) for i in span)
-              and 0 <= span[0] < span[1] <= len(text))
+        ok = (
+            isinstance(span, list | tuple)
+            and len(span) == 2
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in span)
+            and 0 <= span[0] < span[1] <= len(text)
+        )
         if not ok:
-            raise HarnessError(f"span of {slot!r} must be [start, end] with "
-                               f"0 <= start < end <= {len(text)}, got {span!r}",
-                               column="spans", **where)
+            raise HarnessError(
+                f"span of {slot!r} must be [start, end] with "
+                f"0 <= start < end <= {len(text)}, got {span!r}",
+                column="spans",
+                **where,
+            )
         checked[slot] = (span[0], span[1])
     return checked
 
 
 def encode_prompt(
-    tokenizer: Any, text: str, spans: Mapping[str, tuple[int, int]], *,
-    system: str | None = None, chat_template: bool = True, where: dict[str, Any] | None = None,
+    tokenizer: Any,
+    text: str,
+    spans: Mapping[str, tuple[int, int]],
+    *,
+    system: str | None = None,
+    chat_template: bool = True,
+    where: dict[str, Any] | None = None,
 ) -> EncodedPrompt:
     """Template `text`, tokenize it, and map each slot's characters to token positions."""
     where = where or {}
@@ -68,19 +81,27 @@ def encode_prompt(
         lo, hi = start + offset, end + offset
         tokens = [i for i, (a, b) in enumerate(offsets) if b > a and a < hi and b > lo]
         if not tokens:
-            raise HarnessError(f"no token covers the characters of {slot!r} "
-                               f"({text[start:end]!r})", column="spans", **where)
+            raise HarnessError(
+                f"no token covers the characters of {slot!r} ({text[start:end]!r})",
+                column="spans",
+                **where,
+            )
         slot_tokens[slot] = tokens
     return EncodedPrompt(full, list(encoded["input_ids"]), slot_tokens, offset)
 
 
-def _templated(tokenizer: Any, text: str, system: str | None,
-               where: dict[str, Any]) -> tuple[str, int]:
+def _templated(
+    tokenizer: Any, text: str, system: str | None, where: dict[str, Any]
+) -> tuple[str, int]:
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": text})
     full = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     offset = full.rfind(text)  # the user turn is the last message
     if offset < 0:
-        raise HarnessError("the chat template altered the prompt text, so its spans cannot be "
-                           "placed (rerun with the chat template off)", column="text", **where)
+        raise HarnessError(
+            "the chat template altered the prompt text, so its spans cannot be "
+            "placed (rerun with the chat template off)",
+            column="text",
+            **where,
+        )
     return full, offset

@@ -16,27 +16,38 @@ from harness.literature.defaults import SOURCE_NAMES
 BACKENDS = ("local", "openai")
 
 
-def check_auto_settings(*, backend: str | None = None, base_url: str | None = None,
-                        concurrency: int | None = None, sources: list[str] | None = None,
-                        threshold: float | None = None, max_queries: int = 3) -> None:
+def check_auto_settings(
+    *,
+    backend: str | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
+    sources: list[str] | None = None,
+    threshold: float | None = None,
+    max_queries: int = 3,
+) -> None:
     """Raise HarnessError naming the first setting that cannot work."""
     from harness.judge.backend import backend_options
     from harness.models.endpoint import check_base_url
 
     name = backend or "local"
     if name not in BACKENDS:
-        raise HarnessError(f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})",
-                           column="--backend")
+        raise HarnessError(
+            f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})", column="--backend"
+        )
     backend_options(name, base_url=base_url, concurrency=concurrency)
     if base_url is not None:
         check_base_url(base_url, column="--base-url")
     if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 1:
-        raise HarnessError(f"--max-queries must be a whole number of at least 1 "
-                           f"(got {max_queries!r})", column="--max-queries")
-    if threshold is not None and not (isinstance(threshold, int | float)
-                                      and math.isfinite(threshold)):
-        raise HarnessError(f"--threshold must be a finite number (got {threshold!r})",
-                           column="--threshold")
+        raise HarnessError(
+            f"--max-queries must be a whole number of at least 1 (got {max_queries!r})",
+            column="--max-queries",
+        )
+    if threshold is not None and not (
+        isinstance(threshold, int | float) and math.isfinite(threshold)
+    ):
+        raise HarnessError(
+            f"--threshold must be a finite number (got {threshold!r})", column="--threshold"
+        )
     for spec in sources or []:
         check_source_spec(spec)
 
@@ -46,8 +57,10 @@ def check_source_spec(spec: str) -> None:
     name, _, argument = spec.partition(":")
     name = name.strip().lower()
     if name not in SOURCE_NAMES:
-        raise HarnessError(f"unknown literature source {name!r} (choose from "
-                           f"{', '.join(SOURCE_NAMES)})", column="--source")
+        raise HarnessError(
+            f"unknown literature source {name!r} (choose from {', '.join(SOURCE_NAMES)})",
+            column="--source",
+        )
     if argument and name != "local":
         raise HarnessError(f"source {name!r} takes no ':' argument", column="--source")
     if argument and not Path(argument).exists():

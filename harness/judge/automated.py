@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from harness.study.store import Study
 
 SOURCE = "automated"
-Progress = Callable[[str, int, int], None]   # (reviewer_id, items done, items pending)
+Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
 
 
 @writes_study
@@ -68,9 +68,15 @@ def run_automated(
         rules, failures = {}, {}
         for reviewer_id, method, make in run.makers:
             try:
-                rules[reviewer_id], _ = settle(study, reviewer_id, method, make,
-                                               run.settings(method), threshold=threshold,
-                                               progress=progress)
+                rules[reviewer_id], _ = settle(
+                    study,
+                    reviewer_id,
+                    method,
+                    make,
+                    run.settings(method),
+                    threshold=threshold,
+                    progress=progress,
+                )
             except HarnessError as error:  # a server or source failed while calibrating
                 failures[reviewer_id] = scrub(str(error))
         _record_run(study, run, rules)
@@ -82,14 +88,29 @@ def run_automated(
                     new = _review_pending(study, reviewer_id, make, rule.threshold, progress)
                 except _Stopped as stop:
                     new, failures[reviewer_id] = stop.done, stop.reason
-            rows.append({**_summary(study, reviewer_id, method, new),
-                         "rule": rule.status if rule else None,
-                         "threshold": rule.threshold if rule else None,
-                         "failed": failures.get(reviewer_id, "")})
+            rows.append(
+                {
+                    **_summary(study, reviewer_id, method, new),
+                    "rule": rule.status if rule else None,
+                    "threshold": rule.threshold if rule else None,
+                    "failed": failures.get(reviewer_id, ""),
+                }
+            )
     finally:
         run.close()
-    columns = ["reviewer_id", "method", "rule", "threshold", "assigned", "reviewed", "new",
-               "published", "not_published", "unsure", "failed"]
+    columns = [
+        "reviewer_id",
+        "method",
+        "rule",
+        "threshold",
+        "assigned",
+        "reviewed",
+        "new",
+        "published",
+        "not_published",
+        "unsure",
+        "failed",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -101,11 +122,14 @@ def unfinished(frame: pd.DataFrame) -> str | None:
     failed = frame[frame["failed"] != ""]
     if not left and failed.empty:
         return None
-    first = (f"; {failed.iloc[0]['reviewer_id']}: {failed.iloc[0]['failed']}"
-             if not failed.empty else "")
-    return (f"{left} of {int(frame['assigned'].sum())} assigned items are not reviewed yet, "
-            f"{len(failed)} reviewer(s) stopped by a failure{first}; finished reviews are "
-            "kept, rerun to resume")
+    first = (
+        f"; {failed.iloc[0]['reviewer_id']}: {failed.iloc[0]['failed']}" if not failed.empty else ""
+    )
+    return (
+        f"{left} of {int(frame['assigned'].sum())} assigned items are not reviewed yet, "
+        f"{len(failed)} reviewer(s) stopped by a failure{first}; finished reviews are "
+        "kept, rerun to resume"
+    )
 
 
 @writes_study
@@ -138,19 +162,35 @@ def calibrate_automated(
         record_command(study.path, "judge --calibrate", run.provenance())
         for reviewer_id, method, make in run.makers:
             try:
-                rule, said = settle(study, reviewer_id, method, make, run.settings(method),
-                                    recalibrate=True, progress=progress)
+                rule, said = settle(
+                    study,
+                    reviewer_id,
+                    method,
+                    make,
+                    run.settings(method),
+                    recalibrate=True,
+                    progress=progress,
+                )
             except HarnessError as error:  # a server or source failed: nothing stored for it
                 lines.append(f"{reviewer_id}: calibration failed: {scrub(str(error))}")
                 rows.append({"reviewer_id": reviewer_id, "method": method, "rule": "failed"})
                 continue
             lines.append(said or rule.describe())
-            rows.append({"reviewer_id": reviewer_id, "method": method, "rule": rule.status,
-                         "threshold": rule.threshold, "default": rule.default_threshold,
-                         "youden": rule.youden, "sensitivity": rule.sensitivity,
-                         "specificity": rule.specificity, "youden_default": rule.youden_default,
-                         "n_published": rule.n_published,
-                         "n_not_published": rule.n_not_published})
+            rows.append(
+                {
+                    "reviewer_id": reviewer_id,
+                    "method": method,
+                    "rule": rule.status,
+                    "threshold": rule.threshold,
+                    "default": rule.default_threshold,
+                    "youden": rule.youden,
+                    "sensitivity": rule.sensitivity,
+                    "specificity": rule.specificity,
+                    "youden_default": rule.youden_default,
+                    "n_published": rule.n_published,
+                    "n_not_published": rule.n_not_published,
+                }
+            )
     finally:
         run.close()
     return pd.DataFrame(rows), lines
@@ -159,34 +199,67 @@ def calibrate_automated(
 class _Run:
     """What one run of the automated reviewers shares: cut-off, sources, reviewers."""
 
-    def __init__(self, study: Study, sources: list[str] | None, cutoff: str | None,
-                 max_queries: int, backend: str | None, base_url: str | None,
-                 concurrency: int | None, threshold: float | None) -> None:
+    def __init__(
+        self,
+        study: Study,
+        sources: list[str] | None,
+        cutoff: str | None,
+        max_queries: int,
+        backend: str | None,
+        base_url: str | None,
+        concurrency: int | None,
+        threshold: float | None,
+    ) -> None:
         from harness.judge.auto_settings import check_auto_settings
         from harness.judge.backend import backend_options
         from harness.judge.cutoff import settle_cutoff
 
-        check_auto_settings(backend=backend, base_url=base_url, concurrency=concurrency,
-                            sources=sources, threshold=threshold, max_queries=max_queries)
+        check_auto_settings(
+            backend=backend,
+            base_url=base_url,
+            concurrency=concurrency,
+            sources=sources,
+            threshold=threshold,
+            max_queries=max_queries,
+        )
         self.study = study
         self.cutoff = settle_cutoff(study, cutoff)
-        self.options = backend_options(backend or "local", base_url=base_url,
-                                       concurrency=concurrency)
+        self.options = backend_options(
+            backend or "local", base_url=base_url, concurrency=concurrency
+        )
         self.max_queries, self.backend = max_queries, backend
         self.pool = _SourcePool(sources or ["local"])
-        self.reviewers = study.rows("SELECT reviewer_id, method FROM reviewers "
-                                    "WHERE kind = 'automated' ORDER BY reviewer_id")
-        self.makers = [(r["reviewer_id"], r["method"] or "",
-                        _once(_reviewer_factory(r["reviewer_id"], r["method"], self.pool,
-                                                cutoff=self.cutoff, max_queries=max_queries,
-                                                backend=backend, options=self.options)))
-                       for r in self.reviewers]
+        self.reviewers = study.rows(
+            "SELECT reviewer_id, method FROM reviewers "
+            "WHERE kind = 'automated' ORDER BY reviewer_id"
+        )
+        self.makers = [
+            (
+                r["reviewer_id"],
+                r["method"] or "",
+                _once(
+                    _reviewer_factory(
+                        r["reviewer_id"],
+                        r["method"],
+                        self.pool,
+                        cutoff=self.cutoff,
+                        max_queries=max_queries,
+                        backend=backend,
+                        options=self.options,
+                    )
+                ),
+            )
+            for r in self.reviewers
+        ]
 
     def settings(self, method: str) -> dict[str, Any]:
         """What a reviewer's scores depend on besides the item: part of its locked rule."""
-        return {"sources": self.pool.specs, "max_queries": self.max_queries,
-                "cutoff": self.cutoff,
-                "backend": (self.backend or "local") if method.startswith("llm:") else None}
+        return {
+            "sources": self.pool.specs,
+            "max_queries": self.max_queries,
+            "cutoff": self.cutoff,
+            "backend": (self.backend or "local") if method.startswith("llm:") else None,
+        }
 
     def check_locked(self, threshold: float | None) -> None:
         from harness.judge.calibration import check_locked
@@ -197,9 +270,13 @@ class _Run:
     def provenance(self) -> dict[str, Any]:
         from harness.judge.backend import public_options
 
-        return {"sources": self.pool.specs, "cutoff": self.cutoff,
-                "max_queries": self.max_queries, "backend": self.backend,
-                **public_options(self.options)}
+        return {
+            "sources": self.pool.specs,
+            "cutoff": self.cutoff,
+            "max_queries": self.max_queries,
+            "backend": self.backend,
+            **public_options(self.options),
+        }
 
     def prepare(self) -> None:
         """Build every reviewer that has work, before anything is stored: a missing key, an
@@ -220,6 +297,7 @@ def _once(make: Callable[[], Any]) -> Callable[[], Any]:
         if not built:
             built.append(make())
         return built[0]
+
     return get
 
 
@@ -227,12 +305,22 @@ def _record_run(study: Study, run: _Run, rules: dict[str, Any]) -> None:
     """Provenance in the manifest: sources, rules, cut-off and query budget of this run."""
     from harness.study.manifest import record_command
 
-    record_command(study.path, "judge --auto", {
-        **run.provenance(),
-        "reviewers": [{"id": r["reviewer_id"], "method": r["method"],
-                       "threshold": rules[r["reviewer_id"]].threshold,
-                       "rule": rules[r["reviewer_id"]].status} for r in run.reviewers],
-    })
+    record_command(
+        study.path,
+        "judge --auto",
+        {
+            **run.provenance(),
+            "reviewers": [
+                {
+                    "id": r["reviewer_id"],
+                    "method": r["method"],
+                    "threshold": rules[r["reviewer_id"]].threshold,
+                    "rule": rules[r["reviewer_id"]].status,
+                }
+                for r in run.reviewers
+            ],
+        },
+    )
 
 
 class _SourcePool:
@@ -258,9 +346,16 @@ class _SourcePool:
             source.close()
 
 
-def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *,
-                      cutoff: str | None, max_queries: int, backend: str | None,
-                      options: dict[str, Any]) -> Callable[[], Any]:
+def _reviewer_factory(
+    reviewer_id: str,
+    method: str | None,
+    pool: _SourcePool,
+    *,
+    cutoff: str | None,
+    max_queries: int,
+    backend: str | None,
+    options: dict[str, Any],
+) -> Callable[[], Any]:
     """A function that builds the reviewer on first use (nothing loads for finished reviewers).
 
     It is built with the default threshold; the settled rule sets the one it reviews with.
@@ -272,9 +367,14 @@ def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *
         def make() -> Any:
             from harness.literature.reviewers import RetrievalReviewer
 
-            return RetrievalReviewer(pool.get(dense), threshold=DENSE_THRESHOLD if dense
-                                     else LEXICAL_THRESHOLD, dense=dense,
-                                     cutoff=cutoff, max_queries=max_queries)
+            return RetrievalReviewer(
+                pool.get(dense),
+                threshold=DENSE_THRESHOLD if dense else LEXICAL_THRESHOLD,
+                dense=dense,
+                cutoff=cutoff,
+                max_queries=max_queries,
+            )
+
         return make
     if method.startswith("llm:"):
         model = method[4:].strip()
@@ -284,12 +384,18 @@ def _reviewer_factory(reviewer_id: str, method: str | None, pool: _SourcePool, *
             from harness.models import open_backend
 
             chosen = None if model in ("", "embedded", "local") else model
-            return LlmReviewer(open_backend(backend or "local", chosen, **options),
-                               pool.get(False), cutoff=cutoff, max_queries=max_queries)
+            return LlmReviewer(
+                open_backend(backend or "local", chosen, **options),
+                pool.get(False),
+                cutoff=cutoff,
+                max_queries=max_queries,
+            )
+
         return make_llm
     raise HarnessError(
         f"reviewer {reviewer_id!r}: unknown automated method {method!r} "
-        "(use retrieval, retrieval-dense or llm:MODEL)", column="method",
+        "(use retrieval, retrieval-dense or llm:MODEL)",
+        column="method",
     )
 
 
@@ -311,13 +417,18 @@ def item_text(display_text: str, core: str | None, *, for_model: bool) -> str:
     return f"Core combination: {core}\n\n{display_text}" if core else display_text
 
 
-def _review_pending(study: Study, reviewer_id: str, make: Callable[[], Any], threshold: float,
-                    progress: Progress | None) -> int:
+def _review_pending(
+    study: Study,
+    reviewer_id: str,
+    make: Callable[[], Any],
+    threshold: float,
+    progress: Progress | None,
+) -> int:
     pending = _pending(study, reviewer_id)
     if not pending:
         return 0
     reviewer = make()
-    reviewer.threshold = threshold   # the settled decision rule
+    reviewer.threshold = threshold  # the settled decision rule
     for_model = bool(getattr(reviewer, "reads_full_text", False))
     for done, row in enumerate(pending, start=1):
         text = item_text(row["display_text"], row["core_combination"], for_model=for_model)
@@ -344,30 +455,51 @@ def _write(study: Study, item_id: str, reviewer_id: str, decision: Decision) -> 
         insert_review(conn, item_id, reviewer_id, decision)
 
 
-def insert_review(conn: sqlite3.Connection, item_id: str, reviewer_id: str,
-                  decision: Decision) -> None:
+def insert_review(
+    conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
+) -> None:
     """One automated review and its search records, inside the caller's transaction."""
     conn.execute(
         "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes,"
         " source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL,"
         " NULL, ?)",
-        (item_id, reviewer_id, decision.verdict, decision.confidence, decision.prior_work,
-         decision.notes_json(), SOURCE, utc_now()),
+        (
+            item_id,
+            reviewer_id,
+            decision.verdict,
+            decision.confidence,
+            decision.prior_work,
+            decision.notes_json(),
+            SOURCE,
+            utc_now(),
+        ),
     )
     for search in decision.searches:
         conn.execute(*search_row(search.record, search.relevant, item_id, reviewer_id))
 
 
-def search_row(record: Any, relevant: list[str], item_id: str | None,
-               reviewer_id: str | None) -> tuple[str, tuple[Any, ...]]:
+def search_row(
+    record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
+) -> tuple[str, tuple[Any, ...]]:
     """The INSERT for one search record (also usable for records made outside a review)."""
     import json
 
-    values = (uuid.uuid4().hex, item_id, reviewer_id, record.database, record.interface,
-              record.query, json.dumps(record.parameters, ensure_ascii=False, sort_keys=True),
-              json.dumps(record.filters, ensure_ascii=False, sort_keys=True), record.run_at,
-              record.total_hits, record.hits_json(), json.dumps(relevant, ensure_ascii=False),
-              record.dedup_key, SOURCE)
+    values = (
+        uuid.uuid4().hex,
+        item_id,
+        reviewer_id,
+        record.database,
+        record.interface,
+        record.query,
+        json.dumps(record.parameters, ensure_ascii=False, sort_keys=True),
+        json.dumps(record.filters, ensure_ascii=False, sort_keys=True),
+        record.run_at,
+        record.total_hits,
+        record.hits_json(),
+        json.dumps(relevant, ensure_ascii=False),
+        record.dedup_key,
+        SOURCE,
+    )
     return (
         "INSERT INTO searches (search_id, item_id, reviewer_id, database, interface, query,"
         " parameters, filters, run_at, total_hits, hits, relevant_ids, dedup_key, source,"
@@ -377,14 +509,20 @@ def search_row(record: Any, relevant: list[str], item_id: str | None,
 
 
 def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
-    counts = {r["verdict"]: r["n"] for r in study.rows(
-        "SELECT verdict, COUNT(*) AS n FROM reviews WHERE reviewer_id = ? GROUP BY verdict",
-        (reviewer_id,),
-    )}
+    counts = {
+        r["verdict"]: r["n"]
+        for r in study.rows(
+            "SELECT verdict, COUNT(*) AS n FROM reviews WHERE reviewer_id = ? GROUP BY verdict",
+            (reviewer_id,),
+        )
+    }
     return {
-        "reviewer_id": reviewer_id, "method": method,
+        "reviewer_id": reviewer_id,
+        "method": method,
         "assigned": study.count("assignments", "reviewer_id = ?", (reviewer_id,)),
-        "reviewed": sum(counts.values()), "new": new,
+        "reviewed": sum(counts.values()),
+        "new": new,
         "published": counts.get("published", 0),
-        "not_published": counts.get("not_published", 0), "unsure": counts.get("unsure", 0),
+        "not_published": counts.get("not_published", 0),
+        "unsure": counts.get("unsure", 0),
     }

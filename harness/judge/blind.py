@@ -89,24 +89,32 @@ class BlindResult:
             lines.append("Items were already routed; packets rewritten from the stored assignment.")
         else:
             steps = [f"{k}: {v['done']} run" for k, v in it.steps.items() if v["done"]]
-            lines.append(f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)"
-                         + "".join(f"; {s}" for s in steps))
+            lines.append(
+                f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)"
+                + "".join(f"; {s}" for s in steps)
+            )
         if self.routing is not None:
             lines.append(self.routing.summary())
         else:
             lines.append(self.balance.to_string(index=False))
         if self.packets:
-            lines.append(f"Packets: {len(self.packets)} files in packets/ "
-                         f"({len(self.packets) // 4} human reviewers)")
+            lines.append(
+                f"Packets: {len(self.packets)} files in packets/ "
+                f"({len(self.packets) // 4} human reviewers)"
+            )
         else:
-            lines.append("No human reviewers, no packets; automated reviewers run with "
-                         "`harness judge --auto`.")
+            lines.append(
+                "No human reviewers, no packets; automated reviewers run with "
+                "`harness judge --auto`."
+            )
         if self.controls is not None:
             lines.append(self.controls.summary())
         lines.extend(f"note: {note}" for note in self.notes)
         if self.late_outputs:
-            lines.append(f"warning: {self.late_outputs} outputs arrived after routing; they are "
-                         "not part of this study's review")
+            lines.append(
+                f"warning: {self.late_outputs} outputs arrived after routing; they are "
+                "not part of this study's review"
+            )
         lines.append(C.describe(self.commitment))
         lines.append(self.leak.summary())
         for finding in self.warnings[:10]:
@@ -150,11 +158,25 @@ def blind(
     """
     if progress is True:
         with _progress_bar() as bar:
-            return blind(study_dir, reviewers=reviewers, k=k, seed=seed, extract=extract,
-                         normalise=normalise, backend=backend, model=model, cutoff=cutoff,
-                         distinct_topics=distinct_topics, judging=judging, progress=bar,
-                         base_url=base_url, concurrency=concurrency, controls=controls,
-                         bank_controls=bank_controls, plan=plan)
+            return blind(
+                study_dir,
+                reviewers=reviewers,
+                k=k,
+                seed=seed,
+                extract=extract,
+                normalise=normalise,
+                backend=backend,
+                model=model,
+                cutoff=cutoff,
+                distinct_topics=distinct_topics,
+                judging=judging,
+                progress=bar,
+                base_url=base_url,
+                concurrency=concurrency,
+                controls=controls,
+                bank_controls=bank_controls,
+                plan=plan,
+            )
     judging_dir = Path(judging) if judging is not None else materials_dir("judging")
     seed = DEFAULT_SEED if seed is None else seed
     cutoff = normalise_cutoff(cutoff)
@@ -165,25 +187,53 @@ def blind(
         settings = stored_settings(study.path) if routed else control_settings(study_dir, plan)
         entries = load_controls_file(controls, cutoff) if controls and not routed else []
         if not study.count("outputs", "status = 'ok'"):
-            raise HarnessError("no model outputs to judge (run `harness collect` first)",
-                               file=study_dir)
+            raise HarnessError(
+                "no model outputs to judge (run `harness collect` first)", file=study_dir
+            )
         roster = _roster(study, reviewers)
-        items = _blinded_items(study, roster, routed, k=k, distinct_topics=distinct_topics,
-                               extract=extract, normalise=normalise, backend=backend,
-                               model=model, progress=progress or None, options=options)
+        items = _blinded_items(
+            study,
+            roster,
+            routed,
+            k=k,
+            distinct_topics=distinct_topics,
+            extract=extract,
+            normalise=normalise,
+            backend=backend,
+            model=model,
+            progress=progress or None,
+            options=options,
+        )
         store_roster(study, roster, source=reviewers)
         routing = None
         notes = _unapplied(study, routed, k, seed, distinct_topics)
         report = ControlsReport(settings)
         if not routed:
-            pool = candidate_pool(study, cutoff, entries,
-                                  Path(controls).name if controls is not None else None,
-                                  bank_controls)
+            pool = candidate_pool(
+                study,
+                cutoff,
+                entries,
+                Path(controls).name if controls is not None else None,
+                bank_controls,
+            )
             report.notes.extend(pool.notes)
             routing = _route_with_controls(
-                study, roster, pool, report, k=k, seed=seed, distinct_topics=distinct_topics,
-                steps={"extract": extract, "normalise": normalise, "backend": backend,
-                       "model": model, "progress": progress or None, "options": options})
+                study,
+                roster,
+                pool,
+                report,
+                k=k,
+                seed=seed,
+                distinct_topics=distinct_topics,
+                steps={
+                    "extract": extract,
+                    "normalise": normalise,
+                    "backend": backend,
+                    "model": model,
+                    "progress": progress or None,
+                    "options": options,
+                },
+            )
             items.steps = _add_steps(items.steps, report.steps)
             record_section(study.path, "routing", routing.manifest_section())
             record_section(study.path, "blinded_steps", step_summary(study))
@@ -194,25 +244,42 @@ def blind(
             record_section(study.path, "controls", report.manifest_section())
         else:
             report = _stored_report(study, settings)
-        record_command(study.path, "judge.blind", {
-            "reviewers": str(reviewers) if reviewers else None, "k": k, "seed": seed,
-            "extract": extract, "normalise": normalise, "model": model, "cutoff": cutoff,
-            "backend": backend if isinstance(backend, str) else backend.name,
-            "distinct_topics": distinct_topics, "judging": str(judging_dir),
-            "controls": str(controls) if controls is not None else None,
-            "bank_controls": bank_controls, "plan": settings.plan_path,
-            **public_options(options)})
+        record_command(
+            study.path,
+            "judge.blind",
+            {
+                "reviewers": str(reviewers) if reviewers else None,
+                "k": k,
+                "seed": seed,
+                "extract": extract,
+                "normalise": normalise,
+                "model": model,
+                "cutoff": cutoff,
+                "backend": backend if isinstance(backend, str) else backend.name,
+                "distinct_topics": distinct_topics,
+                "judging": str(judging_dir),
+                "controls": str(controls) if controls is not None else None,
+                "bank_controls": bank_controls,
+                "plan": settings.plan_path,
+                **public_options(options),
+            },
+        )
         _record_materials(study, judging_dir, reviewers, extract, normalise, controls)
         packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
         balance = routing.balance if routing else _stored_balance(study, roster)
-        late = study.count("outputs o", "o.status = 'ok' AND TRIM(COALESCE(o.text, '')) != '' "
-                           "AND NOT EXISTS (SELECT 1 FROM items i WHERE i.output_id = o.output_id)")
-        return BlindResult(items, routing, balance, packets, section, leak, findings, late, notes,
-                           report)
+        late = study.count(
+            "outputs o",
+            "o.status = 'ok' AND TRIM(COALESCE(o.text, '')) != '' "
+            "AND NOT EXISTS (SELECT 1 FROM items i WHERE i.output_id = o.output_id)",
+        )
+        return BlindResult(
+            items, routing, balance, packets, section, leak, findings, late, notes, report
+        )
 
 
-def _blinded_items(study: Study, roster: Roster, routed: bool, *, k: int, distinct_topics: bool,
-                   **steps: Any) -> ItemsReport:
+def _blinded_items(
+    study: Study, roster: Roster, routed: bool, *, k: int, distinct_topics: bool, **steps: Any
+) -> ItemsReport:
     """Items with their blinded steps run. Before the first routing, the roster is checked
     against the items first, so a routing problem is found before any model runs."""
     created = 0
@@ -222,13 +289,16 @@ def _blinded_items(study: Study, roster: Roster, routed: bool, *, k: int, distin
     items = make_items(study, **steps)
     items.created += created
     if items.errors:
-        raise PartialWork(f"{len(items.errors)} blinded step(s) failed; finished work is "
-                          f"kept, rerun to retry (first: {items.errors[0]})")
+        raise PartialWork(
+            f"{len(items.errors)} blinded step(s) failed; finished work is "
+            f"kept, rerun to retry (first: {items.errors[0]})"
+        )
     return items
 
 
-def _publish(study: Study, cutoff: str | None, judging_dir: Path, seed: int
-             ) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
+def _publish(
+    study: Study, cutoff: str | None, judging_dir: Path, seed: int
+) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
     """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
     made_at = _existing_commitment(study) or utc_now()
     store_cutoff(study, cutoff)  # the date the packets state
@@ -239,14 +309,25 @@ def _publish(study: Study, cutoff: str | None, judging_dir: Path, seed: int
     leak = classifier_audit(study, seed=seed)
     leak.controls = control_audit(study, seed=seed)
     leak.models = model_audit(study, seed=seed)
-    record_section(study.path, "leak_audit", {**leak.as_dict(), "at": utc_now(),
-                                              "packet_warnings": len(findings)})
+    record_section(
+        study.path,
+        "leak_audit",
+        {**leak.as_dict(), "at": utc_now(), "packet_warnings": len(findings)},
+    )
     return packets, section, leak, findings
 
 
-def _route_with_controls(study: Study, roster: Roster, pool: Pool, report: ControlsReport, *,
-                         k: int, seed: int, distinct_topics: bool,
-                         steps: dict[str, Any]) -> RoutingResult:
+def _route_with_controls(
+    study: Study,
+    roster: Roster,
+    pool: Pool,
+    report: ControlsReport,
+    *,
+    k: int,
+    seed: int,
+    distinct_topics: bool,
+    steps: dict[str, Any],
+) -> RoutingResult:
     """Route the real items (room kept for controls), add the planned controls, run the blinded
     steps on them, route them, and store one assignment with one random order per reviewer."""
     if not pool.candidates and not study.count("controls"):
@@ -256,17 +337,30 @@ def _route_with_controls(study: Study, roster: Roster, pool: Pool, report: Contr
     backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
     errors = add_controls(study, pool, report, k=k, seed=seed, backend=backend)
     if errors:
-        raise PartialWork(f"{len(errors)} control text(s) failed; finished work is kept, rerun "
-                          f"to retry (first: {errors[0]})")
+        raise PartialWork(
+            f"{len(errors)} control text(s) failed; finished work is kept, rerun "
+            f"to retry (first: {errors[0]})"
+        )
     more = make_items(study, backend=backend, **steps)
     if more.errors:
-        raise PartialWork(f"{len(more.errors)} blinded step(s) failed; finished work is "
-                          f"kept, rerun to retry (first: {more.errors[0]})")
+        raise PartialWork(
+            f"{len(more.errors)} blinded step(s) failed; finished work is "
+            f"kept, rerun to retry (first: {more.errors[0]})"
+        )
     report.steps = more.steps
-    controls = route_controls(study, roster, real.assignments, report.wanted, k=k, seed=seed,
-                              distinct_topics=distinct_topics)
-    keys = {row[0]: row[1] for row in
-            study.rows("SELECT item_id, COALESCE(output_id, control_id) FROM items")}
+    controls = route_controls(
+        study,
+        roster,
+        real.assignments,
+        report.wanted,
+        k=k,
+        seed=seed,
+        distinct_topics=distinct_topics,
+    )
+    keys = {
+        row[0]: row[1]
+        for row in study.rows("SELECT item_id, COALESCE(output_id, control_id) FROM items")
+    }
     assignments = merged_positions(real.assignments, controls, keys, seed)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
     balance = balance_table(study.frame(ITEMS_SQL), assignments, reviewers)
@@ -275,21 +369,36 @@ def _route_with_controls(study: Study, roster: Roster, pool: Pool, report: Contr
     return store_routing(study, result)
 
 
-def _plan_real(study: Study, roster: Roster, report: ControlsReport, *, k: int, seed: int,
-               distinct_topics: bool) -> RoutingResult:
+def _plan_real(
+    study: Study,
+    roster: Roster,
+    report: ControlsReport,
+    *,
+    k: int,
+    seed: int,
+    distinct_topics: bool,
+) -> RoutingResult:
     """The real items' routing with room kept for controls; without it when capacity is short."""
     s = report.settings
     try:
-        return plan_routing(study, reserved_roster(roster, s.share, s.min_per_reviewer), k=k,
-                            seed=seed, distinct_topics=distinct_topics)
+        return plan_routing(
+            study,
+            reserved_roster(roster, s.share, s.min_per_reviewer),
+            k=k,
+            seed=seed,
+            distinct_topics=distinct_topics,
+        )
     except HarnessError:
-        report.notes.append("capacity leaves no room kept for controls: real items were routed "
-                            "first and controls fill what capacity remains")
+        report.notes.append(
+            "capacity leaves no room kept for controls: real items were routed "
+            "first and controls fill what capacity remains"
+        )
         return plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
 
 
-def _add_steps(first: dict[str, dict[str, int]],
-               second: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+def _add_steps(
+    first: dict[str, dict[str, int]], second: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int]]:
     out = {name: dict(counts) for name, counts in first.items()}
     for name, counts in second.items():
         for key, value in counts.items():
@@ -329,8 +438,11 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
 
     stored = load_manifest(study.path).get("routing") or {}
     asked = {"k": k, "seed": seed, "distinct_topics": distinct}
-    changed = [f"{key}={stored[key]} (asked {value})" for key, value in asked.items()
-               if key in stored and stored[key] != value]
+    changed = [
+        f"{key}={stored[key]} (asked {value})"
+        for key, value in asked.items()
+        if key in stored and stored[key] != value
+    ]
     return [f"routing was made earlier and stays: {', '.join(changed)}"] if changed else []
 
 
@@ -339,9 +451,12 @@ def _roster(study: Study, reviewers: str | Path | None) -> Roster:
         return load_roster(reviewers)
     stored = stored_roster(study)
     if stored is None:
-        raise HarnessError("no reviewer roster: give --reviewers FILE (see "
-                           "judging/roster.example.yaml; judging/roster.demo.yaml has "
-                           "automated reviewers only)", column="--reviewers")
+        raise HarnessError(
+            "no reviewer roster: give --reviewers FILE (see "
+            "judging/roster.example.yaml; judging/roster.demo.yaml has "
+            "automated reviewers only)",
+            column="--reviewers",
+        )
     return stored
 
 
@@ -358,20 +473,31 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
         return
     for path in packets:
         path.unlink(missing_ok=True)
-    raise HarnessError(f"{len(errors)} blinded term(s) found in packets outside item texts, "
-                       f"packets removed; first: {errors[0]}", file=study.packets_dir)
+    raise HarnessError(
+        f"{len(errors)} blinded term(s) found in packets outside item texts, "
+        f"packets removed; first: {errors[0]}",
+        file=study.packets_dir,
+    )
 
 
 def _stored_balance(study: Study, roster: Roster) -> Any:
     from harness.judge.routing import ITEMS_SQL
 
-    return balance_table(study.frame(ITEMS_SQL), study.frame(
-        "SELECT item_id, reviewer_id, position FROM assignments"),
-        sorted(roster.reviewers, key=lambda r: r.id))
+    return balance_table(
+        study.frame(ITEMS_SQL),
+        study.frame("SELECT item_id, reviewer_id, position FROM assignments"),
+        sorted(roster.reviewers, key=lambda r: r.id),
+    )
 
 
-def _record_materials(study: Study, judging: Path, reviewers: str | Path | None,
-                      extract: bool, normalise: bool, controls: str | Path | None) -> None:
+def _record_materials(
+    study: Study,
+    judging: Path,
+    reviewers: str | Path | None,
+    extract: bool,
+    normalise: bool,
+    controls: str | Path | None,
+) -> None:
     files = {name: judging / name for name in JUDGING_FILES}
     if reviewers is not None:
         files["roster"] = Path(reviewers)

@@ -32,7 +32,7 @@ RULES = {
     "retrieval": "published when the best hit's match score (share of terms) >= threshold",
     "retrieval-dense": "published when the best hit's cosine similarity >= threshold",
     "llm": "a published verdict citing a shown hit counts when its stated confidence "
-           "(0 if unstated) >= threshold, else not_published",
+    "(0 if unstated) >= threshold, else not_published",
 }
 DEFAULTS = {"retrieval": LEXICAL_THRESHOLD, "retrieval-dense": DENSE_THRESHOLD, "llm": 0.0}
 
@@ -82,11 +82,13 @@ class Rule:
         if self.status != "calibrated":
             why = f" ({self.note})" if self.note else ""
             return f"{self.reviewer_id}: {self.status}, threshold {self.threshold:g}{why}"
-        return (f"{self.reviewer_id}: calibrated threshold {self.threshold:.4g} (default "
-                f"{self.default_threshold:g}) on {self.n_published} published and "
-                f"{self.n_not_published} unpublished calibration controls: J {self.youden:.3f} "
-                f"(sensitivity {self.sensitivity:.3f}, specificity {self.specificity:.3f}; "
-                f"J at the default {self.youden_default:.3f})")
+        return (
+            f"{self.reviewer_id}: calibrated threshold {self.threshold:.4g} (default "
+            f"{self.default_threshold:g}) on {self.n_published} published and "
+            f"{self.n_not_published} unpublished calibration controls: J {self.youden:.3f} "
+            f"(sensitivity {self.sensitivity:.3f}, specificity {self.specificity:.3f}; "
+            f"J at the default {self.youden_default:.3f})"
+        )
 
 
 def calibration_items(study: Study) -> list[Any]:
@@ -95,16 +97,20 @@ def calibration_items(study: Study) -> list[Any]:
 
 def other_reviews(study: Study, reviewer_id: str) -> int:
     """Reviews of items outside the calibration split: any one of them locks the rule."""
-    return int(study.conn.execute(
-        "SELECT COUNT(*) FROM reviews r JOIN items i ON i.item_id = r.item_id "
-        "LEFT JOIN controls c ON c.control_id = i.control_id "
-        "WHERE r.reviewer_id = ? AND (c.split IS NULL OR c.split <> 'calibration')",
-        (reviewer_id,)).fetchone()[0])
+    return int(
+        study.conn.execute(
+            "SELECT COUNT(*) FROM reviews r JOIN items i ON i.item_id = r.item_id "
+            "LEFT JOIN controls c ON c.control_id = i.control_id "
+            "WHERE r.reviewer_id = ? AND (c.split IS NULL OR c.split <> 'calibration')",
+            (reviewer_id,),
+        ).fetchone()[0]
+    )
 
 
 def stored_rule(study: Study, reviewer_id: str) -> Rule | None:
-    row = study.conn.execute("SELECT * FROM calibrations WHERE reviewer_id = ?",
-                             (reviewer_id,)).fetchone()
+    row = study.conn.execute(
+        "SELECT * FROM calibrations WHERE reviewer_id = ?", (reviewer_id,)
+    ).fetchone()
     if row is None:
         return None
     data = dict(row)
@@ -126,8 +132,14 @@ def plan_unsure(study: Study) -> str:
 Progress = Callable[[str, int, int], None]
 
 
-def calibrate(study: Study, reviewer_id: str, method: str, reviewer: Any,
-              settings: dict[str, Any], progress: Progress | None = None) -> Rule:
+def calibrate(
+    study: Study,
+    reviewer_id: str,
+    method: str,
+    reviewer: Any,
+    settings: dict[str, Any],
+    progress: Progress | None = None,
+) -> Rule:
     """Run `reviewer` on the calibration items, choose its threshold, store everything."""
     from harness.judge.automated import item_text
 
@@ -139,33 +151,57 @@ def calibrate(study: Study, reviewer_id: str, method: str, reviewer: Any,
         assessed.append((row["item_id"], row["expected"], reviewer.assess(text, stop_at=None)))
         if progress is not None:
             progress(reviewer_id, done, len(items))
-    rule = choose(reviewer_id, method, settings, plan_unsure(study),
-                  [(item_id, expected, a.score, a.otherwise)
-                   for item_id, expected, a in assessed])
+    rule = choose(
+        reviewer_id,
+        method,
+        settings,
+        plan_unsure(study),
+        [(item_id, expected, a.score, a.otherwise) for item_id, expected, a in assessed],
+    )
     decisions = [(item_id, a.decide(rule.threshold)) for item_id, _, a in assessed]
     save(study, rule, decisions)
     return rule
 
 
-def choose(reviewer_id: str, method: str, settings: dict[str, Any], unsure: str,
-           scored: list[tuple[str, str, float | None, str]]) -> Rule:
+def choose(
+    reviewer_id: str,
+    method: str,
+    settings: dict[str, Any],
+    unsure: str,
+    scored: list[tuple[str, str, float | None, str]],
+) -> Rule:
     """The rule from (item_id, expected, score, verdict when no score) of each control."""
     default = DEFAULTS[method_kind(method)]
-    observations = [Observation(expected, score, otherwise)
-                    for _, expected, score, otherwise in scored]
+    observations = [
+        Observation(expected, score, otherwise) for _, expected, score, otherwise in scored
+    ]
     scores = [[item_id, score] for item_id, _, score, _ in scored]
-    rule = Rule(reviewer_id, method, "uncalibrated", default, default, settings, unsure=unsure,
-                scores=scores, decided_at=utc_now())
+    rule = Rule(
+        reviewer_id,
+        method,
+        "uncalibrated",
+        default,
+        default,
+        settings,
+        unsure=unsure,
+        scores=scores,
+        decided_at=utc_now(),
+    )
     try:
         best = best_threshold(observations, default, unsure)
     except ValueError:
-        rule.note = ("the calibration split lacks published or unpublished controls with a "
-                     "verdict; default threshold kept")
+        rule.note = (
+            "the calibration split lacks published or unpublished controls with a "
+            "verdict; default threshold kept"
+        )
         return rule
     at_default = accuracy(observations, default, unsure)
     rule.status, rule.threshold = "calibrated", best.threshold
-    rule.youden, rule.sensitivity, rule.specificity = (best.youden, best.sensitivity,
-                                                       best.specificity)
+    rule.youden, rule.sensitivity, rule.specificity = (
+        best.youden,
+        best.sensitivity,
+        best.specificity,
+    )
     rule.youden_default = at_default.youden
     rule.n_published, rule.n_not_published = best.n_published, best.n_not_published
     return rule
@@ -180,9 +216,11 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Any]] | None) -> N
     with study.transaction() as conn:
         if decisions is not None:
             if other_reviews(study, rule.reviewer_id):
-                raise HarnessError(f"reviewer {rule.reviewer_id!r}: its decision rule is "
-                                   "locked (it has reviewed items outside the calibration "
-                                   "split)")
+                raise HarnessError(
+                    f"reviewer {rule.reviewer_id!r}: its decision rule is "
+                    "locked (it has reviewed items outside the calibration "
+                    "split)"
+                )
             for sql in ("DELETE FROM searches", "DELETE FROM reviews"):
                 conn.execute(f"{sql} WHERE {_ON_CALIBRATION_ITEMS}", (rule.reviewer_id,))
             for item_id, decision in decisions:
@@ -190,11 +228,25 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Any]] | None) -> N
         conn.execute(
             "INSERT OR REPLACE INTO calibrations VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (rule.reviewer_id, rule.method, rule.status, rule.threshold, rule.default_threshold,
-             rule.youden, rule.sensitivity, rule.specificity, rule.youden_default,
-             rule.n_published, rule.n_not_published, rule.unsure,
-             json.dumps(rule.scores or []), json.dumps(rule.settings, sort_keys=True),
-             rule.note, rule.decided_at))
+            (
+                rule.reviewer_id,
+                rule.method,
+                rule.status,
+                rule.threshold,
+                rule.default_threshold,
+                rule.youden,
+                rule.sensitivity,
+                rule.specificity,
+                rule.youden_default,
+                rule.n_published,
+                rule.n_not_published,
+                rule.unsure,
+                json.dumps(rule.scores or []),
+                json.dumps(rule.settings, sort_keys=True),
+                rule.note,
+                rule.decided_at,
+            ),
+        )
 
     def change(data: dict[str, Any]) -> None:
         data.setdefault("calibration", {})[rule.reviewer_id] = rule.record()
@@ -202,10 +254,17 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Any]] | None) -> N
     update_manifest(study.path, change)
 
 
-def settle(study: Study, reviewer_id: str, method: str, make: Callable[[], Any],
-           settings: dict[str, Any], *, threshold: float | None = None,
-           recalibrate: bool = False, progress: Progress | None = None
-           ) -> tuple[Rule, str | None]:
+def settle(
+    study: Study,
+    reviewer_id: str,
+    method: str,
+    make: Callable[[], Any],
+    settings: dict[str, Any],
+    *,
+    threshold: float | None = None,
+    recalibrate: bool = False,
+    progress: Progress | None = None,
+) -> tuple[Rule, str | None]:
     """The rule to review with, calibrated or recorded first when needed, and what was done.
 
     A stored rule is kept while its settings hold; `recalibrate` (or a study that has gained
@@ -217,52 +276,94 @@ def settle(study: Study, reviewer_id: str, method: str, make: Callable[[], Any],
     fixed = threshold if method_kind(method) != "llm" else None
     if stored is not None and locked:
         _refuse_change(stored, settings, fixed, locked)
-        return stored, (f"{reviewer_id}: locked after {locked} reviews; {stored.describe()}"
-                        if recalibrate else None)
+        return stored, (
+            f"{reviewer_id}: locked after {locked} reviews; {stored.describe()}"
+            if recalibrate
+            else None
+        )
     default = DEFAULTS[method_kind(method)]
     if fixed is not None:
         if stored is not None and (stored.status, stored.threshold, stored.settings) == (
-                "fixed", fixed, settings):
+            "fixed",
+            fixed,
+            settings,
+        ):
             return stored, None
-        rule = Rule(reviewer_id, method, "fixed", fixed, default, settings, scores=[],
-                    note="threshold set by the user", decided_at=utc_now())
+        rule = Rule(
+            reviewer_id,
+            method,
+            "fixed",
+            fixed,
+            default,
+            settings,
+            scores=[],
+            note="threshold set by the user",
+            decided_at=utc_now(),
+        )
         save(study, rule, None if locked else [])
         return rule, rule.describe()
     items = calibration_items(study)
-    if stored is not None and stored.settings == settings and not recalibrate and not (
-            stored.status == "uncalibrated" and items):
+    if (
+        stored is not None
+        and stored.settings == settings
+        and not recalibrate
+        and not (stored.status == "uncalibrated" and items)
+    ):
         return stored, None
     if items and not locked:
         rule = calibrate(study, reviewer_id, method, make(), settings, progress)
         return rule, rule.describe()
-    note = ("reviews made before decision rules were stored" if locked
-            else "no calibration controls in the study")
-    rule = Rule(reviewer_id, method, "uncalibrated", default, default, settings, scores=[],
-                note=note, decided_at=utc_now())
+    note = (
+        "reviews made before decision rules were stored"
+        if locked
+        else "no calibration controls in the study"
+    )
+    rule = Rule(
+        reviewer_id,
+        method,
+        "uncalibrated",
+        default,
+        default,
+        settings,
+        scores=[],
+        note=note,
+        decided_at=utc_now(),
+    )
     save(study, rule, None if locked else [])
     return rule, rule.describe()
 
 
-def check_locked(study: Study, reviewer_id: str, method: str, settings: dict[str, Any],
-                 threshold: float | None = None) -> None:
+def check_locked(
+    study: Study,
+    reviewer_id: str,
+    method: str,
+    settings: dict[str, Any],
+    threshold: float | None = None,
+) -> None:
     """Refuse, before anything runs, settings that a reviewer's locked rule does not allow."""
     stored = stored_rule(study, reviewer_id)
     locked = other_reviews(study, reviewer_id)
     if stored is not None and locked:
-        _refuse_change(stored, settings, threshold if method_kind(method) != "llm" else None,
-                       locked)
+        _refuse_change(
+            stored, settings, threshold if method_kind(method) != "llm" else None, locked
+        )
 
 
-def _refuse_change(stored: Rule, settings: dict[str, Any], threshold: float | None,
-                   reviews: int) -> None:
+def _refuse_change(
+    stored: Rule, settings: dict[str, Any], threshold: float | None, reviews: int
+) -> None:
     asked = []
     if threshold is not None and threshold != stored.threshold:
         asked.append(f"threshold {threshold:g} (locked: {stored.threshold:g})")
-    asked += [f"{key} {settings.get(key)!r} (locked: {stored.settings.get(key)!r})"
-              for key in sorted({*settings, *stored.settings})
-              if settings.get(key) != stored.settings.get(key)]
+    asked += [
+        f"{key} {settings.get(key)!r} (locked: {stored.settings.get(key)!r})"
+        for key in sorted({*settings, *stored.settings})
+        if settings.get(key) != stored.settings.get(key)
+    ]
     if asked:
         raise HarnessError(
             f"reviewer {stored.reviewer_id!r} has reviewed {reviews} items under its "
             f"{stored.status} decision rule, which is now locked; this run asks for "
-            + "; ".join(asked), column="reviewer")
+            + "; ".join(asked),
+            column="reviewer",
+        )

@@ -27,7 +27,8 @@ def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]
             raise HarnessError(
                 f"the blinding key in the store (sha256 {sha}) differs from the commitment in "
                 f"the manifest ({recorded.get('sha256')}, made {recorded.get('made_at')})",
-                file=study.path / "manifest.json")
+                file=study.path / "manifest.json",
+            )
         result: dict[str, Any] = recorded
         return result
     section = {"sha256": sha, "made_at": made_at or utc_now(), "n_items": n_items}
@@ -36,6 +37,8 @@ def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]
 
 
 def describe(section: dict[str, Any]) -> str:
-    return (f"Blinding commitment (SHA-256 of the item -> output -> condition key, "
-            f"{section['n_items']} items, made {section['made_at']}):\n  {section['sha256']}\n"
-            "Post this hash publicly before reviews come back; `harness analyze` checks it.")
+    return (
+        f"Blinding commitment (SHA-256 of the item -> output -> condition key, "
+        f"{section['n_items']} items, made {section['made_at']}):\n  {section['sha256']}\n"
+        "Post this hash publicly before reviews come back; `harness analyze` checks it."
+    )

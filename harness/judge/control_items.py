@@ -50,37 +50,59 @@ class ControlsReport:
         total = sum(self.counts.get("expected", {}).values())
         if not total:
             return "Controls: none" + "".join(f"; {n}" for n in self.notes)
-        parts = [", ".join(f"{v} {k}" for k, v in sorted(self.counts[name].items()))
-                 for name in ("expected", "kind", "source", "split")]
+        parts = [
+            ", ".join(f"{v} {k}" for k, v in sorted(self.counts[name].items()))
+            for name in ("expected", "kind", "source", "split")
+        ]
         per = ", ".join(f"{r} {n}" for r, n in sorted(self.assigned.items()))
         s = self.settings
-        lines = [f"Controls: {total} items ({'; '.join(parts)}); per reviewer: {per} "
-                 f"(plan: share {s.share}, at least {s.min_per_reviewer}; "
-                 f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
-                 f"{s.plan_sha256[:12]})"]
+        lines = [
+            f"Controls: {total} items ({'; '.join(parts)}); per reviewer: {per} "
+            f"(plan: share {s.share}, at least {s.min_per_reviewer}; "
+            f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
+            f"{s.plan_sha256[:12]})"
+        ]
         if self.fidelity:
             f = self.fidelity
-            lines.append(f"Control texts keep {f['mean_word_share']:.0%} of their statements' "
-                         f"content words on average ({f['below_0.25']} of {f['n']} keep under "
-                         "25%: there the writer drifted and the expected verdict may not fit)")
+            lines.append(
+                f"Control texts keep {f['mean_word_share']:.0%} of their statements' "
+                f"content words on average ({f['below_0.25']} of {f['n']} keep under "
+                "25%: there the writer drifted and the expected verdict may not fit)"
+            )
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
     def shortfalls(self) -> list[str]:
-        short = [f"{r} {self.assigned.get(r, 0)} of {n}" for r, n in sorted(self.wanted.items())
-                 if self.assigned.get(r, 0) < n]
-        return [f"fewer controls than planned ({', '.join(short)}): capacity, the controls "
-                "available or the one-item-per-topic rule"] if short else []
+        short = [
+            f"{r} {self.assigned.get(r, 0)} of {n}"
+            for r, n in sorted(self.wanted.items())
+            if self.assigned.get(r, 0) < n
+        ]
+        return (
+            [
+                f"fewer controls than planned ({', '.join(short)}): capacity, the controls "
+                "available or the one-item-per-topic rule"
+            ]
+            if short
+            else []
+        )
 
     def manifest_section(self) -> dict[str, Any]:
-        return {"n_items": sum(self.counts.get("expected", {}).values()), "counts": self.counts,
-                "per_reviewer": dict(sorted(self.assigned.items())),
-                "planned_per_reviewer": dict(sorted(self.wanted.items())),
-                "share": self.settings.share, "min_per_reviewer": self.settings.min_per_reviewer,
-                "calibration_share": self.settings.calibration_share,
-                "plan_path": self.settings.plan_path, "plan_sha256": self.settings.plan_sha256,
-                "preregistered": self.settings.preregistered, "writer": self.writer,
-                "fidelity": self.fidelity, "notes": self.notes}
+        return {
+            "n_items": sum(self.counts.get("expected", {}).values()),
+            "counts": self.counts,
+            "per_reviewer": dict(sorted(self.assigned.items())),
+            "planned_per_reviewer": dict(sorted(self.wanted.items())),
+            "share": self.settings.share,
+            "min_per_reviewer": self.settings.min_per_reviewer,
+            "calibration_share": self.settings.calibration_share,
+            "plan_path": self.settings.plan_path,
+            "plan_sha256": self.settings.plan_sha256,
+            "preregistered": self.settings.preregistered,
+            "writer": self.writer,
+            "fidelity": self.fidelity,
+            "notes": self.notes,
+        }
 
 
 def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
@@ -92,16 +114,27 @@ def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlS
     if prereg.get("plan_path"):
         loaded = load_plan(prereg["plan_path"])
         if loaded.sha256 != prereg.get("plan_sha256"):
-            raise HarnessError("the preregistered analysis plan has changed since `prereg` "
-                               f"(sha256 {prereg.get('plan_sha256')})", file=loaded.path)
+            raise HarnessError(
+                "the preregistered analysis plan has changed since `prereg` "
+                f"(sha256 {prereg.get('plan_sha256')})",
+                file=loaded.path,
+            )
         if plan is not None and load_plan(plan).sha256 != loaded.sha256:
-            raise HarnessError("--plan differs from the plan this study is preregistered with "
-                               f"({loaded.path})", column="--plan")
+            raise HarnessError(
+                f"--plan differs from the plan this study is preregistered with ({loaded.path})",
+                column="--plan",
+            )
     else:
         loaded = load_plan(plan)
     c = loaded.plan.controls
-    return ControlSettings(c.share, c.min_per_reviewer, c.calibration_share, loaded.path,
-                           loaded.sha256, bool(prereg.get("plan_path")))
+    return ControlSettings(
+        c.share,
+        c.min_per_reviewer,
+        c.calibration_share,
+        loaded.path,
+        loaded.sha256,
+        bool(prereg.get("plan_path")),
+    )
 
 
 def stored_settings(study_dir: str | Path) -> ControlSettings:
@@ -109,13 +142,19 @@ def stored_settings(study_dir: str | Path) -> ControlSettings:
     from harness.study.manifest import load_manifest
 
     section = load_manifest(Path(study_dir)).get("controls") or {}
-    return ControlSettings(section.get("share", 0.0), section.get("min_per_reviewer", 0),
-                           section.get("calibration_share", 0.0), section.get("plan_path", ""),
-                           section.get("plan_sha256", ""), bool(section.get("preregistered")))
+    return ControlSettings(
+        section.get("share", 0.0),
+        section.get("min_per_reviewer", 0),
+        section.get("calibration_share", 0.0),
+        section.get("plan_path", ""),
+        section.get("plan_sha256", ""),
+        bool(section.get("preregistered")),
+    )
 
 
-def candidate_pool(study: Study, cutoff: str | None, entries: list[FileControl],
-                   file_name: str | None, bank: bool) -> K.Pool:
+def candidate_pool(
+    study: Study, cutoff: str | None, entries: list[FileControl], file_name: str | None, bank: bool
+) -> K.Pool:
     pool = K.bank_pool(study, cutoff) if bank else K.Pool()
     if file_name is not None:
         extra = K.file_pool(entries, file_name)
@@ -123,8 +162,9 @@ def candidate_pool(study: Study, cutoff: str | None, entries: list[FileControl],
     return pool
 
 
-def wanted_per_reviewer(study: Study, roster: Roster, real: Any,
-                        settings: ControlSettings) -> dict[str, int]:
+def wanted_per_reviewer(
+    study: Study, roster: Roster, real: Any, settings: ControlSettings
+) -> dict[str, int]:
     """Each reviewer's planned controls, within the capacity its real items leave."""
     used = real.reviewer_id.value_counts().to_dict()
     counts = {r.id: int(used.get(r.id, 0)) for r in roster.reviewers}
@@ -132,8 +172,9 @@ def wanted_per_reviewer(study: Study, roster: Roster, real: Any,
     return K.targets(counts, settings.share, settings.min_per_reviewer, room)
 
 
-def add_controls(study: Study, pool: K.Pool, report: ControlsReport, *, k: int, seed: int,
-                 backend: Any) -> list[str]:
+def add_controls(
+    study: Study, pool: K.Pool, report: ControlsReport, *, k: int, seed: int, backend: Any
+) -> list[str]:
     """Choose, write and store the controls (once: a rerun keeps the stored ones); errors."""
     if study.count("controls"):
         return []
@@ -147,20 +188,26 @@ def add_controls(study: Study, pool: K.Pool, report: ControlsReport, *, k: int, 
     texts, errors = K.write_texts(chosen, backend, params)
     if errors:
         return errors
-    report.created = K.store_controls(study, chosen, texts,
-                                      K.splits(chosen, report.settings.calibration_share, seed))
+    report.created = K.store_controls(
+        study, chosen, texts, K.splits(chosen, report.settings.calibration_share, seed)
+    )
     template = K.writer_template()
-    report.writer = {"prompt": f"prompts/{template.parent.name}/{template.name}",
-                     "prompt_sha256": hashlib.sha256(template.read_bytes()).hexdigest(),
-                     "backend": getattr(backend, "name", None),
-                     "model": getattr(backend, "model", None), "params": asdict(params),
-                     "written": len(texts)}
+    report.writer = {
+        "prompt": f"prompts/{template.parent.name}/{template.name}",
+        "prompt_sha256": hashlib.sha256(template.read_bytes()).hexdigest(),
+        "backend": getattr(backend, "name", None),
+        "model": getattr(backend, "model", None),
+        "params": asdict(params),
+        "written": len(texts),
+    }
     return []
 
 
 def stored_counts(study: Study) -> dict[str, dict[str, int]]:
-    rows = study.rows("SELECT c.expected, c.kind, c.source, COALESCE(c.split, 'none') "
-                      "FROM controls c JOIN items i ON i.control_id = c.control_id")
+    rows = study.rows(
+        "SELECT c.expected, c.kind, c.source, COALESCE(c.split, 'none') "
+        "FROM controls c JOIN items i ON i.control_id = c.control_id"
+    )
     counts: dict[str, dict[str, int]] = {}
     for name, index in (("expected", 0), ("kind", 1), ("source", 2), ("split", 3)):
         counts[name] = dict(Counter(r[index] for r in rows))
@@ -176,18 +223,26 @@ def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
 
     shares = []
     for statement, text, core in study.rows(
-            "SELECT c.statement, i.display_text, COALESCE(i.core_combination, '') FROM items i "
-            "JOIN controls c ON c.control_id = i.control_id"):
+        "SELECT c.statement, i.display_text, COALESCE(i.core_combination, '') FROM items i "
+        "JOIN controls c ON c.control_id = i.control_id"
+    ):
         words = set(re.findall(r"[a-z]{4,}", statement.lower()))
         shown = set(re.findall(r"[a-z]{4,}", f"{text} {core}".lower()))
         shares.append(len(words & shown) / len(words) if words else 1.0)
     if not shares:
         return {}
-    return {"mean_word_share": round(sum(shares) / len(shares), 3),
-            f"below_{low}": sum(v < low for v in shares), "n": len(shares)}
+    return {
+        "mean_word_share": round(sum(shares) / len(shares), 3),
+        f"below_{low}": sum(v < low for v in shares),
+        "n": len(shares),
+    }
 
 
 def assigned_per_reviewer(study: Study) -> dict[str, int]:
-    return {r[0]: r[1] for r in study.rows(
-        "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
-        "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id")}
+    return {
+        r[0]: r[1]
+        for r in study.rows(
+            "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
+            "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id"
+        )
+    }

@@ -30,14 +30,25 @@ ORDER BY i.control_id
 def reserved_roster(roster: Roster, share: float, minimum: int) -> Roster:
     """The roster with room kept for controls: real items r_i with r_i + max(minimum,
     share * r_i) <= capacity."""
-    kept = [r.model_copy(update={"capacity": max(1, min(r.capacity - minimum,
-                                                        int(r.capacity / (1 + share))))})
-            for r in roster.reviewers]
+    kept = [
+        r.model_copy(
+            update={"capacity": max(1, min(r.capacity - minimum, int(r.capacity / (1 + share))))}
+        )
+        for r in roster.reviewers
+    ]
     return Roster(reviewers=kept)
 
 
-def route_controls(study: Study, roster: Roster, real: Any, wanted: dict[str, int], *, k: int,
-                   seed: int, distinct_topics: bool) -> Any:
+def route_controls(
+    study: Study,
+    roster: Roster,
+    real: Any,
+    wanted: dict[str, int],
+    *,
+    k: int,
+    seed: int,
+    distinct_topics: bool,
+) -> Any:
     """DataFrame (item_id, reviewer_id) of the control items; `real` the real assignment."""
     import pandas as pd
 
@@ -50,13 +61,22 @@ def route_controls(study: Study, roster: Roster, real: Any, wanted: dict[str, in
     used = real.reviewer_id.value_counts().to_dict()
     room = {r.id: max(0, r.capacity - used.get(r.id, 0)) for r in reviewers}
     chosen = _solve(controls, reviewers, room, wanted, seen, k, seed, distinct_topics)
-    return pd.DataFrame([(controls.item_id.iat[c], reviewers[r].id) for c, r in chosen],
-                        columns=["item_id", "reviewer_id"])
+    return pd.DataFrame(
+        [(controls.item_id.iat[c], reviewers[r].id) for c, r in chosen],
+        columns=["item_id", "reviewer_id"],
+    )
 
 
-def _solve(controls: Any, reviewers: list[Reviewer], room: dict[str, int],
-           wanted: dict[str, int], seen: dict[str, set[str]], k: int, seed: int,
-           distinct: bool) -> list[tuple[int, int]]:
+def _solve(
+    controls: Any,
+    reviewers: list[Reviewer],
+    room: dict[str, int],
+    wanted: dict[str, int],
+    seen: dict[str, set[str]],
+    k: int,
+    seed: int,
+    distinct: bool,
+) -> list[tuple[int, int]]:
     """Variables x[c, r] in {0, 1}, then per reviewer: under, over, and the two mix deviations."""
     from scipy.optimize import Bounds, milp
 
@@ -65,8 +85,14 @@ def _solve(controls: Any, reviewers: list[Reviewer], room: dict[str, int],
     under, over, mix = n_x, n_x + n_r, n_x + 2 * n_r  # offsets of the per-reviewer variables
     n_vars = n_x + 4 * n_r
     rng = np.random.default_rng([seed, 2])
-    cost = np.concatenate([-W_COVER + W_NOISE * rng.random(n_x), np.full(n_r, W_UNDER),
-                           np.full(n_r, W_OVER), np.full(2 * n_r, W_MIX)])
+    cost = np.concatenate(
+        [
+            -W_COVER + W_NOISE * rng.random(n_x),
+            np.full(n_r, W_UNDER),
+            np.full(n_r, W_OVER),
+            np.full(2 * n_r, W_MIX),
+        ]
+    )
     upper = np.concatenate([np.ones(n_x), np.full(4 * n_r, np.inf)])
     rows = _Rows()
     for c in range(n_c):
@@ -89,17 +115,22 @@ def _solve(controls: Any, reviewers: list[Reviewer], room: dict[str, int],
         if _per_topic_limit(rv, distinct):
             _topic_rule(rows, upper, topic, seen.get(rv.id, set()), r, n_r)
     integrality = np.concatenate([np.ones(n_x), np.zeros(4 * n_r)])
-    res = milp(cost, integrality=integrality, bounds=Bounds(np.zeros(n_vars), upper),
-               constraints=rows.constraint(n_vars),
-               options={"time_limit": ROUTING_TIME_LIMIT, "mip_rel_gap": MIP_GAP})
+    res = milp(
+        cost,
+        integrality=integrality,
+        bounds=Bounds(np.zeros(n_vars), upper),
+        constraints=rows.constraint(n_vars),
+        options={"time_limit": ROUTING_TIME_LIMIT, "mip_rel_gap": MIP_GAP},
+    )
     if res.x is None:  # all constraints are <= or soft, so x = 0 is always feasible
         return []
     solution = res.x[:n_x].reshape(n_c, n_r) > 0.5
     return [(int(c), int(r)) for c, r in zip(*np.nonzero(solution), strict=True)]
 
 
-def _topic_rule(rows: Any, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int,
-                n_r: int) -> None:
+def _topic_rule(
+    rows: Any, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int, n_r: int
+) -> None:
     """A human reviewer: no control of a topic already seen, at most one control per topic."""
     groups: dict[str, list[int]] = {}
     for c, t in enumerate(topic):
@@ -123,7 +154,9 @@ def merged_positions(real: Any, controls: Any, keys: dict[str, str], seed: int) 
     both = pd.concat([real[["item_id", "reviewer_id"]], controls], ignore_index=True)
     both = both.assign(_key=both.item_id.map(keys)).sort_values(["reviewer_id", "_key"])
     rng = np.random.default_rng([seed, 1])
-    parts = [group.assign(position=rng.permutation(len(group)) + 1)
-             for _, group in both.groupby("reviewer_id", sort=True)]
+    parts = [
+        group.assign(position=rng.permutation(len(group)) + 1)
+        for _, group in both.groupby("reviewer_id", sort=True)
+    ]
     result = pd.concat(parts).drop(columns="_key").sort_values(["reviewer_id", "position"])
     return result.reset_index(drop=True)

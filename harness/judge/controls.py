@@ -31,7 +31,10 @@ from harness.study.store import Study
 
 Expected = Literal["published", "not_published"]
 BANK_LISTS: tuple[tuple[str, Literal["cross", "single"]], ...] = (
-    ("known_links", "cross"), ("known_within_a", "single"), ("known_within_b", "single"))
+    ("known_links", "cross"),
+    ("known_within_a", "single"),
+    ("known_within_b", "single"),
+)
 
 
 @dataclass(frozen=True)
@@ -84,17 +87,32 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
                     same_year += 1
                     continue
                 statement = first_sentence(str(link["summary"]))
-                evidence = {"title": link["title"], "year": int(link["year"]),
-                            "doi": link.get("doi")}
-                pool.candidates.append(Candidate(control_id("bank", topic_id, statement),
-                                                 statement, expected, kind, "bank", topic_id,
-                                                 evidence))
+                evidence = {
+                    "title": link["title"],
+                    "year": int(link["year"]),
+                    "doi": link.get("doi"),
+                }
+                pool.candidates.append(
+                    Candidate(
+                        control_id("bank", topic_id, statement),
+                        statement,
+                        expected,
+                        kind,
+                        "bank",
+                        topic_id,
+                        evidence,
+                    )
+                )
     if cutoff is None:
-        pool.notes.append("no --cutoff: every known link counts as published, so there are no "
-                          "time-split unpublished controls")
+        pool.notes.append(
+            "no --cutoff: every known link counts as published, so there are no "
+            "time-split unpublished controls"
+        )
     elif same_year:
-        pool.notes.append(f"{same_year} known link(s) from the cut-off's own year {cut[0]} left "
-                          "out (a year alone cannot place them before or after the cut-off)")
+        pool.notes.append(
+            f"{same_year} known link(s) from the cut-off's own year {cut[0]} left "
+            "out (a year alone cannot place them before or after the cut-off)"
+        )
     return pool
 
 
@@ -119,17 +137,27 @@ def file_pool(entries: list[FileControl], name: str) -> Pool:
     for item in entries:
         e = item.entry
         evidence = e.evidence.model_dump() if e.evidence is not None else None
-        pool.candidates.append(Candidate(control_id(source, None, e.statement), e.statement,
-                                         e.expected, e.kind, source, None, evidence, e.text))
+        pool.candidates.append(
+            Candidate(
+                control_id(source, None, e.statement),
+                e.statement,
+                e.expected,
+                e.kind,
+                source,
+                None,
+                evidence,
+                e.text,
+            )
+        )
     return pool
 
 
 # -- how many, and which --------------------------------------------------------------------------
-def targets(real_counts: dict[str, int], share: float, minimum: int,
-            room: dict[str, int]) -> dict[str, int]:
+def targets(
+    real_counts: dict[str, int], share: float, minimum: int, room: dict[str, int]
+) -> dict[str, int]:
     """Controls per reviewer: about `share` x real items, at least `minimum`, within capacity."""
-    return {r: max(0, min(room[r], max(minimum, round(share * n))))
-            for r, n in real_counts.items()}
+    return {r: max(0, min(room[r], max(minimum, round(share * n)))) for r, n in real_counts.items()}
 
 
 def items_needed(per_reviewer: dict[str, int], k: int) -> int:
@@ -143,8 +171,10 @@ def select(candidates: list[Candidate], n: int, seed: int) -> list[Candidate]:
     """n controls, half published and half unpublished where both exist, kinds interleaved;
     file controls come before bank ones within each half."""
     rng = random.Random(seed)
-    groups = {e: _ordered([c for c in candidates if c.expected == e], rng)
-              for e in ("published", "not_published")}
+    groups = {
+        e: _ordered([c for c in candidates if c.expected == e], rng)
+        for e in ("published", "not_published")
+    }
     want_pub = min(len(groups["published"]), math.ceil(n / 2))
     want_not = min(len(groups["not_published"]), n - want_pub)
     want_pub = min(len(groups["published"]), n - want_not)
@@ -173,8 +203,10 @@ def _spread_topics(order: list[Candidate]) -> list[Candidate]:
 
 
 def _zip_longest(a: list[Candidate], b: list[Candidate]) -> list[list[Candidate]]:
-    return [[x for x in (a[i] if i < len(a) else None, b[i] if i < len(b) else None) if x]
-            for i in range(max(len(a), len(b)))]
+    return [
+        [x for x in (a[i] if i < len(a) else None, b[i] if i < len(b) else None) if x]
+        for i in range(max(len(a), len(b)))
+    ]
 
 
 def splits(chosen: list[Candidate], share: float, seed: int) -> dict[str, str]:
@@ -209,20 +241,30 @@ def output_params(study: Study, seed: int) -> Any:
         found = params.get(name)
         return getattr(base, name) if found is None else found
 
-    return GenerationParams(temperature=float(value("temperature")), top_p=float(value("top_p")),
-                            max_tokens=int(value("max_tokens")), seed=seed)
+    return GenerationParams(
+        temperature=float(value("temperature")),
+        top_p=float(value("top_p")),
+        max_tokens=int(value("max_tokens")),
+        seed=seed,
+    )
 
 
-def write_texts(chosen: list[Candidate], backend: Any, params: Any) -> tuple[dict[str, str],
-                                                                             list[str]]:
+def write_texts(
+    chosen: list[Candidate], backend: Any, params: Any
+) -> tuple[dict[str, str], list[str]]:
     """control_id -> short text by the model, for controls without their own text."""
     from harness.judge.items import _template
     from harness.models.base import ChatRequest
 
     template = _template(writer_template())
-    requests = [ChatRequest(key=c.control_id, messages=[
-        {"role": "user", "content": template.render(statement=c.statement)}])
-        for c in chosen if c.text is None]
+    requests = [
+        ChatRequest(
+            key=c.control_id,
+            messages=[{"role": "user", "content": template.render(statement=c.statement)}],
+        )
+        for c in chosen
+        if c.text is None
+    ]
     texts, errors = {}, []
     if requests:
         for completion in backend.complete(requests, params):
@@ -233,8 +275,9 @@ def write_texts(chosen: list[Candidate], backend: Any, params: Any) -> tuple[dic
     return texts, errors
 
 
-def store_controls(study: Study, chosen: list[Candidate], texts: dict[str, str],
-                   split_of: dict[str, str]) -> int:
+def store_controls(
+    study: Study, chosen: list[Candidate], texts: dict[str, str], split_of: dict[str, str]
+) -> int:
     """Controls and their items in one transaction, items with fresh random ids."""
     taken = {r[0] for r in study.rows("SELECT item_id FROM items")}
     controls, items = [], []
@@ -242,18 +285,33 @@ def store_controls(study: Study, chosen: list[Candidate], texts: dict[str, str],
     secrets.SystemRandom().shuffle(order)
     for c in order:
         text = c.text or texts[c.control_id]
-        controls.append((c.control_id, c.statement, text, c.expected, c.kind, c.source,
-                         c.topic_id, json.dumps(c.evidence or {}), split_of[c.control_id]))
+        controls.append(
+            (
+                c.control_id,
+                c.statement,
+                text,
+                c.expected,
+                c.kind,
+                c.source,
+                c.topic_id,
+                json.dumps(c.evidence or {}),
+                split_of[c.control_id],
+            )
+        )
         item_id = new_item_id()
         while item_id in taken:
             item_id = new_item_id()
         taken.add(item_id)
         items.append((item_id, c.control_id, text, None, text, "[]"))
     with study.transaction() as conn:
-        conn.executemany("INSERT INTO controls (control_id, statement, text, expected, kind, "
-                         "source, topic_id, evidence, split) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         controls)
-        conn.executemany("INSERT INTO items (item_id, control_id, original_text, "
-                         "core_combination, display_text, steps) VALUES (?, ?, ?, ?, ?, ?)",
-                         items)
+        conn.executemany(
+            "INSERT INTO controls (control_id, statement, text, expected, kind, "
+            "source, topic_id, evidence, split) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            controls,
+        )
+        conn.executemany(
+            "INSERT INTO items (item_id, control_id, original_text, "
+            "core_combination, display_text, steps) VALUES (?, ?, ?, ?, ?, ?)",
+            items,
+        )
     return len(items)

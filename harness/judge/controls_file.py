@@ -60,50 +60,79 @@ def load_controls_file(path: str | Path, cutoff: str | None) -> list[FileControl
     file = Path(path)
     data = load_yaml(file)
     if not isinstance(data, dict) or not isinstance(data.get(LIST_KEY), list):
-        raise HarnessError(f"a controls file needs a top-level list `{LIST_KEY}:`", file=file,
-                           row=1, column=LIST_KEY)
+        raise HarnessError(
+            f"a controls file needs a top-level list `{LIST_KEY}:`",
+            file=file,
+            row=1,
+            column=LIST_KEY,
+        )
     lines = _field_lines(file)
     out: list[FileControl] = []
     seen: dict[str, int | None] = {}
     for index, raw in enumerate(data[LIST_KEY]):
         where = lines.get((index,), None)
         if not isinstance(raw, dict):
-            raise HarnessError("a control must be a mapping (statement, expected, kind, "
-                               "evidence)", file=file, row=where, column=f"{LIST_KEY}[{index}]")
+            raise HarnessError(
+                "a control must be a mapping (statement, expected, kind, evidence)",
+                file=file,
+                row=where,
+                column=f"{LIST_KEY}[{index}]",
+            )
         try:
             entry = ControlEntry.model_validate(raw)
         except ValidationError as error:
             detail = error.errors()[0]
             loc = tuple(str(p) for p in detail["loc"])
-            raise HarnessError(_message(detail), file=file, row=_line(lines, index, loc),
-                               column=".".join((f"{LIST_KEY}[{index}]", *loc))) from None
+            raise HarnessError(
+                _message(detail),
+                file=file,
+                row=_line(lines, index, loc),
+                column=".".join((f"{LIST_KEY}[{index}]", *loc)),
+            ) from None
         _check_entry(file, lines, index, entry, cutoff)
         key = entry.statement.casefold()
         if key in seen:
-            raise HarnessError(f"the same statement as the control on line {seen[key]}",
-                               file=file, row=where, column=f"{LIST_KEY}[{index}].statement")
+            raise HarnessError(
+                f"the same statement as the control on line {seen[key]}",
+                file=file,
+                row=where,
+                column=f"{LIST_KEY}[{index}].statement",
+            )
         seen[key] = where
         out.append(FileControl(entry, where or 0))
     return out
 
 
-def _check_entry(file: Path, lines: dict[tuple[Any, ...], int], index: int,
-                 entry: ControlEntry, cutoff: str | None) -> None:
+def _check_entry(
+    file: Path,
+    lines: dict[tuple[Any, ...], int],
+    index: int,
+    entry: ControlEntry,
+    cutoff: str | None,
+) -> None:
     column = f"{LIST_KEY}[{index}]"
     if entry.expected == "published" and entry.evidence is None:
-        raise HarnessError("a published control needs evidence (title, year, doi)", file=file,
-                           row=lines.get((index,)), column=f"{column}.evidence")
+        raise HarnessError(
+            "a published control needs evidence (title, year, doi)",
+            file=file,
+            row=lines.get((index,)),
+            column=f"{column}.evidence",
+        )
     if entry.evidence is None or cutoff is None:
         return
     year, cut = entry.evidence.year, int(cutoff[:4])
-    wrong = (entry.expected == "published" and year > cut) or \
-        (entry.expected == "not_published" and year < cut)
+    wrong = (entry.expected == "published" and year > cut) or (
+        entry.expected == "not_published" and year < cut
+    )
     if wrong:
         side = "after" if entry.expected == "published" else "before"
         raise HarnessError(
             f"expected {entry.expected}, but the evidence year {year} is {side} the cut-off "
-            f"{cutoff}", file=file, row=_line(lines, index, ("evidence", "year")),
-            column=f"{column}.evidence.year")
+            f"{cutoff}",
+            file=file,
+            row=_line(lines, index, ("evidence", "year")),
+            column=f"{column}.evidence.year",
+        )
 
 
 def _message(detail: Mapping[str, Any]) -> str:

@@ -27,8 +27,9 @@ def normalise_cutoff(value: str | None) -> str | None:
 
     text = str(value).strip()
     if not _FORMAT.fullmatch(text):
-        raise HarnessError(f"cut-off {text!r} is not a date (use YYYY-MM-DD or YYYY)",
-                           column="--cutoff")
+        raise HarnessError(
+            f"cut-off {text!r} is not a date (use YYYY-MM-DD or YYYY)", column="--cutoff"
+        )
     return str(parse_cutoff(text))  # a date: the text is not empty
 
 
@@ -48,7 +49,9 @@ def settle_cutoff(study: Study, asked: str | None) -> str | None:
         return value if stored else asked
     raise HarnessError(
         f"--cutoff {asked} differs from the cut-off stored in the study by `judge --blind` "
-        f"({value or 'none'}); omit --cutoff to use the stored one", column="--cutoff")
+        f"({value or 'none'}); omit --cutoff to use the stored one",
+        column="--cutoff",
+    )
 
 
 def store_cutoff(study: Study, value: str | None) -> None:
@@ -56,5 +59,6 @@ def store_cutoff(study: Study, value: str | None) -> None:
     if stored_cutoff(study)[0]:
         return
     study.set_meta(META_KEY, value or NONE)
-    record_section(study.path, "cutoff", {"date": value, "stored_at": utc_now(),
-                                          "by": "judge --blind"})
+    record_section(
+        study.path, "cutoff", {"date": value, "stored_at": utc_now(), "by": "judge --blind"}
+    )

@@ -31,9 +31,22 @@ CHUNK_CHARS = 32_000
 
 #: Databases offered in the Searches drop-down (reviewers may type another).
 DATABASES = (
-    "Google Scholar", "OpenAlex", "Scopus", "Web of Science", "PubMed", "arXiv",
-    "Semantic Scholar", "Crossref", "Dimensions", "IEEE Xplore", "ACM Digital Library",
-    "PsycInfo", "EconLit", "SSRN", "bioRxiv", "Other",
+    "Google Scholar",
+    "OpenAlex",
+    "Scopus",
+    "Web of Science",
+    "PubMed",
+    "arXiv",
+    "Semantic Scholar",
+    "Crossref",
+    "Dimensions",
+    "IEEE Xplore",
+    "ACM Digital Library",
+    "PsycInfo",
+    "EconLit",
+    "SSRN",
+    "bioRxiv",
+    "Other",
 )
 
 #: Blank input rows on a packet's Searches sheet: this many per item, at least SEARCH_ROWS_MIN.

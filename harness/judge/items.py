@@ -93,7 +93,9 @@ def create_items(study: Study) -> tuple[int, int]:
     with study.transaction() as conn:
         conn.executemany(
             "INSERT INTO items (item_id, output_id, original_text, core_combination, display_text, "
-            "steps) VALUES (?, ?, ?, ?, ?, ?)", values)
+            "steps) VALUES (?, ?, ?, ?, ?, ?)",
+            values,
+        )
     return len(values), len(rows) - len(usable)
 
 
@@ -143,8 +145,12 @@ def _open(backend: Any, model: str | None, options: dict[str, Any]) -> Any:
 
 
 def _signature(spec: StepSpec, backend: Any, params: dict[str, Any]) -> dict[str, Any]:
-    return {"prompt_sha256": spec.prompt_sha256, "backend": backend.name,
-            "model": backend.model, "params": params}
+    return {
+        "prompt_sha256": spec.prompt_sha256,
+        "backend": backend.name,
+        "model": backend.model,
+        "params": params,
+    }
 
 
 def _params(spec: StepSpec) -> Any:
@@ -177,11 +183,14 @@ def _run_step(
         return 0, 0, []
     template = _template(spec.template)
     # seeded by the text, not the random item id: the same outputs get the same steps in any run
-    requests = [ChatRequest(key=item_id, messages=[{"role": "user",
-                                                    "content": template.render(text=text)}],
-                            seed_key=hashlib.sha256(text.encode("utf-8", "backslashreplace"))
-                            .hexdigest())
-                for item_id, text in pending]
+    requests = [
+        ChatRequest(
+            key=item_id,
+            messages=[{"role": "user", "content": template.render(text=text)}],
+            seed_key=hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(),
+        )
+        for item_id, text in pending
+    ]
     done, errors = 0, []
     for completion in backend.complete(requests, params):
         if completion.error is not None or completion.text is None:
@@ -197,8 +206,12 @@ def _run_step(
 def _template(path: Path) -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
-    env = Environment(loader=FileSystemLoader(str(path.parent)), undefined=StrictUndefined,
-                      autoescape=False, keep_trailing_newline=False)
+    env = Environment(
+        loader=FileSystemLoader(str(path.parent)),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+    )
     try:
         return env.get_template(path.name)
     except TemplateError as error:
@@ -218,27 +231,36 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
     return text, "ok"
 
 
-def _store_result(study: Study, spec: StepSpec, completion: Any,
-                  signature: dict[str, Any]) -> None:
+def _store_result(study: Study, spec: StepSpec, completion: Any, signature: dict[str, Any]) -> None:
     text, outcome = clean_result(storable(completion.text) or "", completion.finish_reason)
     entry = {
-        "step": spec.name, "prompt": f"prompts/{spec.template.parent.name}/{spec.template.name}",
-        **signature, "model_reported": completion.model_reported, "at": completion.finished_at,
-        "finish_reason": completion.finish_reason, "outcome": outcome,
-        "completion_tokens": completion.completion_tokens, "recorded_at": utc_now(),
+        "step": spec.name,
+        "prompt": f"prompts/{spec.template.parent.name}/{spec.template.name}",
+        **signature,
+        "model_reported": completion.model_reported,
+        "at": completion.finished_at,
+        "finish_reason": completion.finish_reason,
+        "outcome": outcome,
+        "completion_tokens": completion.completion_tokens,
+        "recorded_at": utc_now(),
     }
     with study.transaction() as conn:
-        row = conn.execute("SELECT original_text, steps FROM items WHERE item_id = ?",
-                           (completion.key,)).fetchone()
+        row = conn.execute(
+            "SELECT original_text, steps FROM items WHERE item_id = ?", (completion.key,)
+        ).fetchone()
         if row is None:
             return
         steps = [s for s in json.loads(row[1]) if s["step"] != spec.name] + [entry]
         if spec.name == "extract":
-            conn.execute("UPDATE items SET core_combination = ?, steps = ? WHERE item_id = ?",
-                         (text or None, json.dumps(steps), completion.key))
+            conn.execute(
+                "UPDATE items SET core_combination = ?, steps = ? WHERE item_id = ?",
+                (text or None, json.dumps(steps), completion.key),
+            )
         else:  # an empty rewrite keeps the original text on display
-            conn.execute("UPDATE items SET display_text = ?, steps = ? WHERE item_id = ?",
-                         (text or row[0], json.dumps(steps), completion.key))
+            conn.execute(
+                "UPDATE items SET display_text = ?, steps = ? WHERE item_id = ?",
+                (text or row[0], json.dumps(steps), completion.key),
+            )
 
 
 def _remove_step(study: Study, name: str) -> int:
@@ -250,10 +272,13 @@ def _remove_step(study: Study, name: str) -> int:
             kept = [s for s in entries if s["step"] != name]
             if len(kept) == len(entries):
                 continue
-            column = "core_combination = NULL" if name == "extract" else \
-                "display_text = original_text"
-            conn.execute(f"UPDATE items SET {column}, steps = ? WHERE item_id = ?",
-                         (json.dumps(kept), item_id))
+            column = (
+                "core_combination = NULL" if name == "extract" else "display_text = original_text"
+            )
+            conn.execute(
+                f"UPDATE items SET {column}, steps = ? WHERE item_id = ?",
+                (json.dumps(kept), item_id),
+            )
             removed += 1
     return removed
 

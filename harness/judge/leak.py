@@ -54,7 +54,7 @@ class LeakAudit:
     method: str
     note: str = ""
     controls: ControlAudit | None = None
-    models: Any = None          # harness.judge.leak_models.ModelAudit with several models
+    models: Any = None  # harness.judge.leak_models.ModelAudit with several models
 
     def summary(self) -> str:
         extra = "" if self.controls is None else "\n" + self.controls.summary()
@@ -64,17 +64,34 @@ class LeakAudit:
     def _summary(self) -> str:
         if self.auc is None:
             return f"Leak audit (classifier): not run ({self.note})"
-        guess = ("no better than chance" if self.ci_low is not None and self.ci_low <= 0.5
-                 else "above chance")
+        guess = (
+            "no better than chance"
+            if self.ci_low is not None and self.ci_low <= 0.5
+            else "above chance"
+        )
         caveat = " (few topics: the interval is rough)" if self.n_topics < FEW_TOPICS else ""
-        return (f"Leak audit: {self.method}; AUC {self.auc:.3f} "
-                f"(95% CI {self.ci_low:.3f} to {self.ci_high:.3f}{caveat}; {self.n_items} items, "
-                f"{self.n_topics} topics, {self.folds} folds): the condition is {guess} to guess "
-                "from what reviewers see.")
+        return (
+            f"Leak audit: {self.method}; AUC {self.auc:.3f} "
+            f"(95% CI {self.ci_low:.3f} to {self.ci_high:.3f}{caveat}; {self.n_items} items, "
+            f"{self.n_topics} topics, {self.folds} folds): the condition is {guess} to guess "
+            "from what reviewers see."
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("auc", "ci_low", "ci_high", "n_items", "n_cross",
-                                             "n_topics", "folds", "method", "note")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "auc",
+                "ci_low",
+                "ci_high",
+                "n_items",
+                "n_cross",
+                "n_topics",
+                "folds",
+                "method",
+                "note",
+            )
+        }
         if self.controls is not None:
             out["controls"] = self.controls.as_dict()
         if self.models is not None:
@@ -82,8 +99,9 @@ class LeakAudit:
         return out
 
 
-def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP,
-                     seed: int = 0) -> LeakAudit:
+def classifier_audit(
+    study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP, seed: int = 0
+) -> LeakAudit:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -93,8 +111,10 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
     groups = frame.topic_id.to_numpy()
     n_topics = len(set(groups))
     n_folds = min(folds, n_topics)
-    method = ("TF-IDF (words, 1-2 grams) + logistic regression, out-of-fold scores with topics "
-              "kept whole, topic-cluster bootstrap CI")
+    method = (
+        "TF-IDF (words, 1-2 grams) + logistic regression, out-of-fold scores with topics "
+        "kept whole, topic-cluster bootstrap CI"
+    )
     base = LeakAudit(None, None, None, len(frame), int(y.sum()), n_topics, n_folds, method)
     if n_folds < 2 or y.sum() < 2 or (1 - y).sum() < 2:
         base.note = "needs at least 2 topics and 2 items of each class"
@@ -104,7 +124,8 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
     def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray:
         model = make_pipeline(
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
-            LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
+            LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"),
+        )
         try:
             model.fit([texts[i] for i in train], y[train])
         except ValueError as error:  # texts without a single word (emoji, symbols, controls)
@@ -120,8 +141,14 @@ def classifier_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEA
     return base
 
 
-def out_of_fold(texts: list[str], y: np.ndarray, groups: np.ndarray, n_folds: int, seed: int,
-                fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+def out_of_fold(
+    texts: list[str],
+    y: np.ndarray,
+    groups: np.ndarray,
+    n_folds: int,
+    seed: int,
+    fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
     """Scores of every item from a model fitted without its group (folds keep groups whole)."""
     from sklearn.model_selection import StratifiedGroupKFold
 
@@ -143,8 +170,9 @@ def auc(y: np.ndarray, scores: np.ndarray) -> float:
     return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def cluster_bootstrap_ci(y: np.ndarray, scores: np.ndarray, groups: np.ndarray, n_boot: int,
-                         seed: int) -> tuple[float, float]:
+def cluster_bootstrap_ci(
+    y: np.ndarray, scores: np.ndarray, groups: np.ndarray, n_boot: int, seed: int
+) -> tuple[float, float]:
     """Percentile 95% interval, resampling whole topics (items of a topic are not independent)."""
     rng = np.random.default_rng(seed)
     topics = np.unique(groups)
@@ -187,20 +215,37 @@ class ControlAudit:
     def summary(self) -> str:
         if self.auc is None:
             return f"Leak audit (controls): not run ({self.note})"
-        tell = ("no better than chance" if self.ci_low is not None and self.ci_low <= 0.5
-                else "ABOVE CHANCE: reviewers could learn which items are controls")
-        return (f"Leak audit (controls): AUC {self.auc:.3f} (95% CI {self.ci_low:.3f} to "
-                f"{self.ci_high:.3f}; {self.n_controls} control and "
-                f"{self.n_items - self.n_controls} real items, {self.folds} folds): controls are "
-                f"{tell} to tell from real items.")
+        tell = (
+            "no better than chance"
+            if self.ci_low is not None and self.ci_low <= 0.5
+            else "ABOVE CHANCE: reviewers could learn which items are controls"
+        )
+        return (
+            f"Leak audit (controls): AUC {self.auc:.3f} (95% CI {self.ci_low:.3f} to "
+            f"{self.ci_high:.3f}; {self.n_controls} control and "
+            f"{self.n_items - self.n_controls} real items, {self.folds} folds): controls are "
+            f"{tell} to tell from real items."
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("auc", "ci_low", "ci_high", "n_items",
-                                              "n_controls", "folds", "method", "note")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "auc",
+                "ci_low",
+                "ci_high",
+                "n_items",
+                "n_controls",
+                "folds",
+                "method",
+                "note",
+            )
+        }
 
 
-def control_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP,
-                  seed: int = 0) -> ControlAudit | None:
+def control_audit(
+    study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP, seed: int = 0
+) -> ControlAudit | None:
     """None without controls. Features: TF-IDF of text and core combination plus their lengths
     (characters, words, sentences), so a length band would show too."""
 
@@ -210,15 +255,23 @@ def control_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_B
         return None
     groups = frame.grp.to_numpy()
     n_folds = min(folds, int(y.sum()), int((1 - y).sum()), len(set(groups)))
-    method = ("TF-IDF (words, 1-2 grams) and text lengths + logistic regression, out-of-fold "
-              "scores with topics kept whole, topic-cluster bootstrap CI")
+    method = (
+        "TF-IDF (words, 1-2 grams) and text lengths + logistic regression, out-of-fold "
+        "scores with topics kept whole, topic-cluster bootstrap CI"
+    )
     base = ControlAudit(None, None, None, len(frame), int(y.sum()), n_folds, method)
     if n_folds < 2:
         base.note = "needs at least 2 control and 2 real items"
         return base
     texts = (frame.display_text + "\n" + frame.core).tolist()
-    scores = out_of_fold(texts, y, groups, n_folds, seed,
-                         lambda train, test: _fit_score(texts, frame, y, train, test))
+    scores = out_of_fold(
+        texts,
+        y,
+        groups,
+        n_folds,
+        seed,
+        lambda train, test: _fit_score(texts, frame, y, train, test),
+    )
     base.auc = auc(y, scores)
     base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
     return base
@@ -226,15 +279,20 @@ def control_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_B
 
 def _lengths(frame: Any) -> np.ndarray:
     def measures(text: str) -> list[float]:
-        return [np.log1p(len(text)), np.log1p(len(text.split())),
-                float(len(re.findall(r"[.!?](?:\s|$)", text)))]
+        return [
+            np.log1p(len(text)),
+            np.log1p(len(text.split())),
+            float(len(re.findall(r"[.!?](?:\s|$)", text))),
+        ]
 
-    return np.array([measures(t) + measures(c) for t, c in zip(frame.display_text, frame.core,
-                                                                 strict=True)])
+    return np.array(
+        [measures(t) + measures(c) for t, c in zip(frame.display_text, frame.core, strict=True)]
+    )
 
 
-def _fit_score(texts: list[str], frame: Any, y: np.ndarray, train: np.ndarray,
-               test: np.ndarray) -> np.ndarray:
+def _fit_score(
+    texts: list[str], frame: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray
+) -> np.ndarray:
     from scipy.sparse import csr_matrix, hstack
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -268,29 +326,50 @@ def control_findings(study: Study) -> list[Finding]:
     generator (error), controls in one block at the start or end of a packet where a random
     order would do that with chance under BLOCK_CHANCE (error), and control texts outside the
     length band of real texts (warning)."""
-    odd = [item_id for (item_id,) in study.rows("SELECT item_id FROM items WHERE control_id IS "
-                                                "NOT NULL") if not ID_PATTERN.fullmatch(item_id)]
-    findings = [Finding("store", "control items", "item id pattern", f"{len(odd)} ids", False)
-                ] if odd else []
+    odd = [
+        item_id
+        for (item_id,) in study.rows("SELECT item_id FROM items WHERE control_id IS NOT NULL")
+        if not ID_PATTERN.fullmatch(item_id)
+    ]
+    findings = (
+        [Finding("store", "control items", "item id pattern", f"{len(odd)} ids", False)]
+        if odd
+        else []
+    )
     by_reviewer: dict[str, list[int]] = {}
     for reviewer, _, flag in study.rows(POSITION_SQL):
         by_reviewer.setdefault(reviewer, []).append(flag)
     for reviewer, flags in by_reviewer.items():
         n = sum(flags)
-        if 0 < n < len(flags) and 2 / math.comb(len(flags), n) < BLOCK_CHANCE and (
-                sum(flags[:n]) == n or sum(flags[-n:]) == n):
-            findings.append(Finding(reviewer, "item order", "controls in one block",
-                                    f"{n} of {len(flags)}", False))
-    real = [len(r[0]) for r in study.rows("SELECT display_text FROM items WHERE output_id IS "
-                                          "NOT NULL")]
+        if (
+            0 < n < len(flags)
+            and 2 / math.comb(len(flags), n) < BLOCK_CHANCE
+            and (sum(flags[:n]) == n or sum(flags[-n:]) == n)
+        ):
+            findings.append(
+                Finding(
+                    reviewer, "item order", "controls in one block", f"{n} of {len(flags)}", False
+                )
+            )
+    real = [
+        len(r[0]) for r in study.rows("SELECT display_text FROM items WHERE output_id IS NOT NULL")
+    ]
     if real:  # counted, not listed: naming the items would unblind whoever runs the study
         low, high = min(real), max(real)
-        outside = sum(not low <= len(r[0]) <= high for r in study.rows(
-            "SELECT display_text FROM items WHERE control_id IS NOT NULL"))
+        outside = sum(
+            not low <= len(r[0]) <= high
+            for r in study.rows("SELECT display_text FROM items WHERE control_id IS NOT NULL")
+        )
         if outside:
-            findings.append(Finding("store", "control items", "texts outside the length band "
-                                    f"of real items ({low}-{high} characters)",
-                                    f"{outside} items", True))
+            findings.append(
+                Finding(
+                    "store",
+                    "control items",
+                    f"texts outside the length band of real items ({low}-{high} characters)",
+                    f"{outside} items",
+                    True,
+                )
+            )
     return findings
 
 
@@ -315,8 +394,12 @@ class _Terms:
 
     def __init__(self, study: Study) -> None:
         topic_ids = [r[0] for r in study.rows("SELECT topic_id FROM topics")]
-        prompts = [t.strip() for r in study.rows("SELECT text, system FROM prompts")
-                   for t in r if t and len(t.strip()) >= 20]
+        prompts = [
+            t.strip()
+            for r in study.rows("SELECT text, system FROM prompts")
+            for t in r
+            if t and len(t.strip()) >= 20
+        ]
         models = set()
         for model, reported in study.rows("SELECT DISTINCT model, model_reported FROM outputs"):
             for name in (model, reported):
@@ -328,17 +411,26 @@ class _Terms:
         topic_ids += [r[0] for r in study.rows("SELECT control_id FROM controls")]
         self.patterns = [
             ("topic id", _alternation(topic_ids, word=True, flags=0)),
-            ("prompt text", _alternation(sorted(set(prompts), key=len, reverse=True),
-                                         word=False, flags=0)),
-            ("model name", _alternation(sorted(models, key=len, reverse=True), word=False,
-                                        flags=re.I)),
+            (
+                "prompt text",
+                _alternation(sorted(set(prompts), key=len, reverse=True), word=False, flags=0),
+            ),
+            (
+                "model name",
+                _alternation(sorted(models, key=len, reverse=True), word=False, flags=re.I),
+            ),
             ("condition name", re.compile(r"single_a|single_b", re.I)),
         ]
         self.cross = re.compile(r"(?<![A-Za-z0-9])cross(?![A-Za-z0-9])", re.I)
 
     def find(self, text: str, in_item_text: bool) -> list[tuple[str, str]]:
-        hits = [(kind, m.group(0)) for kind, pattern in self.patterns if pattern is not None
-                for m in [pattern.search(text)] if m]
+        hits = [
+            (kind, m.group(0))
+            for kind, pattern in self.patterns
+            if pattern is not None
+            for m in [pattern.search(text)]
+            if m
+        ]
         if not in_item_text:  # "cross" is ordinary English inside model text
             m = self.cross.search(text)
             if m:
@@ -367,8 +459,12 @@ def scan_packets(study: Study, folder: Path | None = None) -> list[Finding]:
         elif path.suffix == ".csv":
             cells = _csv_cells(path)
         else:
-            cells = [(f"line {n}", line, False) for n, line in
-                     enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)]
+            cells = [
+                (f"line {n}", line, False)
+                for n, line in enumerate(
+                    path.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+                )
+            ]
         for where, text, item_text in cells:
             for kind, value in terms.find(text, item_text):
                 findings.append(Finding(rel, where, kind, value, item_text))
@@ -390,8 +486,9 @@ def _xlsx_cells(path: Path) -> list[tuple[str, str, bool]]:
                     item_cols = {i for i, v in enumerate(row) if v in text_columns}
                 for c, value in enumerate(row):
                     if value is not None:
-                        out.append((f"{ws.title}!R{r}C{c + 1}", str(value),
-                                    r > 1 and c in item_cols))
+                        out.append(
+                            (f"{ws.title}!R{r}C{c + 1}", str(value), r > 1 and c in item_cols)
+                        )
     finally:
         wb.close()
     with zipfile.ZipFile(path) as archive:
@@ -407,7 +504,13 @@ def _csv_cells(path: Path) -> list[tuple[str, str, bool]]:
     records = list(csv.reader(io.StringIO(text, newline="")))
     header = records[0] if records else []
     text_cols = {i for i, h in enumerate(header) if h in ("text", "core_combination")}
-    return [(f"row {r} column {header[c] if c < len(header) else c + 1}", value,
-             r > 1 and c in text_cols)
-            for r, record in enumerate(records, start=1) for c, value in enumerate(record)
-            if value]
+    return [
+        (
+            f"row {r} column {header[c] if c < len(header) else c + 1}",
+            value,
+            r > 1 and c in text_cols,
+        )
+        for r, record in enumerate(records, start=1)
+        for c, value in enumerate(record)
+        if value
+    ]

@@ -34,31 +34,48 @@ class ModelAudit:
     ci_high: list[float | None] = field(default_factory=list)
     n_items: int = 0
     folds: int = 0
-    method: str = ("TF-IDF (words, 1-2 grams) + logistic regression, one model against the "
-                   "others, out-of-fold scores with topics kept whole, topic-cluster bootstrap CI")
+    method: str = (
+        "TF-IDF (words, 1-2 grams) + logistic regression, one model against the "
+        "others, out-of-fold scores with topics kept whole, topic-cluster bootstrap CI"
+    )
     note: str = ""
 
     def summary(self) -> str:
         if not self.auc:
             return f"Leak audit (models): not run ({self.note})"
-        parts = [f"{name} {a:.3f} (95% CI {lo:.3f} to {hi:.3f})"
-                 for name, a, lo, hi in zip(self._labels(), self.auc, self.ci_low, self.ci_high,
-                                            strict=True) if a is not None and lo is not None
-                 and hi is not None]
-        return ("Leak audit (models): AUC of telling a model's items from the others' "
-                + "; ".join(parts) + f" ({self.n_items} items, {self.folds} folds).")
+        parts = [
+            f"{name} {a:.3f} (95% CI {lo:.3f} to {hi:.3f})"
+            for name, a, lo, hi in zip(
+                self._labels(), self.auc, self.ci_low, self.ci_high, strict=True
+            )
+            if a is not None and lo is not None and hi is not None
+        ]
+        return (
+            "Leak audit (models): AUC of telling a model's items from the others' "
+            + "; ".join(parts)
+            + f" ({self.n_items} items, {self.folds} folds)."
+        )
 
     def _labels(self) -> list[str]:
         return [f"{self.models[1]} vs {self.models[0]}"] if len(self.models) == 2 else self.models
 
     def as_dict(self) -> dict[str, Any]:
-        return {"models": self.models, "labels": self._labels(), "auc": self.auc,
-                "ci_low": self.ci_low, "ci_high": self.ci_high, "n_items": self.n_items,
-                "folds": self.folds, "method": self.method, "note": self.note}
+        return {
+            "models": self.models,
+            "labels": self._labels(),
+            "auc": self.auc,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "n_items": self.n_items,
+            "folds": self.folds,
+            "method": self.method,
+            "note": self.note,
+        }
 
 
-def model_audit(study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP,
-                seed: int = 0) -> ModelAudit | None:
+def model_audit(
+    study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP, seed: int = 0
+) -> ModelAudit | None:
     """None when the study's items come from one model."""
     frame = study.frame(MODEL_AUDIT_SQL)
     models = sorted(str(m) for m in frame.model.unique())
@@ -88,7 +105,8 @@ def _fitter(texts: list[str], y: np.ndarray) -> Any:
     def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray:
         model = make_pipeline(
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
-            LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"))
+            LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"),
+        )
         model.fit([texts[i] for i in train], y[train])
         result: np.ndarray = model.decision_function([texts[i] for i in test])
         return result

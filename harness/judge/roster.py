@@ -104,8 +104,9 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
     fixed = []
     for index, reviewer in enumerate(roster.reviewers):
         if reviewer.id in seen:
-            raise HarnessError(f"duplicate reviewer id {reviewer.id!r}", file=path,
-                               row=line(index), column="id")
+            raise HarnessError(
+                f"duplicate reviewer id {reviewer.id!r}", file=path, row=line(index), column="id"
+            )
         seen.add(reviewer.id)
         canonical = []
         for name in reviewer.expertise:
@@ -113,9 +114,12 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
             if found is None:
                 near = get_close_matches(name, names, n=1)
                 hint = f" (did you mean {near[0]!r}?)" if near else ""
-                raise HarnessError(f"unknown field {name!r}{hint}; use names from "
-                                   "topics/taxonomy.yaml", file=path, row=line(index),
-                                   column="expertise")
+                raise HarnessError(
+                    f"unknown field {name!r}{hint}; use names from topics/taxonomy.yaml",
+                    file=path,
+                    row=line(index),
+                    column="expertise",
+                )
             canonical.append(found.name)
         fixed.append(reviewer.model_copy(update={"expertise": tuple(dict.fromkeys(canonical))}))
     return Roster(reviewers=fixed)
@@ -123,15 +127,19 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
 
 def stored_roster(study: Study) -> Roster | None:
     """The roster held in the study store, or None when none was stored yet."""
-    rows = study.rows("SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers "
-                      "ORDER BY rowid")
+    rows = study.rows(
+        "SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers ORDER BY rowid"
+    )
     if not rows:
         return None
-    return Roster(reviewers=[
-        Reviewer(id=r[0], kind=r[1], method=r[2], expertise=tuple(json.loads(r[3])),
-                 capacity=r[4])
-        for r in rows
-    ])
+    return Roster(
+        reviewers=[
+            Reviewer(
+                id=r[0], kind=r[1], method=r[2], expertise=tuple(json.loads(r[3])), capacity=r[4]
+            )
+            for r in rows
+        ]
+    )
 
 
 def store_roster(study: Study, roster: Roster, *, source: str | Path | None = None) -> None:
@@ -141,18 +149,23 @@ def store_roster(study: Study, roster: Roster, *, source: str | Path | None = No
         if stored is None or _key(stored) != _key(roster):
             raise HarnessError(
                 "items are already routed to the stored roster; a different roster cannot be "
-                "used in this study", file=source)
+                "used in this study",
+                file=source,
+            )
         return
     with study.transaction() as conn:
         conn.execute("DELETE FROM reviewers")
         conn.executemany(
             "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
             "VALUES (?, ?, ?, ?, ?)",
-            [(r.id, r.kind, r.method, json.dumps(list(r.expertise)), r.capacity)
-             for r in roster.reviewers],
+            [
+                (r.id, r.kind, r.method, json.dumps(list(r.expertise)), r.capacity)
+                for r in roster.reviewers
+            ],
         )
 
 
 def _key(roster: Roster) -> list[tuple[Any, ...]]:
-    return sorted((r.id, r.kind, r.method, tuple(r.expertise), r.capacity)
-                  for r in roster.reviewers)
+    return sorted(
+        (r.id, r.kind, r.method, tuple(r.expertise), r.capacity) for r in roster.reviewers
+    )

@@ -46,21 +46,29 @@ class RoutingResult:
     solver: str
 
     def summary(self) -> str:
-        lines = [f"Routing: {self.assignments.item_id.nunique()} items x k={self.k} reviewers "
-                 f"= {len(self.assignments)} assignments (seed {self.seed}; one item per topic "
-                 f"per human reviewer: {'yes' if self.distinct_topics else 'no'}; {self.solver})",
-                 self.balance.to_string(index=False)]
+        lines = [
+            f"Routing: {self.assignments.item_id.nunique()} items x k={self.k} reviewers "
+            f"= {len(self.assignments)} assignments (seed {self.seed}; one item per topic "
+            f"per human reviewer: {'yes' if self.distinct_topics else 'no'}; {self.solver})",
+            self.balance.to_string(index=False),
+        ]
         return "\n".join(lines)
 
     def manifest_section(self) -> dict[str, Any]:
-        return {"seed": self.seed, "k": self.k, "distinct_topics": self.distinct_topics,
-                "solver": self.solver, "n_items": int(self.assignments.item_id.nunique()),
-                "n_assignments": len(self.assignments),
-                "balance": json.loads(self.balance.to_json(orient="records"))}
+        return {
+            "seed": self.seed,
+            "k": self.k,
+            "distinct_topics": self.distinct_topics,
+            "solver": self.solver,
+            "n_items": int(self.assignments.item_id.nunique()),
+            "n_assignments": len(self.assignments),
+            "balance": json.loads(self.balance.to_json(orient="records")),
+        }
 
 
-def route(study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0,
-          distinct_topics: bool = True) -> RoutingResult:
+def route(
+    study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0, distinct_topics: bool = True
+) -> RoutingResult:
     """Assign every item to k reviewers and store the assignment (refused if one exists)."""
     if study.count("assignments"):
         raise HarnessError("items are already routed in this study", file=study.path)
@@ -77,12 +85,14 @@ def store_routing(study: Study, result: RoutingResult) -> RoutingResult:
     with study.transaction() as conn:
         conn.executemany(
             "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
-            [(a, b, int(c)) for a, b, c in rows])
+            [(a, b, int(c)) for a, b, c in rows],
+        )
     return result
 
 
-def check_routing(study: Study, roster: Roster, *, k: int = DEFAULT_K,
-                  distinct_topics: bool = True) -> None:
+def check_routing(
+    study: Study, roster: Roster, *, k: int = DEFAULT_K, distinct_topics: bool = True
+) -> None:
     """Raise when the study's items cannot be routed to this roster (before any model runs)."""
     items = study.frame(ITEMS_SQL)
     if items.empty:
@@ -93,12 +103,14 @@ def check_routing(study: Study, roster: Roster, *, k: int = DEFAULT_K,
 
 def _check_k(study: Study, k: int) -> None:
     if k < 1 or (k < 2 and not study.pilot):
-        raise HarnessError(f"k={k}: each item needs at least 2 reviewers (k=1 only in a pilot "
-                           "study)", column="--k")
+        raise HarnessError(
+            f"k={k}: each item needs at least 2 reviewers (k=1 only in a pilot study)", column="--k"
+        )
 
 
-def plan_routing(study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0,
-                 distinct_topics: bool = True) -> RoutingResult:
+def plan_routing(
+    study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0, distinct_topics: bool = True
+) -> RoutingResult:
     """Compute (without storing) the assignment for the study's items."""
     import pandas as pd
 
@@ -111,7 +123,8 @@ def plan_routing(study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int 
     chosen, solver = _solve(items, reviewers, k, seed, distinct_topics)
     assignments = pd.DataFrame(
         [(items.item_id.iat[i], reviewers[r].id) for i, r in chosen],
-        columns=["item_id", "reviewer_id"])
+        columns=["item_id", "reviewer_id"],
+    )
     assignments = _positions(assignments, items, seed)
     balance = balance_table(items, assignments, reviewers)
     return RoutingResult(assignments, balance, seed, k, distinct_topics, solver)
@@ -125,11 +138,15 @@ def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: boo
     """Necessary conditions, each with a message that says which and by how much."""
     n_items, n_topics = len(items), items.topic_id.nunique()
     if k > len(reviewers):
-        raise HarnessError(f"k={k} distinct reviewers per item, but the roster has "
-                           f"{len(reviewers)} (short by {k - len(reviewers)})", column="--k")
+        raise HarnessError(
+            f"k={k} distinct reviewers per item, but the roster has "
+            f"{len(reviewers)} (short by {k - len(reviewers)})",
+            column="--k",
+        )
     need = n_items * k
-    offer = sum(min(r.capacity, n_topics if _per_topic_limit(r, distinct) else n_items)
-                for r in reviewers)
+    offer = sum(
+        min(r.capacity, n_topics if _per_topic_limit(r, distinct) else n_items) for r in reviewers
+    )
     if offer < need:
         # Name the remedy only when the one-item-per-topic rule, not capacity, is what binds.
         lifted = sum(min(r.capacity, n_items) for r in reviewers)
@@ -137,7 +154,9 @@ def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: boo
         raise HarnessError(
             f"{n_items} items x k={k} need {need} assignments, the roster offers "
             f"{offer} (short by {need - offer}; a human reviewer takes at most one item per "
-            f"topic, here {n_topics}{hint})", column="capacity")
+            f"topic, here {n_topics}{hint})",
+            column="capacity",
+        )
     sizes = items.groupby("topic_id").size()
     worst, gap = None, 0
     for topic, m in sizes.items():
@@ -149,7 +168,9 @@ def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: boo
         raise HarnessError(
             f"topic {worst}: {m} items x k={k} need {m * k} reviewer slots but a human reviewer "
             f"may take only one item per topic and the roster offers {slots} (short by {gap}; "
-            "add reviewers or allow several items per topic with --same-topic)", column="reviewers")
+            "add reviewers or allow several items per topic with --same-topic)",
+            column="reviewers",
+        )
 
 
 class _Rows:
@@ -173,14 +194,16 @@ class _Rows:
         from scipy.optimize import LinearConstraint
         from scipy.sparse import csr_matrix
 
-        matrix = csr_matrix((np.concatenate(self.vals), (np.concatenate(self.rows),
-                                                         np.concatenate(self.cols))),
-                            shape=(len(self.lb), n_vars))
+        matrix = csr_matrix(
+            (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
+            shape=(len(self.lb), n_vars),
+        )
         return LinearConstraint(matrix, self.lb, self.ub)
 
 
-def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
-           distinct: bool) -> tuple[list[tuple[int, int]], str]:
+def _solve(
+    items: Any, reviewers: list[Reviewer], k: int, seed: int, distinct: bool
+) -> tuple[list[tuple[int, int]], str]:
     """Mixed-integer programme (HiGHS via scipy).
 
     Variables: x[i, r] in {0, 1} (item i to reviewer r) and d[r, c] >= 0, the deviation of
@@ -197,10 +220,19 @@ def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
     n_vars = n_x + n_r * n_c
 
     rng = np.random.default_rng(seed)
-    overlap = np.array([[len({fa, fb} & set(rv.expertise)) for rv in reviewers]
-                        for fa, fb in zip(items.field_a, items.field_b, strict=True)], float)
-    cost = np.concatenate([(-W_EXPERTISE * overlap + W_NOISE * rng.random((n_i, n_r))).ravel(),
-                           np.full(n_r * n_c, W_BALANCE)])
+    overlap = np.array(
+        [
+            [len({fa, fb} & set(rv.expertise)) for rv in reviewers]
+            for fa, fb in zip(items.field_a, items.field_b, strict=True)
+        ],
+        float,
+    )
+    cost = np.concatenate(
+        [
+            (-W_EXPERTISE * overlap + W_NOISE * rng.random((n_i, n_r))).ravel(),
+            np.full(n_r * n_c, W_BALANCE),
+        ]
+    )
 
     rows = _Rows()
     for i in range(n_i):  # k distinct reviewers per item
@@ -221,15 +253,24 @@ def _solve(items: Any, reviewers: list[Reviewer], k: int, seed: int,
 
     upper = np.concatenate([np.ones(n_x), np.full(n_r * n_c, np.inf)])
     integrality = np.concatenate([np.ones(n_x), np.zeros(n_vars - n_x)])
-    res = milp(cost, integrality=integrality, bounds=Bounds(np.zeros(n_vars), upper),
-               constraints=rows.constraint(n_vars),
-               options={"time_limit": ROUTING_TIME_LIMIT, "mip_rel_gap": MIP_GAP})
+    res = milp(
+        cost,
+        integrality=integrality,
+        bounds=Bounds(np.zeros(n_vars), upper),
+        constraints=rows.constraint(n_vars),
+        options={"time_limit": ROUTING_TIME_LIMIT, "mip_rel_gap": MIP_GAP},
+    )
     if res.x is None:
-        what = (f"no assignment found within {ROUTING_TIME_LIMIT:.0f} s" if res.status == 1
-                else "the routing constraints cannot all be met")
+        what = (
+            f"no assignment found within {ROUTING_TIME_LIMIT:.0f} s"
+            if res.status == 1
+            else "the routing constraints cannot all be met"
+        )
         raise HarnessError(
             f"{what} ({n_i} items, k={k}, {n_r} reviewers, capacity "
-            f"{sum(r.capacity for r in reviewers)}): {res.message}", column="reviewers")
+            f"{sum(r.capacity for r in reviewers)}): {res.message}",
+            column="reviewers",
+        )
     solution = res.x[:n_x].reshape(n_i, n_r) > 0.5
     chosen = [(int(i), int(r)) for i, r in zip(*np.nonzero(solution), strict=True)]
     status = "optimal" if res.status == 0 else f"best found within {ROUTING_TIME_LIMIT:.0f} s"
@@ -257,8 +298,10 @@ def _positions(assignments: Any, items: Any, seed: int) -> Any:
     rank = assignments.item_id.map(dict(zip(items.item_id, range(len(items)), strict=True)))
     assignments = assignments.assign(_rank=rank).sort_values(["reviewer_id", "_rank"])
     rng = np.random.default_rng([seed, 1])
-    parts = [group.assign(position=rng.permutation(len(group)) + 1)
-             for _, group in assignments.groupby("reviewer_id", sort=True)]
+    parts = [
+        group.assign(position=rng.permutation(len(group)) + 1)
+        for _, group in assignments.groupby("reviewer_id", sort=True)
+    ]
     result = pd.concat(parts).drop(columns="_rank").sort_values(["reviewer_id", "position"])
     return result.reset_index(drop=True)
 
@@ -274,9 +317,10 @@ def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> An
     rows = []
     for rv in reviewers:
         mine = merged[merged.reviewer_id == rv.id]
-        match = sum(bool({fa, fb} & set(rv.expertise)) for fa, fb in zip(mine.field_a,
-                                                                          mine.field_b,
-                                                                          strict=True))
+        match = sum(
+            bool({fa, fb} & set(rv.expertise))
+            for fa, fb in zip(mine.field_a, mine.field_b, strict=True)
+        )
         row = {"reviewer": rv.id, "kind": rv.kind, "capacity": rv.capacity, "assigned": len(mine)}
         row.update({c: int((mine.condition == c).sum()) for c in conditions})
         row["expertise_match"] = int(match)
@@ -289,5 +333,6 @@ def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> An
 
 def stored_routing(study: Study) -> Any:
     """The stored assignment with the balance columns (for status and re-writing packets)."""
-    return study.frame("SELECT item_id, reviewer_id, position FROM assignments "
-                       "ORDER BY reviewer_id, position")
+    return study.frame(
+        "SELECT item_id, reviewer_id, position FROM assignments ORDER BY reviewer_id, position"
+    )

@@ -83,8 +83,11 @@ def split_text(text: str, size: int) -> list[str]:
     """Chunks of at most `size` characters, each marked so that a reader sees the split."""
     if len(text) <= size:
         return [text]
-    body = [text[i:i + size] for i in range(0, len(text), size)]
+    body = [text[i : i + size] for i in range(0, len(text), size)]
     n = len(body)
-    return [(f"[part {k + 1}/{n}] " if k else "") + chunk +
-            (f" [continues in part {k + 2}/{n} below]" if k + 1 < n else "")
-            for k, chunk in enumerate(body)]
+    return [
+        (f"[part {k + 1}/{n}] " if k else "")
+        + chunk
+        + (f" [continues in part {k + 2}/{n} below]" if k + 1 < n else "")
+        for k, chunk in enumerate(body)
+    ]

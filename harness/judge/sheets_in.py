@@ -30,8 +30,10 @@ from harness.study.store import Study
 _DOI = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)?10\.\d{4,9}/\S+$", re.I)
 _URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.I)
 _OTHER_ID = re.compile(r"^(?:arxiv:\S+|pmid:\d+|pmcid:pmc\d+)$", re.I)
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
-                       r"(?:Z|[+-]\d{2}:?\d{2})?)?$")
+_ISO_DATE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?)?$"
+)
 _SERIAL = re.compile(r"^\d{5}(?:\.\d+)?$")
 _COUNT = re.compile(r"^\d{1,3}(?:[, ]\d{3})+$|^\d+$")
 
@@ -41,8 +43,10 @@ class ImportProblems(HarnessError):
 
     def __init__(self, problems: list[Problem]) -> None:
         files = sorted({p.file for p in problems})
-        super().__init__(f"{len(problems)} problem(s) in {', '.join(files)}; nothing was "
-                         f"imported. First: {problems[0]}")
+        super().__init__(
+            f"{len(problems)} problem(s) in {', '.join(files)}; nothing was "
+            f"imported. First: {problems[0]}"
+        )
         self.problems = problems
 
 
@@ -84,8 +88,10 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
     import pandas as pd
 
     if not files:
-        raise HarnessError("give at least one returned packet (.xlsx, or items.csv with "
-                           "searches.csv)", column="--import")
+        raise HarnessError(
+            "give at least one returned packet (.xlsx, or items.csv with searches.csv)",
+            column="--import",
+        )
     sources, problems = group_sources([Path(f) for f in files])
     checked = []
     for source in sources:
@@ -96,8 +102,13 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
     seen: dict[str, str] = {}
     for c in checked:
         if c.reviewer_id in seen:
-            problems.append(Problem(c.source.name, f"a second file for reviewer {c.reviewer_id} "
-                                    f"in one import (also {seen[c.reviewer_id]})"))
+            problems.append(
+                Problem(
+                    c.source.name,
+                    f"a second file for reviewer {c.reviewer_id} "
+                    f"in one import (also {seen[c.reviewer_id]})",
+                )
+            )
         seen[c.reviewer_id] = c.source.name
     plan = [] if problems else [(c, _decide(study, c, replace, problems)) for c in checked]
     if problems:
@@ -107,9 +118,16 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
         for c, (status, previous) in plan:
             if status != "unchanged":
                 _store(conn, c, previous)
-            rows.append({"file": c.source.name, "reviewer": c.reviewer_id, "status": status,
-                         "reviews": len(c.reviews), "searches": len(c.searches),
-                         "sha256": c.source.sha256})
+            rows.append(
+                {
+                    "file": c.source.name,
+                    "reviewer": c.reviewer_id,
+                    "status": status,
+                    "reviews": len(c.reviews),
+                    "searches": len(c.searches),
+                    "sha256": c.source.sha256,
+                }
+            )
     if any(r["status"] != "unchanged" for r in rows):
         from harness.study.manifest import record_command
 
@@ -133,19 +151,30 @@ def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
         elif suffix == ".csv":
             kind = csv_kind(path)
             if kind is None:
-                problems.append(Problem(path.name, "not an items or searches CSV of a reviewer "
-                                        "packet (header row not recognised, or not UTF-8)"))
+                problems.append(
+                    Problem(
+                        path.name,
+                        "not an items or searches CSV of a reviewer "
+                        "packet (header row not recognised, or not UTF-8)",
+                    )
+                )
             (items_csv if kind == "items" else searches_csv if kind else []).append(path)
         else:
-            problems.append(Problem(path.name, "not an .xlsx or .csv file (save the workbook "
-                                    "as Excel .xlsx)"))
+            problems.append(
+                Problem(path.name, "not an .xlsx or .csv file (save the workbook as Excel .xlsx)")
+            )
     lone = len(items_csv) == 1 and len(searches_csv) == 1
     for items_path in items_csv:
         partner = _partner(items_path, searches_csv, lone)
         if isinstance(partner, str):  # "ambiguous"
-            problems.append(Problem(items_path.name, "several searches CSVs could belong to this "
-                                    "items CSV; name them alike (alice-items.csv, "
-                                    "alice-searches.csv) or import each pair on its own"))
+            problems.append(
+                Problem(
+                    items_path.name,
+                    "several searches CSVs could belong to this "
+                    "items CSV; name them alike (alice-items.csv, "
+                    "alice-searches.csv) or import each pair on its own",
+                )
+            )
             continue
         if partner is not None:
             searches_csv.remove(partner)
@@ -155,8 +184,9 @@ def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
     return sources, problems
 
 
-def _partner(items_path: Path, searches: list[Path],
-             lone: bool) -> Path | Literal["ambiguous"] | None:
+def _partner(
+    items_path: Path, searches: list[Path], lone: bool
+) -> Path | Literal["ambiguous"] | None:
     """The searches CSV of an items CSV: the one beside it, or the one named alike."""
     beside = [s for s in searches if s.parent == items_path.parent]
     if len(beside) == 1:
@@ -175,15 +205,20 @@ def check_source(study: Study, source: Source) -> Checked | None:
     meta = source.meta
     if not meta:
         return None
-    if meta.get("format", F.FORMAT) != F.FORMAT or meta.get("format_version") != \
-            F.FORMAT_VERSION:
-        source.problem(f"packet format {meta.get('format')} {meta.get('format_version')} is not "
-                       f"{F.FORMAT} {F.FORMAT_VERSION}")
+    if meta.get("format", F.FORMAT) != F.FORMAT or meta.get("format_version") != F.FORMAT_VERSION:
+        source.problem(
+            f"packet format {meta.get('format')} {meta.get('format_version')} is not "
+            f"{F.FORMAT} {F.FORMAT_VERSION}"
+        )
         return None
     if meta.get("study_id") != study.study_id:
-        source.problem(f"this file belongs to another study (study id {meta.get('study_id')!r}; "
-                       f"this study is {study.study_id!r})", source.items, None,
-                       "study_id" if source.kind == "csv" else None)
+        source.problem(
+            f"this file belongs to another study (study id {meta.get('study_id')!r}; "
+            f"this study is {study.study_id!r})",
+            source.items,
+            None,
+            "study_id" if source.kind == "csv" else None,
+        )
         return None
     reviewer_id = meta.get("reviewer_id", "")
     found = study.rows("SELECT kind FROM reviewers WHERE reviewer_id = ?", (reviewer_id,))
@@ -191,13 +226,16 @@ def check_source(study: Study, source: Source) -> Checked | None:
         source.problem(f"reviewer {reviewer_id!r} is not on this study's roster")
         return None
     if found[0][0] != "human":
-        source.problem(f"reviewer {reviewer_id!r} is automated; its reviews come from "
-                       "`harness judge --auto`")
+        source.problem(
+            f"reviewer {reviewer_id!r} is automated; its reviews come from `harness judge --auto`"
+        )
         return None
     if source.items is None or source.searches is None:
         return None
-    assigned = {r[0] for r in study.rows(
-        "SELECT item_id FROM assignments WHERE reviewer_id = ?", (reviewer_id,))}
+    assigned = {
+        r[0]
+        for r in study.rows("SELECT item_id FROM assignments WHERE reviewer_id = ?", (reviewer_id,))
+    }
     known = {r[0] for r in study.rows("SELECT item_id FROM items")}
     reviews = _check_items(source, source.items, assigned, known, reviewer_id)
     searches = _check_searches(source, source.searches, assigned, known, reviewer_id)
@@ -205,8 +243,12 @@ def check_source(study: Study, source: Source) -> Checked | None:
     searched = {_text(r.values.get("item_id")) for r in source.searches.rows}
     for item_id, (review, number) in reviews.items():
         if review.verdict and item_id not in searched:
-            source.problem(f"item {item_id} has a verdict but no search recorded in "
-                           f"{source.searches.sheet}", source.items, number, "verdict")
+            source.problem(
+                f"item {item_id} has a verdict but no search recorded in {source.searches.sheet}",
+                source.items,
+                number,
+                "verdict",
+            )
     return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches)
 
 
@@ -218,20 +260,29 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
-def _item_id(source: Source, table: Table, number: int, raw: str, assigned: set[str],
-             known: set[str], reviewer_id: str) -> bool:
+def _item_id(
+    source: Source,
+    table: Table,
+    number: int,
+    raw: str,
+    assigned: set[str],
+    known: set[str],
+    reviewer_id: str,
+) -> bool:
     if raw in assigned:
         return True
     if raw in known:
-        source.problem(f"item {raw} is not assigned to reviewer {reviewer_id}", table, number,
-                       "item_id")
+        source.problem(
+            f"item {raw} is not assigned to reviewer {reviewer_id}", table, number, "item_id"
+        )
     else:
         source.problem(f"unknown item id {raw!r}", table, number, "item_id")
     return False
 
 
-def _check_items(source: Source, table: Table, assigned: set[str], known: set[str],
-                 reviewer_id: str) -> dict[str, tuple[Review, int]]:
+def _check_items(
+    source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
+) -> dict[str, tuple[Review, int]]:
     inputs = [c.key for c in F.ITEM_COLUMNS if c.editable]
     reviews: dict[str, tuple[Review, int]] = {}
     for row in table.rows:
@@ -239,36 +290,47 @@ def _check_items(source: Source, table: Table, assigned: set[str], known: set[st
         answers = {k: _text(row.values.get(k)) for k in inputs}
         if not label:
             if any(answers.values()):
-                source.problem("answers on a row without an item id", table, row.number,
-                               "item_id")
+                source.problem("answers on a row without an item id", table, row.number, "item_id")
             continue
         if F.parse_continued(label):
             if any(answers.values()):
-                source.problem("answers belong on the item's first row, not a continuation "
-                               "row", table, row.number, next(k for k in inputs if answers[k]))
+                source.problem(
+                    "answers belong on the item's first row, not a continuation row",
+                    table,
+                    row.number,
+                    next(k for k in inputs if answers[k]),
+                )
             continue
         if label in reviews:
-            source.problem(f"duplicate row for item {label} (first on row {reviews[label][1]})",
-                           table, row.number, "item_id")
+            source.problem(
+                f"duplicate row for item {label} (first on row {reviews[label][1]})",
+                table,
+                row.number,
+                "item_id",
+            )
             continue
         if not _item_id(source, table, row.number, label, assigned, known, reviewer_id):
             continue
         review = _review(source, table, row.number, label, answers)
         reviews[label] = (review, row.number)
     for missing in sorted(assigned - set(reviews)):
-        source.problem(f"assigned item {missing} is missing from the sheet", table, None,
-                       "item_id")
+        source.problem(f"assigned item {missing} is missing from the sheet", table, None, "item_id")
     return reviews
 
 
-def _review(source: Source, table: Table, number: int, item_id: str,
-            answers: dict[str, str]) -> Review:
+def _review(
+    source: Source, table: Table, number: int, item_id: str, answers: dict[str, str]
+) -> Review:
     verdict = answers["verdict"].casefold().replace(" ", "_").replace("-", "_")
     if not verdict:
         source.problem(f"missing verdict for item {item_id}", table, number, "verdict")
     elif verdict not in F.VERDICTS:
-        source.problem(f"verdict {answers['verdict']!r} is not one of "
-                       f"{', '.join(F.VERDICTS)}", table, number, "verdict")
+        source.problem(
+            f"verdict {answers['verdict']!r} is not one of {', '.join(F.VERDICTS)}",
+            table,
+            number,
+            "verdict",
+        )
         verdict = ""
     confidence = None
     if answers["confidence"]:
@@ -277,13 +339,18 @@ def _review(source: Source, table: Table, number: int, item_id: str,
             if confidence != float(answers["confidence"]) or confidence not in F.CONFIDENCE:
                 raise ValueError
         except (ValueError, OverflowError):
-            source.problem(f"confidence {answers['confidence']!r} is not a whole number from "
-                           "1 to 5", table, number, "confidence")
+            source.problem(
+                f"confidence {answers['confidence']!r} is not a whole number from 1 to 5",
+                table,
+                number,
+                "confidence",
+            )
             confidence = None
     prior = answers["prior_work"]
     if verdict == "published" and not prior:
-        source.problem("a published verdict must cite the prior work (DOI or URL)", table,
-                       number, "prior_work")
+        source.problem(
+            "a published verdict must cite the prior work (DOI or URL)", table, number, "prior_work"
+        )
     for bad in bad_references(prior):
         source.problem(f"{bad!r} is not a DOI or URL", table, number, "prior_work")
     return Review(item_id, verdict, confidence, prior or None, answers["notes"] or None)
@@ -296,12 +363,14 @@ def references(text: str) -> list[str]:
 
 
 def bad_references(text: str) -> list[str]:
-    return [t for t in references(text)
-            if not (_DOI.match(t) or _URL.match(t) or _OTHER_ID.match(t))]
+    return [
+        t for t in references(text) if not (_DOI.match(t) or _URL.match(t) or _OTHER_ID.match(t))
+    ]
 
 
-def _check_searches(source: Source, table: Table, assigned: set[str], known: set[str],
-                    reviewer_id: str) -> list[Search]:
+def _check_searches(
+    source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
+) -> list[Search]:
     searches: list[Search] = []
     seen: dict[tuple[str, ...], int] = {}
     now = datetime.now(UTC)
@@ -327,16 +396,29 @@ def _check_searches(source: Source, table: Table, assigned: set[str], known: set
             source.problem(str(hits), table, n, "total_hits")
         for bad in bad_references(fields["relevant_ids"]):
             source.problem(f"{bad!r} is not a DOI or URL", table, n, "relevant_ids")
-        query_key = (item_id, fields["database"].casefold(), fields["query"], fields["filters"],
-                     run_at if isinstance(run_at, str) else "")
+        query_key = (
+            item_id,
+            fields["database"].casefold(),
+            fields["query"],
+            fields["filters"],
+            run_at if isinstance(run_at, str) else "",
+        )
         if query_key in seen:
             source.problem(f"duplicate of the query on row {seen[query_key]}", table, n, "query")
             continue
         seen[query_key] = n
         if ok and isinstance(run_at, str) and isinstance(hits, int):
-            searches.append(Search(item_id, fields["database"], fields["query"],
-                                   fields["filters"] or None, run_at, hits,
-                                   references(fields["relevant_ids"])))
+            searches.append(
+                Search(
+                    item_id,
+                    fields["database"],
+                    fields["query"],
+                    fields["filters"] or None,
+                    run_at,
+                    hits,
+                    references(fields["relevant_ids"]),
+                )
+            )
     return searches
 
 
@@ -356,8 +438,10 @@ def parse_date(value: Any, now: datetime) -> str | ValueError:
     else:
         text = _text(value)
         if _SERIAL.match(text):  # a date cell saved to CSV with a number format
-            return ValueError(f"{text!r} is a spreadsheet's day number, not a date; format "
-                              "the cell as a date (YYYY-MM-DD) before saving")
+            return ValueError(
+                f"{text!r} is a spreadsheet's day number, not a date; format "
+                "the cell as a date (YYYY-MM-DD) before saving"
+            )
         if not _ISO_DATE.match(text):
             return ValueError(f"malformed date {text!r} (use YYYY-MM-DD)")
         try:
@@ -371,8 +455,11 @@ def _iso(parsed: date | datetime, now: datetime) -> str | ValueError:
     if isinstance(parsed, datetime):
         moment = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
         day = moment.date()
-        text = day.isoformat() if moment.time() == datetime.min.time() else \
-            moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        text = (
+            day.isoformat()
+            if moment.time() == datetime.min.time()
+            else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        )
     else:
         day, text = parsed, parsed.isoformat()
     if day > (now + timedelta(days=1)).date():
@@ -398,15 +485,22 @@ def _decide(study: Study, c: Checked, replace: bool, problems: list[Problem]) ->
     """('imported' | 'replaced' | 'unchanged', previous import id or None)."""
     current = study.rows(
         "SELECT import_id, file_name, file_sha256, imported_at FROM imports "
-        "WHERE reviewer_id = ? AND replaced_by IS NULL", (c.reviewer_id,))
+        "WHERE reviewer_id = ? AND replaced_by IS NULL",
+        (c.reviewer_id,),
+    )
     if not current:
         return "imported", None
     import_id, name, sha, at = current[0]
     if sha == c.source.sha256:
         return "unchanged", import_id
     if not replace:
-        problems.append(Problem(c.source.name, f"reviewer {c.reviewer_id} already has an "
-                                f"import ({name}, {at}); use --replace to replace it"))
+        problems.append(
+            Problem(
+                c.source.name,
+                f"reviewer {c.reviewer_id} already has an "
+                f"import ({name}, {at}); use --replace to replace it",
+            )
+        )
         return "refused", import_id
     return "replaced", import_id
 
@@ -420,30 +514,68 @@ def _store(conn: Any, c: Checked, previous: str | None) -> None:
     conn.execute(
         "INSERT INTO imports (import_id, reviewer_id, file_name, file_sha256, imported_at, "
         "replaced_by, n_reviews, n_searches) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
-        (import_id, c.reviewer_id, c.source.name, c.source.sha256, now, len(c.reviews),
-         len(c.searches)))
+        (
+            import_id,
+            c.reviewer_id,
+            c.source.name,
+            c.source.sha256,
+            now,
+            len(c.reviews),
+            len(c.searches),
+        ),
+    )
     if previous is not None:
-        conn.execute("UPDATE imports SET replaced_by = ? WHERE import_id = ?",
-                     (import_id, previous))
+        conn.execute(
+            "UPDATE imports SET replaced_by = ? WHERE import_id = ?", (import_id, previous)
+        )
     conn.executemany(
         "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes, "
         "source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(r.item_id, c.reviewer_id, r.verdict, r.confidence, r.prior_work, r.notes,
-          c.source.kind, import_id, c.source.sha256, now) for r in c.reviews])
+        [
+            (
+                r.item_id,
+                c.reviewer_id,
+                r.verdict,
+                r.confidence,
+                r.prior_work,
+                r.notes,
+                c.source.kind,
+                import_id,
+                c.source.sha256,
+                now,
+            )
+            for r in c.reviews
+        ],
+    )
     conn.executemany(
         "INSERT INTO searches (search_id, item_id, reviewer_id, database, interface, query, "
         "parameters, filters, run_at, total_hits, hits, relevant_ids, dedup_key, source, "
         "import_id) VALUES (?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, '[]', ?, ?, ?, ?)",
-        [(uuid.uuid4().hex, s.item_id, c.reviewer_id, s.database, s.query,
-          json.dumps({"limits": s.filters}) if s.filters else None, s.run_at, s.total_hits,
-          json.dumps(s.relevant_ids), dedup_key(s), c.source.kind, import_id)
-         for s in c.searches])
+        [
+            (
+                uuid.uuid4().hex,
+                s.item_id,
+                c.reviewer_id,
+                s.database,
+                s.query,
+                json.dumps({"limits": s.filters}) if s.filters else None,
+                s.run_at,
+                s.total_hits,
+                json.dumps(s.relevant_ids),
+                dedup_key(s),
+                c.source.kind,
+                import_id,
+            )
+            for s in c.searches
+        ],
+    )
 
 
 def dedup_key(search: Search) -> str:
     """Same database, query and limits -> same key (reviewers often rerun a query)."""
-    text = "\n".join([search.database.casefold(), " ".join(search.query.split()),
-                      search.filters or ""])
+    text = "\n".join(
+        [search.database.casefold(), " ".join(search.query.split()), search.filters or ""]
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

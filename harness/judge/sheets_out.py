@@ -56,15 +56,26 @@ class Packet:
             n = max(len(texts), len(cores))
             for part in range(n):
                 label = item_id if part == 0 else F.continued_label(item_id, part + 1, n)
-                out.append(PacketRow(label, texts[part] if part < len(texts) else "",
-                                     cores[part] if part < len(cores) else "", part == 0))
+                out.append(
+                    PacketRow(
+                        label,
+                        texts[part] if part < len(texts) else "",
+                        cores[part] if part < len(cores) else "",
+                        part == 0,
+                    )
+                )
         return out
 
     @property
     def meta(self) -> dict[str, str]:
-        return {"format": F.FORMAT, "format_version": F.FORMAT_VERSION, "study_id": self.study_id,
-                "reviewer_id": self.reviewer_id, "made_at": self.made_at,
-                "n_items": str(len(self.items))}
+        return {
+            "format": F.FORMAT,
+            "format_version": F.FORMAT_VERSION,
+            "study_id": self.study_id,
+            "reviewer_id": self.reviewer_id,
+            "made_at": self.made_at,
+            "n_items": str(len(self.items)),
+        }
 
 
 def load_packets(study: Study, made_at: str, cutoff: str | None = None) -> list[Packet]:
@@ -74,16 +85,21 @@ def load_packets(study: Study, made_at: str, cutoff: str | None = None) -> list[
         "SELECT DISTINCT a.reviewer_id FROM assignments a JOIN reviewers r USING (reviewer_id) "
         "WHERE r.kind = 'human' ORDER BY a.reviewer_id"
     ):
-        items = [(r[0], r[1], r[2] or "") for r in study.rows(
-            "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
-            "JOIN items i USING (item_id) WHERE a.reviewer_id = ? ORDER BY a.position",
-            (reviewer_id,))]
+        items = [
+            (r[0], r[1], r[2] or "")
+            for r in study.rows(
+                "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
+                "JOIN items i USING (item_id) WHERE a.reviewer_id = ? ORDER BY a.position",
+                (reviewer_id,),
+            )
+        ]
         packets.append(Packet(study.study_id, reviewer_id, made_at, cutoff, items))
     return packets
 
 
-def write_packets(study: Study, *, made_at: str, cutoff: str | None = None,
-                  judging_dir: Path | None = None) -> list[Path]:
+def write_packets(
+    study: Study, *, made_at: str, cutoff: str | None = None, judging_dir: Path | None = None
+) -> list[Path]:
     """Write `packets/<reviewer>/` (xlsx, CSV pair, instructions) for every human reviewer."""
     judging = judging_dir or materials_dir("judging")
     for name in JUDGING_FILES:
@@ -95,21 +111,30 @@ def write_packets(study: Study, *, made_at: str, cutoff: str | None = None,
         folder = study.packets_dir / packet.reviewer_id
         folder.mkdir(parents=True, exist_ok=True)
         header = _header_lines(packet)
-        written.append(_atomic(folder / f"{packet.reviewer_id}.xlsx",
-                               lambda p, pk=packet, h=header: write_workbook(pk, h, texts, p)))
+        written.append(
+            _atomic(
+                folder / f"{packet.reviewer_id}.xlsx",
+                lambda p, pk=packet, h=header: write_workbook(pk, h, texts, p),
+            )
+        )
         written.append(_atomic(folder / F.ITEMS_CSV, lambda p, pk=packet: _items_csv(pk, p)))
         written.append(_atomic(folder / F.SEARCHES_CSV, _searches_csv))
         body = "\n".join(header) + "\n\n" + "\n\n".join(t for _, t in texts)
-        written.append(_atomic(folder / F.INSTRUCTIONS_TXT,
-                               lambda p, b=body: p.write_text(b, encoding="utf-8")))
+        written.append(
+            _atomic(
+                folder / F.INSTRUCTIONS_TXT, lambda p, b=body: p.write_text(b, encoding="utf-8")
+            )
+        )
     return written
 
 
 def _header_lines(packet: Packet) -> list[str]:
     cutoff = packet.cutoff or "none: every work available on the day you search counts"
-    return [f"Reviewer packet for {packet.reviewer_id}: {len(packet.items)} items",
-            f"Cut-off date: {cutoff}",
-            f"Packet made {packet.made_at}; study {packet.study_id}"]
+    return [
+        f"Reviewer packet for {packet.reviewer_id}: {len(packet.items)} items",
+        f"Cut-off date: {cutoff}",
+        f"Packet made {packet.made_at}; study {packet.study_id}",
+    ]
 
 
 def _atomic(path: Path, write: Any) -> Path:
@@ -129,8 +154,19 @@ def _items_csv(packet: Packet, path: Path) -> None:
         writer = _csv_writer(handle)
         writer.writerow([*F.CSV_ID_COLUMNS, *(c.key for c in F.ITEM_COLUMNS)])
         for row in packet.rows():
-            writer.writerow([packet.study_id, packet.reviewer_id, row.label, F.csv_safe(row.text),
-                             F.csv_safe(row.core), "", "", "", ""])
+            writer.writerow(
+                [
+                    packet.study_id,
+                    packet.reviewer_id,
+                    row.label,
+                    F.csv_safe(row.text),
+                    F.csv_safe(row.core),
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
 
 
 def _searches_csv(path: Path) -> None:
@@ -139,8 +175,9 @@ def _searches_csv(path: Path) -> None:
 
 
 # -- workbook -------------------------------------------------------------------------------------
-def write_workbook(packet: Packet, header: list[str], texts: list[tuple[str, str]],
-                   path: Path) -> None:
+def write_workbook(
+    packet: Packet, header: list[str], texts: list[tuple[str, str]], path: Path
+) -> None:
     from openpyxl import Workbook
     from openpyxl.workbook.protection import WorkbookProtection
 
@@ -259,22 +296,45 @@ def paragraphs(markdown: str) -> list[tuple[int, str]]:
 def _lists(ws: Any, item_ids: list[str]) -> int:
     """Hidden sheet with the drop-down values: item ids, verdicts, confidence, databases."""
     for col, (title, values) in enumerate(
-        [("item_id", item_ids), ("verdict", F.VERDICTS), ("confidence", F.CONFIDENCE),
-         ("database", DATABASES)], start=1):
+        [
+            ("item_id", item_ids),
+            ("verdict", F.VERDICTS),
+            ("confidence", F.CONFIDENCE),
+            ("database", DATABASES),
+        ],
+        start=1,
+    ):
         put(ws, 1, col, title)
         for row, value in enumerate(values, start=2):
             put(ws, row, col, value)
     return len(item_ids)
 
 
-def _validation(ws: Any, kind: Literal["list", "whole", "date"], formula: str, cells: str, *,
-                prompt: str, strict: bool = True, **extra: Any) -> None:
+def _validation(
+    ws: Any,
+    kind: Literal["list", "whole", "date"],
+    formula: str,
+    cells: str,
+    *,
+    prompt: str,
+    strict: bool = True,
+    **extra: Any,
+) -> None:
     from openpyxl.worksheet.datavalidation import DataValidation
 
-    dv = DataValidation(type=kind, formula1=formula, allow_blank=True, showDropDown=False,
-                        showErrorMessage=True, errorStyle="stop" if strict else "warning",
-                        error=prompt, promptTitle=None, prompt=prompt, showInputMessage=True,
-                        **extra)
+    dv = DataValidation(
+        type=kind,
+        formula1=formula,
+        allow_blank=True,
+        showDropDown=False,
+        showErrorMessage=True,
+        errorStyle="stop" if strict else "warning",
+        error=prompt,
+        promptTitle=None,
+        prompt=prompt,
+        showInputMessage=True,
+        **extra,
+    )
     dv.add(cells)
     ws.add_data_validation(dv)
 
@@ -293,8 +353,9 @@ def _items(ws: Any, rows: list[PacketRow]) -> None:
     if rows:
         verdicts = f"{F.LISTS_SHEET}!$B$2:$B${len(F.VERDICTS) + 1}"
         scores = f"{F.LISTS_SHEET}!$C$2:$C${len(F.CONFIDENCE) + 1}"
-        _validation(ws, "list", verdicts, f"D2:D{last}",
-                    prompt="published, not_published or unsure")
+        _validation(
+            ws, "list", verdicts, f"D2:D{last}", prompt="published, not_published or unsure"
+        )
         _validation(ws, "list", scores, f"E2:E{last}", prompt="1 (a guess) to 5 (certain)")
     _protect(ws)
 
@@ -308,14 +369,37 @@ def _searches(ws: Any, n_ids: int, n_rows: int) -> None:
                 cell.number_format = "yyyy-mm-dd"
     last = n_rows + 1
     if n_ids:
-        _validation(ws, "list", f"{F.LISTS_SHEET}!$A$2:$A${n_ids + 1}", f"A2:A{last}",
-                    prompt="pick the item this query was run for")
-    _validation(ws, "list", f"{F.LISTS_SHEET}!$D$2:$D${len(DATABASES) + 1}", f"B2:B{last}",
-                prompt="database searched (pick or type another)", strict=False)
-    _validation(ws, "date", str(EXCEL_1990), f"E2:E{last}", prompt="date of the search, "
-                "YYYY-MM-DD", operator="greaterThanOrEqual")
-    _validation(ws, "whole", "0", f"F2:F{last}", prompt="number of results the database "
-                "reported", operator="greaterThanOrEqual")
+        _validation(
+            ws,
+            "list",
+            f"{F.LISTS_SHEET}!$A$2:$A${n_ids + 1}",
+            f"A2:A{last}",
+            prompt="pick the item this query was run for",
+        )
+    _validation(
+        ws,
+        "list",
+        f"{F.LISTS_SHEET}!$D$2:$D${len(DATABASES) + 1}",
+        f"B2:B{last}",
+        prompt="database searched (pick or type another)",
+        strict=False,
+    )
+    _validation(
+        ws,
+        "date",
+        str(EXCEL_1990),
+        f"E2:E{last}",
+        prompt="date of the search, YYYY-MM-DD",
+        operator="greaterThanOrEqual",
+    )
+    _validation(
+        ws,
+        "whole",
+        "0",
+        f"F2:F{last}",
+        prompt="number of results the database reported",
+        operator="greaterThanOrEqual",
+    )
     _protect(ws)
     ws.protection.insertRows = False  # reviewers may add rows for more queries
     ws.protection.deleteRows = False

@@ -29,11 +29,20 @@ class Problem:
     column: str | None = None
 
     def __str__(self) -> str:
-        place = [p for p in (f"sheet {self.sheet}" if self.sheet else "",
-                             f"row {self.row}" if self.row is not None else "",
-                             f"column {self.column}" if self.column else "") if p]
-        return f"{self.file}: {', '.join(place)}: {self.message}" if place else \
-            f"{self.file}: {self.message}"
+        place = [
+            p
+            for p in (
+                f"sheet {self.sheet}" if self.sheet else "",
+                f"row {self.row}" if self.row is not None else "",
+                f"column {self.column}" if self.column else "",
+            )
+            if p
+        ]
+        return (
+            f"{self.file}: {', '.join(place)}: {self.message}"
+            if place
+            else f"{self.file}: {self.message}"
+        )
 
 
 @dataclass
@@ -65,10 +74,22 @@ class Source:
     searches: Table | None = None
     problems: list[Problem] = field(default_factory=list)
 
-    def problem(self, message: str, table: Table | None = None, row: int | None = None,
-                key: str | None = None) -> None:
-        self.problems.append(Problem(self.name, message, table.sheet if table else None, row,
-                                     table.where(key) if table and key else key))
+    def problem(
+        self,
+        message: str,
+        table: Table | None = None,
+        row: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.problems.append(
+            Problem(
+                self.name,
+                message,
+                table.sheet if table else None,
+                row,
+                table.where(key) if table and key else key,
+            )
+        )
 
 
 def file_sha256(path: Path) -> str:
@@ -112,8 +133,10 @@ def read_xlsx(path: Path) -> Source:
     try:
         _read_sheets(source, wb)
     except Exception as error:  # damaged XML inside a valid zip: lxml, ElementTree, zipfile ...
-        source.problem(f"the workbook is damaged and cannot be read ({error.__class__.__name__}); "
-                       "save it again from the spreadsheet program, or return the packet's CSVs")
+        source.problem(
+            f"the workbook is damaged and cannot be read ({error.__class__.__name__}); "
+            "save it again from the spreadsheet program, or return the packet's CSVs"
+        )
     finally:
         wb.close()
     return source
@@ -126,8 +149,10 @@ def _oversized_archive(path: Path) -> str | None:
     declared sizes bounds memory, zip bombs included.
     """
     if path.stat().st_size > L.MAX_FILE_BYTES:
-        return (f"the file is {path.stat().st_size / 1e6:.0f} MB; a reviewer packet is far "
-                f"smaller (limit {L.MAX_FILE_BYTES / 1e6:.0f} MB)")
+        return (
+            f"the file is {path.stat().st_size / 1e6:.0f} MB; a reviewer packet is far "
+            f"smaller (limit {L.MAX_FILE_BYTES / 1e6:.0f} MB)"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -136,24 +161,35 @@ def _oversized_archive(path: Path) -> str | None:
     total = sum(m.file_size for m in members)
     biggest = max(members, key=lambda m: m.file_size, default=None)
     if biggest is not None and biggest.file_size > L.MAX_PART_BYTES:
-        return (f"part {biggest.filename!r} would inflate to {biggest.file_size / 1e6:.0f} MB "
-                f"(limit {L.MAX_PART_BYTES / 1e6:.0f} MB): not a reviewer packet")
+        return (
+            f"part {biggest.filename!r} would inflate to {biggest.file_size / 1e6:.0f} MB "
+            f"(limit {L.MAX_PART_BYTES / 1e6:.0f} MB): not a reviewer packet"
+        )
     if total > L.MAX_INFLATED_BYTES:
-        return (f"the workbook would inflate to {total / 1e6:.0f} MB (limit "
-                f"{L.MAX_INFLATED_BYTES / 1e6:.0f} MB): not a reviewer packet")
+        return (
+            f"the workbook would inflate to {total / 1e6:.0f} MB (limit "
+            f"{L.MAX_INFLATED_BYTES / 1e6:.0f} MB): not a reviewer packet"
+        )
     return None
 
 
 def _read_sheets(source: Source, wb: Any) -> None:
     names = wb.sheetnames
     if F.META_SHEET not in names:
-        source.problem("not a reviewer packet of this harness (its hidden Meta sheet is "
-                       "missing); return the workbook you received")
+        source.problem(
+            "not a reviewer packet of this harness (its hidden Meta sheet is "
+            "missing); return the workbook you received"
+        )
         return
-    source.meta = {str(r[0]).strip(): "" if r[1] is None else str(r[1]).strip()
-                   for r in wb[F.META_SHEET].iter_rows(values_only=True) if r and r[0]}
-    for sheet, columns, attr in ((F.ITEMS_SHEET, F.ITEM_COLUMNS, "items"),
-                                 (F.SEARCHES_SHEET, F.SEARCH_COLUMNS, "searches")):
+    source.meta = {
+        str(r[0]).strip(): "" if r[1] is None else str(r[1]).strip()
+        for r in wb[F.META_SHEET].iter_rows(values_only=True)
+        if r and r[0]
+    }
+    for sheet, columns, attr in (
+        (F.ITEMS_SHEET, F.ITEM_COLUMNS, "items"),
+        (F.SEARCHES_SHEET, F.SEARCH_COLUMNS, "searches"),
+    ):
         if sheet not in names:
             source.problem(f"sheet {sheet!r} is missing")
             continue
@@ -168,8 +204,10 @@ def _sheet_table(source: Source, ws: Any, sheet: str, columns: tuple[F.Column, .
     rows = ws.iter_rows()
     header = next(rows, ())
     index = _header_map([c.value for c in header], columns)
-    labels = {c.key: f"{get_column_letter(index[c.key] + 1)} ({c.title})" if c.key in index
-              else c.title for c in columns}
+    labels = {
+        c.key: f"{get_column_letter(index[c.key] + 1)} ({c.title})" if c.key in index else c.title
+        for c in columns
+    }
     table = Table(sheet, labels)
     _require_columns(source, table, index, columns)
     editable = {c.key for c in columns if c.editable}
@@ -186,8 +224,9 @@ def _sheet_table(source: Source, ws: Any, sheet: str, columns: tuple[F.Column, .
     return table
 
 
-def _require_columns(source: Source, table: Table, index: dict[str, int],
-                     columns: tuple[F.Column, ...]) -> None:
+def _require_columns(
+    source: Source, table: Table, index: dict[str, int], columns: tuple[F.Column, ...]
+) -> None:
     needed = [c for c in columns if c.editable or c.key == "item_id"]
     for column in needed:
         if column.key not in index:
@@ -237,12 +276,14 @@ def read_csv_pair(items_path: Path, searches_path: Path | None) -> Source:
 def _csv_table(source: Source, path: Path, columns: tuple[F.Column, ...]) -> Table | None:
     try:
         if path.stat().st_size > L.MAX_FILE_BYTES:
-            source.problem(f"{path.name} is {path.stat().st_size / 1e6:.0f} MB; a reviewer "
-                           f"packet is far smaller (limit {L.MAX_FILE_BYTES / 1e6:.0f} MB)")
+            source.problem(
+                f"{path.name} is {path.stat().st_size / 1e6:.0f} MB; a reviewer "
+                f"packet is far smaller (limit {L.MAX_FILE_BYTES / 1e6:.0f} MB)"
+            )
             return None
         text = _decode(path.read_bytes())
     except UnicodeDecodeError:
-        source.problem(f"{path.name} is not UTF-8 text; save it as \"CSV UTF-8\"")
+        source.problem(f'{path.name} is not UTF-8 text; save it as "CSV UTF-8"')
         return None
     except OSError as error:
         source.problem(f"cannot read {path.name} ({error.strerror})")
@@ -261,8 +302,12 @@ def _csv_table(source: Source, path: Path, columns: tuple[F.Column, ...]) -> Tab
     if columns is F.ITEM_COLUMNS:
         for key in F.CSV_ID_COLUMNS:
             if key not in index:
-                source.problem(f"column {key!r} is missing from the header row (return the "
-                               "packet's items.csv, or the .xlsx workbook)", table, 1)
+                source.problem(
+                    f"column {key!r} is missing from the header row (return the "
+                    "packet's items.csv, or the .xlsx workbook)",
+                    table,
+                    1,
+                )
     for number, record in enumerate(records[1:], start=2):
         values = {key: (record[col] if col < len(record) else "") for key, col in index.items()}
         table.rows.append(Row(number, values))
@@ -276,12 +321,24 @@ def _csv_identity(source: Source, table: Table) -> None:
         return  # no identity: the missing columns are reported, nothing more can be checked
     ids = {tuple(str(r.values[k] or "").strip() for k in F.CSV_ID_COLUMNS) for r in rows}
     if len(ids) > 1:
-        source.problem("rows name different study_id / reviewer_id values; one file per "
-                       "reviewer", table, None, "study_id")
+        source.problem(
+            "rows name different study_id / reviewer_id values; one file per reviewer",
+            table,
+            None,
+            "study_id",
+        )
     study_id, reviewer_id = sorted(ids)[0]
     if not (study_id and reviewer_id):
-        source.problem("study_id or reviewer_id is blank; keep these columns as they came in "
-                       "the packet", table, None, "study_id")
+        source.problem(
+            "study_id or reviewer_id is blank; keep these columns as they came in the packet",
+            table,
+            None,
+            "study_id",
+        )
         return
-    source.meta = {"format": F.FORMAT, "format_version": F.FORMAT_VERSION,
-                   "study_id": study_id, "reviewer_id": reviewer_id}
+    source.meta = {
+        "format": F.FORMAT,
+        "format_version": F.FORMAT_VERSION,
+        "study_id": study_id,
+        "reviewer_id": reviewer_id,
+    }

@@ -71,15 +71,18 @@ def _plan_settings(manifest: dict[str, Any]) -> tuple[str, float]:
 def _with_accuracy(study: Study, frame: Any, settings: tuple[str, float]) -> Any:
     unsure, level = settings
     counts = study.frame(CONTROL_COUNTS_SQL)
-    novel = {"not_published": True, "published": False,
-             "unsure": {"novel": True, "not_novel": False}.get(unsure)}
+    novel = {
+        "not_published": True,
+        "published": False,
+        "unsure": {"novel": True, "not_novel": False}.get(unsure),
+    }
     rows = []
     for reviewer in frame["reviewer"]:
         mine = counts[counts["reviewer"] == reviewer]
-        tally = {"published": [0, 0], "not_published": [0, 0]}   # [judged, correct]
+        tally = {"published": [0, 0], "not_published": [0, 0]}  # [judged, correct]
         for expected, verdict, n in mine[["expected", "verdict", "n"]].itertuples(index=False):
             said = novel[verdict]
-            if said is None:    # unsure left out by the plan
+            if said is None:  # unsure left out by the plan
                 continue
             tally[expected][0] += n
             tally[expected][1] += n if said == (expected == "not_published") else 0
@@ -93,12 +96,11 @@ def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[Any, ...
     (pub, sens_k), (unpub, spec_k) = tally["published"], tally["not_published"]
     sens = sens_k / pub if pub else math.nan
     spec = spec_k / unpub if unpub else math.nan
-    inner = 1 - (1 - level) / 2     # Bonferroni: both exact intervals together cover J
+    inner = 1 - (1 - level) / 2  # Bonferroni: both exact intervals together cover J
     s_low, s_high = _exact(sens_k, pub, inner)
     p_low, p_high = _exact(spec_k, unpub, inner)
     youden = sens + spec - 1
-    interval = ("" if math.isnan(youden) else
-                f"[{s_low + p_low - 1:.2f}, {s_high + p_high - 1:.2f}]")
+    interval = "" if math.isnan(youden) else f"[{s_low + p_low - 1:.2f}, {s_high + p_high - 1:.2f}]"
     return (pub + unpub, _cell(sens), _cell(spec), _cell(youden), interval)
 
 
@@ -119,5 +121,7 @@ def status_summary(frame: Any) -> str:
     if frame.empty:
         return "No reviewers yet: run `harness judge --blind --study DIR --reviewers FILE`."
     total = frame[["assigned", "returned", "missing"]].sum()
-    return (f"{int(total.returned)} of {int(total.assigned)} assigned reviews returned, "
-            f"{int(total.missing)} missing, across {len(frame)} reviewers")
+    return (
+        f"{int(total.returned)} of {int(total.assigned)} assigned reviews returned, "
+        f"{int(total.missing)} missing, across {len(frame)} reviewers"
+    )

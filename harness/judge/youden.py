@@ -24,8 +24,8 @@ TIE = 1e-12
 class Observation:
     """One control item as a reviewer scored it."""
 
-    expected: str             # published | not_published
-    score: float | None       # None: the threshold cannot change the verdict
+    expected: str  # published | not_published
+    score: float | None  # None: the threshold cannot change the verdict
     otherwise: str = "unsure"  # the verdict when score is None
 
 
@@ -50,7 +50,7 @@ class Accuracy:
     threshold: float
     sensitivity: float
     specificity: float
-    n_published: int           # published controls with a coded verdict
+    n_published: int  # published controls with a coded verdict
     n_not_published: int
 
     @property
@@ -60,7 +60,7 @@ class Accuracy:
 
 def accuracy(observations: Sequence[Observation], threshold: float, unsure: str) -> Accuracy:
     """Sensitivity, specificity and J at one threshold; ValueError when a kind is missing."""
-    hits = {"published": [0, 0], "not_published": [0, 0]}   # [correct, counted]
+    hits = {"published": [0, 0], "not_published": [0, 0]}  # [correct, counted]
     for obs in observations:
         coded = not_novel(decide(obs, threshold), unsure)
         if coded is None:
@@ -82,8 +82,7 @@ def candidates(observations: Sequence[Observation], default: float) -> list[floa
     return sorted({default, *scores, *above})
 
 
-def best_threshold(observations: Sequence[Observation], default: float, unsure: str
-                   ) -> Accuracy:
+def best_threshold(observations: Sequence[Observation], default: float, unsure: str) -> Accuracy:
     """The candidate with the largest J; ties to the nearest to `default`, then the higher."""
     measured = [accuracy(observations, t, unsure) for t in candidates(observations, default)]
     top = max(m.youden for m in measured)

@@ -17,8 +17,16 @@ from harness.errors import HarnessError
 from harness.literature.base import Hit, SearchRecord, SentRequest, Source, dedup_key
 from harness.literature.defaults import DEFAULT_LIMIT, SOURCE_NAMES
 
-__all__ = ["Hit", "SearchRecord", "SentRequest", "Source", "dedup_key", "open_source", "search",
-           "SOURCE_NAMES"]
+__all__ = [
+    "Hit",
+    "SearchRecord",
+    "SentRequest",
+    "Source",
+    "dedup_key",
+    "open_source",
+    "search",
+    "SOURCE_NAMES",
+]
 
 
 def open_source(name: str, **options: Any) -> Source:
@@ -62,8 +70,14 @@ def open_source(name: str, **options: Any) -> Source:
     return cls(**options)
 
 
-def search(query: str, source: str = "local", *, cutoff: str | date | None = None,
-           limit: int = DEFAULT_LIMIT, **options: Any) -> SearchRecord:
+def search(
+    query: str,
+    source: str = "local",
+    *,
+    cutoff: str | date | None = None,
+    limit: int = DEFAULT_LIMIT,
+    **options: Any,
+) -> SearchRecord:
     """Run one search on one source and return its record."""
     if not query or not query.strip():
         raise HarnessError("the query is empty", column="query")

@@ -80,15 +80,15 @@ class HttpSource(Source):
         self.name = d.name
         self.database = d.database
         self.base_url = (base_url or os.environ.get(d.url_env) or d.base_url).rstrip("/")
-        self.interval = interval if interval is not None else env_float(
-            d.interval_env, self.default_interval()
+        self.interval = (
+            interval if interval is not None else env_float(d.interval_env, self.default_interval())
         )
         self.page_size = max(1, min(page_size or d.page_size, d.max_page_size))
         self.max_retries = max_retries
         self.backoff = backoff
         self._limiter = shared_limiter(self.base_url, self.interval)
-        self._cache = None if cache is False else ResponseCache(
-            d.name, None if cache is True else cache
+        self._cache = (
+            None if cache is False else ResponseCache(d.name, None if cache is True else cache)
         )
         self._client = httpx.Client(
             timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=True
@@ -149,16 +149,31 @@ class HttpSource(Source):
             log.debug("%s cache miss: GET %s", self.name, _where(url))
         response = self._fetch(url, {**params, **self.secret_params()})
         if self._cache:
-            request = {"method": "GET", "url": url, "params": shown_params,
-                       "headers": shown_headers}
+            request = {
+                "method": "GET",
+                "url": url,
+                "params": shown_params,
+                "headers": shown_headers,
+            }
             self._cache.put(key, request, response)
         return response, self._sent(url, shown_params, shown_headers, response, False)
 
     @staticmethod
-    def _sent(url: str, params: dict[str, str], headers: dict[str, str],
-              response: CachedResponse, from_cache: bool) -> SentRequest:
-        return SentRequest(url=url, params=params, headers=headers, status=response.status,
-                           fetched_at=response.fetched_at, from_cache=from_cache)
+    def _sent(
+        url: str,
+        params: dict[str, str],
+        headers: dict[str, str],
+        response: CachedResponse,
+        from_cache: bool,
+    ) -> SentRequest:
+        return SentRequest(
+            url=url,
+            params=params,
+            headers=headers,
+            status=response.status,
+            fetched_at=response.fetched_at,
+            from_cache=from_cache,
+        )
 
     def _fetch(self, url: str, params: dict[str, str]) -> CachedResponse:
         attempt = 0
@@ -172,56 +187,89 @@ class HttpSource(Source):
                 response = self._client.get(url, params=params, headers=self.secret_headers())
             except httpx.TransportError as error:
                 self._limiter.done()
-                log.info("%s GET %s failed (%s), attempt %d", self.name, _where(url),
-                         type(error).__name__, attempt)
+                log.info(
+                    "%s GET %s failed (%s), attempt %d",
+                    self.name,
+                    _where(url),
+                    type(error).__name__,
+                    attempt,
+                )
                 if attempt > self.max_retries:
-                    raise PartialWork(self.scrub(
-                        f"{self.database}: no answer from {url} after {attempt} tries "
-                        f"({type(error).__name__}: {error})"
-                    )) from None
+                    raise PartialWork(
+                        self.scrub(
+                            f"{self.database}: no answer from {url} after {attempt} tries "
+                            f"({type(error).__name__}: {error})"
+                        )
+                    ) from None
                 delay = backoff_seconds(attempt, None, self.backoff)
-                log.info("%s retry %d in %.1f s (%s)", self.database, attempt, delay,
-                         type(error).__name__)
+                log.info(
+                    "%s retry %d in %.1f s (%s)",
+                    self.database,
+                    attempt,
+                    delay,
+                    type(error).__name__,
+                )
                 self._limiter.defer(delay)
                 continue
             self._limiter.done()
-            log.info("GET %s -> %d in %.2f s", _where(url), response.status_code,
-                     time.monotonic() - started)
+            log.info(
+                "GET %s -> %d in %.2f s",
+                _where(url),
+                response.status_code,
+                time.monotonic() - started,
+            )
             if response.status_code in RETRY_STATUSES and attempt <= self.max_retries:
                 self._defer_for(response, attempt, url)
                 continue
             if response.status_code >= 400:
                 # the server's failure (5xx, 429) is failed work (exit 1); a refused key or
                 # query (other 4xx) is an input error (exit 2)
-                failure = PartialWork if response.status_code in (429, *range(500, 600)) \
-                    else HarnessError
-                raise failure(self.scrub(
-                    f"{self.database}: HTTP {response.status_code} from {url}: "
-                    f"{self.error_message(response)}"
-                ))
+                failure = (
+                    PartialWork if response.status_code in (429, *range(500, 600)) else HarnessError
+                )
+                raise failure(
+                    self.scrub(
+                        f"{self.database}: HTTP {response.status_code} from {url}: "
+                        f"{self.error_message(response)}"
+                    )
+                )
             return CachedResponse(
                 status=response.status_code,
                 content_type=response.headers.get("content-type", ""),
-                body=response.text, fetched_at=utc_now(),
+                body=response.text,
+                fetched_at=utc_now(),
             )
 
     def _defer_for(self, response: httpx.Response, attempt: int, url: str) -> None:
         asked = retry_after_seconds(response.headers.get("retry-after"))
         if asked is not None and asked > MAX_RETRY_AFTER_S:
-            raise PartialWork(self.scrub(
-                f"{self.database}: HTTP {response.status_code} from {url}: the server asks to "
-                f"wait {asked:.0f} s before retrying (daily limit reached?); try again later"
-            ))
+            raise PartialWork(
+                self.scrub(
+                    f"{self.database}: HTTP {response.status_code} from {url}: the server asks to "
+                    f"wait {asked:.0f} s before retrying (daily limit reached?); try again later"
+                )
+            )
         delay = backoff_seconds(attempt, asked, self.backoff)
-        log.info("%s HTTP %d, retry %d in %.1f s (%s)", self.database, response.status_code,
-                 attempt, delay, "Retry-After" if asked is not None else "backoff")
+        log.info(
+            "%s HTTP %d, retry %d in %.1f s (%s)",
+            self.database,
+            response.status_code,
+            attempt,
+            delay,
+            "Retry-After" if asked is not None else "backoff",
+        )
         self._limiter.defer(delay)
 
     # -- records ---------------------------------------------------------------------------------
-    def pages(self, path: str, limit: int, first: str,
-              params: Callable[[str, int], dict[str, str]],
-              parse: Callable[[Any, int | None, int], Page],
-              to_hit: Callable[[Any, int], Hit]) -> tuple[list[Hit], list[SentRequest], int | None]:
+    def pages(
+        self,
+        path: str,
+        limit: int,
+        first: str,
+        params: Callable[[str, int], dict[str, str]],
+        parse: Callable[[Any, int | None, int], Page],
+        to_hit: Callable[[Any, int], Hit],
+    ) -> tuple[list[Hit], list[SentRequest], int | None]:
         """The paging loop of the JSON sources: GET `path` page by page, from token `first`, until
         `limit` hits or no next page. `params(token, size)` gives a page's query; `parse(body,
         total so far, hits so far)` reads its items, the total and the next token."""
@@ -241,14 +289,27 @@ class HttpSource(Source):
     def interface(self, path: str) -> str:
         return f"{self.database} API, GET {self.base_url}{path}, via {USER_AGENT}"
 
-    def record(self, *, query: str, path: str, settings: dict[str, Any],
-               filters: dict[str, Any], requests: list[SentRequest], total: int | None,
-               hits: list[Any]) -> SearchRecord:
+    def record(
+        self,
+        *,
+        query: str,
+        path: str,
+        settings: dict[str, Any],
+        filters: dict[str, Any],
+        requests: list[SentRequest],
+        total: int | None,
+        hits: list[Any],
+    ) -> SearchRecord:
         run_at = min((r.fetched_at for r in requests), default=utc_now())
         return SearchRecord(
-            database=self.database, interface=self.interface(path), query=query,
+            database=self.database,
+            interface=self.interface(path),
+            query=query,
             parameters={**settings, "requests": [r.model_dump() for r in requests]},
-            filters=filters, run_at=run_at, total_hits=total, hits=hits,
+            filters=filters,
+            run_at=run_at,
+            total_hits=total,
+            hits=hits,
             dedup_key=dedup_key(self.database, query, filters),
         )
 
@@ -281,5 +342,5 @@ def clean_doi(doi: str | None) -> str | None:
     doi = doi.strip()
     for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
         if doi.lower().startswith(prefix):
-            doi = doi[len(prefix):]
+            doi = doi[len(prefix) :]
     return doi or None

@@ -19,8 +19,11 @@ from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
 from harness.literature.defaults import ARXIV
 
 PATH = "/query"
-NS = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom",
-      "opensearch": "http://a9.com/-/spec/opensearch/1.1/"}
+NS = {
+    "atom": "http://www.w3.org/2005/Atom",
+    "arxiv": "http://arxiv.org/schemas/atom",
+    "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
+}
 _FIELD_PREFIX = re.compile(r"\b(?:ti|au|abs|co|jr|cat|rn|id|all|submittedDate):", re.IGNORECASE)
 _TERM = re.compile(r'"[^"]+"|\S+')
 
@@ -47,8 +50,9 @@ class ArxivSource(HttpSource):
         result: str = response.text[:300]
         return result
 
-    def search(self, query: str, *, cutoff: str | date | None = None,
-               limit: int = 10) -> SearchRecord:
+    def search(
+        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
+    ) -> SearchRecord:
         limit = check_limit(limit)
         until = parse_cutoff(cutoff)
         sent_query = arxiv_query(query)
@@ -60,9 +64,13 @@ class ArxivSource(HttpSource):
         requests = []
         total: int | None = None
         while len(hits) < limit:
-            params = {"search_query": full, "start": str(len(hits)),
-                      "max_results": str(min(self.page_size, limit - len(hits))),
-                      "sortBy": "relevance", "sortOrder": "descending"}
+            params = {
+                "search_query": full,
+                "start": str(len(hits)),
+                "max_results": str(min(self.page_size, limit - len(hits))),
+                "sortBy": "relevance",
+                "sortOrder": "descending",
+            }
             response, sent = self.get(PATH, params)
             requests.append(sent)
             page_total, entries = _parse_feed(response.body, self.base_url + PATH)
@@ -70,11 +78,20 @@ class ArxivSource(HttpSource):
             hits += [_hit(e, len(hits) + i + 1) for i, e in enumerate(entries)]
             if not entries or len(hits) >= total:
                 break
-        filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
-                   "applied_as": date_range}
-        return self.record(query=sent_query, path=PATH,
-                           settings={"paging": "start/max_results", "query_given": query},
-                           filters=filters, requests=requests, total=total, hits=hits[:limit])
+        filters = {
+            "cutoff": until.isoformat() if until else None,
+            "limit": limit,
+            "applied_as": date_range,
+        }
+        return self.record(
+            query=sent_query,
+            path=PATH,
+            settings={"paging": "start/max_results", "query_given": query},
+            filters=filters,
+            requests=requests,
+            total=total,
+            hits=hits[:limit],
+        )
 
 
 def _parse_feed(body: str, url: str) -> tuple[int, list[ET.Element]]:
@@ -100,6 +117,11 @@ def _hit(entry: ET.Element, rank: int) -> Hit:
     year = int(published[:4]) if published[:4].isdigit() else None
     title = " ".join((entry.findtext("atom:title", "", NS) or "").split())
     summary = " ".join((entry.findtext("atom:summary", "", NS) or "").split())
-    return Hit(id=(entry.findtext("atom:id", "", NS) or "").strip(), title=title, year=year,
-               doi=clean_doi(entry.findtext("arxiv:doi", None, NS)), rank=rank,
-               abstract=summary or None)
+    return Hit(
+        id=(entry.findtext("atom:id", "", NS) or "").strip(),
+        title=title,
+        year=year,
+        doi=clean_doi(entry.findtext("arxiv:doi", None, NS)),
+        rank=rank,
+        abstract=summary or None,
+    )

@@ -27,8 +27,8 @@ class Hit(BaseModel):
     doi: str | None = None
     title: str
     year: int | None = None
-    score: float | None = None     # the database's own relevance score, where it reports one
-    rank: int                      # 1 = first in the database's order
+    score: float | None = None  # the database's own relevance score, where it reports one
+    rank: int  # 1 = first in the database's order
     abstract: str | None = Field(default=None, exclude=True)
 
     def text(self) -> str:
@@ -45,21 +45,21 @@ class SentRequest(BaseModel):
     """One HTTP request as sent (secret values replaced) and what came back."""
 
     method: str = "GET"
-    url: str                        # scheme, host and path; parameters are in `params`
+    url: str  # scheme, host and path; parameters are in `params`
     params: dict[str, str] = {}
-    headers: dict[str, str] = {}    # headers the harness set, secret values replaced
+    headers: dict[str, str] = {}  # headers the harness set, secret values replaced
     status: int
-    fetched_at: str                 # UTC time the database answered (earlier when cached)
+    fetched_at: str  # UTC time the database answered (earlier when cached)
     from_cache: bool = False
 
 
 class SearchRecord(BaseModel):
     database: str
     interface: str
-    query: str                      # the query exactly as given to the database's search field
-    parameters: dict[str, Any]      # requests as sent (secrets removed) and source settings
-    filters: dict[str, Any]         # cut-off, limit and how the database applied them
-    run_at: str                     # UTC, when the database was searched
+    query: str  # the query exactly as given to the database's search field
+    parameters: dict[str, Any]  # requests as sent (secrets removed) and source settings
+    filters: dict[str, Any]  # cut-off, limit and how the database applied them
+    run_at: str  # UTC, when the database was searched
     total_hits: int | None
     hits: list[Hit]
     dedup_key: str
@@ -72,7 +72,9 @@ def dedup_key(database: str, query: str, filters: dict[str, Any]) -> str:
     """SHA-256 of the normalised database, query and filters: equal keys mean a repeated search."""
     canonical = json.dumps(
         [normalise_query(database), normalise_query(query), filters],
-        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -30,9 +30,14 @@ class CachedResponse:
 def request_key(method: str, url: str, params: dict[str, str], headers: dict[str, str]) -> str:
     """SHA-256 of the request as sent, with secret values already replaced by the caller."""
     canonical = json.dumps(
-        {"method": method.upper(), "url": url, "params": sorted(params.items()),
-         "headers": sorted((k.lower(), v) for k, v in headers.items())},
-        ensure_ascii=False, separators=(",", ":"),
+        {
+            "method": method.upper(),
+            "url": url,
+            "params": sorted(params.items()),
+            "headers": sorted((k.lower(), v) for k, v in headers.items()),
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -61,8 +66,10 @@ class ResponseCache:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             return CachedResponse(
-                status=int(data["status"]), content_type=str(data["content_type"]),
-                body=str(data["body"]), fetched_at=str(data["fetched_at"]),
+                status=int(data["status"]),
+                content_type=str(data["content_type"]),
+                body=str(data["body"]),
+                fetched_at=str(data["fetched_at"]),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or unreadable entries are simply fetched again
@@ -71,9 +78,15 @@ class ResponseCache:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         # a server may echo a key back: the cache file passes the same secret scan as the study
-        payload = scrub({"request": request, "status": response.status,
-                         "content_type": response.content_type, "body": response.body,
-                         "fetched_at": response.fetched_at})
+        payload = scrub(
+            {
+                "request": request,
+                "status": response.status,
+                "content_type": response.content_type,
+                "body": response.body,
+                "fetched_at": response.fetched_at,
+            }
+        )
         handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:

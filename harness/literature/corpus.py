@@ -25,7 +25,7 @@ class Work:
     abstract: str | None = None
     year: int | None = None
     doi: str | None = None
-    published: date | None = None   # full date when known, else None (year only)
+    published: date | None = None  # full date when known, else None (year only)
 
     def text(self) -> str:
         return f"{self.title}. {self.abstract or ''}".strip()
@@ -34,8 +34,8 @@ class Work:
 @dataclass
 class Corpus:
     works: list[Work]
-    name: str                        # file name or given label (never a full local path)
-    sha256: str                      # hash of the file bytes, or of the records as JSON
+    name: str  # file name or given label (never a full local path)
+    sha256: str  # hash of the file bytes, or of the records as JSON
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -53,8 +53,11 @@ def load_corpus(source: Any, *, name: str | None = None) -> Corpus:
     if hasattr(source, "to_list") and hasattr(source, "column_names"):
         rows = source.to_list()
         fingerprint = getattr(source, "_fingerprint", None)
-        digest = hashlib.sha256(str(fingerprint).encode()).hexdigest() if fingerprint \
+        digest = (
+            hashlib.sha256(str(fingerprint).encode()).hexdigest()
+            if fingerprint
             else _rows_digest(rows)
+        )
         return _from_rows(rows, name or "dataset", where=None, digest=digest)
     raise HarnessError(f"cannot read a corpus from {type(source).__name__}")
 
@@ -98,8 +101,9 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except ValueError as error:
-                raise HarnessError(f"not valid JSON ({error.args[0]})", file=path,
-                                   row=number) from None
+                raise HarnessError(
+                    f"not valid JSON ({error.args[0]})", file=path, row=number
+                ) from None
             if not isinstance(row, dict):
                 raise HarnessError("expected a JSON object per line", file=path, row=number)
             row["__line__"] = number
@@ -143,16 +147,19 @@ def _rows_digest(rows: list[dict[str, Any]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _from_rows(rows: list[dict[str, Any]], name: str, *, where: Path | None,
-               digest: str) -> Corpus:
+def _from_rows(rows: list[dict[str, Any]], name: str, *, where: Path | None, digest: str) -> Corpus:
     works: list[Work] = []
     seen: dict[str, int] = {}
     for index, row in enumerate(rows, start=1):
         line = row.pop("__line__", index) if isinstance(row, dict) else index
         work = _work(row, where, line)
         if work.id in seen:
-            raise HarnessError(f"duplicate id {work.id!r} (first at row {seen[work.id]})",
-                               file=where, row=line, column="id")
+            raise HarnessError(
+                f"duplicate id {work.id!r} (first at row {seen[work.id]})",
+                file=where,
+                row=line,
+                column="id",
+            )
         seen[work.id] = line
         works.append(work)
     if not works:
@@ -190,8 +197,14 @@ def _work(row: Any, where: Path | None, line: int) -> Work:
     published = _date(row.get("date"), fail)
     if published is not None and year is None:
         year = published.year
-    return Work(id=str(ident).strip(), title=" ".join(title.split()), abstract=abstract or None,
-                year=year, doi=(doi or "").strip() or None, published=published)
+    return Work(
+        id=str(ident).strip(),
+        title=" ".join(title.split()),
+        abstract=abstract or None,
+        year=year,
+        doi=(doi or "").strip() or None,
+        published=published,
+    )
 
 
 def _date(value: Any, fail: Any) -> date | None:

@@ -43,20 +43,36 @@ class CrossrefSource(HttpSource):
             message = "; ".join(str(m.get("message", m)) for m in message if isinstance(m, dict))
         return str(message)[:300]
 
-    def search(self, query: str, *, cutoff: str | date | None = None,
-               limit: int = 10) -> SearchRecord:
+    def search(
+        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
+    ) -> SearchRecord:
         limit = check_limit(limit)
         until = parse_cutoff(cutoff)
         base = {"query": query, "select": SELECT}
         if until is not None:
             base["filter"] = f"until-pub-date:{until.isoformat()}"
         hits, requests, total = self.pages(
-            PATH, limit, "0", lambda offset, size: {**base, "rows": str(size), "offset": offset},
-            _page, _hit)
-        filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
-                   "applied_as": base.get("filter")}
-        return self.record(query=query, path=PATH, settings={"paging": "rows/offset"},
-                           filters=filters, requests=requests, total=total, hits=hits)
+            PATH,
+            limit,
+            "0",
+            lambda offset, size: {**base, "rows": str(size), "offset": offset},
+            _page,
+            _hit,
+        )
+        filters = {
+            "cutoff": until.isoformat() if until else None,
+            "limit": limit,
+            "applied_as": base.get("filter"),
+        }
+        return self.record(
+            query=query,
+            path=PATH,
+            settings={"paging": "rows/offset"},
+            filters=filters,
+            requests=requests,
+            total=total,
+            hits=hits,
+        )
 
 
 def _page(body: dict[str, Any], total: int | None, count: int) -> Page:
@@ -76,5 +92,12 @@ def _hit(work: dict[str, Any], rank: int) -> Hit:
     if abstract:
         abstract = " ".join(_TAG.sub(" ", abstract).split())
     doi = clean_doi(work.get("DOI"))
-    return Hit(id=f"https://doi.org/{doi}" if doi else "", doi=doi, title=str(titles[0]),
-               year=year, score=work.get("score"), rank=rank, abstract=abstract or None)
+    return Hit(
+        id=f"https://doi.org/{doi}" if doi else "",
+        doi=doi,
+        title=str(titles[0]),
+        year=year,
+        score=work.get("score"),
+        rank=rank,
+        abstract=abstract or None,
+    )

@@ -11,44 +11,63 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SourceDefaults:
-    name: str                      # short name used on the command line
-    database: str                  # database name as written in a search record
-    base_url: str                  # documented public endpoint
-    url_env: str                   # environment variable that overrides base_url (loopback tests)
-    interval_s: float              # minimum spacing between requests (published limit)
-    interval_env: str              # environment variable that overrides interval_s
-    page_size: int                 # results per request (capped by the API)
+    name: str  # short name used on the command line
+    database: str  # database name as written in a search record
+    base_url: str  # documented public endpoint
+    url_env: str  # environment variable that overrides base_url (loopback tests)
+    interval_s: float  # minimum spacing between requests (published limit)
+    interval_env: str  # environment variable that overrides interval_s
+    page_size: int  # results per request (capped by the API)
     max_page_size: int
 
 
 OPENALEX = SourceDefaults(
-    name="openalex", database="OpenAlex", base_url="https://api.openalex.org",
-    url_env="HARNESS_OPENALEX_URL", interval_s=0.1, interval_env="HARNESS_OPENALEX_INTERVAL",
-    page_size=25, max_page_size=100,
+    name="openalex",
+    database="OpenAlex",
+    base_url="https://api.openalex.org",
+    url_env="HARNESS_OPENALEX_URL",
+    interval_s=0.1,
+    interval_env="HARNESS_OPENALEX_INTERVAL",
+    page_size=25,
+    max_page_size=100,
 )
 ARXIV = SourceDefaults(
-    name="arxiv", database="arXiv", base_url="https://export.arxiv.org/api",
-    url_env="HARNESS_ARXIV_URL", interval_s=3.0, interval_env="HARNESS_ARXIV_INTERVAL",
-    page_size=25, max_page_size=2000,
+    name="arxiv",
+    database="arXiv",
+    base_url="https://export.arxiv.org/api",
+    url_env="HARNESS_ARXIV_URL",
+    interval_s=3.0,
+    interval_env="HARNESS_ARXIV_INTERVAL",
+    page_size=25,
+    max_page_size=2000,
 )
 SEMANTIC_SCHOLAR = SourceDefaults(
-    name="semanticscholar", database="Semantic Scholar Academic Graph",
-    base_url="https://api.semanticscholar.org/graph/v1", url_env="HARNESS_SEMANTICSCHOLAR_URL",
-    interval_s=1.0, interval_env="HARNESS_SEMANTICSCHOLAR_INTERVAL", page_size=25,
+    name="semanticscholar",
+    database="Semantic Scholar Academic Graph",
+    base_url="https://api.semanticscholar.org/graph/v1",
+    url_env="HARNESS_SEMANTICSCHOLAR_URL",
+    interval_s=1.0,
+    interval_env="HARNESS_SEMANTICSCHOLAR_INTERVAL",
+    page_size=25,
     max_page_size=100,
 )
 CROSSREF = SourceDefaults(
-    name="crossref", database="Crossref", base_url="https://api.crossref.org",
-    url_env="HARNESS_CROSSREF_URL", interval_s=0.1, interval_env="HARNESS_CROSSREF_INTERVAL",
-    page_size=25, max_page_size=1000,
+    name="crossref",
+    database="Crossref",
+    base_url="https://api.crossref.org",
+    url_env="HARNESS_CROSSREF_URL",
+    interval_s=0.1,
+    interval_env="HARNESS_CROSSREF_INTERVAL",
+    page_size=25,
+    max_page_size=1000,
 )
 REMOTE = {s.name: s for s in (OPENALEX, ARXIV, SEMANTIC_SCHOLAR, CROSSREF)}
 SOURCE_NAMES = ("local", *REMOTE)
 
 # Secrets: environment variable -> where it travels. Values never reach a record, cache or error.
-OPENALEX_KEY_ENV = "OPENALEX_API_KEY"          # query parameter `api_key`
+OPENALEX_KEY_ENV = "OPENALEX_API_KEY"  # query parameter `api_key`
 SEMANTIC_SCHOLAR_KEY_ENV = "SEMANTIC_SCHOLAR_API_KEY"  # header `x-api-key`
-CROSSREF_MAILTO_ENV = "CROSSREF_MAILTO"        # query parameter `mailto` (polite pool)
+CROSSREF_MAILTO_ENV = "CROSSREF_MAILTO"  # query parameter `mailto` (polite pool)
 #: Crossref allows 5 requests/s in the public pool and 10/s in the polite pool.
 CROSSREF_PUBLIC_INTERVAL_S = 0.2
 

@@ -43,16 +43,25 @@ def corpus_records(topics: list[Any]) -> list[dict[str, Any]]:
                 continue
             digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
             records[identity] = {
-                "id": f"demo-{digest}", "title": title, "abstract": _get(link, "summary"),
-                "year": year, "doi": doi, "venue": _get(link, "venue"), "demonstration": True,
+                "id": f"demo-{digest}",
+                "title": title,
+                "abstract": _get(link, "summary"),
+                "year": year,
+                "doi": doi,
+                "venue": _get(link, "venue"),
+                "demonstration": True,
             }
     return sorted(records.values(), key=lambda r: r["id"])
 
 
 def build_demo_corpus(topics: list[Any], built_from: list[str] | None = None) -> Corpus:
     corpus = load_corpus(corpus_records(topics), name=NAME)
-    corpus.meta = {"demonstration": True, "name": NAME, "description": DESCRIPTION,
-                   "built_from": built_from or []}
+    corpus.meta = {
+        "demonstration": True,
+        "name": NAME,
+        "description": DESCRIPTION,
+        "built_from": built_from or [],
+    }
     return corpus
 
 
@@ -73,8 +82,9 @@ def write_demo_corpus(path: str | Path, bank: Path | None = None) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     rows = corpus_records(_topics(bank))
-    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                   encoding="utf-8")
+    out.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     out.with_name(out.name + ".meta.json").write_text(
         json.dumps(corpus.meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

@@ -63,7 +63,12 @@ def _embed(texts: list[str]) -> Any:
     threads = torch.get_num_threads()
     torch.set_num_threads(EMBED_THREADS)
     try:
-        return embedder().encode(texts, batch_size=64, normalize_embeddings=True,
-                                 show_progress_bar=False, convert_to_numpy=True)
+        return embedder().encode(
+            texts,
+            batch_size=64,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
     finally:
         torch.set_num_threads(threads)

@@ -36,9 +36,7 @@ MAX_TEXT_CHARS = 1500
 MAX_REPLY_CHARS = 300
 
 _SEARCH = re.compile(r"\bSEARCH\s*:\s*(.+)", re.IGNORECASE)
-_VERDICT = re.compile(
-    r"\bVERDICT\s*:\s*\**\s*(not[ _-]?published|published|unsure)", re.IGNORECASE
-)
+_VERDICT = re.compile(r"\bVERDICT\s*:\s*\**\s*(not[ _-]?published|published|unsure)", re.IGNORECASE)
 _CITE = re.compile(r"(?:\[|#|\bhit\s+)(\d{1,3})\]?", re.IGNORECASE)
 _CONFIDENCE = re.compile(r"\bCONFIDENCE\s*:\s*([1-5])\b", re.IGNORECASE)
 
@@ -62,11 +60,15 @@ def parse_reply(reply: str) -> Action:
     if verdict:
         word = verdict.group(1).lower().replace(" ", "_").replace("-", "_")
         word = "not_published" if word.startswith("not") else word
-        rest = reply[verdict.end():]
+        rest = reply[verdict.end() :]
         cite = _CITE.search(rest)
         confidence = _CONFIDENCE.search(reply)
-        return Action("verdict", verdict=word, cited=int(cite.group(1)) if cite else None,
-                      confidence=int(confidence.group(1)) if confidence else None)
+        return Action(
+            "verdict",
+            verdict=word,
+            cited=int(cite.group(1)) if cite else None,
+            confidence=int(confidence.group(1)) if confidence else None,
+        )
     return Action("invalid")
 
 
@@ -79,7 +81,7 @@ class LlmAssessment:
     default threshold 0 accepts every cited `published` verdict, i.e. the model's own answer.
     """
 
-    action: Action | None          # None: no valid verdict after a reminder
+    action: Action | None  # None: no valid verdict after a reminder
     shown: list[tuple[Hit, SearchRecord]]
     records: list[SearchRecord]
     notes: dict[str, Any]
@@ -101,7 +103,7 @@ class LlmAssessment:
     @property
     def otherwise(self) -> str:
         if self.action is None or self.action.verdict == "published":
-            return "unsure"        # no verdict, or `published` citing nothing shown
+            return "unsure"  # no verdict, or `published` citing nothing shown
         return self.action.verdict
 
     def decide(self, threshold: float = 0.0) -> Decision:
@@ -120,15 +122,18 @@ class LlmAssessment:
         hit, record = cited
         notes["cited"] = {"id": hit.id, "database": record.database, "number": action.cited}
         if (action.confidence or 0) < threshold:
-            notes["rule"] = (f"'published' with confidence {action.confidence or 'unstated'} "
-                             f"is below the calibrated minimum {threshold:g}; recorded as "
-                             "not_published")
+            notes["rule"] = (
+                f"'published' with confidence {action.confidence or 'unstated'} "
+                f"is below the calibrated minimum {threshold:g}; recorded as "
+                "not_published"
+            )
             return Decision("not_published", action.confidence, None, notes, searches)
         for search in searches:
             if search.record is record:
                 search.relevant.append(hit.id)
-        return Decision("published", action.confidence, f"{hit.cite()} via {record.database}",
-                        notes, searches)
+        return Decision(
+            "published", action.confidence, f"{hit.cite()} via {record.database}", notes, searches
+        )
 
 
 class LlmReviewer:
@@ -137,9 +142,17 @@ class LlmReviewer:
     #: The model reads the item's text beside its core combination.
     reads_full_text = True
 
-    def __init__(self, backend: Any, sources: list[Source], *, cutoff: str | date | None = None,
-                 max_queries: int = 3, limit: int = LLM_HITS_SHOWN,
-                 max_tokens: int = LLM_MAX_TOKENS, threshold: float = 0.0) -> None:
+    def __init__(
+        self,
+        backend: Any,
+        sources: list[Source],
+        *,
+        cutoff: str | date | None = None,
+        max_queries: int = 3,
+        limit: int = LLM_HITS_SHOWN,
+        max_tokens: int = LLM_MAX_TOKENS,
+        threshold: float = 0.0,
+    ) -> None:
         from harness.models import GenerationParams
 
         self.backend = backend
@@ -148,8 +161,7 @@ class LlmReviewer:
         self.max_queries = max(1, max_queries)
         self.limit = limit
         self.threshold = threshold
-        self.params = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=max_tokens,
-                                       seed=0)
+        self.params = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=0)
 
     def review(self, text: str) -> Decision:
         return self.assess(text).decide(self.threshold)
@@ -158,8 +170,10 @@ class LlmReviewer:
         """The whole conversation (`stop_at` is unused: a model decides when to stop)."""
         from harness.models import chat
 
-        messages = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": _item_message(text)}]
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": _item_message(text)},
+        ]
         shown: list[tuple[Hit, SearchRecord]] = []
         records: list[SearchRecord] = []
         replies: list[str] = []
@@ -172,8 +186,11 @@ class LlmReviewer:
             if action.kind == "search" and len(records) < self.max_queries:
                 numbered = self._search(action.query, shown, records)
                 left = self.max_queries - len(records)
-                follow = "Reply with SEARCH or VERDICT." if left else \
-                    "No searches left. Reply with your VERDICT."
+                follow = (
+                    "Reply with SEARCH or VERDICT."
+                    if left
+                    else "No searches left. Reply with your VERDICT."
+                )
                 messages.append({"role": "user", "content": f"{numbered}\n\n{follow}"})
                 continue
             if action.kind == "verdict" and records:
@@ -187,12 +204,15 @@ class LlmReviewer:
         if action.kind == "verdict":
             return "Search first: reply with one line, SEARCH: <keywords>."
         if len(records) >= self.max_queries:
-            return "No searches left. Reply with one line: VERDICT: published [n], " \
-                   "VERDICT: not_published or VERDICT: unsure."
+            return (
+                "No searches left. Reply with one line: VERDICT: published [n], "
+                "VERDICT: not_published or VERDICT: unsure."
+            )
         return "Reply with exactly one line starting with SEARCH: or VERDICT:."
 
-    def _search(self, query: str, shown: list[tuple[Hit, SearchRecord]],
-                records: list[SearchRecord]) -> str:
+    def _search(
+        self, query: str, shown: list[tuple[Hit, SearchRecord]], records: list[SearchRecord]
+    ) -> str:
         lines = []
         for source in self.sources:
             record = source.search(query, cutoff=self.cutoff, limit=self.limit)
@@ -206,10 +226,14 @@ class LlmReviewer:
         return "\n".join(lines)
 
     def _notes(self, records: list[SearchRecord], replies: list[str]) -> dict[str, Any]:
-        return {"reviewer": "llm", "backend": getattr(self.backend, "name", None),
-                "model": getattr(self.backend, "model", None), "prompt_sha256": PROMPT_SHA256,
-                "queries": list(dict.fromkeys(r.query for r in records)),
-                "replies": replies}
+        return {
+            "reviewer": "llm",
+            "backend": getattr(self.backend, "name", None),
+            "model": getattr(self.backend, "model", None),
+            "prompt_sha256": PROMPT_SHA256,
+            "queries": list(dict.fromkeys(r.query for r in records)),
+            "replies": replies,
+        }
 
 
 def _item_message(text: str) -> str:

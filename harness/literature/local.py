@@ -32,7 +32,7 @@ class Index:
 
     corpus: Corpus
     bm25: Any
-    dates: np.ndarray               # proleptic ordinal of each work's date (UNDATED if none)
+    dates: np.ndarray  # proleptic ordinal of each work's date (UNDATED if none)
 
 
 _indexes: dict[tuple[str, float, float], Index] = {}
@@ -68,9 +68,16 @@ class LocalSource(Source):
 
     name = "local"
 
-    def __init__(self, corpus: Any = None, *, dense: bool = False,
-                 rerank_depth: int = RERANK_DEPTH, k1: float = BM25_K1, b: float = BM25_B,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Any = None,
+        *,
+        dense: bool = False,
+        rerank_depth: int = RERANK_DEPTH,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
+        name: str | None = None,
+    ) -> None:
         if corpus is None:
             from harness.literature.demo_corpus import demo_corpus
 
@@ -82,8 +89,9 @@ class LocalSource(Source):
         self.index = build_index(self.corpus, k1, b)
         self.database = _database(self.corpus)
 
-    def search(self, query: str, *, cutoff: str | date | None = None,
-               limit: int = 10) -> SearchRecord:
+    def search(
+        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
+    ) -> SearchRecord:
         limit = check_limit(limit)
         until = parse_cutoff(cutoff)
         terms = tokenize(query)
@@ -100,16 +108,28 @@ class LocalSource(Source):
             order, shown = self._rerank(query, order)
         else:
             shown = scores
-        hits = [self._hit(int(i), float(shown[i]), rank) for rank, i in
-                enumerate(order[:limit], start=1)]
-        filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
-                   "applied_as": "publication date <= cut-off (year-only works dated 1 January;"
-                   " undated works excluded)" if until else None,
-                   "excluded_by_cutoff": int((~mask).sum())}
+        hits = [
+            self._hit(int(i), float(shown[i]), rank)
+            for rank, i in enumerate(order[:limit], start=1)
+        ]
+        filters = {
+            "cutoff": until.isoformat() if until else None,
+            "limit": limit,
+            "applied_as": "publication date <= cut-off (year-only works dated 1 January;"
+            " undated works excluded)"
+            if until
+            else None,
+            "excluded_by_cutoff": int((~mask).sum()),
+        }
         return SearchRecord(
-            database=self.database, interface=self._interface(), query=query,
-            parameters=self._parameters(terms), filters=filters, run_at=utc_now(),
-            total_hits=int(matching.size), hits=hits,
+            database=self.database,
+            interface=self._interface(),
+            query=query,
+            parameters=self._parameters(terms),
+            filters=filters,
+            run_at=utc_now(),
+            total_hits=int(matching.size),
+            hits=hits,
             dedup_key=dedup_key(self.database, query, filters),
         )
 
@@ -140,26 +160,39 @@ class LocalSource(Source):
 
     def _hit(self, position: int, score: float, rank: int) -> Hit:
         work = self.corpus.works[position]
-        return Hit(id=work.id, doi=work.doi, title=work.title, year=work.year,
-                   score=round(score, 6), rank=rank, abstract=work.abstract)
+        return Hit(
+            id=work.id,
+            doi=work.doi,
+            title=work.title,
+            year=work.year,
+            score=round(score, 6),
+            rank=rank,
+            abstract=work.abstract,
+        )
 
     def _interface(self) -> str:
-        text = f"harness local search, bm25s {_bm25s_version()} BM25 " \
-               f"(k1={self.k1}, b={self.b})"
+        text = f"harness local search, bm25s {_bm25s_version()} BM25 (k1={self.k1}, b={self.b})"
         if self.dense:
             text += f", top {self.rerank_depth} re-ranked by {EMBEDDING_MODEL_NAME} cosine"
         return text
 
     def _parameters(self, terms: list[str]) -> dict[str, Any]:
         params: dict[str, Any] = {
-            "corpus": self.corpus.name, "corpus_sha256": self.corpus.sha256,
-            "corpus_records": len(self.corpus.works), "query_terms": terms,
-            "tokenizer": "harness.literature.text.tokenize", "k1": self.k1, "b": self.b,
+            "corpus": self.corpus.name,
+            "corpus_sha256": self.corpus.sha256,
+            "corpus_records": len(self.corpus.works),
+            "query_terms": terms,
+            "tokenizer": "harness.literature.text.tokenize",
+            "k1": self.k1,
+            "b": self.b,
             "dense": self.dense,
         }
         if self.dense:
-            params.update(rerank_depth=self.rerank_depth, model=EMBEDDING_MODEL_NAME,
-                          score="cosine similarity")
+            params.update(
+                rerank_depth=self.rerank_depth,
+                model=EMBEDDING_MODEL_NAME,
+                score="cosine similarity",
+            )
         else:
             params["score"] = "BM25"
         if self.corpus.meta:

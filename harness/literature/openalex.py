@@ -26,34 +26,54 @@ class OpenAlexSource(HttpSource):
 
     error_keys = ("message", "error")
 
-    def search(self, query: str, *, cutoff: str | date | None = None,
-               limit: int = 10) -> SearchRecord:
+    def search(
+        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
+    ) -> SearchRecord:
         limit = check_limit(limit)
         until = parse_cutoff(cutoff)
         base: dict[str, str] = {"search": query}
         if until is not None:
             base["filter"] = f"to_publication_date:{until.isoformat()}"
         hits, requests, total = self.pages(
-            PATH, limit, "*",
-            lambda cursor, size: {**base, "per_page": str(size), "cursor": cursor}, _page, _hit)
-        filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
-                   "applied_as": base.get("filter")}
-        return self.record(query=query, path=PATH, settings={"paging": "cursor"},
-                           filters=filters, requests=requests, total=total, hits=hits)
+            PATH,
+            limit,
+            "*",
+            lambda cursor, size: {**base, "per_page": str(size), "cursor": cursor},
+            _page,
+            _hit,
+        )
+        filters = {
+            "cutoff": until.isoformat() if until else None,
+            "limit": limit,
+            "applied_as": base.get("filter"),
+        }
+        return self.record(
+            query=query,
+            path=PATH,
+            settings={"paging": "cursor"},
+            filters=filters,
+            requests=requests,
+            total=total,
+            hits=hits,
+        )
 
 
 def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
     meta = body.get("meta") or {}
     results = body.get("results") or []
-    return Page(results, meta.get("count", total), (meta.get("next_cursor") or None) if results
-                else None)
+    return Page(
+        results, meta.get("count", total), (meta.get("next_cursor") or None) if results else None
+    )
 
 
 def _hit(work: dict[str, Any], rank: int) -> Hit:
     return Hit(
-        id=str(work.get("id") or ""), doi=clean_doi(work.get("doi")),
+        id=str(work.get("id") or ""),
+        doi=clean_doi(work.get("doi")),
         title=str(work.get("display_name") or work.get("title") or ""),
-        year=work.get("publication_year"), score=work.get("relevance_score"), rank=rank,
+        year=work.get("publication_year"),
+        score=work.get("relevance_score"),
+        rank=rank,
         abstract=_abstract(work.get("abstract_inverted_index")),
     )
 

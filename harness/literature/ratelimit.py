@@ -35,7 +35,7 @@ class RateLimiter:
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.Lock()
-        self._next = float("-inf")   # earliest time the next request may go out
+        self._next = float("-inf")  # earliest time the next request may go out
 
     def wait(self) -> float:
         """Block until this caller may send; returns the seconds waited."""

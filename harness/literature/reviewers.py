@@ -20,7 +20,7 @@ from harness.literature.base import Hit, SearchRecord, Source
 from harness.literature.defaults import DEFAULT_LIMIT
 from harness.literature.text import keyword_query, tokenize
 
-QUERY_SIZES = (12, 6, 3)   # terms per query: the full combination first, then broader ones
+QUERY_SIZES = (12, 6, 3)  # terms per query: the full combination first, then broader ones
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Search:
 
 @dataclass
 class Decision:
-    verdict: str                       # published | not_published | unsure
+    verdict: str  # published | not_published | unsure
     confidence: int | None
     prior_work: str | None
     notes: dict[str, Any]
@@ -50,7 +50,7 @@ def combination_queries(text: str, max_queries: int) -> list[str]:
         query = keyword_query(text, size)
         if query and query not in queries:
             queries.append(query)
-    return queries[:max(max_queries, 1)]
+    return queries[: max(max_queries, 1)]
 
 
 def lexical_match(combination: str, hit: Hit) -> float:
@@ -86,7 +86,7 @@ class RetrievalAssessment:
     notes: dict[str, Any]
     scored: list[Scored]
     best: tuple[float, Hit, SearchRecord] | None
-    searched: bool = True          # False: no content words, so no search and `unsure`
+    searched: bool = True  # False: no content words, so no search and `unsure`
 
     @property
     def score(self) -> float | None:
@@ -103,13 +103,19 @@ class RetrievalAssessment:
         if not self.searched:
             notes["rejected"] = "no content words to search for; recorded as unsure"
             return Decision("unsure", None, None, notes, [])
-        searches = [Search(s.record, [h.id for h, x in zip(s.record.hits, s.scores, strict=True)
-                                      if x >= threshold]) for s in self.scored]
+        searches = [
+            Search(
+                s.record,
+                [h.id for h, x in zip(s.record.hits, s.scores, strict=True) if x >= threshold],
+            )
+            for s in self.scored
+        ]
         if self.best is not None and self.best[0] >= threshold:
             _, hit, record = self.best
             notes["cited"] = {"id": hit.id, "database": record.database}
-            return Decision("published", None, f"{hit.cite()} via {record.database}", notes,
-                            searches)
+            return Decision(
+                "published", None, f"{hit.cite()} via {record.database}", notes, searches
+            )
         if self.best is not None:
             notes["closest"] = {"id": self.best[1].id, "title": self.best[1].title}
         return Decision("not_published", None, None, notes, searches)
@@ -121,9 +127,16 @@ class RetrievalReviewer:
     #: Queries and match scores come from the core combination alone (the text if none).
     reads_full_text = False
 
-    def __init__(self, sources: list[Source], *, threshold: float, dense: bool = False,
-                 cutoff: str | date | None = None, max_queries: int = 3,
-                 limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self,
+        sources: list[Source],
+        *,
+        threshold: float,
+        dense: bool = False,
+        cutoff: str | date | None = None,
+        max_queries: int = 3,
+        limit: int = DEFAULT_LIMIT,
+    ) -> None:
         self.sources = sources
         self.threshold = threshold
         self.dense = dense
@@ -148,7 +161,8 @@ class RetrievalReviewer:
         queries = combination_queries(text, self.max_queries)
         notes: dict[str, Any] = {
             "reviewer": "retrieval-dense" if self.dense else "retrieval",
-            "match": "cosine similarity (all-MiniLM-L6-v2)" if self.dense
+            "match": "cosine similarity (all-MiniLM-L6-v2)"
+            if self.dense
             else "share of combination terms in title/abstract",
         }
         if not queries:
@@ -156,14 +170,15 @@ class RetrievalReviewer:
         if self.dense:
             from harness.literature.embedding import encode
 
-            encode([text, *queries])   # one batch; searches and scores reuse these
+            encode([text, *queries])  # one batch; searches and scores reuse these
         scored, best = self._search(text, queries, stop_at)
         notes["queries"] = list(dict.fromkeys(s.record.query for s in scored))
         notes["best_score"] = round(best[0], 4) if best else None
         return RetrievalAssessment(notes, scored, best)
 
-    def _search(self, text: str, queries: list[str], stop_at: float | None
-                ) -> tuple[list[Scored], tuple[float, Hit, SearchRecord] | None]:
+    def _search(
+        self, text: str, queries: list[str], stop_at: float | None
+    ) -> tuple[list[Scored], tuple[float, Hit, SearchRecord] | None]:
         """Every source with each query in turn, until a hit reaches `stop_at`."""
         scored: list[Scored] = []
         best: tuple[float, Hit, SearchRecord] | None = None
@@ -176,5 +191,5 @@ class RetrievalReviewer:
                     if best is None or score > best[0]:
                         best = (score, hit, record)
             if stop_at is not None and best is not None and best[0] >= stop_at:
-                break   # prior work found; broader queries would add nothing
+                break  # prior work found; broader queries would add nothing
         return scored, best

@@ -29,21 +29,38 @@ class SemanticScholarSource(HttpSource):
 
     error_keys = ("error", "message")
 
-    def search(self, query: str, *, cutoff: str | date | None = None,
-               limit: int = 10) -> SearchRecord:
+    def search(
+        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
+    ) -> SearchRecord:
         limit = check_limit(limit)
         until = parse_cutoff(cutoff)
         base = {"query": query, "fields": FIELDS}
         if until is not None:
             base["publicationDateOrYear"] = f":{until.isoformat()}"
         hits, requests, total = self.pages(
-            PATH, limit, "0", lambda offset, size: {**base, "offset": offset, "limit": str(size)},
-            _page, _hit)
-        filters = {"cutoff": until.isoformat() if until else None, "limit": limit,
-                   "applied_as": f"publicationDateOrYear={base['publicationDateOrYear']}"
-                   if until else None}
-        return self.record(query=query, path=PATH, settings={"paging": "offset/limit"},
-                           filters=filters, requests=requests, total=total, hits=hits)
+            PATH,
+            limit,
+            "0",
+            lambda offset, size: {**base, "offset": offset, "limit": str(size)},
+            _page,
+            _hit,
+        )
+        filters = {
+            "cutoff": until.isoformat() if until else None,
+            "limit": limit,
+            "applied_as": f"publicationDateOrYear={base['publicationDateOrYear']}"
+            if until
+            else None,
+        }
+        return self.record(
+            query=query,
+            path=PATH,
+            settings={"paging": "offset/limit"},
+            filters=filters,
+            requests=requests,
+            total=total,
+            hits=hits,
+        )
 
 
 def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
@@ -54,6 +71,12 @@ def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
 
 def _hit(paper: dict[str, Any], rank: int) -> Hit:
     ids = paper.get("externalIds") or {}
-    return Hit(id=str(paper.get("paperId") or ""), doi=clean_doi(ids.get("DOI")),
-               title=str(paper.get("title") or ""), year=paper.get("year"), score=None,
-               rank=rank, abstract=paper.get("abstract"))
+    return Hit(
+        id=str(paper.get("paperId") or ""),
+        doi=clean_doi(ids.get("DOI")),
+        title=str(paper.get("title") or ""),
+        year=paper.get("year"),
+        score=None,
+        rank=rank,
+        abstract=paper.get("abstract"),
+    )

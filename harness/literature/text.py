@@ -69,7 +69,7 @@ def words(text: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Stemmed content words: the terms BM25 indexes and match scores count."""
-    return [stem(w) for w in words(text)]   # the per-word cache beats stemWords on corpora
+    return [stem(w) for w in words(text)]  # the per-word cache beats stemWords on corpora
 
 
 def normalise_query(query: str) -> str:

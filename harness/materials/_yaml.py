@@ -64,7 +64,8 @@ class _NoDates(yaml.SafeLoader):
 
 _NoDates.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 def parse_with_lines(text: str, file: Path) -> tuple[object, dict[tuple[str, ...], int]]:
@@ -75,8 +76,9 @@ def parse_with_lines(text: str, file: Path) -> tuple[object, dict[tuple[str, ...
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or "invalid YAML"
-        raise HarnessError(f"invalid YAML: {problem}", file=file,
-                           row=mark.line + 1 if mark else None) from None
+        raise HarnessError(
+            f"invalid YAML: {problem}", file=file, row=mark.line + 1 if mark else None
+        ) from None
     lines: dict[tuple[str, ...], int] = {}
     if node is not None:
         _index_lines(node, (), lines)

@@ -24,9 +24,11 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.materials.topics import Topic
 
-SUBSET_RULE = ("round robin over domain pairs, one topic per visit from the next field pair of "
-               "that domain pair; domain pairs, field pairs and topics shuffled with the seed; "
-               "chosen topics kept in bank order")
+SUBSET_RULE = (
+    "round robin over domain pairs, one topic per visit from the next field pair of "
+    "that domain pair; domain pairs, field pairs and topics shuffled with the seed; "
+    "chosen topics kept in bank order"
+)
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -43,8 +45,10 @@ def pairs_of(topic: Topic, taxonomy: Any) -> tuple[tuple[str, str], tuple[str, s
 def choose_subset(topics: list[Topic], taxonomy: Any, size: int, seed: int) -> list[Topic]:
     """`size` topics chosen by the rule above; the same bank, size and seed give the same ids."""
     if size < 1 or size > len(topics):
-        raise HarnessError(f"--subset {size}: the bank has {len(topics)} topics (choose 1 to "
-                           f"{len(topics)})", column="subset")
+        raise HarnessError(
+            f"--subset {size}: the bank has {len(topics)} topics (choose 1 to {len(topics)})",
+            column="subset",
+        )
     rng = random.Random(seed)
     groups: dict[tuple[str, str], dict[tuple[str, str], list[int]]] = {}
     for index, topic in enumerate(topics):
@@ -62,13 +66,13 @@ def choose_subset(topics: list[Topic], taxonomy: Any, size: int, seed: int) -> l
             if field_pairs and len(chosen) < size:
                 members = field_pairs.pop(0)
                 chosen.append(members.pop(0))
-                if members:   # the field pair goes to the back of its domain pair's cycle
+                if members:  # the field pair goes to the back of its domain pair's cycle
                     field_pairs.append(members)
     return [topics[i] for i in sorted(chosen)]
 
 
 def _shuffled(keys: Any, rng: random.Random) -> list[Any]:
-    ordered = sorted(keys)   # a fixed order first, so the shuffle depends only on the seed
+    ordered = sorted(keys)  # a fixed order first, so the shuffle depends only on the seed
     rng.shuffle(ordered)
     return ordered
 
@@ -81,5 +85,9 @@ def coverage(topics: list[Topic], taxonomy: Any) -> dict[str, Any]:
         d, f = pairs_of(topic, taxonomy)
         domains[d] += 1
         fields.add(f)
-    return {"topics": len(topics), "field_pairs": len(fields), "domain_pairs": len(domains),
-            "per_domain_pair": {f"{a} x {b}": c for (a, b), c in sorted(domains.items())}}
+    return {
+        "topics": len(topics),
+        "field_pairs": len(fields),
+        "domain_pairs": len(domains),
+        "per_domain_pair": {f"{a} x {b}": c for (a, b), c in sorted(domains.items())},
+    }

@@ -89,8 +89,9 @@ def render(family: Family, values: dict[str, str]) -> Rendered:
     try:
         marked = family.template.render(**context).strip()
     except jinja2.UndefinedError as error:
-        raise HarnessError(f"template uses an undefined variable: {error.message}",
-                           file=family.path) from None
+        raise HarnessError(
+            f"template uses an undefined variable: {error.message}", file=family.path
+        ) from None
     except jinja2.TemplateError as error:
         raise HarnessError(f"template error: {error}", file=family.path) from None
     return _strip_markers(marked, family.path)

@@ -88,7 +88,9 @@ def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> T
             if topic.id in seen:
                 raise HarnessError(
                     f"duplicate topic id {topic.id!r} (first at {seen[topic.id]})",
-                    file=file, row=line, column="id",
+                    file=file,
+                    row=line,
+                    column="id",
                 )
             seen[topic.id] = where
             topics.append(topic)
@@ -135,7 +137,9 @@ def _check_fields(topic: Topic, tax: Taxonomy, file: Path, line: int | None, pre
         if found is None:
             raise HarnessError(
                 prefix + f"field {name!r} is not in the taxonomy ({TAXONOMY_FILE})",
-                file=file, row=line, column=key,
+                file=file,
+                row=line,
+                column=key,
             )
         fields[key] = found
     a, b = fields["field_a"], fields["field_b"]
@@ -145,11 +149,15 @@ def _check_fields(topic: Topic, tax: Taxonomy, file: Path, line: int | None, pre
         raise HarnessError(
             prefix + f"field_a and field_b are both in domain {tax.domain_name(a.domain)!r}; "
             "they must come from different domains",
-            file=file, row=line, column="field_b",
+            file=file,
+            row=line,
+            column="field_b",
         )
     shared = {c.casefold() for c in topic.concepts_a} & {c.casefold() for c in topic.concepts_b}
     if shared:
         raise HarnessError(
             prefix + f"concept {sorted(shared)[0]!r} appears on both sides",
-            file=file, row=line, column="concepts_b",
+            file=file,
+            row=line,
+            column="concepts_b",
         )

@@ -17,7 +17,13 @@ from harness.models.base import Backend, ChatRequest, Completion, GenerationPara
 BACKENDS = ("local", "openai")
 
 __all__ = [
-    "BACKENDS", "Backend", "ChatRequest", "Completion", "GenerationParams", "chat", "open_backend",
+    "BACKENDS",
+    "Backend",
+    "ChatRequest",
+    "Completion",
+    "GenerationParams",
+    "chat",
+    "open_backend",
 ]
 
 

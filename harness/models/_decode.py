@@ -40,9 +40,15 @@ class Row:
 class Decoder:
     """Rows decoding together; `join` adds rows, `step` advances all and returns finished ones."""
 
-    def __init__(self, lm: Any, cache_arg: str, pad_id: int, eos: frozenset[int],
-                 params: GenerationParams,
-                 sample: Callable[[Any, GenerationParams, list[Any]], Any]) -> None:
+    def __init__(
+        self,
+        lm: Any,
+        cache_arg: str,
+        pad_id: int,
+        eos: frozenset[int],
+        params: GenerationParams,
+        sample: Callable[[Any, GenerationParams, list[Any]], Any],
+    ) -> None:
         self.lm, self.cache_arg, self.pad_id, self.eos = lm, cache_arg, pad_id, eos
         self.params, self.sample = params, sample
         self.device = next(lm.parameters()).device
@@ -62,17 +68,22 @@ class Decoder:
         input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for i, row in enumerate(rows):
-            input_ids[i, width - len(row.ids):] = torch.tensor(row.ids)
-            mask[i, width - len(row.ids):] = 1
+            input_ids[i, width - len(row.ids) :] = torch.tensor(row.ids)
+            mask[i, width - len(row.ids) :] = 1
             row.position, row.started = len(row.ids), time.perf_counter()
             row.generator = torch.Generator().manual_seed(row.seed)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = _new_cache(self.lm)
         mask = mask.to(self.device)
         with torch.inference_mode():
-            logits = self.lm(input_ids=input_ids.to(self.device), attention_mask=mask,
-                             position_ids=positions.to(self.device), use_cache=True,
-                             logits_to_keep=1, **{self.cache_arg: cache}).logits[:, -1]
+            logits = self.lm(
+                input_ids=input_ids.to(self.device),
+                attention_mask=mask,
+                position_ids=positions.to(self.device),
+                use_cache=True,
+                logits_to_keep=1,
+                **{self.cache_arg: cache},
+            ).logits[:, -1]
         if not self.rows:
             self.rows, self.cache, self.mask, self.logits = list(rows), cache, mask, logits
             return
@@ -121,9 +132,13 @@ class Decoder:
         self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], dim=1)
         positions = torch.tensor([[r.position] for r in self.rows], device=self.device)
         with torch.inference_mode():
-            self.logits = self.lm(input_ids=picked[:, None], attention_mask=self.mask,
-                                  position_ids=positions, use_cache=True,
-                                  **{self.cache_arg: self.cache}).logits[:, -1]
+            self.logits = self.lm(
+                input_ids=picked[:, None],
+                attention_mask=self.mask,
+                position_ids=positions,
+                use_cache=True,
+                **{self.cache_arg: self.cache},
+            ).logits[:, -1]
         for row in self.rows:
             row.position += 1
 

@@ -94,16 +94,32 @@ class Backend(Protocol):
 
 
 def failed(
-    request: ChatRequest, error: str, *, started_at: str, finished_at: str,
-    latency_s: float = 0.0, attempts: int = 1, samples: Iterable[int] | None = None,
+    request: ChatRequest,
+    error: str,
+    *,
+    started_at: str,
+    finished_at: str,
+    latency_s: float = 0.0,
+    attempts: int = 1,
+    samples: Iterable[int] | None = None,
 ) -> list[Completion]:
     """One failed completion per sample of a request (or per one of `samples`), same reason."""
     return [
         Completion(
-            key=request.key, sample=s, text=None, finish_reason=None, prompt_tokens=None,
-            completion_tokens=None, model_reported=None, system_fingerprint=None,
-            latency_s=latency_s, attempts=attempts, error=error, started_at=started_at,
-            finished_at=finished_at, cost_usd=None,
+            key=request.key,
+            sample=s,
+            text=None,
+            finish_reason=None,
+            prompt_tokens=None,
+            completion_tokens=None,
+            model_reported=None,
+            system_fingerprint=None,
+            latency_s=latency_s,
+            attempts=attempts,
+            error=error,
+            started_at=started_at,
+            finished_at=finished_at,
+            cost_usd=None,
         )
         for s in (request.sample_numbers if samples is None else samples)
     ]

@@ -62,8 +62,17 @@ def request_lines(
     backend: OpenAIBackend, requests: list[ChatRequest], params: GenerationParams
 ) -> list[bytes]:
     return [
-        (json.dumps({"custom_id": r.key, "method": "POST", "url": ENDPOINT,
-                     "body": backend.body(r, params)}) + "\n").encode()
+        (
+            json.dumps(
+                {
+                    "custom_id": r.key,
+                    "method": "POST",
+                    "url": ENDPOINT,
+                    "body": backend.body(r, params),
+                }
+            )
+            + "\n"
+        ).encode()
         for r in requests
     ]
 
@@ -84,16 +93,24 @@ def chunked(requests: list[ChatRequest], lines: list[bytes]) -> list[list[int]]:
 class _Run:
     """One call of `run_batches`: the requests still pending and where results go."""
 
-    def __init__(self, backend: OpenAIBackend, requests: list[ChatRequest],
-                 params: GenerationParams, emit: Callable[[Completion], None]) -> None:
+    def __init__(
+        self,
+        backend: OpenAIBackend,
+        requests: list[ChatRequest],
+        params: GenerationParams,
+        emit: Callable[[Completion], None],
+    ) -> None:
         self.backend = backend
         self.params = params
         self.emit = emit
         self.pending = {r.key: r for r in requests}
         self.state: BatchState = backend.batch_state or MemoryBatchState()
         self.ident = identity(backend.model, params)
-        self.records = [b for b in self.state.load() if b.get("identity") == self.ident
-                        and set(b.get("keys", ())) & self.pending.keys()]
+        self.records = [
+            b
+            for b in self.state.load()
+            if b.get("identity") == self.ident and set(b.get("keys", ())) & self.pending.keys()
+        ]
         self.state.save(self.records)
 
     async def api(self, what: str, call: Callable[[], Any]) -> Any:
@@ -119,7 +136,9 @@ class _Run:
 
 
 async def run_batches(
-    backend: OpenAIBackend, requests: list[ChatRequest], params: GenerationParams,
+    backend: OpenAIBackend,
+    requests: list[ChatRequest],
+    params: GenerationParams,
     emit: Callable[[Completion], None],
 ) -> None:
     """Serve `requests` through the Batch API, resuming batches recorded in the backend's state."""
@@ -135,8 +154,10 @@ async def run_batches(
     if not todo:
         return
     lines = request_lines(backend, todo, params)
-    created = [await _submit(run, client, [todo[i] for i in group], [lines[i] for i in group])
-               for group in chunked(todo, lines)]
+    created = [
+        await _submit(run, client, [todo[i] for i in group], [lines[i] for i in group])
+        for group in chunked(todo, lines)
+    ]
     await asyncio.gather(*(_settle(run, client, r) for r in created))
 
 
@@ -150,15 +171,25 @@ async def _find_created(run: _Run, client: Any, record: dict[str, Any]) -> None:
     run.save()
 
 
-async def _submit(run: _Run, client: Any, todo: list[ChatRequest],
-                  lines: list[bytes]) -> dict[str, Any]:
+async def _submit(
+    run: _Run, client: Any, todo: list[ChatRequest], lines: list[bytes]
+) -> dict[str, Any]:
     token = uuid.uuid4().hex
     data = b"".join(lines)
-    upload = await run.api("uploading requests", lambda: client.files.create(
-        file=(f"harness-{token}.jsonl", data, "application/jsonl"), purpose="batch"))
-    record: dict[str, Any] = {"id": None, "token": token, "input_file_id": upload.id,
-                              "keys": [r.key for r in todo], "identity": run.ident,
-                              "submitted_at": utc_now()}
+    upload = await run.api(
+        "uploading requests",
+        lambda: client.files.create(
+            file=(f"harness-{token}.jsonl", data, "application/jsonl"), purpose="batch"
+        ),
+    )
+    record: dict[str, Any] = {
+        "id": None,
+        "token": token,
+        "input_file_id": upload.id,
+        "keys": [r.key for r in todo],
+        "identity": run.ident,
+        "submitted_at": utc_now(),
+    }
     run.records.append(record)
     run.save()  # before creating: a crash right after create can still find the batch by token
     batch = await _create(run, client, upload.id, token)
@@ -178,8 +209,11 @@ async def _create(run: _Run, client: Any, file_id: str, token: str) -> Any:
         try:
             async with asyncio.timeout(policy.timeout):
                 return await client.batches.create(
-                    input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h",
-                    metadata={TOKEN_KEY: token})
+                    input_file_id=file_id,
+                    endpoint=ENDPOINT,
+                    completion_window="24h",
+                    metadata={TOKEN_KEY: token},
+                )
         except Exception as caught:
             error = classify(caught, run.backend.redact)
         found = await _lookup(run, client, token)
@@ -206,8 +240,7 @@ async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:
     results = {}
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
-            content = await run.api("downloading results",
-                                    partial(client.files.content, file_id))
+            content = await run.api("downloading results", partial(client.files.content, file_id))
             for line in content.content.decode("utf-8").splitlines():
                 if line.strip():
                     item = json.loads(line)
@@ -223,8 +256,12 @@ async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:
             if record.get("ingested"):
                 continue  # failed in a batch already recorded: leave it for a fresh batch
             completions = completions or failed(
-                request, _missing_reason(batch), started_at=started, finished_at=finished,
-                latency_s=latency)
+                request,
+                _missing_reason(batch),
+                started_at=started,
+                finished_at=finished,
+                latency_s=latency,
+            )
         for completion in completions:
             run.emit(completion)
         del run.pending[key]
@@ -246,8 +283,14 @@ async def _wait(run: _Run, client: Any, batch_id: str) -> Any:
         interval = min(ceiling, interval * 1.5)
 
 
-def _ingest(run: _Run, request: ChatRequest, item: dict[str, Any] | None, started: str,
-            finished: str, latency: float) -> list[Completion] | None:
+def _ingest(
+    run: _Run,
+    request: ChatRequest,
+    item: dict[str, Any] | None,
+    started: str,
+    finished: str,
+    latency: float,
+) -> list[Completion] | None:
     """Completions from one output line; failed ones for an error line; None when absent."""
     from harness.models.openai_api import check_reply, to_completions
     from harness.models.retry import AttemptError
@@ -262,16 +305,27 @@ def _ingest(run: _Run, request: ChatRequest, item: dict[str, Any] | None, starte
         except AttemptError as error:
             reason = f"batch output line: {error.reason}"
         else:
-            return to_completions(request, reply, started_at=started, finished_at=finished,
-                                  latency_s=latency, attempts=1, cost=run.backend._cost,
-                                  batch=True)
+            return to_completions(
+                request,
+                reply,
+                started_at=started,
+                finished_at=finished,
+                latency_s=latency,
+                attempts=1,
+                cost=run.backend._cost,
+                batch=True,
+            )
     else:
-        failure = (item.get("error") or (body.get("error") if isinstance(body, dict) else None)
-                   or {})
+        failure = item.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
         message = failure.get("message", "batch request failed")
         reason = f"HTTP {response.get('status_code')}: {message}"
-    return failed(request, run.backend.redact(reason), started_at=started, finished_at=finished,
-                  latency_s=latency)
+    return failed(
+        request,
+        run.backend.redact(reason),
+        started_at=started,
+        finished_at=finished,
+        latency_s=latency,
+    )
 
 
 def _missing_reason(batch: Any) -> str:

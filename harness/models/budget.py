@@ -23,8 +23,9 @@ def prompt_token_bound(request: ChatRequest) -> int:
     return content + FRAMING_TOKENS * (len(request.messages) + 1)
 
 
-def worst_case_cost(request: ChatRequest, params: GenerationParams, price: Price,
-                    discount: float = 1.0) -> float:
+def worst_case_cost(
+    request: ChatRequest, params: GenerationParams, price: Price, discount: float = 1.0
+) -> float:
     """The most `request` can cost: the prompt bound plus max_tokens for every sample."""
     completion = params.max_tokens * request.samples
     return (price.cost(prompt_token_bound(request), completion) or 0.0) * discount

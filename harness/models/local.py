@@ -59,8 +59,13 @@ class LocalBackend:
     name = "local"
 
     def __init__(
-        self, model: str | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE,
-        threads: int | None = None, lm: Any = None, tokenizer: Any = None,
+        self,
+        model: str | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+        lm: Any = None,
+        tokenizer: Any = None,
     ) -> None:
         if batch_size < 1:
             from harness.errors import HarnessError
@@ -87,8 +92,11 @@ class LocalBackend:
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
         self._eos = eos_ids(self._lm, tok)
-        self._cache_arg = "cache" if "cache" in inspect.signature(self._lm.forward).parameters \
+        self._cache_arg = (
+            "cache"
+            if "cache" in inspect.signature(self._lm.forward).parameters
             else "past_key_values"
+        )
         return self
 
     @property
@@ -123,12 +131,19 @@ class LocalBackend:
             ids = self._prompt_ids(request.messages)
             if limit and len(ids) + params.max_tokens > limit:
                 now = utc_now()
-                too_long += failed(request, f"prompt of {len(ids)} tokens + max_tokens "
-                                   f"{params.max_tokens} exceeds the model's {limit} positions",
-                                   started_at=now, finished_at=now, attempts=0)
+                too_long += failed(
+                    request,
+                    f"prompt of {len(ids)} tokens + max_tokens "
+                    f"{params.max_tokens} exceeds the model's {limit} positions",
+                    started_at=now,
+                    finished_at=now,
+                    attempts=0,
+                )
                 continue
-            units += [_Unit(request, s, ids, unit_seed(base, request.seed_source, s))
-                      for s in request.sample_numbers]
+            units += [
+                _Unit(request, s, ids, unit_seed(base, request.seed_source, s))
+                for s in request.sample_numbers
+            ]
         return units, too_long
 
     def _prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
@@ -140,8 +155,14 @@ class LocalBackend:
         return list(tok(text, add_special_tokens=False)["input_ids"])
 
     def _decoder(self, params: GenerationParams) -> Decoder:
-        return Decoder(self._lm, self._cache_arg, self._tokenizer.pad_token_id, self._eos,
-                       params, sample_tokens)
+        return Decoder(
+            self._lm,
+            self._cache_arg,
+            self._tokenizer.pad_token_id,
+            self._eos,
+            params,
+            sample_tokens,
+        )
 
     def _decode(self, units: list[_Unit], params: GenerationParams) -> Iterator[Completion]:
         """Continuous batching: a finished row's place goes to the next waiting prompt."""
@@ -168,19 +189,31 @@ class LocalBackend:
     def _completion(self, row: Row) -> Completion:
         unit: _Unit = row.tag
         return Completion(
-            key=unit.request.key, sample=unit.sample,
+            key=unit.request.key,
+            sample=unit.sample,
             text=self._tokenizer.decode(row.tokens, skip_special_tokens=True).strip(),
-            finish_reason=row.reason, prompt_tokens=len(row.ids),
-            completion_tokens=len(row.tokens), model_reported=self.path.name,
-            system_fingerprint=self.fingerprint, latency_s=time.perf_counter() - row.started,
-            attempts=1, error=None, started_at=_ago(row.started), finished_at=utc_now(),
+            finish_reason=row.reason,
+            prompt_tokens=len(row.ids),
+            completion_tokens=len(row.tokens),
+            model_reported=self.path.name,
+            system_fingerprint=self.fingerprint,
+            latency_s=time.perf_counter() - row.started,
+            attempts=1,
+            error=None,
+            started_at=_ago(row.started),
+            finished_at=utc_now(),
             cost_usd=0.0,
         )
 
     def _failure(self, row: Row, reason: str) -> Completion:
         unit: _Unit = row.tag
-        return failed(unit.request, reason, started_at=_ago(row.started or time.perf_counter()),
-                      finished_at=utc_now(), samples=[unit.sample])[0]
+        return failed(
+            unit.request,
+            reason,
+            started_at=_ago(row.started or time.perf_counter()),
+            finished_at=utc_now(),
+            samples=[unit.sample],
+        )[0]
 
     def generate(
         self, prompts: list[list[int]], seeds: list[int], params: GenerationParams
@@ -188,8 +221,9 @@ class LocalBackend:
         """Decode token-id prompts together; new tokens and finish reason per prompt, in order."""
         if self._lm is None or not hasattr(self, "_eos"):
             self.load()
-        rows = [Row(ids, seed, tag=i) for i, (ids, seed) in enumerate(zip(prompts, seeds,
-                                                                         strict=True))]
+        rows = [
+            Row(ids, seed, tag=i) for i, (ids, seed) in enumerate(zip(prompts, seeds, strict=True))
+        ]
         decoder = self._decoder(params)
         decoder.join(rows)
         while decoder.rows:

@@ -25,26 +25,62 @@ from harness.errors import HarnessError
 
 OMIT = "omit"
 #: settings that make a model configuration what it is: fixed once it has outputs
-IDENTITY_KEYS = ("temperature", "top_p", "max_tokens", "seed", "token_param",
-                 "reasoning_effort", "stop")
+IDENTITY_KEYS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "token_param",
+    "reasoning_effort",
+    "stop",
+)
 OMITTABLE = frozenset({"temperature", "top_p", "seed"})
 FLOATS = frozenset({"temperature", "top_p", "rpm", "tpm", "timeout", "max_cost"})
-INTS = frozenset({"max_tokens", "seed", "samples", "concurrency", "max_attempts", "batch_size",
-                  "threads"})
+INTS = frozenset(
+    {"max_tokens", "seed", "samples", "concurrency", "max_attempts", "batch_size", "threads"}
+)
 STRINGS = frozenset({"token_param", "reasoning_effort", "base_url", "prices"})
-RUN_OPTIONS = frozenset({"base_url", "concurrency", "rpm", "tpm", "timeout", "max_attempts",
-                         "batch_size", "threads", "max_cost", "prices"})
+RUN_OPTIONS = frozenset(
+    {
+        "base_url",
+        "concurrency",
+        "rpm",
+        "tpm",
+        "timeout",
+        "max_attempts",
+        "batch_size",
+        "threads",
+        "max_cost",
+        "prices",
+    }
+)
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 EXTRA = "extra."
 #: body fields the harness sets itself (or that have their own key): extra.NAME may not set them
-RESERVED = frozenset({"model", "messages", "n", "stream", "temperature", "top_p", "seed",
-                      "max_tokens", "max_completion_tokens", "reasoning_effort", "stop"})
+RESERVED = frozenset(
+    {
+        "model",
+        "messages",
+        "n",
+        "stream",
+        "temperature",
+        "top_p",
+        "seed",
+        "max_tokens",
+        "max_completion_tokens",
+        "reasoning_effort",
+        "stop",
+    }
+)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def known_key(key: str) -> bool:
-    return key in FLOATS | INTS | STRINGS or key == "stop" or (
-        key.startswith(EXTRA) and bool(_NAME.match(key[len(EXTRA):])))
+    return (
+        key in FLOATS | INTS | STRINGS
+        or key == "stop"
+        or (key.startswith(EXTRA) and bool(_NAME.match(key[len(EXTRA) :])))
+    )
 
 
 def parse_model_args(args: list[str], models: list[str]) -> dict[str | None, dict[str, Any]]:
@@ -63,16 +99,25 @@ def _split(arg: str, models: list[str]) -> tuple[str | None, str, str]:
     target, at, key = left.rpartition("@")
     key = key.strip()
     if not known_key(key):
-        raise HarnessError(f"--model-arg {arg!r}: unknown key {key!r} (see harness collect "
-                           "--help; other body fields go in extra.NAME)", column="model_arg")
-    if key.startswith(EXTRA) and key[len(EXTRA):] in RESERVED:
-        raise HarnessError(f"--model-arg {arg!r}: {key[len(EXTRA):]} is not an extra body field "
-                           "(the harness sets it, or it has a key of its own)", column="model_arg")
+        raise HarnessError(
+            f"--model-arg {arg!r}: unknown key {key!r} (see harness collect "
+            "--help; other body fields go in extra.NAME)",
+            column="model_arg",
+        )
+    if key.startswith(EXTRA) and key[len(EXTRA) :] in RESERVED:
+        raise HarnessError(
+            f"--model-arg {arg!r}: {key[len(EXTRA) :]} is not an extra body field "
+            "(the harness sets it, or it has a key of its own)",
+            column="model_arg",
+        )
     if not at:
         return None, key, value.strip()
     if target not in models:
-        raise HarnessError(f"--model-arg {arg!r}: {target!r} is not one of this run's --model "
-                           f"values ({', '.join(models) or 'none given'})", column="model_arg")
+        raise HarnessError(
+            f"--model-arg {arg!r}: {target!r} is not one of this run's --model "
+            f"values ({', '.join(models) or 'none given'})",
+            column="model_arg",
+        )
     return target, key, value.strip()
 
 
@@ -91,8 +136,9 @@ def parse_value(key: str, text: str) -> Any:
         kind = "an integer" if key in INTS else "a number"
         raise HarnessError(f"{key} must be {kind} (got {text!r})", column=key) from None
     if key == "token_param" and text not in TOKEN_PARAMS:
-        raise HarnessError(f"token_param must be one of {', '.join(TOKEN_PARAMS)} (got {text!r})",
-                           column=key)
+        raise HarnessError(
+            f"token_param must be one of {', '.join(TOKEN_PARAMS)} (got {text!r})", column=key
+        )
     if key == "stop":
         return _stop(text)
     if key.startswith(EXTRA):
@@ -111,10 +157,8 @@ def _stop(text: str) -> list[str]:
             value = json.loads(text)
         except json.JSONDecodeError:
             raise HarnessError(f"stop is not a JSON list (got {text!r})", column="stop") from None
-        if not (isinstance(value, list) and value and all(isinstance(v, str) and v
-                                                          for v in value)):
-            raise HarnessError("stop must be a non-empty list of non-empty strings",
-                               column="stop")
+        if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+            raise HarnessError("stop must be a non-empty list of non-empty strings", column="stop")
         return value
     if not text:
         raise HarnessError("stop is empty", column="stop")
@@ -129,6 +173,6 @@ def request_fields(settings: dict[str, Any]) -> tuple[dict[str, Any], frozenset[
             body[key] = settings[key]
     for key, value in settings.items():
         if key.startswith(EXTRA) and value != OMIT:
-            body[key[len(EXTRA):]] = value
+            body[key[len(EXTRA) :]] = value
     omitted = frozenset(k for k in OMITTABLE if settings.get(k) == OMIT)
     return body, omitted

@@ -67,12 +67,24 @@ class OpenAIBackend:
     name = "openai"
 
     def __init__(
-        self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-        concurrency: int = 16, rpm: float | None = None, tpm: float | None = None,
-        timeout: float = 120.0, max_attempts: int = 6, base_delay: float = 0.5,
-        max_delay: float = 30.0, prices: PriceTable | str | Path | None = None,
-        batch_api: bool = False, batch_state: Any = None, poll_interval: float = 1.0,
-        token_param: str = "max_tokens", extra_body: dict[str, Any] | None = None,
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        concurrency: int = 16,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        timeout: float = 120.0,
+        max_attempts: int = 6,
+        base_delay: float = 0.5,
+        max_delay: float = 30.0,
+        prices: PriceTable | str | Path | None = None,
+        batch_api: bool = False,
+        batch_state: Any = None,
+        poll_interval: float = 1.0,
+        token_param: str = "max_tokens",
+        extra_body: dict[str, Any] | None = None,
         omit: frozenset[str] = frozenset(),
     ) -> None:
         if not model:
@@ -91,8 +103,9 @@ class OpenAIBackend:
             raise HarnessError("OPENAI_API_KEY is not set (export it; keys are never stored)")
         self._api_key = key or NO_KEY
         self.concurrency = concurrency
-        self.policy = RetryPolicy(max_attempts=max_attempts, base_delay=base_delay,
-                                  max_delay=max_delay, timeout=timeout)
+        self.policy = RetryPolicy(
+            max_attempts=max_attempts, base_delay=base_delay, max_delay=max_delay, timeout=timeout
+        )
         self.prices = prices if isinstance(prices, PriceTable) else PriceTable.load(prices)
         self.batch_api = batch_api
         self.batch_state = batch_state
@@ -162,10 +175,15 @@ class OpenAIBackend:
             # the Limits class of whichever httpx package this openai release is built on
             limits = type(openai.DEFAULT_CONNECTION_LIMITS)
             http = openai.DefaultAsyncHttpxClient(
-                limits=limits(max_connections=size, max_keepalive_connections=size))
+                limits=limits(max_connections=size, max_keepalive_connections=size)
+            )
             self._client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0,
-                timeout=self.policy.timeout, http_client=http)
+                api_key=self._api_key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self.policy.timeout,
+                http_client=http,
+            )
         return self._client
 
     def body(self, request: ChatRequest, params: GenerationParams) -> dict[str, Any]:
@@ -180,8 +198,9 @@ class OpenAIBackend:
             body["n"] = request.samples
         if params.seed is not None and "seed" not in self.omit:
             # the first sample's own seed (see unit_seed)
-            body["seed"] = unit_seed(params.seed, request.seed_source, request.first_sample,
-                                     bits=31)
+            body["seed"] = unit_seed(
+                params.seed, request.seed_source, request.first_sample, bits=31
+            )
         return body
 
     async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
@@ -200,8 +219,10 @@ class OpenAIBackend:
                     self.budget.settle(worst, _billed(completions))
                 for completion in completions:
                     if _missing_choice(completion):  # a server that ignores n
-                        completion = await self._alone(client, request, completion.sample,
-                                                       params) or completion
+                        completion = (
+                            await self._alone(client, request, completion.sample, params)
+                            or completion
+                        )
                     emit(completion)
 
         workers = min(self._limiter.maximum, len(requests))
@@ -212,8 +233,9 @@ class OpenAIBackend:
         except* ParameterRejected as errors:
             raise errors.exceptions[0] from None
 
-    async def _alone(self, client: Any, request: ChatRequest, sample: int,
-                     params: GenerationParams) -> Completion | None:
+    async def _alone(
+        self, client: Any, request: ChatRequest, sample: int, params: GenerationParams
+    ) -> Completion | None:
         """One sample asked for by itself, with its own seed (None when over the budget)."""
         single = ChatRequest(request.key, request.messages, 1, sample, request.seed_key)
         worst = self._reserve(single, params)
@@ -260,11 +282,18 @@ class OpenAIBackend:
                     # every request would fail alike: stop the run instead of failing each one
                     raise ParameterRejected(param, classify(error, self.redact).reason) from None
                 failure = classify(error, self.redact)
-                log.info("POST %s/chat/completions failed in %.2f s: %s", self._where,
-                         time.perf_counter() - last[0], failure.reason)
+                log.info(
+                    "POST %s/chat/completions failed in %.2f s: %s",
+                    self._where,
+                    time.perf_counter() - last[0],
+                    failure.reason,
+                )
                 raise failure from None
-            log.info("POST %s/chat/completions -> ok in %.2f s", self._where,
-                     time.perf_counter() - last[0])
+            log.info(
+                "POST %s/chat/completions -> ok in %.2f s",
+                self._where,
+                time.perf_counter() - last[0],
+            )
             return check_reply(reply)
 
         def on_retry(error: AttemptError) -> None:
@@ -274,21 +303,37 @@ class OpenAIBackend:
                 self._limiter.record_rate_limited()
 
         try:
-            response, attempts = await call_with_retry(attempt, self.policy, gate=gate,
-                                                       on_retry=on_retry)
+            response, attempts = await call_with_retry(
+                attempt, self.policy, gate=gate, on_retry=on_retry
+            )
         except RetriesExhausted as error:
-            return failed(request, self.redact(error.reason), started_at=started,
-                          finished_at=utc_now(), latency_s=time.perf_counter() - last[0],
-                          attempts=error.attempts)
+            return failed(
+                request,
+                self.redact(error.reason),
+                started_at=started,
+                finished_at=utc_now(),
+                latency_s=time.perf_counter() - last[0],
+                attempts=error.attempts,
+            )
         self._limiter.record_success()
         self._limits.settle(estimate, _int((response.get("usage") or {}).get("total_tokens")))
         return to_completions(
-            request, response, started_at=started, finished_at=utc_now(),
-            latency_s=time.perf_counter() - last[0], attempts=attempts, cost=self._cost,
+            request,
+            response,
+            started_at=started,
+            finished_at=utc_now(),
+            latency_s=time.perf_counter() - last[0],
+            attempts=attempts,
+            cost=self._cost,
         )
 
-    def _cost(self, model_reported: str | None, prompt: int | None, completion: int | None,
-              batch: bool = False) -> float | None:
+    def _cost(
+        self,
+        model_reported: str | None,
+        prompt: int | None,
+        completion: int | None,
+        batch: bool = False,
+    ) -> float | None:
         cost = None
         if model_reported:
             cost = self.prices.cost(model_reported, prompt, completion, batch=batch)
@@ -321,26 +366,31 @@ def classify(error: Exception, clean: Any = redact) -> AttemptError:
         headers = dict(error.response.headers) if error.response is not None else {}
         message = _error_message(error)
         return AttemptError(
-            clean(f"HTTP {status}: {message}"), retryable=status in RETRYABLE_STATUS,
-            retry_after=parse_retry_after(headers), rate_limited=status == 429,
+            clean(f"HTTP {status}: {message}"),
+            retryable=status in RETRYABLE_STATUS,
+            retry_after=parse_retry_after(headers),
+            rate_limited=status == 429,
         )
     if isinstance(error, openai.APITimeoutError):
         return AttemptError("timed out", retryable=True)
     if isinstance(error, openai.APIConnectionError):
         cause = error.__cause__ or error
-        return AttemptError(clean(f"connection error: {type(cause).__name__}: {cause}"),
-                            retryable=True)
+        return AttemptError(
+            clean(f"connection error: {type(cause).__name__}: {cause}"), retryable=True
+        )
     # malformed bodies surface as validation or JSON decoding errors
-    return AttemptError(clean(f"malformed response: {type(error).__name__}: {error}"),
-                        retryable=True)
+    return AttemptError(
+        clean(f"malformed response: {type(error).__name__}: {error}"), retryable=True
+    )
 
 
 class ParameterRejected(HarnessError):
     """The server refused a request parameter (HTTP 400 naming it): no retry can help."""
 
     def __init__(self, param: str, reason: str) -> None:
-        super().__init__(f"the server rejected the request parameter {param!r} ({reason})",
-                         column=param)
+        super().__init__(
+            f"the server rejected the request parameter {param!r} ({reason})", column=param
+        )
         self.param = param
         self.reason = reason
 
@@ -395,8 +445,15 @@ def _missing_choice(completion: Completion) -> bool:
 
 
 def to_completions(
-    request: ChatRequest, reply: dict[str, Any], *, started_at: str, finished_at: str,
-    latency_s: float, attempts: int, cost: Any, batch: bool = False,
+    request: ChatRequest,
+    reply: dict[str, Any],
+    *,
+    started_at: str,
+    finished_at: str,
+    latency_s: float,
+    attempts: int,
+    cost: Any,
+    batch: bool = False,
 ) -> list[Completion]:
     """One Completion per sample of a chat-completions response body.
 
@@ -407,7 +464,8 @@ def to_completions(
     # a choice whose index is not an integer is keyed None and so matches no sample
     choices: dict[int | None, dict[str, Any]] = {
         _int(c.get("index")) if c.get("index") is not None else i: c
-        for i, c in enumerate(reply["choices"])}
+        for i, c in enumerate(reply["choices"])
+    }
     usage = reply.get("usage") or {}
     prompt_tokens = _int(usage.get("prompt_tokens"))
     completion_total = _int(usage.get("completion_tokens"))
@@ -420,18 +478,34 @@ def to_completions(
     for index, sample in enumerate(request.sample_numbers):  # choice i is sample first + i
         choice = choices.get(index)
         if choice is None:
-            out += failed(request, f"{MISSING_CHOICE} {len(choices)} of {request.samples} choices",
-                          started_at=started_at, finished_at=finished_at, latency_s=latency_s,
-                          attempts=attempts, samples=[sample])
+            out += failed(
+                request,
+                f"{MISSING_CHOICE} {len(choices)} of {request.samples} choices",
+                started_at=started_at,
+                finished_at=finished_at,
+                latency_s=latency_s,
+                attempts=attempts,
+                samples=[sample],
+            )
             continue
-        out.append(Completion(
-            key=request.key, sample=sample, text=texts[index],
-            finish_reason=choice.get("finish_reason"), prompt_tokens=prompt_tokens,
-            completion_tokens=split[index], model_reported=model_reported,
-            system_fingerprint=reply.get("system_fingerprint"), latency_s=latency_s,
-            attempts=attempts, error=None, started_at=started_at, finished_at=finished_at,
-            cost_usd=None if total_cost is None else total_cost * shares[index],
-        ))
+        out.append(
+            Completion(
+                key=request.key,
+                sample=sample,
+                text=texts[index],
+                finish_reason=choice.get("finish_reason"),
+                prompt_tokens=prompt_tokens,
+                completion_tokens=split[index],
+                model_reported=model_reported,
+                system_fingerprint=reply.get("system_fingerprint"),
+                latency_s=latency_s,
+                attempts=attempts,
+                error=None,
+                started_at=started_at,
+                finished_at=finished_at,
+                cost_usd=None if total_cost is None else total_cost * shares[index],
+            )
+        )
     return out
 
 

@@ -72,8 +72,12 @@ class PriceTable:
         return self.entries[max(prefixes, key=len)] if prefixes else None
 
     def cost(
-        self, model: str, prompt_tokens: int | None, completion_tokens: int | None,
-        *, batch: bool = False,
+        self,
+        model: str,
+        prompt_tokens: int | None,
+        completion_tokens: int | None,
+        *,
+        batch: bool = False,
     ) -> float | None:
         """USD for one completion, or None when the model has no price."""
         price = self.price(model)
@@ -104,8 +108,9 @@ def read_price_file(path: Path) -> dict[str, Price]:
     prices = {}
     for name, entry in data.items():
         if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
-            raise HarnessError("expected {input: USD per 1M, output: USD per 1M}", file=path,
-                               row=str(name))
+            raise HarnessError(
+                "expected {input: USD per 1M, output: USD per 1M}", file=path, row=str(name)
+            )
         try:
             prices[str(name)] = Price(float(entry["input"]), float(entry["output"]))
         except (TypeError, ValueError):

@@ -68,14 +68,18 @@ def parse_model(text: str) -> ModelSpec:
     """A provider string as a ModelSpec; a one-line HarnessError names what is wrong."""
     text = text.strip()
     if not text:
-        raise HarnessError("empty model (give a provider string such as openai/gpt-4o-mini)",
-                           column="model")
+        raise HarnessError(
+            "empty model (give a provider string such as openai/gpt-4o-mini)", column="model"
+        )
     if text == "local":
         return ModelSpec("local", None)
     provider, sep, name = text.partition("/")
     if not sep or provider not in PROVIDERS:
-        raise HarnessError(f"unknown provider {provider!r} in {text!r} (choose from "
-                           f"{', '.join(PROVIDERS)}, e.g. openai/gpt-4o-mini)", column="model")
+        raise HarnessError(
+            f"unknown provider {provider!r} in {text!r} (choose from "
+            f"{', '.join(PROVIDERS)}, e.g. openai/gpt-4o-mini)",
+            column="model",
+        )
     name = name.strip()
     if provider == "local":
         name = name.rstrip("/") or ""
@@ -96,11 +100,13 @@ def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
     if backend == "local":
         return parse_model("local/" + model if model else "local")
     if backend not in DEFAULT_URLS:
-        raise HarnessError(f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)})",
-                           column="backend")
+        raise HarnessError(
+            f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)})", column="backend"
+        )
     if not model:
-        raise HarnessError(f"the {backend} backend needs --model (e.g. gpt-4o-mini)",
-                           column="model")
+        raise HarnessError(
+            f"the {backend} backend needs --model (e.g. gpt-4o-mini)", column="model"
+        )
     return ModelSpec(backend, model)
 
 
@@ -113,8 +119,11 @@ def resolve_model(text: str, backend: str | None = None) -> ModelSpec:
         return parse_model(text)
     first = text.split("/", 1)[0]
     if "/" in text and not Path(text).expanduser().exists() and not first.startswith((".", "~")):
-        raise HarnessError(f"unknown provider {first!r} in {text!r} (choose from "
-                           f"{', '.join(PROVIDERS)}; a local path must exist)", column="model")
+        raise HarnessError(
+            f"unknown provider {first!r} in {text!r} (choose from "
+            f"{', '.join(PROVIDERS)}; a local path must exist)",
+            column="model",
+        )
     return legacy_spec("local", text)
 
 

@@ -49,7 +49,11 @@ class AttemptError(Exception):
     """One failed attempt, classified: retry it or not, and how long the server asked us to wait."""
 
     def __init__(
-        self, reason: str, *, retryable: bool, retry_after: float | None = None,
+        self,
+        reason: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
         rate_limited: bool = False,
     ) -> None:
         super().__init__(reason)
@@ -125,6 +129,12 @@ async def call_with_retry(
         if on_retry is not None:
             on_retry(error)
         delay = policy.delay(attempt, error.retry_after)
-        log.info("retry %d of %d in %.1f s%s: %s", attempt, policy.max_attempts - 1, delay,
-                 " (Retry-After)" if error.retry_after is not None else "", error.reason)
+        log.info(
+            "retry %d of %d in %.1f s%s: %s",
+            attempt,
+            policy.max_attempts - 1,
+            delay,
+            " (Retry-After)" if error.retry_after is not None else "",
+            error.reason,
+        )
         await sleep(delay)

@@ -21,19 +21,24 @@ from harness.study.store import DB_NAME
 MANIFEST_NAME = "manifest.json"
 #: Store meta key set when the study's manifest is first written.
 SENTINEL = "manifest_created_at"
-REBUILD = ("run `harness verify --rebuild-manifest --study DIR` to start a new one that records "
-           "the loss")
+REBUILD = (
+    "run `harness verify --rebuild-manifest --study DIR` to start a new one that records the loss"
+)
 
 
 def read_manifest_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise HarnessError(f"the manifest is damaged ({error.msg}, line {error.lineno}); restore "
-                           f"it from a backup, or {REBUILD}", file=path) from None
+        raise HarnessError(
+            f"the manifest is damaged ({error.msg}, line {error.lineno}); restore "
+            f"it from a backup, or {REBUILD}",
+            file=path,
+        ) from None
     except (OSError, UnicodeDecodeError) as error:
-        raise HarnessError(f"cannot read the manifest ({error}); restore it from a backup, or "
-                           f"{REBUILD}", file=path) from None
+        raise HarnessError(
+            f"cannot read the manifest ({error}); restore it from a backup, or {REBUILD}", file=path
+        ) from None
     if not isinstance(data, dict):
         raise HarnessError(f"the manifest is not a JSON object; {REBUILD}", file=path)
     return data
@@ -47,8 +52,9 @@ def has_history(folder: Path) -> bool:
     try:
         conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
         try:
-            return conn.execute("SELECT 1 FROM meta WHERE key = ?", (SENTINEL,)).fetchone() \
-                is not None
+            return (
+                conn.execute("SELECT 1 FROM meta WHERE key = ?", (SENTINEL,)).fetchone() is not None
+            )
         finally:
             conn.close()
     except sqlite3.DatabaseError:
@@ -68,8 +74,11 @@ def check_history(folder: str | Path, *, mark: bool = False) -> None:
         if mark:
             mark_started(folder)
     elif has_history(folder):
-        raise HarnessError(f"the study has data but its manifest is missing; restore it from a "
-                           f"backup, or {REBUILD}", file=path)
+        raise HarnessError(
+            f"the study has data but its manifest is missing; restore it from a "
+            f"backup, or {REBUILD}",
+            file=path,
+        )
 
 
 def mark_started(folder: Path) -> None:
@@ -103,10 +112,16 @@ def rebuild(folder: str | Path) -> Path:
             os.replace(path, folder / f"{MANIFEST_NAME}.damaged-{now.replace(':', '')}")
         else:
             raise HarnessError("the manifest is intact; nothing to rebuild", file=path)
-    data = {"created_at": now, "updated_at": now, "history_lost": {
-        "at": now, "reason": f"manifest.json was {reason}; earlier commands, materials hashes "
-        "and commitments recorded in it are lost. Re-run `harness verify` and `harness prereg` "
-        "to record the materials again."}}
+    data = {
+        "created_at": now,
+        "updated_at": now,
+        "history_lost": {
+            "at": now,
+            "reason": f"manifest.json was {reason}; earlier commands, materials hashes "
+            "and commitments recorded in it are lost. Re-run `harness verify` and `harness prereg` "
+            "to record the materials again.",
+        },
+    }
     tmp = folder / (MANIFEST_NAME + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)

@@ -39,15 +39,17 @@ _guard = threading.Lock()
 def _holder(folder: Path) -> str:
     try:
         info = json.loads((folder / HOLDER_NAME).read_text(encoding="utf-8"))
-        return (f"pid {info['pid']} on {info['host']} ({info['command']}, since "
-                f"{info['started_at']})")
+        return (
+            f"pid {info['pid']} on {info['host']} ({info['command']}, since {info['started_at']})"
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return "another process"
 
 
 @contextmanager
-def study_lock(study_dir: str | Path, command: str | None = None, *, create: bool = False,
-               check: bool = True) -> Iterator[None]:
+def study_lock(
+    study_dir: str | Path, command: str | None = None, *, create: bool = False, check: bool = True
+) -> Iterator[None]:
     """Hold the study's writer lock; a second writer is refused at once, naming the holder.
 
     Without `create`, a folder that does not exist is not made: the stage itself then says that
@@ -75,12 +77,16 @@ def study_lock(study_dir: str | Path, command: str | None = None, *, create: boo
         try:
             lock.acquire()
         except Timeout:
-            raise HarnessError(f"the study is being written by {_holder(folder)}; wait for it "
-                               "to finish (read-only commands such as `harness status` work "
-                               "meanwhile)", file=folder) from None
+            raise HarnessError(
+                f"the study is being written by {_holder(folder)}; wait for it "
+                "to finish (read-only commands such as `harness status` work "
+                "meanwhile)",
+                file=folder,
+            ) from None
         except OSError as error:
-            raise HarnessError(f"cannot lock the study folder ({error.strerror}); is it "
-                               "writable?", file=folder) from None
+            raise HarnessError(
+                f"cannot lock the study folder ({error.strerror}); is it writable?", file=folder
+            ) from None
         _write_holder(folder, command)
         try:
             if check:
@@ -105,9 +111,12 @@ def _remove_if_unused(folder: Path) -> None:
 
 
 def _write_holder(folder: Path, command: str | None) -> None:
-    info = {"pid": os.getpid(), "host": socket.gethostname(),
-            "command": command or " ".join(["harness", *sys.argv[1:2]]),
-            "started_at": utc_now()}
+    info = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": command or " ".join(["harness", *sys.argv[1:2]]),
+        "started_at": utc_now(),
+    }
     with contextlib.suppress(OSError):  # the lock holds without it; the holder's name is a courtesy
         (folder / HOLDER_NAME).write_text(json.dumps(info), encoding="utf-8")
 

@@ -63,5 +63,9 @@ def lock_record() -> dict[str, Any] | None:
     except OSError:
         return None
     pins = locked_pins(data.decode("utf-8", errors="replace"))
-    return {"file": path.name, "sha256": hashlib.sha256(data).hexdigest(),
-            "packages": len(pins), "differs": installed_differences(pins)}
+    return {
+        "file": path.name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "packages": len(pins),
+        "differs": installed_differences(pins),
+    }

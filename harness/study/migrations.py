@@ -64,10 +64,12 @@ OUTPUTS_V4 = """
         latency_s REAL, attempts INTEGER NOT NULL DEFAULT 1, error TEXT,
         started_at TEXT NOT NULL, finished_at TEXT NOT NULL,
         UNIQUE (prompt_id, model_key, sample))"""
-OUTPUT_COLUMNS = ("output_id, prompt_id, sample, status, backend, model, model_reported, "
-                  "system_fingerprint, params, text, finish_reason, prompt_tokens, "
-                  "completion_tokens, cost_usd, latency_s, attempts, error, started_at, "
-                  "finished_at")
+OUTPUT_COLUMNS = (
+    "output_id, prompt_id, sample, status, backend, model, model_reported, "
+    "system_fingerprint, params, text, finish_reason, prompt_tokens, "
+    "completion_tokens, cost_usd, latency_s, attempts, error, started_at, "
+    "finished_at"
+)
 
 
 def _v3_to_v4(conn: sqlite3.Connection) -> None:
@@ -80,8 +82,10 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
 
     conn.create_function("stored_key", 2, stored_key, deterministic=True)
     conn.execute(OUTPUTS_V4)
-    conn.execute(f"INSERT INTO outputs_v4 ({OUTPUT_COLUMNS}, model_key) "
-                 f"SELECT {OUTPUT_COLUMNS}, stored_key(backend, model) FROM outputs")
+    conn.execute(
+        f"INSERT INTO outputs_v4 ({OUTPUT_COLUMNS}, model_key) "
+        f"SELECT {OUTPUT_COLUMNS}, stored_key(backend, model) FROM outputs"
+    )
     conn.execute("DROP TABLE outputs")
     conn.execute("ALTER TABLE outputs_v4 RENAME TO outputs")
     conn.execute("CREATE INDEX outputs_prompt ON outputs(prompt_id)")
@@ -90,13 +94,18 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     if row is not None:
         settings = json.loads(row[0])
         key = stored_key(settings.get("backend") or "local", settings.get("model") or "")
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('collect_models', ?)",
-                     (json.dumps({key: {**settings, "id_suffix": ""}}),))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('collect_models', ?)",
+            (json.dumps({key: {**settings, "id_suffix": ""}}),),
+        )
         conn.execute("DELETE FROM meta WHERE key = 'collect_settings'")
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+}
 
 
 def migrate(conn: sqlite3.Connection, found: int, target: int) -> list[str]:
@@ -112,10 +121,12 @@ def migrate(conn: sqlite3.Connection, found: int, target: int) -> list[str]:
                 MIGRATIONS[version](conn)
                 broken = conn.execute("PRAGMA foreign_key_check").fetchall()
                 if broken:
-                    raise sqlite3.IntegrityError(f"migration {version}->{version + 1} broke "
-                                                 f"{len(broken)} references")
-                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                             (str(version + 1),))
+                    raise sqlite3.IntegrityError(
+                        f"migration {version}->{version + 1} broke {len(broken)} references"
+                    )
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version + 1),)
+                )
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise

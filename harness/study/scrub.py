@@ -14,17 +14,18 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
-_SECRET_NAME = re.compile(
-    r"(?i)key|token|secret|passw|authorization|credential|signature|\bsig\b")
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|authorization|credential|signature|\bsig\b")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
 _MIN_SECRET = 8  # shorter values would mask ordinary words
 
 
 def known_secrets() -> list[str]:
     """Values of credential-like environment variables, longest first."""
-    values = {v for k, v in os.environ.items()
-              if _SECRET_NAME.search(k) and not k.startswith("HARNESS_") and
-              len(v) >= _MIN_SECRET}
+    values = {
+        v
+        for k, v in os.environ.items()
+        if _SECRET_NAME.search(k) and not k.startswith("HARNESS_") and len(v) >= _MIN_SECRET
+    }
     return sorted(values, key=len, reverse=True)
 
 
@@ -38,8 +39,7 @@ def scrub_url(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     query = [(k, MASK if _SECRET_NAME.search(k) else v) for k, v in pairs]
-    return urlunsplit((parts.scheme, host, parts.path, urlencode(query, safe="*"),
-                       parts.fragment))
+    return urlunsplit((parts.scheme, host, parts.path, urlencode(query, safe="*"), parts.fragment))
 
 
 def scrub(value: Any, secrets: list[str] | None = None) -> Any:

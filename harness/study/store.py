@@ -164,11 +164,17 @@ def _damaged(db: Path, error: sqlite3.DatabaseError) -> HarnessError:
     """One line for a store that cannot be opened, saying what to do."""
     text = str(error)
     if "not a database" in text or "malformed" in text:
-        return HarnessError("not a readable study store (the file is damaged or is not SQLite); "
-                            "restore study.sqlite from a backup", file=db)
+        return HarnessError(
+            "not a readable study store (the file is damaged or is not SQLite); "
+            "restore study.sqlite from a backup",
+            file=db,
+        )
     if "readonly" in text or "unable to open" in text:
-        return HarnessError(f"cannot open the study store for writing ({text}); make the study "
-                            "folder writable or work on a copy", file=db)
+        return HarnessError(
+            f"cannot open the study store for writing ({text}); make the study "
+            "folder writable or work on a copy",
+            file=db,
+        )
     return HarnessError(f"cannot open the study store ({text})", file=db)
 
 

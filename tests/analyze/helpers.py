@@ -22,11 +22,18 @@ Judgment = tuple[str, str, int, str, str]
 ControlJudgment = tuple[str, str, str, str | None, str, str]
 
 
-def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[str, str],
-                topics: list[str] | None = None, commit: bool = True,
-                meta: dict[str, str] | None = None, distances: dict[str, float] | None = None,
-                geometry: list[tuple[str, str, float, float]] | None = None,
-                controls: Iterable[ControlJudgment] = ()) -> Path:
+def build_study(
+    path: Path,
+    judgments: Iterable[Judgment],
+    *,
+    reviewers: dict[str, str],
+    topics: list[str] | None = None,
+    commit: bool = True,
+    meta: dict[str, str] | None = None,
+    distances: dict[str, float] | None = None,
+    geometry: list[tuple[str, str, float, float]] | None = None,
+    controls: Iterable[ControlJudgment] = (),
+) -> Path:
     """A study whose items are (topic, condition, sample); every judgment becomes a review.
     Control judgments become control items (one per control_id) and their reviews."""
     rows = list(judgments)
@@ -37,14 +44,21 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
             conn.execute(
                 "INSERT INTO topics VALUES (?, 'Acoustics', 1, 'Physical', 'Law', 2, 'Social', "
                 "?, ?, 'relation', 3, ?, ?)",
-                (t, json.dumps(["a1", "a2"]), json.dumps(["b1", "b2"]), distance,
-                 json.dumps({"id": t})))
+                (
+                    t,
+                    json.dumps(["a1", "a2"]),
+                    json.dumps(["b1", "b2"]),
+                    distance,
+                    json.dumps({"id": t}),
+                ),
+            )
             for c in CONDITIONS:
-                conn.execute("INSERT INTO prompts VALUES (?, ?, ?, 'f1', 'x', NULL, ?, 12, '{}')",
-                             (f"{t}/{c}", t, c, f"prompt {t} {c}"))
+                conn.execute(
+                    "INSERT INTO prompts VALUES (?, ?, ?, 'f1', 'x', NULL, ?, 12, '{}')",
+                    (f"{t}/{c}", t, c, f"prompt {t} {c}"),
+                )
         for reviewer, kind in reviewers.items():
-            conn.execute("INSERT INTO reviewers VALUES (?, ?, NULL, '[]', 1000)",
-                         (reviewer, kind))
+            conn.execute("INSERT INTO reviewers VALUES (?, ?, NULL, '[]', 1000)", (reviewer, kind))
         items: dict[tuple[str, str, int], str] = {}
         for topic, condition, sample, reviewer, verdict in rows:
             key = (topic, condition, sample)
@@ -54,27 +68,37 @@ def build_study(path: Path, judgments: Iterable[Judgment], *, reviewers: dict[st
                     "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
                     "model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', "
                     "'local', 'test-model', 'local/test-model', '{}', 'text', ?, ?)",
-                    (output, f"{topic}/{condition}", sample, NOW, NOW))
+                    (output, f"{topic}/{condition}", sample, NOW, NOW),
+                )
                 items[key] = uuid.uuid4().hex
-                conn.execute("INSERT INTO items (item_id, output_id, original_text, "
-                             "core_combination, display_text, steps) "
-                             "VALUES (?, ?, 'text', NULL, 'text', '{}')",
-                             (items[key], output))
+                conn.execute(
+                    "INSERT INTO items (item_id, output_id, original_text, "
+                    "core_combination, display_text, steps) "
+                    "VALUES (?, ?, 'text', NULL, 'text', '{}')",
+                    (items[key], output),
+                )
             conn.execute("INSERT INTO assignments VALUES (?, ?, 0)", (items[key], reviewer))
             conn.execute(
                 "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-                "VALUES (?, ?, ?, 'xlsx', ?)", (items[key], reviewer, verdict, NOW))
+                "VALUES (?, ?, ?, 'xlsx', ?)",
+                (items[key], reviewer, verdict, NOW),
+            )
         _insert_controls(conn, controls)
         for topic, condition, entropy, split in geometry or []:
             for layer in range(2):
-                conn.execute("INSERT INTO geometry VALUES (?, 'test-model', ?, -1, ?, '{}', ?)",
-                             (f"{topic}/{condition}", layer, entropy + layer * 0.1, split))
+                conn.execute(
+                    "INSERT INTO geometry VALUES (?, 'test-model', ?, -1, ?, '{}', ?)",
+                    (f"{topic}/{condition}", layer, entropy + layer * 0.1, split),
+                )
         for key, value in (meta or {}).items():
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
     if commit:
         with Study.open(path) as study:
-            record_section(path, "blinding", {"sha256": commitment(study.conn), "made_at": NOW,
-                                              "n_items": study.count("items")})
+            record_section(
+                path,
+                "blinding",
+                {"sha256": commitment(study.conn), "made_at": NOW, "n_items": study.count("items")},
+            )
     return path
 
 
@@ -86,19 +110,39 @@ def _insert_controls(conn: object, controls: Iterable[ControlJudgment]) -> None:
             conn.execute(
                 "INSERT INTO controls (control_id, statement, text, expected, kind, source, "
                 "topic_id, evidence, split) VALUES (?, ?, 'text', ?, ?, 'bank', NULL, ?, ?)",
-                (control, f"statement {control}", expected, kind,
-                 json.dumps({"title": "t", "year": 2020, "doi": None}), split))
-            conn.execute("INSERT INTO items (item_id, control_id, original_text, "
-                         "core_combination, display_text, steps) "
-                         "VALUES (?, ?, 'text', NULL, 'text', '{}')", (items[control], control))
+                (
+                    control,
+                    f"statement {control}",
+                    expected,
+                    kind,
+                    json.dumps({"title": "t", "year": 2020, "doi": None}),
+                    split,
+                ),
+            )
+            conn.execute(
+                "INSERT INTO items (item_id, control_id, original_text, "
+                "core_combination, display_text, steps) "
+                "VALUES (?, ?, 'text', NULL, 'text', '{}')",
+                (items[control], control),
+            )
         conn.execute("INSERT INTO assignments VALUES (?, ?, 0)", (items[control], reviewer))
-        conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-                     "VALUES (?, ?, ?, 'xlsx', ?)", (items[control], reviewer, verdict, NOW))
+        conn.execute(
+            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+            "VALUES (?, ?, ?, 'xlsx', ?)",
+            (items[control], reviewer, verdict, NOW),
+        )
 
 
-def control_judgments(per_reviewer: int, reviewers: list[str], *, sensitivity: float,
-                      specificity: float, seed: int, split: str | None = None,
-                      sensitivity_cross: float | None = None) -> list[ControlJudgment]:
+def control_judgments(
+    per_reviewer: int,
+    reviewers: list[str],
+    *,
+    sensitivity: float,
+    specificity: float,
+    seed: int,
+    split: str | None = None,
+    sensitivity_cross: float | None = None,
+) -> list[ControlJudgment]:
     """Each reviewer judges its own controls (half published, half cross-field) with the given
     accuracy; `sensitivity_cross` makes published cross-field controls harder to recognise."""
     rng = np.random.default_rng(seed)
@@ -116,8 +160,16 @@ def control_judgments(per_reviewer: int, reviewers: list[str], *, sensitivity: f
     return rows
 
 
-def random_judgments(n_topics: int, *, p_cross: float, p_single: float, reviewers: list[str],
-                     seed: int, samples: int = 1, p_unsure: float = 0.0) -> list[Judgment]:
+def random_judgments(
+    n_topics: int,
+    *,
+    p_cross: float,
+    p_single: float,
+    reviewers: list[str],
+    seed: int,
+    samples: int = 1,
+    p_unsure: float = 0.0,
+) -> list[Judgment]:
     """Independent verdicts with the given probability of `not_published` per arm."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -127,8 +179,13 @@ def random_judgments(n_topics: int, *, p_cross: float, p_single: float, reviewer
             for s in range(samples):
                 for r in reviewers:
                     u = rng.random()
-                    verdict = ("unsure" if u < p_unsure else
-                               "not_published" if rng.random() < p else "published")
+                    verdict = (
+                        "unsure"
+                        if u < p_unsure
+                        else "not_published"
+                        if rng.random() < p
+                        else "published"
+                    )
                     rows.append((f"t{t:04d}", c, s, r, verdict))
     return rows
 

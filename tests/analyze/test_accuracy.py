@@ -36,16 +36,26 @@ def test_youden_interval_covers_at_least_its_level_by_exact_enumeration():
     for sens, spec in [(0.6, 0.6), (0.9, 0.7), (0.95, 0.95), (0.5, 0.99)]:
         coverage = 0.0
         for k, m in itertools.product(range(n_pub + 1), range(n_unpub + 1)):
-            low, high = Accuracy("r", "reviewer", "human", n_pub, k, n_unpub, m,
-                                 level).youden_ci()
+            low, high = Accuracy("r", "reviewer", "human", n_pub, k, n_unpub, m, level).youden_ci()
             if low <= sens + spec - 1 <= high:
                 coverage += stats.binom.pmf(k, n_pub, sens) * stats.binom.pmf(m, n_unpub, spec)
         assert coverage >= level
 
 
 def _frame(rows):
-    return pd.DataFrame(rows, columns=["item_id", "control_id", "reviewer_id", "reviewer_kind",
-                                       "verdict", "expected", "control_kind", "split"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "item_id",
+            "control_id",
+            "reviewer_id",
+            "reviewer_kind",
+            "verdict",
+            "expected",
+            "control_kind",
+            "split",
+        ],
+    )
 
 
 def test_coding_follows_the_plan_and_automated_reviewers_use_held_out_controls():
@@ -63,7 +73,11 @@ def test_coding_follows_the_plan_and_automated_reviewers_use_held_out_controls()
     assert (ann.published, ann.published_correct, ann.unpublished_correct) == (2, 2, 1)
     # the calibration control is not counted for the automated reviewer; unsure is a miss
     assert (bot.published, bot.published_correct, bot.unpublished, bot.unpublished_correct) == (
-        1, 0, 1, 0)
+        1,
+        0,
+        1,
+        0,
+    )
     assert table["all reviewers"].published == 3 and table["all reviewers"].kind == "mixed"
     assert table["all automated reviewers"].youden == -1.0
     assert excluded_reviewers(list(table.values()), 0.0) == ["bot"]
@@ -76,20 +90,34 @@ def test_differential_check_flags_only_the_direction_that_favours_the_hypothesis
         out = []
         for kind, correct in (("cross", correct_cross), ("single", correct_single)):
             for k in range(40):
-                right = expected if k < correct else (
-                    "not_published" if expected == "published" else "published")
-                out.append((f"{kind}{k}{expected}", f"c{kind}{k}{expected}", "r", "human",
-                            right, expected, kind, None))
+                right = (
+                    expected
+                    if k < correct
+                    else ("not_published" if expected == "published" else "published")
+                )
+                out.append(
+                    (
+                        f"{kind}{k}{expected}",
+                        f"c{kind}{k}{expected}",
+                        "r",
+                        "human",
+                        right,
+                        expected,
+                        kind,
+                        None,
+                    )
+                )
         return out
-    harder_cross = coded_controls(_frame(rows(20, 38, "published") + rows(30, 30,
-                                                                          "not_published")),
-                                  "not_novel")
+
+    harder_cross = coded_controls(
+        _frame(rows(20, 38, "published") + rows(30, 30, "not_published")), "not_novel"
+    )
     d = differential(harder_cross, 0.05)
     ref = stats.fisher_exact([[20, 20], [38, 2]]).pvalue
     assert d.p_sensitivity == pytest.approx(ref) and d.favours_hypothesis
-    harder_single = coded_controls(_frame(rows(38, 20, "published") + rows(30, 30,
-                                                                           "not_published")),
-                                   "not_novel")
+    harder_single = coded_controls(
+        _frame(rows(38, 20, "published") + rows(30, 30, "not_published")), "not_novel"
+    )
     assert not differential(harder_single, 0.05).favours_hypothesis
     only_cross = harder_cross[harder_cross["control_kind"] == "cross"]
     assert differential(only_cross, 0.05) is None
@@ -110,7 +138,8 @@ def _gate_power_brute(sens: float, spec: float, n: int, minimum: float) -> float
 @pytest.mark.parametrize(("sens", "spec", "n"), [(0.9, 0.9, 40), (0.8, 0.95, 61), (0.7, 0.7, 90)])
 def test_gate_power_matches_brute_force_enumeration(sens: float, spec: float, n: int) -> None:
     assert gate_power(sens, spec, n, 0.3, 0.95) == pytest.approx(
-        _gate_power_brute(sens, spec, n, 0.3), abs=1e-12)
+        _gate_power_brute(sens, spec, n, 0.3), abs=1e-12
+    )
 
 
 def test_controls_needed_is_the_smallest_count_with_the_planned_gate_power():
@@ -118,18 +147,27 @@ def test_controls_needed_is_the_smallest_count_with_the_planned_gate_power():
     assert gate_power(0.9, 0.9, n, 0.3, 0.95) >= 0.8
     assert gate_power(0.9, 0.9, n - 1, 0.3, 0.95) < 0.8
     # more power needs more controls; a coin flip of passing needs fewer
-    assert controls_needed(0.9, 0.9, 0.3, 0.95, 0.9) > n > controls_needed(0.9, 0.9, 0.3, 0.95,
-                                                                             0.5)
-    assert controls_needed(0.6, 0.6, 0.3, 0.95) is None     # J = 0.2 can never get there
+    assert controls_needed(0.9, 0.9, 0.3, 0.95, 0.9) > n > controls_needed(0.9, 0.9, 0.3, 0.95, 0.5)
+    assert controls_needed(0.6, 0.6, 0.3, 0.95) is None  # J = 0.2 can never get there
     assert controls_needed(0.95, 0.95, 0.3, 0.95, 0.8) < n
 
 
 def test_leak_auc_is_read_from_the_leak_audit_of_the_blind_stage() -> None:
     from harness.analyze.run import leak_auc
 
-    audit = {"auc": 0.43, "ci_low": 0.25, "ci_high": 0.6, "n_controls": 10, "method": "logistic",
-             "note": "text"}
+    audit = {
+        "auc": 0.43,
+        "ci_low": 0.25,
+        "ci_high": 0.6,
+        "n_controls": 10,
+        "method": "logistic",
+        "note": "text",
+    }
     assert leak_auc({"leak_audit": {"controls": audit}}) == {
-        "auc": 0.43, "ci_low": 0.25, "ci_high": 0.6, "n_controls": 10.0}
+        "auc": 0.43,
+        "ci_low": 0.25,
+        "ci_high": 0.6,
+        "n_controls": 10.0,
+    }
     assert leak_auc({"leak_audit": {"auc": 0.5}}) is None  # the real-items audit is not this
     assert leak_auc({}) is None

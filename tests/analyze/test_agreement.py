@@ -17,15 +17,40 @@ from harness.analyze.agreement import (
 
 # Fleiss (1971), Psychological Bulletin 76:378: 30 patients, 6 psychiatrists, 5 diagnoses;
 # published kappa 0.430 (0.4302445 to seven places, as R irr::kappam.fleiss).
-FLEISS_1971 = np.array([
-    [4, 4, 4, 4, 4, 4], [2, 2, 2, 5, 5, 5], [2, 3, 3, 3, 3, 5], [5, 5, 5, 5, 5, 5],
-    [2, 2, 2, 4, 4, 4], [1, 1, 3, 3, 3, 3], [3, 3, 3, 3, 5, 5], [1, 1, 3, 3, 3, 4],
-    [1, 1, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5], [1, 4, 4, 4, 4, 4], [1, 2, 4, 4, 4, 4],
-    [2, 2, 2, 3, 3, 3], [1, 4, 4, 4, 4, 4], [2, 2, 4, 4, 4, 5], [3, 3, 3, 3, 3, 5],
-    [1, 1, 1, 4, 5, 5], [1, 1, 1, 1, 1, 2], [2, 2, 4, 4, 4, 4], [1, 3, 3, 5, 5, 5],
-    [5, 5, 5, 5, 5, 5], [2, 4, 4, 4, 4, 4], [2, 2, 4, 5, 5, 5], [1, 1, 4, 4, 4, 4],
-    [1, 4, 4, 4, 4, 5], [2, 2, 2, 2, 2, 4], [1, 1, 1, 1, 5, 5], [2, 2, 4, 4, 4, 4],
-    [1, 3, 3, 3, 3, 3], [5, 5, 5, 5, 5, 5]])
+FLEISS_1971 = np.array(
+    [
+        [4, 4, 4, 4, 4, 4],
+        [2, 2, 2, 5, 5, 5],
+        [2, 3, 3, 3, 3, 5],
+        [5, 5, 5, 5, 5, 5],
+        [2, 2, 2, 4, 4, 4],
+        [1, 1, 3, 3, 3, 3],
+        [3, 3, 3, 3, 5, 5],
+        [1, 1, 3, 3, 3, 4],
+        [1, 1, 4, 4, 4, 4],
+        [5, 5, 5, 5, 5, 5],
+        [1, 4, 4, 4, 4, 4],
+        [1, 2, 4, 4, 4, 4],
+        [2, 2, 2, 3, 3, 3],
+        [1, 4, 4, 4, 4, 4],
+        [2, 2, 4, 4, 4, 5],
+        [3, 3, 3, 3, 3, 5],
+        [1, 1, 1, 4, 5, 5],
+        [1, 1, 1, 1, 1, 2],
+        [2, 2, 4, 4, 4, 4],
+        [1, 3, 3, 5, 5, 5],
+        [5, 5, 5, 5, 5, 5],
+        [2, 4, 4, 4, 4, 4],
+        [2, 2, 4, 5, 5, 5],
+        [1, 1, 4, 4, 4, 4],
+        [1, 4, 4, 4, 4, 5],
+        [2, 2, 2, 2, 2, 4],
+        [1, 1, 1, 1, 5, 5],
+        [2, 2, 4, 4, 4, 4],
+        [1, 3, 3, 3, 3, 3],
+        [5, 5, 5, 5, 5, 5],
+    ]
+)
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": 4 observers, 12 units,
 # values 1-5, None = not coded; published nominal alpha = 0.743.
@@ -49,9 +74,20 @@ def test_fleiss_kappa_fleiss_1971():
 
 def test_fleiss_kappa_wikipedia_example():
     # 10 subjects, 14 raters, 5 categories; kappa 0.210
-    table = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0],
-                      [2, 2, 8, 1, 1], [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2],
-                      [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])
+    table = np.array(
+        [
+            [0, 0, 0, 0, 14],
+            [0, 2, 6, 4, 2],
+            [0, 0, 3, 5, 6],
+            [0, 3, 9, 2, 0],
+            [2, 2, 8, 1, 1],
+            [7, 7, 0, 0, 0],
+            [3, 2, 6, 3, 0],
+            [2, 5, 3, 2, 2],
+            [6, 5, 2, 1, 0],
+            [0, 2, 2, 3, 7],
+        ]
+    )
     assert round(fleiss_kappa(table), 3) == 0.210
 
 
@@ -71,7 +107,8 @@ def test_cohens_kappa_textbook_and_sas_examples():
     assert cohens_kappa(np.array([[20, 5], [10, 15]])) == pytest.approx(0.4)
     # SAS PROC FREQ example (as in statsmodels' tests): kappa 0.4842
     assert cohens_kappa(np.array([[0, 4, 1], [0, 8, 0], [0, 1, 5]])) == pytest.approx(
-        0.4842, abs=1e-4)
+        0.4842, abs=1e-4
+    )
 
 
 def test_pairs_and_alpha_match_direct_computation():
@@ -100,7 +137,7 @@ def test_pairs_and_alpha_match_direct_computation():
     for i in range(n_items):
         values = grid[i][grid[i] >= 0]
         if values.size >= 2:
-            pairs = [(x, z) for k, x in enumerate(values) for z in values[k + 1:]]
+            pairs = [(x, z) for k, x in enumerate(values) for z in values[k + 1 :]]
             shares.append(np.mean([x == z for x, z in pairs]))
     assert result.raw_agreement == pytest.approx(np.mean(shares))
     assert result.n_items == len(shares)

@@ -17,8 +17,9 @@ from tests.analyze.helpers import TWO_HUMANS, build_study, control_judgments, ra
 
 
 def test_full_analysis_writes_a_self_contained_report(tmp_path):
-    rows = random_judgments(60, p_cross=0.6, p_single=0.25, reviewers=list(TWO_HUMANS),
-                            seed=1, p_unsure=0.05)
+    rows = random_judgments(
+        60, p_cross=0.6, p_single=0.25, reviewers=list(TWO_HUMANS), seed=1, p_unsure=0.05
+    )
     study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS)
     result = analyze(study)
     assert result.verdict.label == "supported"
@@ -33,16 +34,24 @@ def test_full_analysis_writes_a_self_contained_report(tmp_path):
     for name in ("paired_proportions", "estimates", "agreement", "power", "accuracy"):
         png = study / "report" / "figures" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and files[f"figure:{name}"]
-    data = json.loads((study / "report" / "report.json").read_text(),
-                      parse_constant=_no_nan)  # strict JSON: no NaN or Infinity
+    data = json.loads(
+        (study / "report" / "report.json").read_text(), parse_constant=_no_nan
+    )  # strict JSON: no NaN or Infinity
     assert data["primary"]["p_value"] == result.primary.p_value
     assert data["verdict"]["label"] == "supported"
     assert len(data["topics"]) == 60
     roles = {e["role"] for e in data["estimates"]}
     assert roles == {"primary", "check", "literal", "secondary"}
     names = {e["name"] for e in data["estimates"]}
-    assert {"mixed_glm", "conditional_logit", "unsure_novel", "unsure_excluded",
-            "reviewer_kind:human", "gee", "mcnemar_exact"} <= names
+    assert {
+        "mixed_glm",
+        "conditional_logit",
+        "unsure_novel",
+        "unsure_excluded",
+        "reviewer_kind:human",
+        "gee",
+        "mcnemar_exact",
+    } <= names
     holm = [e["p_holm"] for e in data["estimates"] if e["role"] == "secondary" and e["p_holm"]]
     assert holm and all(0 <= p <= 1 for p in holm)
     manifest = load_manifest(study)
@@ -54,8 +63,10 @@ def test_full_analysis_writes_a_self_contained_report(tmp_path):
     again = (study / "report" / "report.json").read_text()
     first = json.dumps(data, sort_keys=True)
     assert re.sub(r'"analysed_at": "[^"]*"', "", first) == re.sub(
-        r'"analysed_at": "[^"]*"', "", json.dumps(json.loads(again, parse_constant=_no_nan),
-                                                  sort_keys=True))
+        r'"analysed_at": "[^"]*"',
+        "",
+        json.dumps(json.loads(again, parse_constant=_no_nan), sort_keys=True),
+    )
     assert "VERDICT: SUPPORTED" in result.summary()
 
 
@@ -68,8 +79,11 @@ def _direct_topic_table(rows, unsure: str, min_reviews: int) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["topic", "condition", "sample", "reviewer", "verdict"])
     frame["reviews"] = frame.groupby(["topic", "condition", "sample"])["verdict"].transform("size")
     frame = frame[frame["reviews"] >= min_reviews]
-    coded = {"not_published": 1.0, "published": 0.0,
-             "unsure": {"novel": 1.0, "not_novel": 0.0, "exclude": np.nan}[unsure]}
+    coded = {
+        "not_published": 1.0,
+        "published": 0.0,
+        "unsure": {"novel": 1.0, "not_novel": 0.0, "exclude": np.nan}[unsure],
+    }
     frame["y"] = frame["verdict"].map(coded)
     items = frame.groupby(["topic", "condition", "sample"])["y"].mean().dropna()
     cells = items.groupby(["topic", "condition"]).mean().unstack("condition")
@@ -82,17 +96,20 @@ def _brute_mid_p(p: np.ndarray) -> float:
     """Mid-p of the within-topic relabelling test by enumerating all 3^n labellings."""
     values = p - (p.sum(axis=1, keepdims=True) - p) / 2  # column j: condition j labelled cross
     rows = np.arange(len(p))
-    totals = np.array([values[rows, list(pick)].sum()
-                       for pick in itertools.product(range(3), repeat=len(p))])
+    totals = np.array(
+        [values[rows, list(pick)].sum() for pick in itertools.product(range(3), repeat=len(p))]
+    )
     observed = values[:, 2].sum()
-    return float(np.mean(totals > observed + 1e-9) + 0.5 * np.mean(
-        np.abs(totals - observed) <= 1e-9))
+    return float(
+        np.mean(totals > observed + 1e-9) + 0.5 * np.mean(np.abs(totals - observed) <= 1e-9)
+    )
 
 
 def test_numbers_match_direct_computation(tmp_path, fast_plan):
     reviewers = {"a": "human", "b": "human", "c": "automated"}
-    rows = random_judgments(11, p_cross=0.5, p_single=0.35, reviewers=list(reviewers),
-                            seed=7, samples=2, p_unsure=0.15)
+    rows = random_judgments(
+        11, p_cross=0.5, p_single=0.35, reviewers=list(reviewers), seed=7, samples=2, p_unsure=0.15
+    )
     rows = [r for r in rows if not (r[0] == "t0003" and r[3] != "a")]  # t0003: one review each
     study = build_study(tmp_path / "s", rows, reviewers=reviewers)
     result = analyze(study, fast_plan, write_report=False)
@@ -122,13 +139,14 @@ def test_numbers_match_direct_computation(tmp_path, fast_plan):
 
 def test_without_controls_no_difference_is_inconclusive_not_refuted(tmp_path, fast_plan):
     rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
-                     write_report=False)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan, write_report=False
+    )
     # equivalence is shown on the observed scale, but nothing shows the reviewers discriminate
     assert result.equivalence.equivalent
     assert result.verdict.label == "inconclusive"
     assert "could not be shown to discriminate" in result.verdict.reason
-    assert "control judgments" in result.verdict.reason   # what a decisive study needs
+    assert "control judgments" in result.verdict.reason  # what a decisive study needs
     assert result.controls is not None and not result.controls.available
     # the literal rule calls it refuted, for the wrong reason (no significant difference)
     assert result.verdict.literal_label == "refuted"
@@ -136,10 +154,12 @@ def test_without_controls_no_difference_is_inconclusive_not_refuted(tmp_path, fa
 
 def test_refuted_when_accurate_reviewers_show_equivalence(tmp_path, fast_plan):
     rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
-    controls = control_judgments(60, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
-                                 seed=3)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
-                     fast_plan, write_report=False)
+    controls = control_judgments(60, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95, seed=3)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+        fast_plan,
+        write_report=False,
+    )
     c = result.controls
     assert c.gate_ok and c.pooled_youden_low >= 0.3
     assert result.verdict.label == "refuted", result.verdict.reason
@@ -150,13 +170,16 @@ def test_refuted_when_accurate_reviewers_show_equivalence(tmp_path, fast_plan):
 
 def test_single_field_higher_is_refuted_only_with_accuracy_shown(tmp_path, fast_plan):
     rows = random_judgments(60, p_cross=0.1, p_single=0.5, reviewers=list(TWO_HUMANS), seed=4)
-    result = analyze(build_study(tmp_path / "a", rows, reviewers=TWO_HUMANS), fast_plan,
-                     write_report=False)
+    result = analyze(
+        build_study(tmp_path / "a", rows, reviewers=TWO_HUMANS), fast_plan, write_report=False
+    )
     assert result.verdict.label == "inconclusive"
-    controls = control_judgments(40, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
-                                 seed=4)
-    result = analyze(build_study(tmp_path / "b", rows, reviewers=TWO_HUMANS, controls=controls),
-                     fast_plan, write_report=False)
+    controls = control_judgments(40, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95, seed=4)
+    result = analyze(
+        build_study(tmp_path / "b", rows, reviewers=TWO_HUMANS, controls=controls),
+        fast_plan,
+        write_report=False,
+    )
     assert result.verdict.label == "refuted" and "other way" in result.verdict.reason
 
 
@@ -176,8 +199,9 @@ def test_inconclusive_reports_power_and_topics_needed(tmp_path, fast_plan):
 
 def test_pilot_and_demonstration_studies(tmp_path, fast_plan):
     rows = random_judgments(60, p_cross=0.6, p_single=0.2, reviewers=list(TWO_HUMANS), seed=6)
-    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS,
-                        meta={"pilot": "1", "demo": "1"})
+    study = build_study(
+        tmp_path / "s", rows, reviewers=TWO_HUMANS, meta={"pilot": "1", "demo": "1"}
+    )
     result = analyze(study, fast_plan)
     assert result.verdict.label == "no verdict" and "pilot" in result.verdict.reason
     md = (study / "report" / "report.md").read_text()
@@ -186,16 +210,18 @@ def test_pilot_and_demonstration_studies(tmp_path, fast_plan):
     assert "PILOT" in head
 
 
-@pytest.mark.parametrize(("test", "method"), [("mcnemar_midp", "tango"),
-                                              ("mcnemar_exact", "paired_t"),
-                                              ("gee", "paired_t")])
+@pytest.mark.parametrize(
+    ("test", "method"),
+    [("mcnemar_midp", "tango"), ("mcnemar_exact", "paired_t"), ("gee", "paired_t")],
+)
 def test_other_primary_tests_and_tango_equivalence(tmp_path, fast_plan, test, method):
     text = fast_plan.read_text().replace("test: permutation ", f"test: {test} ", 1)
     plan = tmp_path / "plan.yaml"
     plan.write_text(text.replace("method: betting ", f"method: {method} ", 1))
     rows = random_judgments(60, p_cross=0.7, p_single=0.2, reviewers=list(TWO_HUMANS), seed=12)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan,
-                     write_report=False)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan, write_report=False
+    )
     assert result.primary.test == test and result.equivalence.method == method
     assert result.verdict.label == "supported"
     checks = {e.name for e in result.estimates if e.role == "check"}
@@ -240,8 +266,14 @@ def test_report_shows_reviewer_accuracy_and_the_leak_audit_auc(tmp_path, fast_pl
     controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.8, seed=8)
     study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
     manifest = json.loads((study / "manifest.json").read_text())
-    manifest["leak_audit"] = {"controls": {"auc": 0.53, "ci_low": 0.41, "ci_high": 0.65,
-                                           "method": "as judge --blind writes it"}}
+    manifest["leak_audit"] = {
+        "controls": {
+            "auc": 0.53,
+            "ci_low": 0.41,
+            "ci_high": 0.65,
+            "method": "as judge --blind writes it",
+        }
+    }
     (study / "manifest.json").write_text(json.dumps(manifest))
     result = analyze(study, fast_plan)
     md = (study / "report" / "report.md").read_text()
@@ -259,18 +291,28 @@ def test_report_shows_reviewer_accuracy_and_the_leak_audit_auc(tmp_path, fast_pl
 
 
 @pytest.mark.parametrize("answer", ["not_published", "published"])
-def test_reviewers_who_answer_alike_are_inconclusive_through_the_cli(tmp_path, fast_plan,
-                                                                    capsys, answer):
+def test_reviewers_who_answer_alike_are_inconclusive_through_the_cli(
+    tmp_path, fast_plan, capsys, answer
+):
     from tests.cli_run import run_cli
 
     humans = {"ann": "human", "ben": "human", "cat": "human"}
-    rows = [(f"t{t:03d}", c, 0, r, answer) for t in range(60)
-            for c in ("single_a", "single_b", "cross") for r in humans]
-    controls = [(c, e, k, None, r, answer) for (c, e, k, _, r, _) in
-                control_judgments(20, list(humans), sensitivity=1.0, specificity=1.0, seed=9)]
+    rows = [
+        (f"t{t:03d}", c, 0, r, answer)
+        for t in range(60)
+        for c in ("single_a", "single_b", "cross")
+        for r in humans
+    ]
+    controls = [
+        (c, e, k, None, r, answer)
+        for (c, e, k, _, r, _) in control_judgments(
+            20, list(humans), sensitivity=1.0, specificity=1.0, seed=9
+        )
+    ]
     study = build_study(tmp_path / "s", rows, reviewers=humans, controls=controls)
-    code, out, _ = run_cli(capsys, "analyze", "--study", str(study), "--plan", str(fast_plan),
-                           "--allow-deviation")
+    code, out, _ = run_cli(
+        capsys, "analyze", "--study", str(study), "--plan", str(fast_plan), "--allow-deviation"
+    )
     assert code == 0
     assert "VERDICT: INCONCLUSIVE" in out and "could not be shown to discriminate" in out
     saved = json.loads((study / "report" / "report.json").read_text())
@@ -289,16 +331,19 @@ def _plan_with(fast_plan, tmp_path, **controls) -> str:
 def test_a_reviewer_below_the_threshold_is_left_out_of_every_analysis(tmp_path, fast_plan):
     three = {"ann": "human", "ben": "human", "cat": "human"}
     rows = random_judgments(60, p_cross=0.4, p_single=0.3, reviewers=list(three), seed=10)
-    controls = (control_judgments(30, ["ann", "ben"], sensitivity=0.95, specificity=0.95,
-                                  seed=10)
-                + control_judgments(30, ["cat"], sensitivity=0.3, specificity=0.3, seed=10))
+    controls = control_judgments(
+        30, ["ann", "ben"], sensitivity=0.95, specificity=0.95, seed=10
+    ) + control_judgments(30, ["cat"], sensitivity=0.3, specificity=0.3, seed=10)
     study = build_study(tmp_path / "s", rows, reviewers=three, controls=controls)
     plan = _plan_with(fast_plan, tmp_path, exclude_reviewer_below=0.2)
     result = analyze(study, plan, allow_deviation=True, write_report=False)
     assert result.controls.excluded == ["cat"]
     kept = [r for r in rows if r[3] != "cat"]
-    alone = analyze(build_study(tmp_path / "k", kept, reviewers={"ann": "human", "ben": "human"}),
-                    fast_plan, write_report=False)
+    alone = analyze(
+        build_study(tmp_path / "k", kept, reviewers={"ann": "human", "ben": "human"}),
+        fast_plan,
+        write_report=False,
+    )
     assert result.primary.estimate == pytest.approx(alone.primary.estimate)
     assert "cat" not in {r["reviewer_id"] for r in result.per_reviewer}
 
@@ -307,16 +352,23 @@ def test_per_reviewer_correction(tmp_path, fast_plan):
     rows = random_judgments(60, p_cross=0.4, p_single=0.3, reviewers=list(TWO_HUMANS), seed=11)
     controls = control_judgments(30, list(TWO_HUMANS), sensitivity=1.0, specificity=1.0, seed=11)
     plan = _plan_with(fast_plan, tmp_path, correction="per_reviewer")
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
-                     plan, allow_deviation=True, write_report=False)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+        plan,
+        allow_deviation=True,
+        write_report=False,
+    )
     c = result.controls
     assert c.correction == "per_reviewer" and c.corrected == pytest.approx(c.observed)
     assert c.equivalence.method == "bootstrap"
     # a reviewer without controls: no per-reviewer accuracy, so no corrected estimate
     only_alice = [x for x in controls if x[4] == "alice"]
-    result = analyze(build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS,
-                                 controls=only_alice), plan, allow_deviation=True,
-                     write_report=False)
+    result = analyze(
+        build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS, controls=only_alice),
+        plan,
+        allow_deviation=True,
+        write_report=False,
+    )
     assert result.controls.corrected is None and "not estimable" in result.controls.corrected_note
 
 
@@ -324,34 +376,43 @@ def test_per_reviewer_equivalence_interval_follows_the_plans_alpha(tmp_path, fas
     # the per-reviewer corrected equivalence decides with the bootstrap interval, alpha/2 per
     # side like the pooled path: at alpha 0.01 it must be the 99% interval, not a fixed 95%
     rows = random_judgments(60, p_cross=0.4, p_single=0.35, reviewers=list(TWO_HUMANS), seed=12)
-    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.85,
-                                 seed=12)
+    controls = control_judgments(30, list(TWO_HUMANS), sensitivity=0.9, specificity=0.85, seed=12)
     study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
     per_reviewer = _plan_with(fast_plan, tmp_path, correction="per_reviewer")
     results = {}
     for alpha in ("0.05", "0.01"):
-        text = re.sub(r"(\nprimary:(?:\n .*)*?\n  alpha: )\S+", rf"\g<1>{alpha}",
-                      Path(per_reviewer).read_text(), count=1)
+        text = re.sub(
+            r"(\nprimary:(?:\n .*)*?\n  alpha: )\S+",
+            rf"\g<1>{alpha}",
+            Path(per_reviewer).read_text(),
+            count=1,
+        )
         plan = tmp_path / f"plan-{alpha}.yaml"
         plan.write_text(text)
-        results[alpha] = analyze(study, str(plan), allow_deviation=True,
-                                 write_report=False).controls
+        results[alpha] = analyze(
+            study, str(plan), allow_deviation=True, write_report=False
+        ).controls
     wide, usual = results["0.01"], results["0.05"]
     assert wide.corrected_level == pytest.approx(0.99) and usual.corrected_level == 0.95
     assert wide.corrected_low < usual.corrected_low and wide.corrected_high > usual.corrected_high
-    assert (wide.equivalence.ci_low, wide.equivalence.ci_high) == (wide.corrected_low,
-                                                                    wide.corrected_high)
+    assert (wide.equivalence.ci_low, wide.equivalence.ci_high) == (
+        wide.corrected_low,
+        wide.corrected_high,
+    )
 
 
 def test_one_verdict_to_every_real_item_is_inconclusive_even_with_accurate_controls(
-        tmp_path, fast_plan):
+    tmp_path, fast_plan
+):
     # reviewers answer controls well (they are recognisable) but call every real item published:
     # d_t = 0 everywhere says nothing about discrimination among real items
     rows = random_judgments(300, p_cross=0.0, p_single=0.0, reviewers=list(TWO_HUMANS), seed=1)
-    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
-                                 seed=1)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
-                     fast_plan, write_report=False)
+    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95, seed=1)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+        fast_plan,
+        write_report=False,
+    )
     assert result.controls.pooled_youden_low >= 0.3
     assert not result.controls.gate_ok
     assert result.verdict.label == "inconclusive", result.verdict.reason
@@ -359,20 +420,25 @@ def test_one_verdict_to_every_real_item_is_inconclusive_even_with_accurate_contr
 
 
 def test_real_judgments_outside_what_the_measured_accuracy_allows_are_inconclusive(
-        tmp_path, fast_plan):
+    tmp_path, fast_plan
+):
     # near-constant answers: a reviewer with sensitivity 0.95 calls at least ~5% of anything
     # novel, yet only 0.3% of real judgments are novel, so the controls do not describe them
-    rows = random_judgments(300, p_cross=0.003, p_single=0.003, reviewers=list(TWO_HUMANS),
-                            seed=2)
-    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95,
-                                 seed=2)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
-                     fast_plan, write_report=False)
+    rows = random_judgments(300, p_cross=0.003, p_single=0.003, reviewers=list(TWO_HUMANS), seed=2)
+    controls = control_judgments(100, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95, seed=2)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls),
+        fast_plan,
+        write_report=False,
+    )
     assert result.controls.pooled_youden_low >= 0.3
     assert result.verdict.label == "inconclusive", result.verdict.reason
     assert "does not describe how they judged real items" in result.verdict.reason
     # reviewers whose real judgments fit their accuracy pass the same check
     rows = random_judgments(300, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=2)
-    result = analyze(build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS, controls=controls),
-                     fast_plan, write_report=False)
+    result = analyze(
+        build_study(tmp_path / "t", rows, reviewers=TWO_HUMANS, controls=controls),
+        fast_plan,
+        write_report=False,
+    )
     assert result.controls.gate_ok, result.verdict.reason

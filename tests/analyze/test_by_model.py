@@ -20,8 +20,9 @@ from harness.study.store import Study
 
 @pytest.fixture()
 def two_models(tmp_path):
-    folder = write_simulated_study(tmp_path / "s", Design(samples=2, reviewers=2), topics=40,
-                                   seed=3, effect=0.1)
+    folder = write_simulated_study(
+        tmp_path / "s", Design(samples=2, reviewers=2), topics=40, seed=3, effect=0.1
+    )
     with Study.open(folder) as study, study.transaction() as conn:
         conn.execute("UPDATE outputs SET model_key = 'model-' || sample")
     return folder
@@ -50,6 +51,7 @@ def test_report_shows_the_models_table_and_forest_plot(two_models, fast_plan):
 
 
 def test_one_model_has_no_section(tmp_path, fast_plan):
-    folder = write_simulated_study(tmp_path / "one", Design(samples=1, reviewers=2), topics=20,
-                                   seed=4)
+    folder = write_simulated_study(
+        tmp_path / "one", Design(samples=1, reviewers=2), topics=20, seed=4
+    )
     assert analyze(folder, fast_plan, write_report=False).models is None

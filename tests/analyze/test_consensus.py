@@ -32,9 +32,15 @@ def test_topic_table_by_hand():
     item_condition = np.array([0, 1, 2, 2, 0, 1, 2])
     item = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6])
     verdict = np.array([1, 0, 1, 1, 1, 1, 0, 0, 0, 2, 1, 1, 1])
-    j = Judgments(item=item, reviewer=np.array([0, 1] * 6 + [0]), verdict=verdict,
-                  item_topic=item_topic, item_condition=item_condition, n_topics=2,
-                  n_reviewers=2)
+    j = Judgments(
+        item=item,
+        reviewer=np.array([0, 1] * 6 + [0]),
+        verdict=verdict,
+        item_topic=item_topic,
+        item_condition=item_condition,
+        n_topics=2,
+        n_reviewers=2,
+    )
     table = topic_table(j, unsure="exclude", min_reviewers=2)
     assert table.p[0].tolist() == [0.5, 1.0, 0.5]
     assert table.p_single[0] == 0.75 and table.d.tolist() == [-0.25]

@@ -21,8 +21,13 @@ from harness.analyze.corrected import (
 
 
 def _counts(pub_n, pub_k, unpub_n, unpub_k) -> ControlCounts:
-    return ControlCounts([str(i) for i in range(len(pub_n))], np.array(pub_n), np.array(pub_k),
-                         np.array(unpub_n), np.array(unpub_k))
+    return ControlCounts(
+        [str(i) for i in range(len(pub_n))],
+        np.array(pub_n),
+        np.array(pub_k),
+        np.array(unpub_n),
+        np.array(unpub_k),
+    )
 
 
 def test_pooled_rogan_gladen_on_a_hand_computed_table():
@@ -30,8 +35,9 @@ def test_pooled_rogan_gladen_on_a_hand_computed_table():
     # var(J) = 0.9 * 0.1 / 50 + 0.9 * 0.1 / 40 = 0.00405; 1/J becomes J / (J^2 + var)
     a = np.array([[0.2], [0.1], [0.3], [0.04]])
     b = np.zeros_like(a)
-    out = corrected_difference(a, b, _counts([50], [45], [40], [36]), method="pooled",
-                               resamples=400, level=0.95, seed=1)
+    out = corrected_difference(
+        a, b, _counts([50], [45], [40], [36]), method="pooled", resamples=400, level=0.95, seed=1
+    )
     assert out.observed == pytest.approx(0.16)
     assert out.estimate == pytest.approx(0.16 * 0.8 / (0.64 + 0.00405))
     assert out.ci_low < 0.2 < out.ci_high
@@ -40,19 +46,28 @@ def test_pooled_rogan_gladen_on_a_hand_computed_table():
 def test_prevalence_form_of_rogan_gladen():
     # one reviewer, a single arm: (q - (1 - sens)) / J; q = 0.45, sens 0.8, spec 0.85
     a, b = np.array([[0.45]]), np.array([[1.0]])
-    out = corrected_difference(a, b, _counts([20], [16], [20], [17]), method="per_reviewer",
-                               resamples=200, level=0.95, seed=1)
+    out = corrected_difference(
+        a,
+        b,
+        _counts([20], [16], [20], [17]),
+        method="per_reviewer",
+        resamples=200,
+        level=0.95,
+        seed=1,
+    )
     var = 0.8 * 0.2 / 20 + 0.85 * 0.15 / 20
-    assert out.estimate == pytest.approx((0.45 - 0.2) * 0.65 / (0.65 ** 2 + var))
+    assert out.estimate == pytest.approx((0.45 - 0.2) * 0.65 / (0.65**2 + var))
 
 
 @pytest.mark.parametrize(("pub", "unpub"), [([10], [0]), ([0], [10])])
 def test_unestimable_or_non_discriminating_accuracy_gives_no_estimate(pub, unpub):
     a = np.array([[0.1], [0.2]])
-    counts = _counts([10], pub, [10], unpub) if pub[0] + unpub[0] else _counts([10], pub, [0],
-                                                                                 unpub)
-    out = corrected_difference(a, np.zeros_like(a), counts, method="pooled", resamples=200,
-                               level=0.95, seed=1)
+    counts = (
+        _counts([10], pub, [10], unpub) if pub[0] + unpub[0] else _counts([10], pub, [0], unpub)
+    )
+    out = corrected_difference(
+        a, np.zeros_like(a), counts, method="pooled", resamples=200, level=0.95, seed=1
+    )
     assert out.estimate is None and out.ci_low is None
 
 
@@ -66,9 +81,15 @@ def test_per_reviewer_weights_equal_the_brute_force_mapping():
     frame = pd.DataFrame(rows, columns=["t", "c", "s", "r", "v"])
     item = frame["t"] * 6 + frame["c"] * 2 + frame["s"]
     items = np.arange(topics * 6)
-    j = Judgments(item=item.to_numpy(), reviewer=frame["r"].to_numpy(),
-                  verdict=frame["v"].to_numpy().astype(np.int8), item_topic=items // 6,
-                  item_condition=(items // 2) % 3, n_topics=topics, n_reviewers=reviewers)
+    j = Judgments(
+        item=item.to_numpy(),
+        reviewer=frame["r"].to_numpy(),
+        verdict=frame["v"].to_numpy().astype(np.int8),
+        item_topic=items // 6,
+        item_condition=(items // 2) % 3,
+        n_topics=topics,
+        n_reviewers=reviewers,
+    )
     sens, youden = np.array([0.9, 0.7, 0.8]), np.array([0.8, 0.5, 0.6])
     y = code_outcome(j.verdict, "exclude")
     table = topic_table(j, unsure="exclude", min_reviewers=1)
@@ -81,7 +102,7 @@ def test_per_reviewer_weights_equal_the_brute_force_mapping():
     cell = frame.groupby(["t", "c", "s"])["y"].mean().groupby(["t", "c"]).mean().unstack()
     brute = (cell[2] - (cell[0] + cell[1]) / 2).dropna().to_numpy()
     assert ours == pytest.approx(brute)
-    assert a.sum(axis=1) == pytest.approx(table.d)     # with perfect accuracy: d itself
+    assert a.sum(axis=1) == pytest.approx(table.d)  # with perfect accuracy: d itself
 
 
 def test_bootstrap_mean_matches_exact_enumeration():
@@ -116,9 +137,15 @@ def _relative_bias(sens: float, spec: float, n: int, estimator: str) -> float:
             j_hat = (k + m) / n - 1.0
             value = a[0, 0] / j_hat if j_hat > 0.05 else None
         else:
-            value = corrected_difference(a, np.zeros_like(a), _counts([n], [k], [n], [m]),
-                                         method="pooled", resamples=1, level=0.95,
-                                         seed=1).estimate
+            value = corrected_difference(
+                a,
+                np.zeros_like(a),
+                _counts([n], [k], [n], [m]),
+                method="pooled",
+                resamples=1,
+                level=0.95,
+                seed=1,
+            ).estimate
         if value is not None:
             total += p * value
             weight += p
@@ -129,6 +156,6 @@ def _relative_bias(sens: float, spec: float, n: int, estimator: str) -> float:
 def test_second_order_estimate_removes_most_of_the_ratio_bias(sens: float, spec: float):
     # 45 + 45 control judgments: the benchmark's 3 reviewers with 30 controls each
     plain, ours = _relative_bias(sens, spec, 45, "plain"), _relative_bias(sens, spec, 45, "ours")
-    assert plain > 0.02                   # 1 / J-hat over-corrects
-    assert abs(ours) < 0.015              # |bias| < 0.003 at a true difference of 0.2
+    assert plain > 0.02  # 1 / J-hat over-corrects
+    assert abs(ours) < 0.015  # |bias| < 0.003 at a true difference of 0.2
     assert abs(ours) < plain / 4

@@ -34,7 +34,7 @@ def test_size_at_the_margin_stays_below_alpha_where_the_t_test_is_liberal():
     betting_rate = np.mean(betting_capital(d, 0.1, 0.05, orders=16) >= 20)
     t_rate = np.mean([paired_t(x, 0.1, 0.05).p_upper < 0.05 for x in d])
     assert betting_rate <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / 600)
-    assert t_rate > 0.07           # the paired t-test over-rejects here (about 12%)
+    assert t_rate > 0.07  # the paired t-test over-rejects here (about 12%)
 
 
 def test_identical_judgments_get_no_p_of_zero():

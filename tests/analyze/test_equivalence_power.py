@@ -19,20 +19,21 @@ from harness.errors import HarnessError
 from tests.cli_run import run_cli
 
 
-def _exact_power(method: str, n: int, p10: float, p01: float, margin: float,
-                 alpha: float) -> float:
+def _exact_power(method: str, n: int, p10: float, p01: float, margin: float, alpha: float) -> float:
     """Every one of the 3^n sequences of consensus differences, weighted by its probability."""
     seqs = np.array(list(itertools.product([1.0, -1.0, 0.0], repeat=n)))
     prob = np.prod(np.where(seqs == 1, p10, np.where(seqs == -1, p01, 1 - p10 - p01)), axis=1)
     return float(prob[equivalence_rejects(method, seqs, margin, alpha)].sum())
 
 
-@pytest.mark.parametrize(("method", "margin", "alpha"), [
-    ("betting", 0.6, 0.2), ("betting", 0.5, 0.3), ("paired_t", 0.5, 0.2), ("tango", 0.3, 0.1)])
+@pytest.mark.parametrize(
+    ("method", "margin", "alpha"),
+    [("betting", 0.6, 0.2), ("betting", 0.5, 0.3), ("paired_t", 0.5, 0.2), ("tango", 0.3, 0.1)],
+)
 def test_simulated_power_matches_enumeration(method, margin, alpha):
     n, p10, p01 = 7, 0.1, 0.12
     exact = _exact_power(method, n, p10, p01, margin, alpha)
-    assert 0.05 < exact < 0.95   # a case where the test can both pass and fail
+    assert 0.05 < exact < 0.95  # a case where the test can both pass and fail
     sim = equivalence_power(method, n, p10, p01, margin, alpha, reps=4000, seed=3)
     assert sim.power == pytest.approx(exact, abs=4 * max(sim.se, 0.005))
 
@@ -67,8 +68,9 @@ def _bank(tmp_path, count: int):
 
     from harness.materials.topics import load_topic_bank
 
-    topics = [t.model_dump(mode="json", exclude_defaults=True)
-              for t in load_topic_bank().topics[:count]]
+    topics = [
+        t.model_dump(mode="json", exclude_defaults=True) for t in load_topic_bank().topics[:count]
+    ]
     path = tmp_path / "bank.yaml"
     path.write_text(yaml.safe_dump({"topics": topics}, sort_keys=False), encoding="utf-8")
     return path

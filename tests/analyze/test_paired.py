@@ -62,19 +62,22 @@ def _p21_numeric(b: int, c: int, n: int, delta: float) -> float:
         return -(b * math.log(p12) + c * math.log(p21) + rest * math.log(concordant))
 
     low, high = max(0.0, -delta) + 1e-12, (1 - delta) / 2 - 1e-12
-    return optimize.minimize_scalar(negloglik, bounds=(low, high), method="bounded",
-                                    options={"xatol": 1e-12}).x
+    return optimize.minimize_scalar(
+        negloglik, bounds=(low, high), method="bounded", options={"xatol": 1e-12}
+    ).x
 
 
-@pytest.mark.parametrize(("b", "c", "n", "delta"), [(9, 4, 50, 0.05), (1, 7, 21, -0.2),
-                                                    (40, 20, 160, 0.2), (12, 3, 80, -0.05)])
+@pytest.mark.parametrize(
+    ("b", "c", "n", "delta"),
+    [(9, 4, 50, 0.05), (1, 7, 21, -0.2), (40, 20, 160, 0.2), (12, 3, 80, -0.05)],
+)
 def test_tango_restricted_mle_equals_direct_maximisation(b, c, n, delta):
-    assert _p21_constrained(b, c, n, delta) == pytest.approx(_p21_numeric(b, c, n, delta),
-                                                             abs=1e-6)
+    assert _p21_constrained(b, c, n, delta) == pytest.approx(_p21_numeric(b, c, n, delta), abs=1e-6)
 
 
-@pytest.mark.parametrize(("b", "c", "n"), [(1, 7, 21), (40, 20, 160), (9, 4, 50), (0, 5, 30),
-                                           (6, 0, 12)])
+@pytest.mark.parametrize(
+    ("b", "c", "n"), [(1, 7, 21), (40, 20, 160), (9, 4, 50), (0, 5, 30), (6, 0, 12)]
+)
 def test_tango_ci_inverts_the_score_test(b, c, n):
     low, high = tango_ci(b, c, n)
     assert low < (b - c) / n < high

@@ -30,7 +30,8 @@ def test_exact_tails_equal_enumeration_on_a_lattice(seed):
     r = sign_flip(d)
     assert r.method == "exact"
     assert (r.p_greater, r.p_greater_mid, r.p_less, r.p_less_mid) == pytest.approx(
-        brute_force(d), abs=1e-12)
+        brute_force(d), abs=1e-12
+    )
 
 
 def test_irregular_values_fall_back_to_monte_carlo():
@@ -76,8 +77,9 @@ def test_empty_input():
 def _relabel_brute(p: np.ndarray) -> tuple[float, float, float, float]:
     values = p - (p.sum(axis=1, keepdims=True) - p) / 2
     rows = np.arange(len(p))
-    totals = np.array([values[rows, list(pick)].sum()
-                       for pick in itertools.product(range(3), repeat=len(p))])
+    totals = np.array(
+        [values[rows, list(pick)].sum() for pick in itertools.product(range(3), repeat=len(p))]
+    )
     obs = values[:, 2].sum()
     above, below = np.mean(totals > obs + 1e-9), np.mean(totals < obs - 1e-9)
     equal = 1.0 - above - below

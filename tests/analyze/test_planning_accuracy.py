@@ -13,8 +13,9 @@ PLAN = load_plan(bundled_plan_path()).plan
 
 
 def _plan(sens: float, spec: float, controls: int = 100):
-    planning = PLAN.planning.model_copy(update={"sensitivity": sens, "specificity": spec,
-                                                "controls": controls})
+    planning = PLAN.planning.model_copy(
+        update={"sensitivity": sens, "specificity": spec, "controls": controls}
+    )
     return PLAN.model_copy(update={"planning": planning})
 
 

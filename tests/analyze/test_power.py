@@ -47,7 +47,8 @@ def test_connor_power_inverts_sample_size():
         if p10 > p01:
             assert mcnemar_power(n, p10, p01) >= 0.8 > mcnemar_power(n - 1, p10, p01)
         assert mcnemar_power(n, p01, p10, sided=2) == pytest.approx(
-            mcnemar_power(n, p10, p01, sided=2))
+            mcnemar_power(n, p10, p01, sided=2)
+        )
 
 
 def test_paired_normal_sample_size_textbook_value():
@@ -97,11 +98,13 @@ def test_latent_parameters_reach_the_requested_proportions():
 
 def test_simulated_type_i_error_and_power():
     plan = load_plan().plan
-    null = rejection_rates(plan, plan.planning.design, topics=50, p_single=0.3, effect=0.0,
-                           reps=400, seed=11)
+    null = rejection_rates(
+        plan, plan.planning.design, topics=50, p_single=0.3, effect=0.0, reps=400, seed=11
+    )
     assert 0.02 <= null.primary <= 0.085
-    alt = rejection_rates(plan, plan.planning.design, topics=50, p_single=0.3, effect=0.15,
-                          reps=200, seed=12)
+    alt = rejection_rates(
+        plan, plan.planning.design, topics=50, p_single=0.3, effect=0.15, reps=200, seed=12
+    )
     assert alt.primary > 0.7
     assert math.isfinite(alt.sd_d) and 0 < alt.sd_d < 1
 
@@ -114,16 +117,18 @@ def test_simulated_searches_end_on_values_their_own_simulation_verifies():
     needed = result.topics_search
     assert needed is not None and needed.value is not None
     assert needed.power >= target > needed.power_below and needed.below == needed.value - 1
-    rerun = rejection_rates(plan, design, topics=int(needed.value), p_single=0.3, effect=0.2,
-                            reps=200, seed=3 + 2)
+    rerun = rejection_rates(
+        plan, design, topics=int(needed.value), p_single=0.3, effect=0.2, reps=200, seed=3 + 2
+    )
     assert rerun.primary == needed.power
     assert needed.power_se == pytest.approx(math.sqrt(needed.power * (1 - needed.power) / 200))
     mde = result.effect_search
     assert mde is not None and mde.value is not None
     assert mde.power >= target > mde.power_below
     assert mde.below == pytest.approx(mde.value - 0.001)
-    rerun = rejection_rates(plan, design, topics=30, p_single=0.3, effect=mde.value, reps=200,
-                            seed=3 + 3)
+    rerun = rejection_rates(
+        plan, design, topics=30, p_single=0.3, effect=mde.value, reps=200, seed=3 + 3
+    )
     assert rerun.primary == mde.power
     assert mde.value_se is not None and 0 < mde.value_se < 0.05
 
@@ -146,8 +151,16 @@ def test_topics_search_finds_the_first_passing_number_from_any_start(monkeypatch
     curve = _Curve("topics", 41)
     monkeypatch.setattr(simulate_search, "rejection_rates", curve)
     plan = load_plan().plan
-    found = simulate_search.search_topics(plan, plan.planning.design, p_single=0.3, effect=0.1,
-                                          target=0.8, start=start, reps=100, seed=0)
+    found = simulate_search.search_topics(
+        plan,
+        plan.planning.design,
+        p_single=0.3,
+        effect=0.1,
+        target=0.8,
+        start=start,
+        reps=100,
+        seed=0,
+    )
     assert (found.value, found.below, found.power, found.power_below) == (41, 40, 0.85, 0.6)
     assert found.simulations == len(curve.calls) == len(set(curve.calls))
 
@@ -156,8 +169,16 @@ def test_topics_search_finds_the_first_passing_number_from_any_start(monkeypatch
 def test_effect_search_finds_the_first_passing_effect_from_any_start(monkeypatch, start):
     monkeypatch.setattr(simulate_search, "rejection_rates", _Curve("effect", 0.137))
     plan = load_plan().plan
-    found = simulate_search.search_effect(plan, plan.planning.design, topics=50, p_single=0.3,
-                                          target=0.8, start=start, reps=100, seed=0)
+    found = simulate_search.search_effect(
+        plan,
+        plan.planning.design,
+        topics=50,
+        p_single=0.3,
+        target=0.8,
+        start=start,
+        reps=100,
+        seed=0,
+    )
     assert found.value == pytest.approx(0.137) and found.below == pytest.approx(0.136)
 
 
@@ -183,8 +204,7 @@ def test_power_reports_minimal_detectable_effect():
 
 
 def test_equivalence_power_uses_the_sd_at_no_difference():
-    result = power(topics=80, p_single=0.3, effect=0.3, rho=0.3, sesoi=0.15, alpha=0.05,
-                   target=0.8)
+    result = power(topics=80, p_single=0.3, effect=0.3, rho=0.3, sesoi=0.15, alpha=0.05, target=0.8)
     a = result.analytic
     sd0 = sd_binary_difference(0.3, 0.3, 0.3)
     assert a["sd_equivalence"] == pytest.approx(sd0) and a["sd"] > sd0 + 0.01

@@ -55,10 +55,15 @@ def test_gee_on_balanced_data_recovers_the_pooled_difference():
     item_condition = np.tile(np.arange(3), topics)
     p = np.where(item_condition == CROSS, 0.5, 0.3)
     verdict = (rng.random((n_items, reviewers)) < p[:, None]).astype(np.int8)
-    j = Judgments(item=np.repeat(np.arange(n_items), reviewers),
-                  reviewer=np.tile(np.arange(reviewers), n_items), verdict=verdict.reshape(-1),
-                  item_topic=np.repeat(np.arange(topics), 3), item_condition=item_condition,
-                  n_topics=topics, n_reviewers=reviewers)
+    j = Judgments(
+        item=np.repeat(np.arange(n_items), reviewers),
+        reviewer=np.tile(np.arange(reviewers), n_items),
+        verdict=verdict.reshape(-1),
+        item_topic=np.repeat(np.arange(topics), 3),
+        item_condition=item_condition,
+        n_topics=topics,
+        n_reviewers=reviewers,
+    )
     table = topic_table(j, unsure="not_novel", min_reviewers=2)
     y = (j.verdict == 1).astype(float)
     fit = fit_gee(j, y, table.item_eligible, single="mean_of_singles", max_topics=2000, seed=0)
@@ -81,14 +86,23 @@ def test_moderators_recover_a_planted_slope(tmp_path, fast_plan):
         p_cross = 0.1 + 0.8 * distance  # d_t grows with the field distance
         for condition in ("single_a", "single_b", "cross"):
             p = p_cross if condition == "cross" else 0.1 + 0.1 * rng.random()
-            geometry.append((topic, condition, 3.0 + (distance if condition == "cross" else 0),
-                             0.5))
+            geometry.append(
+                (topic, condition, 3.0 + (distance if condition == "cross" else 0), 0.5)
+            )
             for sample in range(3):
                 for r in reviewers:
-                    rows.append((topic, condition, sample, r,
-                                 "not_published" if rng.random() < p else "published"))
-    study = build_study(tmp_path / "s", rows, reviewers=reviewers, distances=distances,
-                        geometry=geometry)
+                    rows.append(
+                        (
+                            topic,
+                            condition,
+                            sample,
+                            r,
+                            "not_published" if rng.random() < p else "published",
+                        )
+                    )
+    study = build_study(
+        tmp_path / "s", rows, reviewers=reviewers, distances=distances, geometry=geometry
+    )
     result = analyze(study, fast_plan, write_report=False)
     by_name = {e.name: e for e in result.estimates}
     slope = by_name["field_distance:embedding_distance"]
@@ -107,10 +121,15 @@ def test_unsure_variants_follow_the_coding(tmp_path, fast_plan):
     rows = random_judgments(50, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=8)
     # unsure verdicts only in the cross arm, and only on the first reviewer's `published`
     # verdicts: counting them as novel, or leaving them out, must raise the difference
-    rows = [replace_verdict(r, "unsure") if r[1] == "cross" and r[3] == "alice"
-            and r[4] == "published" else r for r in rows]
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan,
-                     write_report=False)
+    rows = [
+        replace_verdict(r, "unsure")
+        if r[1] == "cross" and r[3] == "alice" and r[4] == "published"
+        else r
+        for r in rows
+    ]
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), fast_plan, write_report=False
+    )
     by_name = {e.name: e for e in result.estimates}
     assert by_name["unsure_novel"].estimate > result.primary.estimate
     assert by_name["unsure_excluded"].estimate > result.primary.estimate
@@ -126,10 +145,10 @@ def test_secondary_heavy_models_subsample(tmp_path, fast_plan):
     plan = tmp_path / "plan.yaml"
     plan.write_text(plan_text)
     rows = random_judgments(50, p_cross=0.5, p_single=0.3, reviewers=list(TWO_HUMANS), seed=10)
-    result = analyze(build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan,
-                     write_report=False)
+    result = analyze(
+        build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS), plan, write_report=False
+    )
     gee = next(e for e in result.estimates if e.name == "gee")
     assert "random subsample of 20 of 50 topics" in gee.note
     clogit = next(e for e in result.estimates if e.name == "conditional_logit")
     assert "random subsample of 20 of 50 topics" in clogit.note
-

@@ -39,8 +39,12 @@ def test_significant_in_the_other_direction_is_refuted_not_supported():
 
 @pytest.mark.parametrize("p_less", [0.01, 0.5])
 def test_nothing_is_refuted_unless_the_reviewers_discriminate(p_less):
-    gate = AccuracyGate(False, "the reviewers could not be shown to discriminate",
-                        _equivalence(0.001, 0.001), "about 80 control judgments")
+    gate = AccuracyGate(
+        False,
+        "the reviewers could not be shown to discriminate",
+        _equivalence(0.001, 0.001),
+        "about 80 control judgments",
+    )
     for accuracy in (gate, NO_CONTROLS):
         d = decide(_primary(0.5, p_less, 0.0), _equivalence(0.001, 0.001), PLAN, [], accuracy)
         assert d.label == "inconclusive" and "discriminate" in d.reason
@@ -64,12 +68,18 @@ def test_significant_effect_inside_the_margin_is_supported_with_a_qualifier():
     assert d.label == "supported" and "smaller than the smallest effect" in d.qualifier
 
 
-@pytest.mark.parametrize(("refute_by", "label"), [("equivalence", "inconclusive"),
-                                                  ("non_superiority", "refuted")])
+@pytest.mark.parametrize(
+    ("refute_by", "label"), [("equivalence", "inconclusive"), ("non_superiority", "refuted")]
+)
 def test_non_superiority_alone_refutes_only_when_the_plan_says_so(refute_by, label):
     # upper bound shown below +SESOI, lower bound not shown above -SESOI
-    d = decide(_primary(0.5, 0.5, -0.05), _equivalence(0.2, 0.001), _plan(refute_by), [],
-               _shown(0.2, 0.001))
+    d = decide(
+        _primary(0.5, 0.5, -0.05),
+        _equivalence(0.2, 0.001),
+        _plan(refute_by),
+        [],
+        _shown(0.2, 0.001),
+    )
     assert d.label == label
 
 
@@ -92,8 +102,13 @@ def test_per_reviewer_refutation_names_the_corrected_interval_not_a_scaled_margi
     # the per-reviewer path decides with the bootstrap interval of the corrected difference
     # against the SESOI itself; no J bound scales anything there
     boot = Equivalence("bootstrap", 0.10, 0.01, 0.0, 0.0, -0.06, 0.08, 0.025)
-    d = decide(_primary(0.5, 0.5, 0.0), _equivalence(0.5, 0.5), PLAN, [],
-               AccuracyGate(True, "pooled J = 0.8", boot))
+    d = decide(
+        _primary(0.5, 0.5, 0.0),
+        _equivalence(0.5, 0.5),
+        PLAN,
+        [],
+        AccuracyGate(True, "pooled J = 0.8", boot),
+    )
     assert d.label == "refuted"
     assert "95% bootstrap interval of the corrected difference [-0.060, +0.080]" in d.reason
     assert "lower bound of J" not in d.reason and "observed differences" not in d.reason

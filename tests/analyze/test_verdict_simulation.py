@@ -18,8 +18,16 @@ PLAN = load_plan(bundled_plan_path()).plan
 
 def _run(reviewers: Reviewers, effect: float, studies: int, seed: int):
     rng = np.random.default_rng(seed)
-    batch = misclassified_batch(Design(), reviewers, studies=studies, topics=50, p_single=0.3,
-                                effect=effect, controls_per_reviewer=30, rng=rng)
+    batch = misclassified_batch(
+        Design(),
+        reviewers,
+        studies=studies,
+        topics=50,
+        p_single=0.3,
+        effect=effect,
+        controls_per_reviewer=30,
+        rng=rng,
+    )
     return simulate_verdicts(batch, PLAN, rng, resamples=300)
 
 
@@ -49,9 +57,15 @@ def test_vectorised_youden_bound_equals_the_accuracy_table():
 
 
 def test_simulated_study_with_controls_is_analysed_with_its_accuracy(tmp_path, fast_plan):
-    folder = write_simulated_study(tmp_path / "s", Design(samples=1, reviewers=3), topics=60,
-                                   seed=5, controls_per_reviewer=40, sensitivity=1.0,
-                                   specificity=1.0)
+    folder = write_simulated_study(
+        tmp_path / "s",
+        Design(samples=1, reviewers=3),
+        topics=60,
+        seed=5,
+        controls_per_reviewer=40,
+        sensitivity=1.0,
+        specificity=1.0,
+    )
     result = analyze(folder, fast_plan, write_report=False)
     pooled = next(a for a in result.controls.accuracy if a["scope"] == "pooled")
     assert (pooled["published"], pooled["unpublished"]) == (60, 60)
@@ -66,9 +80,17 @@ def test_weighting_by_real_judgments_removes_the_bias_of_pooled_controls():
     from harness.analyze.simulate_controls import mixed_reviewers_batch
 
     rng = np.random.default_rng(11)
-    batch = mixed_reviewers_batch(Design(), [(0.65, 0.65)] * 2 + [(0.95, 0.95)] * 2,
-                                  [0.45, 0.45, 0.05, 0.05], [60] * 4, studies=60, topics=400,
-                                  p_single=0.3, effect=0.1, rng=rng)
+    batch = mixed_reviewers_batch(
+        Design(),
+        [(0.65, 0.65)] * 2 + [(0.95, 0.95)] * 2,
+        [0.45, 0.45, 0.05, 0.05],
+        [60] * 4,
+        studies=60,
+        topics=400,
+        p_single=0.3,
+        effect=0.1,
+        rng=rng,
+    )
     shares = simulate_verdicts(batch, PLAN, rng, resamples=100, weighting="shares")
     pooled = simulate_verdicts(batch, PLAN, rng, resamples=100, weighting="controls")
     assert abs(np.nanmean(shares.estimate) - 0.1) < 0.02

@@ -35,7 +35,8 @@ def test_changed_blinding_key_is_refused_before_unblinding(study, capsys):
     # someone swaps two items' outputs in the database after the packets went out
     with sqlite3.connect(study / "study.sqlite") as conn:
         (a, out_a), (b, out_b) = conn.execute(
-            "SELECT item_id, output_id FROM items ORDER BY item_id LIMIT 2").fetchall()
+            "SELECT item_id, output_id FROM items ORDER BY item_id LIMIT 2"
+        ).fetchall()
         conn.execute("UPDATE items SET output_id = 'swap' WHERE item_id = ?", (a,))
         conn.execute("UPDATE items SET output_id = ? WHERE item_id = ?", (out_a, b))
         conn.execute("UPDATE items SET output_id = ? WHERE item_id = ?", (out_b, a))
@@ -110,8 +111,19 @@ def test_cli_prints_verdict_and_primary_numbers(study, capsys, fast_plan):
 
 
 def test_cli_power_and_help(capsys):
-    code, out, _ = cli(capsys, "power", "--topics", "80", "--p-single", "0.2", "--effect",
-                       "0.15", "--simulate", "--reps", "60")
+    code, out, _ = cli(
+        capsys,
+        "power",
+        "--topics",
+        "80",
+        "--p-single",
+        "0.2",
+        "--effect",
+        "0.15",
+        "--simulate",
+        "--reps",
+        "60",
+    )
     assert code == 0 and "Power for 80 topics" in out and "type I error" in out
     for command in ("analyze", "prereg", "power"):
         code, out, _ = cli(capsys, command, "--help")
@@ -124,7 +136,9 @@ def test_analysis_does_not_import_the_judge_stage():
     import subprocess
     import sys
 
-    code = ("import sys, harness.analyze, harness.analyze.run, harness.analyze.data; "
-            "bad = [m for m in sys.modules if m.startswith('harness.judge')]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, harness.analyze, harness.analyze.run, harness.analyze.data; "
+        "bad = [m for m in sys.modules if m.startswith('harness.judge')]; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -16,10 +16,19 @@ ROOT = Path(harness.__file__).resolve().parent.parent
 
 def run_harness(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m harness.cli ARGS` in a fresh process, with this checkout first on the path."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True,
-                          text=True, encoding="utf-8", env=env, cwd=cwd, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 CASES = {
@@ -29,8 +38,10 @@ CASES = {
     "negative count": (["collect", "--study", "s", "--samples", "-1"], "--samples"),
     "zero rate": (["collect", "--study", "s", "--rpm", "0"], "--rpm"),
     "not a number": (["generate", "--study", "s", "--limit", "abc"], "--limit"),
-    "impossible date": (["judge", "--blind", "--study", "s", "--cutoff", "2024-13-45"],
-                        "'2024-13-45' is not a date"),
+    "impossible date": (
+        ["judge", "--blind", "--study", "s", "--cutoff", "2024-13-45"],
+        "'2024-13-45' is not a date",
+    ),
     "no such day": (["search", "q", "--cutoff", "2023-02-29"], "is not a date"),
     "limit out of range": (["search", "q", "--limit", "5000"], "--limit"),
     "probability out of range": (["power", "--alpha", "1.5"], "--alpha"),
@@ -49,8 +60,9 @@ def test_usage_error_is_short_and_exits_2(args, message):
 
 
 def test_missing_file_is_one_line(tmp_path):
-    result = run_harness("generate", "--study", str(tmp_path / "s"),
-                         "--topics", str(tmp_path / "no-such-bank.yaml"))
+    result = run_harness(
+        "generate", "--study", str(tmp_path / "s"), "--topics", str(tmp_path / "no-such-bank.yaml")
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ")
@@ -62,7 +74,8 @@ def test_missing_study_is_one_line(tmp_path):
     result = run_harness("status", "--study", str(tmp_path / "nothing"))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: {tmp_path / 'nothing'}: no study here (run `harness generate` first)"]
+        f"error: {tmp_path / 'nothing'}: no study here (run `harness generate` first)"
+    ]
 
 
 def test_version():
@@ -78,8 +91,10 @@ def test_help_exits_0():
     assert "--log-level" in result.stdout and "--version" in result.stdout
 
 
-@pytest.mark.parametrize(("family", "aborts"), [("click.exceptions", "click.exceptions"),
-                                                ("typer._click.exceptions", "typer.exceptions")])
+@pytest.mark.parametrize(
+    ("family", "aborts"),
+    [("click.exceptions", "click.exceptions"), ("typer._click.exceptions", "typer.exceptions")],
+)
 def test_both_exception_families_are_usage_errors(family, aborts):
     """typer up to 0.2x raises click's exceptions, later typer its own copies."""
     from harness.cli import _kind

@@ -9,8 +9,18 @@ from tests.cli.test_errors import run_harness
 
 def test_generate_status_verify_on_an_awkward_path(tmp_path):
     study = tmp_path / "dossier d'étude" / "Studie Ölçüm 研究 1"
-    result = run_harness("--log-level", "info", "generate", "--study", str(study),
-                         "--limit", "3", "--pilot", "--seed", "7")
+    result = run_harness(
+        "--log-level",
+        "info",
+        "generate",
+        "--study",
+        str(study),
+        "--limit",
+        "3",
+        "--pilot",
+        "--seed",
+        "7",
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     result = run_harness("status", "--study", str(study))

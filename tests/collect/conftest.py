@@ -25,24 +25,50 @@ def make_study(path: Path, topics: int) -> Path:
             tid = f"t{i:03d}"
             conn.execute(
                 "INSERT INTO topics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (tid, "Physics", 31, "Physical Sciences", "Economics", 20, "Social Sciences",
-                 json.dumps([f"wave {i}", "resonance"]), json.dumps([f"market {i}", "auction"]),
-                 "a shared mechanism", 3, 0.7, "{}"))
+                (
+                    tid,
+                    "Physics",
+                    31,
+                    "Physical Sciences",
+                    "Economics",
+                    20,
+                    "Social Sciences",
+                    json.dumps([f"wave {i}", "resonance"]),
+                    json.dumps([f"market {i}", "auction"]),
+                    "a shared mechanism",
+                    3,
+                    0.7,
+                    "{}",
+                ),
+            )
             for condition in CONDITIONS:
                 conn.execute(
                     "INSERT INTO prompts VALUES (?,?,?,?,?,?,?,?,?)",
-                    (f"{tid}.{condition}", tid, condition, "family-1", "0" * 64,
-                     "Answer in one sentence." if i % 2 else None,
-                     f"Relate concept {i} to {condition} through a shared mechanism.", 12, "{}"))
+                    (
+                        f"{tid}.{condition}",
+                        tid,
+                        condition,
+                        "family-1",
+                        "0" * 64,
+                        "Answer in one sentence." if i % 2 else None,
+                        f"Relate concept {i} to {condition} through a shared mechanism.",
+                        12,
+                        "{}",
+                    ),
+                )
     return path
 
 
 def outputs(path: Path) -> list[tuple]:
     with Study.open(path) as study:
-        return [tuple(r) for r in study.rows(
-            "SELECT output_id, prompt_id, sample, status, text, finish_reason, prompt_tokens, "
-            "completion_tokens, model_reported, system_fingerprint, error FROM outputs "
-            "ORDER BY prompt_id, sample")]
+        return [
+            tuple(r)
+            for r in study.rows(
+                "SELECT output_id, prompt_id, sample, status, text, finish_reason, prompt_tokens, "
+                "completion_tokens, model_reported, system_fingerprint, error FROM outputs "
+                "ORDER BY prompt_id, sample"
+            )
+        ]
 
 
 def count_rows(path: Path) -> int:
@@ -56,9 +82,14 @@ def cli(args: list[str], key: str = KEY, **popen) -> subprocess.Popen:
     # A shell's background job starts with SIGINT ignored, and Python then installs no Ctrl-C
     # handler; give the child the default disposition, as a terminal would.
     popen.setdefault("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    return subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **popen)
+    return subprocess.Popen(
+        [sys.executable, "-c", "from harness.cli import main; main()", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
 
 
 @pytest.fixture

@@ -15,9 +15,33 @@ from tests.collect.conftest import KEY, cli, count_rows, make_study, outputs
 
 def test_cli_collects_and_prints_a_summary(study, serve, key, capsys):
     server = serve()
-    main(["collect", "--study", str(study), "--backend", "openai", "--model", "gpt-4o-mini",
-          "--base-url", server.base_url, "--samples", "2", "--max-tokens", "9", "--top-p", "0.5",
-          "--rpm", "100000", "--tpm", "10000000", "--timeout", "5", "--max-attempts", "2"])
+    main(
+        [
+            "collect",
+            "--study",
+            str(study),
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-4o-mini",
+            "--base-url",
+            server.base_url,
+            "--samples",
+            "2",
+            "--max-tokens",
+            "9",
+            "--top-p",
+            "0.5",
+            "--rpm",
+            "100000",
+            "--tpm",
+            "10000000",
+            "--timeout",
+            "5",
+            "--max-attempts",
+            "2",
+        ]
+    )
     out = capsys.readouterr().out
     assert "24 completed, 0 failed" in out and "0 pending of 24" in out
     assert server.log.chat_bodies[0]["max_tokens"] == 9
@@ -36,8 +60,21 @@ def test_cli_user_errors_exit_2_with_one_line(study, capsys, key):
 
 
 def test_a_run_whose_requests_all_fail_exits_1(study, key):
-    process = cli(["collect", "--study", str(study), "--backend", "openai", "--model", "m",
-                   "--base-url", "http://127.0.0.1:9/v1", "--max-attempts", "1"])
+    process = cli(
+        [
+            "collect",
+            "--study",
+            str(study),
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--max-attempts",
+            "1",
+        ]
+    )
     out, err = process.communicate(timeout=120)
     assert process.returncode == 1, err
     assert "Traceback" not in err
@@ -47,8 +84,19 @@ def test_a_run_whose_requests_all_fail_exits_1(study, key):
 def test_ctrl_c_stops_cleanly_and_keeps_work(tmp_path, serve):
     study = make_study(tmp_path / "s", 20)
     server = serve(latency=0.05)
-    args = ["collect", "--study", str(study), "--backend", "openai", "--model", "gpt-4o-mini",
-            "--base-url", server.base_url, "--concurrency", "2"]
+    args = [
+        "collect",
+        "--study",
+        str(study),
+        "--backend",
+        "openai",
+        "--model",
+        "gpt-4o-mini",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "2",
+    ]
     process = cli(args)
     deadline = time.monotonic() + 60
     while count_rows(study) < 4:
@@ -69,8 +117,20 @@ def test_api_key_never_reaches_the_study_folder(tmp_path, serve, faults):
     server = serve(faults=faults(rate=0.5, kinds=("500", "503")), echo_auth=True, batch_delay=0.05)
     for name, extra in (("direct", []), ("batch", ["--batch-api"])):
         study = make_study(tmp_path / name, 3)
-        args = ["collect", "--study", str(study), "--backend", "openai", "--model", "gpt-4o-mini",
-                "--base-url", server.base_url, "--max-attempts", "1", *extra]
+        args = [
+            "collect",
+            "--study",
+            str(study),
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-4o-mini",
+            "--base-url",
+            server.base_url,
+            "--max-attempts",
+            "1",
+            *extra,
+        ]
         process = cli(args)
         out, err = process.communicate(timeout=120)
         assert process.returncode == 1, err  # partial work: some requests ended failed
@@ -88,8 +148,18 @@ def test_api_key_never_reaches_the_study_folder(tmp_path, serve, faults):
 def test_killed_during_a_batch_the_rerun_picks_it_up(tmp_path, serve):
     study = make_study(tmp_path / "s", 3)
     server = serve(batch_delay=3.0)
-    args = ["collect", "--study", str(study), "--backend", "openai", "--model", "gpt-4o-mini",
-            "--base-url", server.base_url, "--batch-api"]
+    args = [
+        "collect",
+        "--study",
+        str(study),
+        "--backend",
+        "openai",
+        "--model",
+        "gpt-4o-mini",
+        "--base-url",
+        server.base_url,
+        "--batch-api",
+    ]
     process = cli(args)
     deadline = time.monotonic() + 60
     while not server.batches:

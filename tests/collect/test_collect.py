@@ -18,8 +18,13 @@ FAST = {"concurrency": 4, "max_attempts": 3}
 
 
 def run(study, server, **options):
-    options = {"backend": "openai", "model": "gpt-4o-mini", "base_url": server.base_url,
-               **FAST, **options}
+    options = {
+        "backend": "openai",
+        "model": "gpt-4o-mini",
+        "base_url": server.base_url,
+        **FAST,
+        **options,
+    }
     return collect(study, **options)
 
 
@@ -36,8 +41,12 @@ def test_every_prompt_and_sample_is_stored_with_provenance(study, serve, key):
     assert (row["status"], row["backend"], row["model"]) == ("ok", "openai", "gpt-4o-mini")
     assert row["model_reported"] == "gpt-4o-mini-2024-test"
     assert row["system_fingerprint"].startswith("fp_")
-    assert json.loads(row["params"]) == {"temperature": 0.2, "top_p": 0.95, "max_tokens": 30,
-                                         "seed": 11}
+    assert json.loads(row["params"]) == {
+        "temperature": 0.2,
+        "top_p": 0.95,
+        "max_tokens": 30,
+        "seed": 11,
+    }
     assert row["text"] and row["finish_reason"] == "stop" and row["error"] is None
     assert row["prompt_tokens"] > 0 and row["completion_tokens"] > 0 and row["cost_usd"] > 0
     assert row["started_at"] <= row["finished_at"] and row["attempts"] == 1
@@ -47,15 +56,20 @@ def test_every_prompt_and_sample_is_stored_with_provenance(study, serve, key):
         prompt_ids = [r[0] for r in handle.rows("SELECT prompt_id FROM prompts")]
     # every request carries its first sample's own seed, derived from the study seed
     assert {b["seed"] for b in server.log.chat_bodies} == {
-        unit_seed(11, p, 0, bits=31) for p in prompt_ids}
+        unit_seed(11, p, 0, bits=31) for p in prompt_ids
+    }
     with_system = [b for b in server.log.chat_bodies if b["messages"][0]["role"] == "system"]
     assert len(with_system) == 6  # odd topics have a system message
     manifest = load_manifest(study)
     section = manifest["collect"]["models"]["openai/gpt-4o-mini"]
     assert section["backend"] == "openai" and section["params"]["seed"] == 11
-    assert section["reported"] == [{"model": "gpt-4o-mini-2024-test",
-                                    "system_fingerprint": row["system_fingerprint"],
-                                    "outputs": 24}]
+    assert section["reported"] == [
+        {
+            "model": "gpt-4o-mini-2024-test",
+            "system_fingerprint": row["system_fingerprint"],
+            "outputs": 24,
+        }
+    ]
     assert section["outputs"] == {"ok": 24, "failed": 0, "pending": 0, "total": 24}
     assert section["cost_usd"] == pytest.approx(result.cost_usd)
     assert section["base_url"] == server.base_url
@@ -121,8 +135,7 @@ def test_twenty_percent_faults_end_completed_or_failed_with_reason(tmp_path, ser
     assert sum(server.log.counts[k] > 0 for k in FAULT_KINDS) >= 6  # draws are seeded
 
 
-def test_max_cost_is_never_passed_and_a_rerun_continues(study, serve, key, tmp_path,
-                                                       monkeypatch):
+def test_max_cost_is_never_passed_and_a_rerun_continues(study, serve, key, tmp_path, monkeypatch):
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"pricey": {"input": 0, "output": 10000}}))  # $0.01 per token
     monkeypatch.setenv("HARNESS_PRICES", str(prices))
@@ -155,8 +168,7 @@ def test_user_errors(tmp_path, serve, key):
         collect(empty)
     study = make_study(tmp_path / "s", 1)
     with pytest.raises(HarnessError, match="--batch-size does not apply to the openai"):
-        collect(study, backend="openai", model="m", base_url="http://127.0.0.1:9/v1",
-                batch_size=4)
+        collect(study, backend="openai", model="m", base_url="http://127.0.0.1:9/v1", batch_size=4)
     with pytest.raises(HarnessError, match="--concurrency does not apply to the local"):
         collect(study, concurrency=4)
     with pytest.raises(HarnessError, match="samples must be between 1 and"):
@@ -190,7 +202,14 @@ def test_batch_api_submits_only_what_the_budget_allows(study, serve, key, tmp_pa
     monkeypatch.setenv("HARNESS_PRICES", str(prices))
     server = serve(batch_delay=0.02)
     # worst case per request: 10 tokens x $0.01 x 0.5 (batch discount) = $0.05
-    result = run(study, server, model="pricey", batch_api=True, poll_interval=0.02,
-                 max_tokens=10, max_cost=0.26)
+    result = run(
+        study,
+        server,
+        model="pricey",
+        batch_api=True,
+        poll_interval=0.02,
+        max_tokens=10,
+        max_cost=0.26,
+    )
     assert result.stopped == "max_cost" and result.outputs_ok == 5 and result.pending == 7
     assert result.cost_usd <= 0.26

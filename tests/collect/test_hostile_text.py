@@ -15,8 +15,15 @@ from harness.study.text import storable
 from tests.collect.test_collect import run
 from tests.servers import openai_server
 
-HOSTILE = ["", "\ufffe\uffff", "lone \ud800 surrogate", "\x00\x07\x1b[31m", "=HYPERLINK(1)",
-           "x" * 100_000, "\udfff\ud800"]
+HOSTILE = [
+    "",
+    "\ufffe\uffff",
+    "lone \ud800 surrogate",
+    "\x00\x07\x1b[31m",
+    "=HYPERLINK(1)",
+    "x" * 100_000,
+    "\udfff\ud800",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -72,5 +79,7 @@ def test_status_counts_samples_that_repeat_a_text(study, serve, key, monkeypatch
     monkeypatch.setattr(openai_server, "chat_reply", same)
     run(study, serve(), samples=3)
     collect_row = next(r for r in study_status(study) if r.stage == "collect")
-    assert "36 ok" in collect_row.holds and "24 repeating an earlier sample's text" in \
-        collect_row.holds
+    assert (
+        "36 ok" in collect_row.holds
+        and "24 repeating an earlier sample's text" in collect_row.holds
+    )

@@ -17,9 +17,25 @@ def test_repeated_sigkill_loses_and_duplicates_nothing(tmp_path, key):
     rng = random.Random(20261202)
     killed, resumed_from = 0, []
     with OpenAIServer(latency=0.03) as server:
-        args = ["collect", "--study", str(tmp_path / "killed"), "--backend", "openai",
-                "--model", "gpt-4o-mini", "--base-url", server.base_url, "--samples", "2",
-                "--concurrency", "3", "--temperature", "0.9", "--seed", "5"]
+        args = [
+            "collect",
+            "--study",
+            str(tmp_path / "killed"),
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-4o-mini",
+            "--base-url",
+            server.base_url,
+            "--samples",
+            "2",
+            "--concurrency",
+            "3",
+            "--temperature",
+            "0.9",
+            "--seed",
+            "5",
+        ]
         make_study(tmp_path / "killed", 40)
         while killed < 4:
             before = count_rows(tmp_path / "killed")
@@ -40,8 +56,16 @@ def test_repeated_sigkill_loses_and_duplicates_nothing(tmp_path, key):
         assert final.returncode == 0, err
 
         reference = make_study(tmp_path / "reference", 40)
-        collect(reference, backend="openai", model="gpt-4o-mini", base_url=server.base_url,
-                samples=2, concurrency=8, temperature=0.9, seed=5)
+        collect(
+            reference,
+            backend="openai",
+            model="gpt-4o-mini",
+            base_url=server.base_url,
+            samples=2,
+            concurrency=8,
+            temperature=0.9,
+            seed=5,
+        )
 
     assert killed >= 3, "the kills did not land during the run"
     assert resumed_from == sorted(resumed_from) and 0 < resumed_from[0] < 240

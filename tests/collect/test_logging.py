@@ -8,12 +8,27 @@ from tests.collect.conftest import KEY, cli, make_study
 
 
 def test_retries_are_logged_with_their_reason_and_no_secret(tmp_path, serve, faults):
-    server = serve(faults=faults(rate=0.6, kinds=("429", "500"), retry_after="0.01"),
-                   echo_auth=True)
+    server = serve(
+        faults=faults(rate=0.6, kinds=("429", "500"), retry_after="0.01"), echo_auth=True
+    )
     study = make_study(tmp_path / "log study ü", 3)
-    process = cli(["--log-level", "debug", "collect", "--study", str(study), "--backend",
-                   "openai", "--model", "gpt-4o-mini", "--base-url", server.base_url,
-                   "--max-attempts", "4"])
+    process = cli(
+        [
+            "--log-level",
+            "debug",
+            "collect",
+            "--study",
+            str(study),
+            "--backend",
+            "openai",
+            "--model",
+            "gpt-4o-mini",
+            "--base-url",
+            server.base_url,
+            "--max-attempts",
+            "4",
+        ]
+    )
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     log_file = study / "logs" / "harness.log"
@@ -31,8 +46,20 @@ def test_default_level_keeps_stderr_quiet_but_the_file_gets_info(tmp_path, serve
     server = serve(faults=faults(rate=0.6, kinds=("503",)))
     study = make_study(tmp_path / "quiet", 2)
     for _ in range(2):  # the file is appended to, run after run
-        process = cli(["collect", "--study", str(study), "--backend", "openai", "--model",
-                       "gpt-4o-mini", "--base-url", server.base_url, "--retry-errors"])
+        process = cli(
+            [
+                "collect",
+                "--study",
+                str(study),
+                "--backend",
+                "openai",
+                "--model",
+                "gpt-4o-mini",
+                "--base-url",
+                server.base_url,
+                "--retry-errors",
+            ]
+        )
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
         assert "retry" not in err and "POST" not in err

@@ -23,33 +23,52 @@ FAST = {"concurrency": 4, "max_attempts": 2}
 
 def two_models(a, b):
     """Model arguments for gpt-4o-mini on server a and a reasoning model on server b."""
-    return [f"{MINI}@base_url={a.base_url}", f"{REASONING}@base_url={b.base_url}",
-            f"{REASONING}@temperature=omit", f"{REASONING}@top_p=omit",
-            f"{REASONING}@token_param=max_completion_tokens",
-            f"{REASONING}@reasoning_effort=low"]
+    return [
+        f"{MINI}@base_url={a.base_url}",
+        f"{REASONING}@base_url={b.base_url}",
+        f"{REASONING}@temperature=omit",
+        f"{REASONING}@top_p=omit",
+        f"{REASONING}@token_param=max_completion_tokens",
+        f"{REASONING}@reasoning_effort=low",
+    ]
 
 
 def rows(study):
     with Study.open(study) as handle:
-        return [dict(r) for r in handle.rows(
-            "SELECT output_id, prompt_id, sample, model_key, status, text, params, cost_usd "
-            "FROM outputs ORDER BY model_key, prompt_id, sample")]
+        return [
+            dict(r)
+            for r in handle.rows(
+                "SELECT output_id, prompt_id, sample, model_key, status, text, params, cost_usd "
+                "FROM outputs ORDER BY model_key, prompt_id, sample"
+            )
+        ]
 
 
 def test_two_models_each_with_their_own_settings(study, serve, key):
     mini = serve()
     reasoning = serve(reject_params={"o3-mini": ("temperature", "top_p", "max_tokens")})
-    results = collect_models(study, models=[MINI, REASONING], model_args=two_models(
-        mini, reasoning), samples=2, max_tokens=40, **FAST)
+    results = collect_models(
+        study,
+        models=[MINI, REASONING],
+        model_args=two_models(mini, reasoning),
+        samples=2,
+        max_tokens=40,
+        **FAST,
+    )
     assert [(r.model_key, r.completed, r.pending) for r in results] == [
-        (MINI, 24, 0), (REASONING, 24, 0)]
+        (MINI, 24, 0),
+        (REASONING, 24, 0),
+    ]
     got = rows(study)
     assert len(got) == 48 and len({r["output_id"] for r in got}) == 48
     assert len({(r["prompt_id"], r["model_key"], r["sample"]) for r in got}) == 48
     # the study's first model keeps the plain ids; the later one's carry its suffix
     assert {r["output_id"] for r in got if r["model_key"] == MINI} == {
-        f"o-t00{t}.{c}-{s}" for t in range(4) for c in ("single_a", "single_b", "cross")
-        for s in (0, 1)}
+        f"o-t00{t}.{c}-{s}"
+        for t in range(4)
+        for c in ("single_a", "single_b", "cross")
+        for s in (0, 1)
+    }
     assert all(r["output_id"].count("-") == 3 for r in got if r["model_key"] == REASONING)
     sent = reasoning.log.chat_bodies[0]
     assert "temperature" not in sent and "top_p" not in sent and "max_tokens" not in sent
@@ -57,9 +76,14 @@ def test_two_models_each_with_their_own_settings(study, serve, key):
     assert reasoning.log.counts["rejected"] == 0 and len(mini.log.chat_bodies) == 12
     params = {r["model_key"]: json.loads(r["params"]) for r in got}
     assert params[MINI] == {"temperature": 0.7, "top_p": 0.95, "max_tokens": 40, "seed": 0}
-    assert params[REASONING] == {"temperature": None, "top_p": None, "max_tokens": 40, "seed": 0,
-                                 "token_param": "max_completion_tokens",
-                                 "body": {"reasoning_effort": "low"}}
+    assert params[REASONING] == {
+        "temperature": None,
+        "top_p": None,
+        "max_tokens": 40,
+        "seed": 0,
+        "token_param": "max_completion_tokens",
+        "body": {"reasoning_effort": "low"},
+    }
     # provenance and cost per model: gpt-4o-mini is priced, the other model is not
     models = load_manifest(study)["collect"]["models"]
     assert models[MINI]["base_url"] == mini.base_url
@@ -77,8 +101,9 @@ def test_a_model_added_later_collects_only_its_outputs(study, serve, key):
     collect(study, model=MINI, base_url=mini.base_url, **FAST)
     before = rows(study)
     first = len(mini.log.chat_bodies)
-    added = collect(study, model="vllm/Qwen2.5-7B-Instruct", base_url=other.base_url,
-                    temperature=0.2, **FAST)
+    added = collect(
+        study, model="vllm/Qwen2.5-7B-Instruct", base_url=other.base_url, temperature=0.2, **FAST
+    )
     assert added.completed == 12 and len(mini.log.chat_bodies) == first
     assert any("new in this study" in note for note in added.notes)
     after = rows(study)
@@ -87,7 +112,9 @@ def test_a_model_added_later_collects_only_its_outputs(study, serve, key):
     sent = len(other.log.chat_bodies)
     again = collect_models(study, **FAST)
     assert [(r.model_key, r.completed) for r in again] == [
-        (MINI, 0), ("vllm/Qwen2.5-7B-Instruct", 0)]
+        (MINI, 0),
+        ("vllm/Qwen2.5-7B-Instruct", 0),
+    ]
     assert (len(mini.log.chat_bodies), len(other.log.chat_bodies)) == (first, sent)
     with pytest.raises(HarnessError, match="several models"):
         collect(study)  # the one-model call cannot guess which
@@ -103,13 +130,24 @@ def test_a_refused_parameter_stops_that_model_with_one_error(study, serve, key, 
     with pytest.raises(HarnessError) as caught:
         collect_models(study, models=[MINI, REASONING], model_args=args, **FAST)
     message = str(caught.value)
-    assert message.startswith(f"temperature: {REASONING}: the server rejected the request "
-                              "parameter 'temperature' (HTTP 400")
+    assert message.startswith(
+        f"temperature: {REASONING}: the server rejected the request "
+        "parameter 'temperature' (HTTP 400"
+    )
     assert "--model-arg temperature=omit" in message
     assert reasoning.log.counts["requests"] <= FAST["concurrency"]  # no retry storm
     assert {r["model_key"] for r in rows(study)} == {MINI}  # nothing stored for the refused one
-    code, out, err = run_cli(capsys, "collect", "--study", str(study), "--model", MINI,
-                             "--model", REASONING, *[f"--model-arg={a}" for a in args])
+    code, out, err = run_cli(
+        capsys,
+        "collect",
+        "--study",
+        str(study),
+        "--model",
+        MINI,
+        "--model",
+        REASONING,
+        *[f"--model-arg={a}" for a in args],
+    )
     last = err.strip().splitlines()[-1]  # after the progress bars on stderr
     assert code == 2 and "rejected the request parameter 'temperature'" in last
     assert "collect: openai/gpt-4o-mini" in out  # the first model's summary came before
@@ -131,8 +169,13 @@ def test_run_wide_options_and_their_errors(study, serve, key):
     assert rows(study) == []  # refused before any model ran
     # a cap for the priced model only; --concurrency serves the remote models, --batch-size
     # would serve local ones
-    results = collect_models(study, models=[MINI, "vllm/m"], batch_size=4,
-                             model_args=[*urls, f"{MINI}@max_cost=1.0"], **FAST)
+    results = collect_models(
+        study,
+        models=[MINI, "vllm/m"],
+        batch_size=4,
+        model_args=[*urls, f"{MINI}@max_cost=1.0"],
+        **FAST,
+    )
     assert [r.completed for r in results] == [12, 12]
     # the OpenAI key goes to OpenAI's model only, never to the self-hosted server
     assert a.log.auth_headers == {f"Bearer {key}"} and b.log.auth_headers == {"Bearer EMPTY"}
@@ -142,10 +185,25 @@ def test_run_wide_options_and_their_errors(study, serve, key):
 
 def test_sigkill_during_the_second_model_resumes_only_it(tmp_path, serve, key):
     mini, other = serve(), serve(latency=0.03)
-    args = ["collect", "--study", str(tmp_path / "killed"), "--model", MINI, "--model", "vllm/m",
-            "--model-arg", f"{MINI}@base_url={mini.base_url}",
-            "--model-arg", f"vllm/m@base_url={other.base_url}", "--model-arg", "vllm/m@samples=2",
-            "--concurrency", "2", "--seed", "5"]
+    args = [
+        "collect",
+        "--study",
+        str(tmp_path / "killed"),
+        "--model",
+        MINI,
+        "--model",
+        "vllm/m",
+        "--model-arg",
+        f"{MINI}@base_url={mini.base_url}",
+        "--model-arg",
+        f"vllm/m@base_url={other.base_url}",
+        "--model-arg",
+        "vllm/m@samples=2",
+        "--concurrency",
+        "2",
+        "--seed",
+        "5",
+    ]
     make_study(tmp_path / "killed", 30)
 
     def second_model_rows() -> int:
@@ -168,9 +226,17 @@ def test_sigkill_during_the_second_model_resumes_only_it(tmp_path, serve, key):
     assert len(mini.log.chat_bodies) == sent_first  # the first model was complete: not asked
 
     reference = make_study(tmp_path / "reference", 30)
-    collect_models(reference, models=[MINI, "vllm/m"], seed=5, model_args=[
-        f"{MINI}@base_url={mini.base_url}", f"vllm/m@base_url={other.base_url}",
-        "vllm/m@samples=2"], concurrency=8)
+    collect_models(
+        reference,
+        models=[MINI, "vllm/m"],
+        seed=5,
+        model_args=[
+            f"{MINI}@base_url={mini.base_url}",
+            f"vllm/m@base_url={other.base_url}",
+            "vllm/m@samples=2",
+        ],
+        concurrency=8,
+    )
     assert rows(tmp_path / "killed") == rows(reference)
     assert len(rows(reference)) == 90 + 180
 
@@ -181,16 +247,23 @@ def test_a_model_can_have_its_own_price_table(study, serve, key, tmp_path):
     table.write_text("m: {input: 1000, output: 2000}\n")  # USD per million tokens
     with pytest.raises(HarnessError, match="no price known for model 'm'"):
         collect(study, model="vllm/m", base_url=server.base_url, max_cost=5.0, **FAST)
-    result = collect(study, model="vllm/m", base_url=server.base_url, max_cost=5.0,
-                     model_args=[f"prices={table}"], **FAST)
+    result = collect(
+        study,
+        model="vllm/m",
+        base_url=server.base_url,
+        max_cost=5.0,
+        model_args=[f"prices={table}"],
+        **FAST,
+    )
     want = sum(1000 * r.prompt_tokens + 2000 * r.completion_tokens for r in [result]) / 1e6
     assert result.completed == 12 and result.cost_usd == pytest.approx(want)
 
 
 def test_a_manifest_from_before_several_models_is_read_and_rewritten(study, serve, key):
     first, other = serve(), serve()
-    collect(study, backend="openai", model="gpt-4o-mini", base_url=first.base_url, samples=1,
-            **FAST)
+    collect(
+        study, backend="openai", model="gpt-4o-mini", base_url=first.base_url, samples=1, **FAST
+    )
     # the one-model section older harness versions wrote, straight under `collect`
     record_section(study, "collect", load_manifest(study)["collect"]["models"][MINI])
     more = collect(study, backend="openai", model="gpt-4o-mini", samples=2, **FAST)
@@ -204,16 +277,23 @@ def test_a_manifest_from_before_several_models_is_read_and_rewritten(study, serv
     again = collect_models(study, model_args=["vllm/m@concurrency=2"], concurrency=4)
     assert [r.completed for r in again] == [0, 0]
     runs = load_manifest(study)["collect"]["models"]
-    assert (runs[MINI]["runs"][-1]["concurrency"], runs["vllm/m"]["runs"][-1]["concurrency"]) \
-        == (4, 2)
+    assert (runs[MINI]["runs"][-1]["concurrency"], runs["vllm/m"]["runs"][-1]["concurrency"]) == (
+        4,
+        2,
+    )
 
 
 def test_each_model_keeps_its_own_batch_api_state(study, serve, key):
     server = serve(batch_delay=0.05)
     models = [MINI, "openai-compatible/m"]
-    results = collect_models(study, models=models, base_url=None, batch_api=True,
-                             poll_interval=0.02, model_args=[
-                                 f"{m}@base_url={server.base_url}" for m in models])
+    results = collect_models(
+        study,
+        models=models,
+        base_url=None,
+        batch_api=True,
+        poll_interval=0.02,
+        model_args=[f"{m}@base_url={server.base_url}" for m in models],
+    )
     assert [r.completed for r in results] == [12, 12] and server.log.counts["batches"] == 2
     with Study.open(study) as handle:
         suffix = json.loads(handle.meta("collect_models") or "")[models[1]]["id_suffix"]

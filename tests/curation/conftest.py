@@ -26,8 +26,11 @@ def domain_pair_topics() -> list[dict[str, Any]]:
 
 
 def write_bank(path: Path, topics: list[dict[str, Any]], text: str | None = None) -> Path:
-    body = text if text is not None else yaml.safe_dump(
-        {"version": 1, "topics": topics}, sort_keys=False, allow_unicode=True)
+    body = (
+        text
+        if text is not None
+        else yaml.safe_dump({"version": 1, "topics": topics}, sort_keys=False, allow_unicode=True)
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body, encoding="utf-8")
     return path

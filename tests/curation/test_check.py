@@ -17,12 +17,31 @@ def failed(report) -> dict[str, list[str]]:
 
 
 def test_bundled_bank_passes_through_the_cli(capsys, tmp_path):
-    main(["topics", "check", "--cutoff", "2015", "--cutoff", "2020-06-30", "--cutoff", "2024",
-          "--json", str(tmp_path / "r.json")])
+    main(
+        [
+            "topics",
+            "check",
+            "--cutoff",
+            "2015",
+            "--cutoff",
+            "2020-06-30",
+            "--cutoff",
+            "2024",
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert out.strip().endswith("bank check: passed")
-    for needed in ("distinct field pairs", "6 of 6 domain pairs", "most used field",
-                   "cut-off 2015:", "cut-off 2020:", "cut-off 2024:", "threshold cosine >= 0.8"):
+    for needed in (
+        "distinct field pairs",
+        "6 of 6 domain pairs",
+        "most used field",
+        "cut-off 2015:",
+        "cut-off 2020:",
+        "cut-off 2024:",
+        "threshold cosine >= 0.8",
+    ):
         assert needed in out
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["ok"] and report["rules"]["cutoffs"] == [2015, 2020, 2024]
@@ -37,7 +56,7 @@ def test_all_schema_errors_are_reported_with_their_lines(tmp_path, topics, token
     bad = copy.deepcopy(topics)
     bad[1]["field_b"] = "Alchemy"
     bad[3]["concepts_a"] = ["one concept only"]
-    bad.append(dict(bad[0]))                       # duplicate id
+    bad.append(dict(bad[0]))  # duplicate id
     path = write_bank(tmp_path / "b.yaml", bad)
     lines = path.read_text().splitlines()
     starts = [i + 1 for i, line in enumerate(lines) if line.startswith("- id:")]
@@ -51,7 +70,7 @@ def test_all_schema_errors_are_reported_with_their_lines(tmp_path, topics, token
 def test_near_duplicate_topics_and_concepts(tmp_path, topics, tokenizer):
     twin = copy.deepcopy(topics[0])
     twin["id"] = "twin-01"
-    twin["concepts_a"] = [c + "s" for c in twin["concepts_a"]]   # plural: same idea
+    twin["concepts_a"] = [c + "s" for c in twin["concepts_a"]]  # plural: same idea
     twin["concepts_b"] = [c.upper() for c in twin["concepts_b"]]
     report = check_bank(write_bank(tmp_path / "b.yaml", [*topics, twin]), tokenizer=tokenizer)
     problems = failed(report)
@@ -72,8 +91,9 @@ def test_concept_length_rule(tmp_path, topics, tokenizer):
 def test_token_balance_rule(tmp_path, topics, tokenizer):
     topics[0]["concepts_a"][1] = "electroencephalographically photoautotrophically"
     path = write_bank(tmp_path / "b.yaml", topics)
-    report = check_bank(path, rules=Rules(max_token_range=5, max_mean_token_diff=99),
-                        tokenizer=tokenizer)
+    report = check_bank(
+        path, rules=Rules(max_token_range=5, max_mean_token_diff=99), tokenizer=tokenizer
+    )
     problems = failed(report)
     assert list(problems) == ["token balance"]
     assert f"topic {topics[0]['id']}: prompts differ by" in problems["token balance"][0]
@@ -93,7 +113,8 @@ def test_spread_rules(tmp_path, topics, tokenizer):
     messages = messages["field and domain spread"]
     used = {f for t in topics for f in (t["field_a"], t["field_b"])}
     assert sum("(rule: at most 0 = max of 10% of 6 topics and 0)" in m for m in messages) == len(
-        used)
+        used
+    )
     assert messages[-1] == "6 distinct field pairs (rule: at least 12 for 6 topics)"
 
 
@@ -107,9 +128,13 @@ def test_link_rules_and_control_counts(tmp_path, topics, tokenizer):
     report = check_bank(path, rules=Rules(cutoffs=(2015, 2020)), tokenizer=tokenizer)
     assert report.ok
     links = report.sections[-1].stats
-    assert links["controls"]["2015"] == {"cross_published": 1, "cross_unpublished": 1,
-                                         "single_published": 0, "single_unpublished": 1,
-                                         "topics_with_published": 1}
+    assert links["controls"]["2015"] == {
+        "cross_published": 1,
+        "cross_unpublished": 1,
+        "single_published": 0,
+        "single_unpublished": 1,
+        "topics_with_published": 1,
+    }
     assert links["controls"]["2020"]["cross_published"] == 2
     topics[1]["known_within_a"].append({**link, "title": "Future work", "year": 2099})
     topics[2]["known_links"] = [link, {**link, "title": "a  WORK"}]
@@ -138,10 +163,11 @@ def test_subset_section_shows_what_the_seeded_subset_covers(tmp_path, topics, to
     assert "6 of 12 topics" in section.summary[0]
     small = check_bank(path, tokenizer=tokenizer, subset=(4, 3))
     section = next(s for s in small.sections if s.name.startswith("subset"))
-    assert len(section.warnings) == 2 and section.ok   # 4 topics cannot cover 6 domain pairs
+    assert len(section.warnings) == 2 and section.ok  # 4 topics cannot cover 6 domain pairs
     large = check_bank(path, tokenizer=tokenizer, subset=(50, 3))
-    assert "fewer than 50" in next(s for s in large.sections
-                                   if s.name.startswith("subset")).summary[0]
+    assert (
+        "fewer than 50" in next(s for s in large.sections if s.name.startswith("subset")).summary[0]
+    )
 
 
 def topics_renamed(topics):

@@ -10,9 +10,18 @@ from pathlib import Path
 from typing import Any
 
 # No network, no first-run or background traffic, a fresh profile each time.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--window-size=1280,900")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,900",
+)
 
 
 def browser_paths() -> tuple[str, str] | None:
@@ -36,8 +45,9 @@ def chromium() -> Iterator[Any]:
         for flag in (*FLAGS, f"--user-data-dir={profile}"):
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(options=options,
-                                  service=webdriver.ChromeService(executable_path=paths[1]))
+        driver = webdriver.Chrome(
+            options=options, service=webdriver.ChromeService(executable_path=paths[1])
+        )
         try:
             yield driver
         finally:
@@ -50,7 +60,8 @@ def open_page(driver: Any, page: Path, timeout: float = 60.0) -> None:
 
     driver.get(page.resolve().as_uri())
     WebDriverWait(driver, timeout).until(
-        lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+        lambda d: d.execute_script("return document.body.dataset.ready === '1'")
+    )
 
 
 def console_errors(driver: Any) -> list[str]:
@@ -66,6 +77,11 @@ def wait_until(driver: Any, script: str, *args: Any, timeout: float = 30.0) -> A
 
 def wait_for_text(driver: Any, element_id: str, text: str, timeout: float = 30.0) -> str:
     """Wait until the element's text contains `text` (the page renders details asynchronously)."""
-    return wait_until(driver, "const e = document.getElementById(arguments[0]);"
-                      "return e && e.innerText.includes(arguments[1]) ? e.innerText : false;",
-                      element_id, text, timeout=timeout)
+    return wait_until(
+        driver,
+        "const e = document.getElementById(arguments[0]);"
+        "return e && e.innerText.includes(arguments[1]) ? e.innerText : false;",
+        element_id,
+        text,
+        timeout=timeout,
+    )

@@ -23,7 +23,8 @@ from tests.records import add_item_without_output, build_records_study
 pytestmark = pytest.mark.skipif(
     browser_paths() is None or find_spec("selenium") is None,
     reason="no headless browser: install the Debian packages chromium and chromium-driver "
-           "(.ci/run does) and the dev extras (selenium) to run the explorer's browser test")
+    "(.ci/run does) and the dev extras (selenium) to run the explorer's browser test",
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +64,10 @@ def test_blinded_page_filter_and_follow_an_item_to_its_searches(browser, pages):
     assert not browser.find_element("id", "l-condition").is_displayed()
     _select(browser, "f-reviewer", "alice (human)")
     _select(browser, "f-verdict", "not_published")
-    want = _expected(study, "SELECT COUNT(*) FROM reviews WHERE reviewer_id = 'alice' AND "
-                            "verdict = 'not_published'")
+    want = _expected(
+        study,
+        "SELECT COUNT(*) FROM reviews WHERE reviewer_id = 'alice' AND verdict = 'not_published'",
+    )
     assert browser.find_element("id", "count").text == f"{want} items match"
     browser.find_elements("css selector", "#list li")[0].click()
     detail = wait_for_text(browser, "detail", "Searches (2)")

@@ -22,8 +22,9 @@ from tests.cli_run import run_cli
 from tests.records import HOSTILE, add_item_without_output, build_records_study
 
 DATA = re.compile(r'<script type="application/json" id="explorer-data">(.*?)</script>', re.S)
-CHUNK = re.compile(r'<script type="application/octet-stream" id="text-(\w+)-(\d+)">(.*?)</script>',
-                   re.S)
+CHUNK = re.compile(
+    r'<script type="application/octet-stream" id="text-(\w+)-(\d+)">(.*?)</script>', re.S
+)
 
 
 @pytest.fixture(scope="module")
@@ -59,20 +60,25 @@ def test_blinded_page_holds_only_what_reviewers_saw(study, tmp_path):
     assert data["unblinded_at"] is None
     assert not {"topics", "prompts", "outputs", "item_output"} & set(data)
     with Study.open(study) as s:
-        secrets = {str(v) for row in s.rows(
-            "SELECT o.output_id, o.prompt_id, o.model, p.topic_id, p.text, i.original_text "
-            "FROM items i JOIN outputs o USING (output_id) JOIN prompts p USING (prompt_id)")
-            for v in row}
+        secrets = {
+            str(v)
+            for row in s.rows(
+                "SELECT o.output_id, o.prompt_id, o.model, p.topic_id, p.text, i.original_text "
+                "FROM items i JOIN outputs o USING (output_id) JOIN prompts p USING (prompt_id)"
+            )
+            for v in row
+        }
         ids = [r[0] for r in s.rows("SELECT item_id FROM items ORDER BY item_id")]
     texts = _texts(page)
     assert set(texts) == {"items", "search"}
     assert not [v for v in secrets if v in raw or v in json.dumps(texts, ensure_ascii=False)]
-    assert [row[0] for row in data["items"]["rows"]] == ids   # ordered by the random ids only
+    assert [row[0] for row in data["items"]["rows"]] == ids  # ordered by the random ids only
     assert len(data["reviews"]["rows"]) == 24
     assert [len(row[3]) for row in texts["items"]] == [2] * 12  # searches per item
     first = texts["items"][0][3][0]
     assert [h["id"] for h in json.loads(first[6])] and json.loads(first[7]) == [
-        json.loads(first[6])[0]["id"]]                          # hits and the relevant one
+        json.loads(first[6])[0]["id"]
+    ]  # hits and the relevant one
     assert HOSTILE in texts["items"][0][0]
 
 
@@ -95,8 +101,10 @@ def test_unblinded_page_joins_items_to_outputs(study, tmp_path):
         data = page_data(s)[0]
         truth = dict(s.rows("SELECT item_id, output_id FROM items"))
     outputs = [row[0] for row in data["outputs"]["rows"]]
-    joined = {row[0]: outputs[o] for row, o in zip(data["items"]["rows"], data["item_output"],
-                                                  strict=True)}
+    joined = {
+        row[0]: outputs[o]
+        for row, o in zip(data["items"]["rows"], data["item_output"], strict=True)
+    }
     assert joined == truth
     add_item_without_output(path)
     with Study.open(path) as s:

@@ -17,8 +17,18 @@ from tests.cli_run import run_cli
 from tests.records import add_item_without_output, build_records_study
 
 BLINDED = [name for name, table in TABLES.items() if table.blinded]
-REVEALING = {"output_id", "prompt_id", "topic_id", "condition", "sample", "model",
-             "original_text", "steps", "field_a", "field_b"}
+REVEALING = {
+    "output_id",
+    "prompt_id",
+    "topic_id",
+    "condition",
+    "sample",
+    "model",
+    "original_text",
+    "steps",
+    "field_a",
+    "field_b",
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +48,10 @@ def open_study(tmp_path_factory, blind_study):
 def _secrets(study) -> set[str]:
     """Every value that would tie an item to its topic, condition, prompt, output or model."""
     with Study.open(study) as s:
-        rows = s.rows("SELECT o.output_id, o.prompt_id, o.model, p.topic_id FROM outputs o "
-                      "JOIN prompts p USING (prompt_id)")
+        rows = s.rows(
+            "SELECT o.output_id, o.prompt_id, o.model, p.topic_id FROM outputs o "
+            "JOIN prompts p USING (prompt_id)"
+        )
     return {str(v) for row in rows for v in row} | {"single_a", "single_b", "cross"}
 
 
@@ -61,10 +73,12 @@ def test_unblinding_is_recorded_once(open_study):
 def test_judgments_after_unblinding_match_the_store(open_study):
     frame = read_table(open_study, "judgments")
     with Study.open(open_study) as s:
-        truth = s.frame("SELECT r.item_id, r.reviewer_id, r.verdict, v.kind, p.topic_id, "
-                        "p.condition, o.model FROM reviews r JOIN items i USING (item_id) "
-                        "JOIN outputs o USING (output_id) JOIN prompts p USING (prompt_id) "
-                        "JOIN reviewers v USING (reviewer_id)")
+        truth = s.frame(
+            "SELECT r.item_id, r.reviewer_id, r.verdict, v.kind, p.topic_id, "
+            "p.condition, o.model FROM reviews r JOIN items i USING (item_id) "
+            "JOIN outputs o USING (output_id) JOIN prompts p USING (prompt_id) "
+            "JOIN reviewers v USING (reviewer_id)"
+        )
     assert len(frame) == len(truth) == 24
     merged = frame.merge(truth, on=["item_id", "reviewer_id"], validate="one_to_one")
     assert (merged["verdict_x"] == merged["verdict_y"]).all()
@@ -110,12 +124,14 @@ def test_round_trip(open_study, table, fmt, tmp_path):
             assert want[keep].astype(str).tolist() == got[keep].astype(str).tolist(), column
         else:
             assert want[keep].astype(float).tolist() == pytest.approx(
-                got[keep].astype(float).tolist()), column
+                got[keep].astype(float).tolist()
+            ), column
 
 
 def test_default_path_and_cli(open_study, capsys):
-    code, out, err = run_cli(capsys, "export", "judgments", "--study", str(open_study),
-                             "--format", "parquet")
+    code, out, err = run_cli(
+        capsys, "export", "judgments", "--study", str(open_study), "--format", "parquet"
+    )
     assert code == 0, err
     assert (open_study / "exports" / "judgments.parquet").exists()
     assert "judgments.parquet" in out

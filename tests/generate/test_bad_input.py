@@ -16,19 +16,31 @@ BAD = {
     "missing_concept": (
         "  - id: bad\n    field_a: Mathematics\n    field_b: Psychology\n"
         "    concepts_a: [graph colouring]\n    concepts_b: [priming, memory]\n"
-        "    relation: an analogy\n", "concepts_a", "topic bad"),
+        "    relation: an analogy\n",
+        "concepts_a",
+        "topic bad",
+    ),
     "same_field": (
         "  - id: bad\n    field_a: Mathematics\n    field_b: Mathematics\n"
         "    concepts_a: [graphs, groups]\n    concepts_b: [rings, fields]\n"
-        "    relation: an analogy\n", "field_a equals field_b", "field_b"),
+        "    relation: an analogy\n",
+        "field_a equals field_b",
+        "field_b",
+    ),
     "same_domain": (
         "  - id: bad\n    field_a: Mathematics\n    field_b: Physics and Astronomy\n"
         "    concepts_a: [graphs, groups]\n    concepts_b: [lasers, plasma]\n"
-        "    relation: an analogy\n", "different domains", "field_b"),
+        "    relation: an analogy\n",
+        "different domains",
+        "field_b",
+    ),
     "unknown_field": (
         "  - id: bad\n    field_a: Alchemy\n    field_b: Psychology\n"
         "    concepts_a: [graphs, groups]\n    concepts_b: [priming, memory]\n"
-        "    relation: an analogy\n", "'Alchemy' is not in the taxonomy", "field_a"),
+        "    relation: an analogy\n",
+        "'Alchemy' is not in the taxonomy",
+        "field_a",
+    ),
 }
 
 
@@ -45,8 +57,9 @@ def test_bad_topic_bank(case, tmp_path, capsys):
         bank = tmp_path / "bank.yaml"
         bank.write_text(extra, encoding="utf-8")
     elif case == "duplicate_id":
-        bank = write_bank(tmp_path, 2, extra=write_bank(tmp_path / "x", 1).read_text()
-                          .split("topics:\n", 1)[1])
+        bank = write_bank(
+            tmp_path, 2, extra=write_bank(tmp_path / "x", 1).read_text().split("topics:\n", 1)[1]
+        )
     else:
         bank = write_bank(tmp_path, 2, extra=extra)
     study = tmp_path / "study"
@@ -64,10 +77,22 @@ def test_template_with_undefined_variable(tmp_path, capsys):
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "f.j2").write_text(
-        "{{ concept_1 }} {{ field_1 }} {{ concept_2 }} {{ field_2 }} {{ relation }} {{ colour }}")
+        "{{ concept_1 }} {{ field_1 }} {{ concept_2 }} {{ field_2 }} {{ relation }} {{ colour }}"
+    )
     study = tmp_path / "study"
-    code, err = run(["generate", "--study", str(study), "--topics", str(bank),
-                     "--prompts", str(templates), "--pilot"], capsys)
+    code, err = run(
+        [
+            "generate",
+            "--study",
+            str(study),
+            "--topics",
+            str(bank),
+            "--prompts",
+            str(templates),
+            "--pilot",
+        ],
+        capsys,
+    )
     assert code == 2
     assert "f.j2" in err and "undefined variable" in err and "colour" in err
     assert not study.exists()

@@ -33,8 +33,11 @@ def test_export_round_trip(study, fmt, tmp_path):
         frame = load_from_disk(str(path)).to_pandas()
     assert len(frame) == 9
     assert set(frame["condition"]) == {"single_a", "single_b", "cross"}
-    assert frame.loc[frame["prompt_id"] == "t000.cross", "text"].iloc[0].startswith(
-        ("Consider", "Research brief", "What could"))
+    assert (
+        frame.loc[frame["prompt_id"] == "t000.cross", "text"]
+        .iloc[0]
+        .startswith(("Consider", "Research brief", "What could"))
+    )
 
 
 def test_unknown_format(study):

@@ -18,6 +18,7 @@ def scaling_program(seed=1, trials=200, n_keys=16, dims=(16, 64, 256, 1024)):
     # Why divide by √d_k: dot products of random d-dimensional vectors have variance d,
     # so without scaling the softmax over 16 keys becomes nearly one-hot as d grows.
     random.seed(seed)
+
     def softmax_entropy(scores):
         m = max(scores)
         w = [math.exp(s - m) for s in scores]
@@ -32,8 +33,10 @@ def scaling_program(seed=1, trials=200, n_keys=16, dims=(16, 64, 256, 1024)):
             s = [sum(a * b for a, b in zip(q, k)) for k in ks]
             raw.append(softmax_entropy(s))
             scaled.append(softmax_entropy([x / math.sqrt(d) for x in s]))
-        print(f"d_k = {d:4d}: attention entropy without scaling {sum(raw) / trials:4.2f} bits, "
-              f"with 1/√d_k {sum(scaled) / trials:4.2f} bits (maximum {math.log2(n_keys):.2f})")
+        print(
+            f"d_k = {d:4d}: attention entropy without scaling {sum(raw) / trials:4.2f} bits, "
+            f"with 1/√d_k {sum(scaled) / trials:4.2f} bits (maximum {math.log2(n_keys):.2f})"
+        )
         out[d] = (raw, scaled, sum(raw) / trials, sum(scaled) / trials)
     return out
 
@@ -42,6 +45,7 @@ def fields_program(seed=4, D=12, fields=None, per_field=4):
     """Seed 000, the three-field toy model: returns {query name: (weights, per field, entropy, out)}."""
     result = {}
     random.seed(seed)
+
     def unit(v):
         n = math.sqrt(sum(x * x for x in v))
         return [x / n for x in v]
@@ -55,7 +59,7 @@ def fields_program(seed=4, D=12, fields=None, per_field=4):
         for _ in range(per_field):
             keys.append(unit([c + random.gauss(0, 0.25) for c in centre]))
             labels.append(name)
-    values = keys                             # let each key carry its own content
+    values = keys  # let each key carry its own content
 
     def attention(q, scale=3.0):
         """Softmax of scaled dot products. With unit vectors, 'scale' stands in for the
@@ -70,18 +74,25 @@ def fields_program(seed=4, D=12, fields=None, per_field=4):
         w = attention(q)
         per = {f: sum(wi for wi, l in zip(w, labels) if l == f) for f in fields}
         out = [sum(wi * v[i] for wi, v in zip(w, values)) for i in range(D)]
-        print(f"{name:34s} weight by field: " + ", ".join(f"{f} {per[f]:.2f}" for f in fields)
-              + f" | weight entropy {-sum(x * math.log2(x) for x in w):.2f} bits")
+        print(
+            f"{name:34s} weight by field: "
+            + ", ".join(f"{f} {per[f]:.2f}" for f in fields)
+            + f" | weight entropy {-sum(x * math.log2(x) for x in w):.2f} bits"
+        )
         result[name] = (w, per, -sum(x * math.log2(x) for x in w), out)
         return out
 
     names = list(fields)
-    q1 = unit([1.0 if i < width else 0.0 for i in range(D)])                       # one field only
-    q2 = unit([1.0 if i < width else (1.0 if width <= i < 2 * width else 0.0) for i in range(D)])  # two fields
-    q3 = unit([1.0] * D)                                                        # everything at once
-    for n, q in ((f"query inside {names[0]}", q1),
-                 (f"query spanning {names[0].split()[0]} + {names[1].split()[0]}", q2),
-                 ("query with no direction", q3)):
+    q1 = unit([1.0 if i < width else 0.0 for i in range(D)])  # one field only
+    q2 = unit(
+        [1.0 if i < width else (1.0 if width <= i < 2 * width else 0.0) for i in range(D)]
+    )  # two fields
+    q3 = unit([1.0] * D)  # everything at once
+    for n, q in (
+        (f"query inside {names[0]}", q1),
+        (f"query spanning {names[0].split()[0]} + {names[1].split()[0]}", q2),
+        ("query with no direction", q3),
+    ):
         report(n, q)
     return result
 

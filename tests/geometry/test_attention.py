@@ -61,8 +61,11 @@ def test_matches_torch_scaled_dot_product_attention(problem):
     rows = mask.any(axis=-1)  # torch gives NaN for fully masked rows; compare the others
     rows = np.broadcast_to(rows, out.shape[:-1])
     expected = torch.nn.functional.scaled_dot_product_attention(
-        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
-        attn_mask=torch.from_numpy(np.broadcast_to(mask, w.shape).copy()))
+        torch.from_numpy(q),
+        torch.from_numpy(k),
+        torch.from_numpy(v),
+        attn_mask=torch.from_numpy(np.broadcast_to(mask, w.shape).copy()),
+    )
     np.testing.assert_allclose(out[rows], expected.numpy()[rows], atol=1e-6, rtol=1e-6)
 
 
@@ -71,7 +74,8 @@ def test_causal_flag_matches_torch_is_causal_and_scale():
     q, k, v = (rng.normal(size=(2, 3, 5, 4)) for _ in range(3))
     out, _ = scaled_dot_product_attention(q, k, v, causal=True, scale=0.3)
     expected = torch.nn.functional.scaled_dot_product_attention(
-        *(torch.from_numpy(x) for x in (q, k, v)), is_causal=True, scale=0.3)
+        *(torch.from_numpy(x) for x in (q, k, v)), is_causal=True, scale=0.3
+    )
     np.testing.assert_allclose(out, expected.numpy(), atol=1e-6)
 
 
@@ -81,7 +85,8 @@ def test_float_mask_is_added_to_scores():
     bias = rng.normal(size=(4, 4))
     out, _ = scaled_dot_product_attention(q, k, v, bias)
     expected = torch.nn.functional.scaled_dot_product_attention(
-        *(torch.from_numpy(x) for x in (q, k, v)), attn_mask=torch.from_numpy(bias))
+        *(torch.from_numpy(x) for x in (q, k, v)), attn_mask=torch.from_numpy(bias)
+    )
     np.testing.assert_allclose(out, expected.numpy(), atol=1e-6)
 
 
@@ -97,8 +102,11 @@ def test_softmax_is_stable_for_huge_scores():
 
 
 def test_masks():
-    assert padding_mask([2, 0, 3]).tolist() == [[[True, True, False]], [[False, False, False]],
-                                                [[True, True, True]]]
+    assert padding_mask([2, 0, 3]).tolist() == [
+        [[True, True, False]],
+        [[False, False, False]],
+        [[True, True, True]],
+    ]
     assert causal_mask(2, 3).tolist() == [[True, False, False], [True, True, False]]
     both = combine_masks(padding_mask([1, 2], 2), causal_mask(2), None)
     assert both.tolist() == [[[True, False], [True, False]], [[True, False], [True, True]]]

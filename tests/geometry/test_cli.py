@@ -13,8 +13,18 @@ from tests.geometry.seed_programs import SEED_FIELDS_OUTPUT, SEED_SCALING_OUTPUT
 def test_scaling_prints_the_seed_table(capsys, tmp_path):
     code, out, _ = cli(capsys, "geometry", "scaling")
     assert code == 0 and out.strip() == SEED_SCALING_OUTPUT
-    code, out, _ = cli(capsys, "geometry", "scaling", "--trials", "5", "--dims", "8,32",
-                       "--plot", "--out", str(tmp_path / "s.png"))
+    code, out, _ = cli(
+        capsys,
+        "geometry",
+        "scaling",
+        "--trials",
+        "5",
+        "--dims",
+        "8,32",
+        "--plot",
+        "--out",
+        str(tmp_path / "s.png"),
+    )
     assert code == 0 and out.count("d_k =") == 2 and (tmp_path / "s.png").exists()
 
 
@@ -25,12 +35,15 @@ def test_fields_prints_the_seed_report(capsys):
     assert code == 0 and "query spanning optics + law" in out and out.count("\n") == 3
 
 
-@pytest.mark.parametrize(("args", "where"), [
-    (["scaling", "--dims", "16,x"], "--dims: "),
-    (["scaling", "--keys", "0"], "keys: "),
-    (["fields", "--fields", "one"], "fields: "),
-    (["heatmap", "The cat", "--heads", "1,2,3"], "--heads: "),
-])
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (["scaling", "--dims", "16,x"], "--dims: "),
+        (["scaling", "--keys", "0"], "keys: "),
+        (["fields", "--fields", "one"], "fields: "),
+        (["heatmap", "The cat", "--heads", "1,2,3"], "--heads: "),
+    ],
+)
 def test_bad_options_give_one_line_and_exit_2(capsys, args, where):
     code, out, err = cli(capsys, "geometry", *args)
     assert code == 2 and err.count("\n") == 1 and where in err
@@ -57,8 +70,16 @@ def test_probe_with_the_embedded_model(capsys, tmp_path):
 @pytest.mark.slow
 def test_heatmap_with_the_embedded_model(capsys, tmp_path):
     out_file = tmp_path / "cat.png"
-    code, out, err = cli(capsys, "geometry", "heatmap", "The cat sat on the mat",
-                         "--layer", "3", "--out", str(out_file))
+    code, out, err = cli(
+        capsys,
+        "geometry",
+        "heatmap",
+        "The cat sat on the mat",
+        "--layer",
+        "3",
+        "--out",
+        str(out_file),
+    )
     assert code == 0, err
     assert "SmolLM2-135M-Instruct, 6 tokens" in out
     assert out_file.read_bytes()[:4] == b"\x89PNG"

@@ -11,11 +11,13 @@ from harness.geometry.multihead import MultiHeadAttention
 
 
 def torch_twin(mha: MultiHeadAttention) -> torch.nn.MultiheadAttention:
-    twin = torch.nn.MultiheadAttention(mha.d_model, mha.n_heads, batch_first=True,
-                                       dtype=torch.float64)
+    twin = torch.nn.MultiheadAttention(
+        mha.d_model, mha.n_heads, batch_first=True, dtype=torch.float64
+    )
     with torch.no_grad():  # torch stores y = x W^T + b
-        twin.in_proj_weight.copy_(torch.from_numpy(np.concatenate([mha.w_q, mha.w_k, mha.w_v],
-                                                                  axis=1).T))
+        twin.in_proj_weight.copy_(
+            torch.from_numpy(np.concatenate([mha.w_q, mha.w_k, mha.w_v], axis=1).T)
+        )
         twin.in_proj_bias.copy_(torch.from_numpy(np.concatenate([mha.b_q, mha.b_k, mha.b_v])))
         twin.out_proj.weight.copy_(torch.from_numpy(mha.w_o.T))
         twin.out_proj.bias.copy_(torch.from_numpy(mha.b_o))
@@ -32,8 +34,12 @@ def test_matches_torch_with_padding(causal):
     ours = mha(x, mask=padding_mask(lengths)[:, None], causal=causal)
     key_padding = torch.from_numpy(~padding_mask(lengths)[:, 0, :])
     causal_bias = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1) if causal else None
-    out, weights = torch_twin(mha)(*(torch.from_numpy(x),) * 3, key_padding_mask=key_padding,
-                                   attn_mask=causal_bias, average_attn_weights=False)
+    out, weights = torch_twin(mha)(
+        *(torch.from_numpy(x),) * 3,
+        key_padding_mask=key_padding,
+        attn_mask=causal_bias,
+        average_attn_weights=False,
+    )
     np.testing.assert_allclose(ours.output, out.detach().numpy(), atol=1e-6)
     np.testing.assert_allclose(ours.weights, weights.detach().numpy(), atol=1e-6)
     assert ours.head_outputs.shape == (2, 3, 5, 4)

@@ -50,8 +50,11 @@ def test_stored_measures_come_from_the_last_token_of_the_templated_prompt(tmp_pa
         row = study.rows("SELECT * FROM prompts WHERE condition = 'cross'")[0]
     encoded = encode_row(tiny_model, row)
     last = attention_matrices(tiny_model, encoded.input_ids)[:, :, -1, :]  # run alone, unpadded
-    stored = {(r["layer"], r["head"]): r for r in geometry_rows(folder)
-              if r["prompt_id"] == row["prompt_id"]}
+    stored = {
+        (r["layer"], r["head"]): r
+        for r in geometry_rows(folder)
+        if r["prompt_id"] == row["prompt_id"]
+    }
     for layer in range(2):
         for head in range(4):
             w = last[layer, head]
@@ -98,7 +101,8 @@ def test_frame_and_comparison(tmp_path, tiny_model):
     assert result.model == "tiny-llama" and result.n_topics == 4
     assert result.table["layer"].tolist() == [0, 1]
     means = frame[frame["head"] == LAYER_MEAN].pivot_table(
-        index=["layer", "topic_id"], columns="condition", values="split_index")
+        index=["layer", "topic_id"], columns="condition", values="split_index"
+    )
     cross = means["cross"].groupby("layer").mean()
     single = ((means["single_a"] + means["single_b"]) / 2).groupby("layer").mean()
     np.testing.assert_allclose(result.table["split_cross"], cross)
@@ -139,4 +143,9 @@ def test_a_finished_probe_does_not_load_the_model(tmp_path, tiny_model, monkeypa
     monkeypatch.setattr(probe, "load", no_loading)
     run = run_probe(folder)
     assert (run.model, run.probed, run.skipped, run.n_layers, run.n_heads) == (
-        EMBEDDED_MODEL_NAME, 0, 3, 2, 4)
+        EMBEDDED_MODEL_NAME,
+        0,
+        3,
+        2,
+        4,
+    )

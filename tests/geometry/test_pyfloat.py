@@ -12,9 +12,13 @@ from hypothesis import strategies as st
 
 from harness.geometry._pyfloat import libm, pysum
 
-FUNCTIONS = [(np.exp, math.exp, -700.0, 700.0), (np.log, math.log, 1e-300, 1e300),
-             (np.log2, math.log2, 1e-300, 1e300), (np.cos, math.cos, -50.0, 50.0),
-             (np.sin, math.sin, -50.0, 50.0)]
+FUNCTIONS = [
+    (np.exp, math.exp, -700.0, 700.0),
+    (np.log, math.log, 1e-300, 1e300),
+    (np.log2, math.log2, 1e-300, 1e300),
+    (np.cos, math.cos, -50.0, 50.0),
+    (np.sin, math.sin, -50.0, 50.0),
+]
 
 
 def bits(values) -> np.ndarray:

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from harness.geometry.pyrandom import PythonRandom
 
-calls = st.lists(st.tuples(st.sampled_from(["gauss", "random"]), st.integers(0, 9)),
-                 min_size=1, max_size=12)
+calls = st.lists(
+    st.tuples(st.sampled_from(["gauss", "random"]), st.integers(0, 9)), min_size=1, max_size=12
+)
 
 
 def same(a, b) -> bool:
@@ -20,8 +21,11 @@ def same(a, b) -> bool:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.one_of(st.integers(-(2**70), 2**70), st.text(max_size=8)), calls,
-       st.sampled_from([(0, 1), (0.0, 1.0), (2.5, 0.25), (-1, 3)]))
+@given(
+    st.one_of(st.integers(-(2**70), 2**70), st.text(max_size=8)),
+    calls,
+    st.sampled_from([(0, 1), (0.0, 1.0), (2.5, 0.25), (-1, 3)]),
+)
 def test_interleaved_draws_equal_python(seed, sequence, params):
     reference, stream = random.Random(seed), PythonRandom(seed)
     mu, sigma = params

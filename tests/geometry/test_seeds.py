@@ -53,8 +53,12 @@ def test_default_scaling_prints_the_seed_numbers(seed_scaling):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10**6), trials=st.integers(1, 5), keys=st.integers(1, 7),
-       dims=st.lists(st.integers(1, 40), min_size=1, max_size=3, unique=True))
+@given(
+    seed=st.integers(0, 10**6),
+    trials=st.integers(1, 5),
+    keys=st.integers(1, 7),
+    dims=st.lists(st.integers(1, 40), min_size=1, max_size=3, unique=True),
+)
 def test_any_parameters_equal_the_seed_program(seed, trials, keys, dims):
     printed, reference = run(scaling_program, seed, trials, keys, tuple(dims))
     assert_scaling_equal(scaling_experiment(seed, trials, keys, dims), printed, reference)
@@ -71,13 +75,18 @@ def test_default_fields_prints_the_seed_numbers():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10**6), n_fields=st.integers(2, 4), width=st.integers(1, 5),
-       per_field=st.integers(1, 5))
+@given(
+    seed=st.integers(0, 10**6),
+    n_fields=st.integers(2, 4),
+    width=st.integers(1, 5),
+    per_field=st.integers(1, 5),
+)
 def test_any_fields_configuration_equals_the_seed_program(seed, n_fields, width, per_field):
     names = ["acoustics", "control theory", "Buddhist texts", "number theory"][:n_fields]
     dims = n_fields * width
-    printed, reference = run(fields_program, seed, dims,
-                             {n: i * width for i, n in enumerate(names)}, per_field)
+    printed, reference = run(
+        fields_program, seed, dims, {n: i * width for i, n in enumerate(names)}, per_field
+    )
     result = fields_experiment(seed, names, dims, keys_per_field=per_field)
     assert "\n".join(result.lines()) == printed
     for name, (w, _, entropy, _) in reference.items():
@@ -93,14 +102,17 @@ def test_results_as_tables():
     np.testing.assert_allclose(fields.filter(like="weight").sum(axis=1), 1.0)
 
 
-@pytest.mark.parametrize(("call", "column"), [
-    (lambda: scaling_experiment(trials=0), "trials"),
-    (lambda: scaling_experiment(dims=[16, -4]), "dims[1]"),
-    (lambda: scaling_experiment(dims=[16, 16]), "dims"),
-    (lambda: fields_experiment(fields=["only one"]), "fields"),
-    (lambda: fields_experiment(fields=["a", "a"]), "fields"),
-    (lambda: fields_experiment(fields=["a", "b", "c"], dims=2), "dims"),
-])
+@pytest.mark.parametrize(
+    ("call", "column"),
+    [
+        (lambda: scaling_experiment(trials=0), "trials"),
+        (lambda: scaling_experiment(dims=[16, -4]), "dims[1]"),
+        (lambda: scaling_experiment(dims=[16, 16]), "dims"),
+        (lambda: fields_experiment(fields=["only one"]), "fields"),
+        (lambda: fields_experiment(fields=["a", "a"]), "fields"),
+        (lambda: fields_experiment(fields=["a", "b", "c"], dims=2), "dims"),
+    ],
+)
 def test_bad_parameters_are_user_errors(call, column):
     with pytest.raises(HarnessError) as error:
         call()

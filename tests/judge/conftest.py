@@ -22,15 +22,35 @@ FIELDS = [
 CONDITIONS = ("single_a", "single_b", "cross")
 MODEL = "TestModel-7B-chat"
 
-WORDS = ("graph", "enzyme", "lattice", "market", "memory", "soil", "neuron", "tensor", "auction",
-         "crystal", "protein", "queue", "habit", "river", "spline", "vaccine", "signal", "forest")
+WORDS = (
+    "graph",
+    "enzyme",
+    "lattice",
+    "market",
+    "memory",
+    "soil",
+    "neuron",
+    "tensor",
+    "auction",
+    "crystal",
+    "protein",
+    "queue",
+    "habit",
+    "river",
+    "spline",
+    "vaccine",
+    "signal",
+    "forest",
+)
 
 
 def output_text(rng: random.Random, topic: int, condition: str) -> str:
     """A plausible idea; its words vary by topic and at random, not by condition."""
     picks = rng.sample(WORDS, 5)
-    return (f"Combine {picks[0]} models with {picks[1]} data to study {picks[2]} effects in "
-            f"setting {topic}. A trial could compare {picks[3]} and {picks[4]} outcomes.")
+    return (
+        f"Combine {picks[0]} models with {picks[1]} data to study {picks[2]} effects in "
+        f"setting {topic}. A trial could compare {picks[3]} and {picks[4]} outcomes."
+    )
 
 
 def fill_study(
@@ -53,29 +73,62 @@ def fill_study(
             topic_id = f"topic-{t:03d}"
             conn.execute(
                 "INSERT INTO topics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (topic_id, fa[0], fa[1], fa[2], fb[0], fb[1], fb[2],
-                 json.dumps([f"alpha {t}", f"beta {t}"]), json.dumps([f"gamma {t}", f"delta {t}"]),
-                 "the effect of one on the other", 3, 0.5, "{}"))
+                (
+                    topic_id,
+                    fa[0],
+                    fa[1],
+                    fa[2],
+                    fb[0],
+                    fb[1],
+                    fb[2],
+                    json.dumps([f"alpha {t}", f"beta {t}"]),
+                    json.dumps([f"gamma {t}", f"delta {t}"]),
+                    "the effect of one on the other",
+                    3,
+                    0.5,
+                    "{}",
+                ),
+            )
             for c, condition in enumerate(CONDITIONS):
                 prompt_id = f"P{t:03d}{c}"
-                prompt = (f"Consider concept {t}-{condition} from a field and another concept. "
-                          f"Propose one research idea that combines them (prompt {prompt_id}).")
+                prompt = (
+                    f"Consider concept {t}-{condition} from a field and another concept. "
+                    f"Propose one research idea that combines them (prompt {prompt_id})."
+                )
                 conn.execute(
                     "INSERT INTO prompts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (prompt_id, topic_id, condition, "family-1", "0" * 64, None, prompt, 30,
-                     json.dumps({"concept_1": [0, 5]})))
+                    (
+                        prompt_id,
+                        topic_id,
+                        condition,
+                        "family-1",
+                        "0" * 64,
+                        None,
+                        prompt,
+                        30,
+                        json.dumps({"concept_1": [0, 5]}),
+                    ),
+                )
                 for s in range(samples):
                     conn.execute(
                         "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model,"
                         " model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok',"
                         " 'local', ?, ?, '{}', ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')",
-                        (f"O{t:03d}{c}{s}", prompt_id, s, MODEL, f"local/{MODEL}",
-                         text(rng, t, condition)))
+                        (
+                            f"O{t:03d}{c}{s}",
+                            prompt_id,
+                            s,
+                            MODEL,
+                            f"local/{MODEL}",
+                            text(rng, t, condition),
+                        ),
+                    )
         conn.execute(
             "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, model_key,"
             " params, error, started_at, finished_at) VALUES ('Ofailed', 'P0000', 99, 'failed',"
             " 'local', ?, ?, '{}', 'timeout', '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z')",
-            (MODEL, f"local/{MODEL}"))
+            (MODEL, f"local/{MODEL}"),
+        )
     return study
 
 
@@ -96,7 +149,7 @@ def make_study(tmp_path: Path) -> Callable[..., Study]:
 # -- a study blinded and routed to human reviewers, with packets written --------------------------
 LONG_TEXT = "".join(f"sentence {n} of a very long idea. " for n in range(2600))  # > 70,000 chars
 SPECIAL = {
-    "O00000": "=HYPERLINK(\"http://evil.example\",\"click\") is how the idea starts.",
+    "O00000": '=HYPERLINK("http://evil.example","click") is how the idea starts.',
     "O00010": LONG_TEXT,
     "O00020": "-minus first, then a bell \x07 character.",
     "O00100": "@mention and\ttab inside.",

@@ -39,16 +39,34 @@ CONTROLS = """controls:
 def links(t: int) -> dict[str, list[dict[str, object]]]:
     """Per topic: one link before the cut-off, one after, one in its year; every other topic
     also a single-field link of field A."""
-    data: dict[str, list[dict[str, object]]] = {"known_links": [
-        {"title": f"Early work {t}", "year": 1970 + t,
-         "summary": f"Combined alpha {t} with gamma {t} to explain an old effect. More."},
-        {"title": f"Late work {t}", "year": 2005 + t, "doi": f"10.9/{t}",
-         "summary": f"Joined beta {t} and delta {t} in a new model of growth."},
-        {"title": f"Same-year work {t}", "year": 2000,
-         "summary": f"Related alpha {t} to delta {t} in one survey."}]}
+    data: dict[str, list[dict[str, object]]] = {
+        "known_links": [
+            {
+                "title": f"Early work {t}",
+                "year": 1970 + t,
+                "summary": f"Combined alpha {t} with gamma {t} to explain an old effect. More.",
+            },
+            {
+                "title": f"Late work {t}",
+                "year": 2005 + t,
+                "doi": f"10.9/{t}",
+                "summary": f"Joined beta {t} and delta {t} in a new model of growth.",
+            },
+            {
+                "title": f"Same-year work {t}",
+                "year": 2000,
+                "summary": f"Related alpha {t} to delta {t} in one survey.",
+            },
+        ]
+    }
     if t % 2 == 0:
-        data["known_within_a"] = [{"title": f"Within work {t}", "year": 1980 + t,
-                                   "summary": f"Linked alpha {t} and beta {t} in one field."}]
+        data["known_within_a"] = [
+            {
+                "title": f"Within work {t}",
+                "year": 1980 + t,
+                "summary": f"Linked alpha {t} and beta {t} in one field.",
+            }
+        ]
     return data
 
 
@@ -57,14 +75,17 @@ def answer(prompt: str) -> str:
     words = re.findall(r"[a-z]{4,}", prompt.lower())
     digest = hashlib.sha256(prompt.encode()).digest()
     picked = [words[b % len(words)] for b in digest[:6]] if words else ["idea"] * 6
-    return (f"Combines {picked[0]} with {picked[1]} to study {picked[2]}. A trial could "
-            f"compare {picked[3]} and {picked[4]} outcomes.")
+    return (
+        f"Combines {picked[0]} with {picked[1]} to study {picked[2]}. A trial could "
+        f"compare {picked[3]} and {picked[4]} outcomes."
+    )
 
 
 def small_plan(folder: Path) -> Path:
     text = bundled_plan_path().read_text(encoding="utf-8")
-    text = text.replace("share: 0.2 ", "share: 0.25").replace("min_per_reviewer: 10 ",
-                                                              "min_per_reviewer: 2  ")
+    text = text.replace("share: 0.2 ", "share: 0.25").replace(
+        "min_per_reviewer: 10 ", "min_per_reviewer: 2  "
+    )
     path = folder / "plan.yaml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -77,13 +98,22 @@ def make_controlled(root: Path) -> Path:
     study = fill_study(root / "study", n_topics=N_TOPICS)
     with study.transaction() as conn:
         for t in range(N_TOPICS):
-            conn.execute("UPDATE topics SET data = ? WHERE topic_id = ?",
-                         (json.dumps(links(t)), f"topic-{t:03d}"))
+            conn.execute(
+                "UPDATE topics SET data = ? WHERE topic_id = ?",
+                (json.dumps(links(t)), f"topic-{t:03d}"),
+            )
     study.close()
     (root / "roster.yaml").write_text(ROSTER, encoding="utf-8")
     (root / "controls.yaml").write_text(CONTROLS, encoding="utf-8")
-    blind(root / "study", reviewers=root / "roster.yaml", backend=ScriptedBackend(answer=answer),
-          seed=5, cutoff=CUTOFF, controls=root / "controls.yaml", plan=small_plan(root))
+    blind(
+        root / "study",
+        reviewers=root / "roster.yaml",
+        backend=ScriptedBackend(answer=answer),
+        seed=5,
+        cutoff=CUTOFF,
+        controls=root / "controls.yaml",
+        plan=small_plan(root),
+    )
     return root / "study"
 
 

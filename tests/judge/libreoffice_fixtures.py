@@ -24,24 +24,38 @@ CSV_DIR = "libreoffice_csv"  # items.csv and searches.csv, opened and saved by C
 ROSTER = "reviewers:\n  - {id: ann, kind: human, expertise: [], capacity: 20}\n"
 VERDICTS = ("published", "not_published", "unsure")
 # Search dates as a reviewer enters them: date cells (with and without a time) and ISO text.
-DATES: tuple[Any, ...] = (datetime(2026, 1, 5), date(2026, 1, 6), "2026-01-07",
-                          datetime(2026, 1, 8, 14, 30), "2026-01-09", datetime(2026, 1, 10))
+DATES: tuple[Any, ...] = (
+    datetime(2026, 1, 5),
+    date(2026, 1, 6),
+    "2026-01-07",
+    datetime(2026, 1, 8, 14, 30),
+    "2026-01-09",
+    datetime(2026, 1, 10),
+)
 
 
 def answers(n: int) -> dict[str, Any]:
     """The reviewer's answers for the n-th item of the packet (0-based)."""
     verdict = VERDICTS[n % 3]
-    return {"verdict": verdict, "confidence": 1 + n % 5,
-            "prior_work": f"https://doi.org/10.1234/x{n}" if verdict == "published" else None,
-            "notes": f"note {n}: café – naïve ≥ “quoted”, comma"}
+    return {
+        "verdict": verdict,
+        "confidence": 1 + n % 5,
+        "prior_work": f"https://doi.org/10.1234/x{n}" if verdict == "published" else None,
+        "notes": f"note {n}: café – naïve ≥ “quoted”, comma",
+    }
 
 
 def search(n: int, item_id: str) -> dict[str, Any]:
     """The one search recorded for the n-th item."""
-    return {"item_id": item_id, "database": ("Google Scholar", "PubMed", "OpenAlex")[n % 3],
-            "query": f'"{item_id}" AND idea {n}', "filters": "2000-2024" if n % 2 else None,
-            "date": DATES[n % len(DATES)], "total_hits": 120 + 1000 * n,
-            "relevant_ids": f"10.1234/x{n}; https://example.org/p{n}" if n % 3 == 0 else None}
+    return {
+        "item_id": item_id,
+        "database": ("Google Scholar", "PubMed", "OpenAlex")[n % 3],
+        "query": f'"{item_id}" AND idea {n}',
+        "filters": "2000-2024" if n % 2 else None,
+        "date": DATES[n % len(DATES)],
+        "total_hits": 120 + 1000 * n,
+        "relevant_ids": f"10.1234/x{n}; https://example.org/p{n}" if n % 3 == 0 else None,
+    }
 
 
 def build_study(path: Path) -> Any:
@@ -59,15 +73,26 @@ def build_study(path: Path) -> Any:
     study.close()
     roster = path.parent / "roster.yaml"
     roster.write_text(ROSTER, encoding="utf-8")
-    blind(path, reviewers=roster, k=1, distinct_topics=False, normalise=False, seed=11,
-          backend=ScriptedBackend(answer=lambda prompt: "+Combines one method with another."))
+    blind(
+        path,
+        reviewers=roster,
+        k=1,
+        distinct_topics=False,
+        normalise=False,
+        seed=11,
+        backend=ScriptedBackend(answer=lambda prompt: "+Combines one method with another."),
+    )
     return Study.open(path)
 
 
 def adopt_ids(study: Any, study_id: str, item_ids: list[str]) -> None:
     """Give the study the fixture's study id, and ann's items (in packet order) its item ids."""
-    old = [r[0] for r in study.rows(
-        "SELECT item_id FROM assignments WHERE reviewer_id = 'ann' ORDER BY position")]
+    old = [
+        r[0]
+        for r in study.rows(
+            "SELECT item_id FROM assignments WHERE reviewer_id = 'ann' ORDER BY position"
+        )
+    ]
     assert len(old) == len(item_ids), "the rebuilt study no longer matches the fixtures"
     with study.transaction() as conn:
         conn.execute("PRAGMA defer_foreign_keys = ON")
@@ -83,8 +108,11 @@ def _fill_xlsx(packet: Path, out: Path) -> None:
 
     wb = load_workbook(packet)
     items, searches = wb["Items"], wb["Searches"]
-    rows = [r for r in range(2, items.max_row + 1)
-            if items.cell(r, 1).value and "continued" not in items.cell(r, 1).value]
+    rows = [
+        r
+        for r in range(2, items.max_row + 1)
+        if items.cell(r, 1).value and "continued" not in items.cell(r, 1).value
+    ]
     for n, r in enumerate(rows):
         for col, value in enumerate(answers(n).values(), start=4):
             items.cell(r, col).value = value
@@ -99,8 +127,15 @@ def _fill_csv_in_calc(packet_dir: Path, work: Path, soffice: str) -> None:
 
     for name in ("items.csv", "searches.csv"):
         shutil.copy(packet_dir / name, work / name)
-    _soffice(soffice, work, "--infilter=CSV:44,34,76,1", "--convert-to", "xlsx",
-             "items.csv", "searches.csv")
+    _soffice(
+        soffice,
+        work,
+        "--infilter=CSV:44,34,76,1",
+        "--convert-to",
+        "xlsx",
+        "items.csv",
+        "searches.csv",
+    )
     wb = load_workbook(work / "items.xlsx")
     ws = wb.active
     col = {c.value: c.column for c in ws[1]}
@@ -122,13 +157,26 @@ def _fill_csv_in_calc(packet_dir: Path, work: Path, soffice: str) -> None:
     wb.save(work / "searches.xlsx")
     out = FIXTURES / CSV_DIR
     out.mkdir(parents=True, exist_ok=True)
-    _soffice(soffice, work, "--convert-to", "csv:Text - txt - csv (StarCalc):44,34,76,1",
-             "--outdir", str(out), "items.xlsx", "searches.xlsx")
+    _soffice(
+        soffice,
+        work,
+        "--convert-to",
+        "csv:Text - txt - csv (StarCalc):44,34,76,1",
+        "--outdir",
+        str(out),
+        "items.xlsx",
+        "searches.xlsx",
+    )
 
 
 def _soffice(soffice: str, cwd: Path, *args: str) -> None:
-    subprocess.run([soffice, "--headless", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        [soffice, "--headless", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={"HOME": str(cwd), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def main() -> None:
@@ -141,8 +189,9 @@ def main() -> None:
         packet = work / "study" / "packets" / "ann"
         shutil.copy(packet / "ann.xlsx", work / "unfilled.xlsx")
         _fill_xlsx(packet / "ann.xlsx", work / "filled.xlsx")
-        _soffice(soffice, work, "--convert-to", "xlsx", "--outdir", "lo",
-                 "filled.xlsx", "unfilled.xlsx")
+        _soffice(
+            soffice, work, "--convert-to", "xlsx", "--outdir", "lo", "filled.xlsx", "unfilled.xlsx"
+        )
         for name, target in (("filled.xlsx", FILLED), ("unfilled.xlsx", UNFILLED)):
             shutil.copy(work / "lo" / name, FIXTURES / target)
         _fill_csv_in_calc(packet, work, soffice)

@@ -34,14 +34,23 @@ def test_commitment_and_manifest_sections(blinded: Study) -> None:
     assert manifest["blinding"]["sha256"] == commitment(blinded.conn)
     assert manifest["blinding"]["n_items"] == blinded.count("items") == 18
     assert manifest["routing"]["k"] == 2 and manifest["routing"]["seed"] == 11
-    assert {r["reviewer"] for r in manifest["routing"]["balance"]} == {"ann", "ben", "cat", "dan",
-                                                                       "auto"}
+    assert {r["reviewer"] for r in manifest["routing"]["balance"]} == {
+        "ann",
+        "ben",
+        "cat",
+        "dan",
+        "auto",
+    }
     assert manifest["blinded_steps"]["extract"]["items"] == 18
     assert "normalise" not in manifest["blinded_steps"]
     assert manifest["leak_audit"]["n_items"] == 18
-    assert set(manifest["materials"]["judge"]) >= {"codebook.md", "instructions.md",
-                                                   "search-protocol.md", "roster",
-                                                   "prompt:extract"}
+    assert set(manifest["materials"]["judge"]) >= {
+        "codebook.md",
+        "instructions.md",
+        "search-protocol.md",
+        "roster",
+        "prompt:extract",
+    }
     assert manifest["commands"][-1]["stage"] == "judge.blind"
 
 
@@ -54,16 +63,18 @@ def test_rerun_keeps_items_assignment_and_commitment(blinded: Study) -> None:
     assert result.items.frozen and backend.seen == []
     assert load_manifest(blinded.path)["blinding"] == before
     assert items_sheet(blinded.path, "ann") == sheet
-    assert [tuple(r) for r in blinded.rows(
-        "SELECT * FROM assignments ORDER BY item_id, reviewer_id")] == [tuple(r) for r in
-                                                                        assignments]
+    assert [
+        tuple(r) for r in blinded.rows("SELECT * FROM assignments ORDER BY item_id, reviewer_id")
+    ] == [tuple(r) for r in assignments]
     assert "already routed" in result.summary() and before["sha256"] in result.summary()
 
 
 def test_changed_key_is_detected(blinded: Study) -> None:
     with blinded.transaction() as conn:  # an item re-pointed after the commitment
-        conn.execute("UPDATE items SET output_id = 'Ofailed' WHERE item_id = (SELECT MIN(item_id)"
-                     " FROM items)")
+        conn.execute(
+            "UPDATE items SET output_id = 'Ofailed' WHERE item_id = (SELECT MIN(item_id)"
+            " FROM items)"
+        )
     with pytest.raises(HarnessError, match="differs from the commitment"):
         blind(blinded.path, extract=False, normalise=False)
 
@@ -76,8 +87,9 @@ def test_leaky_instructions_are_refused(blinded_template: Path, tmp_path: Path) 
     with open(judging / "codebook.md", "a", encoding="utf-8") as handle:
         handle.write("\nSome items come from the cross condition.\n")
     with pytest.raises(HarnessError, match="outside item texts, packets removed") as caught:
-        blind(study, reviewers=roster_file(tmp_path), extract=False, normalise=False,
-              judging=judging)
+        blind(
+            study, reviewers=roster_file(tmp_path), extract=False, normalise=False, judging=judging
+        )
     assert "condition name 'cross'" in str(caught.value)
     assert not list((study / "packets").rglob("*.xlsx"))
     assert "blinding" not in load_manifest(study)
@@ -88,8 +100,10 @@ def test_prompt_echo_in_item_text_is_a_warning(tmp_path: Path) -> None:
     opened = fill_study(study, n_topics=6)
     prompt = opened.rows("SELECT text FROM prompts WHERE prompt_id = 'P0010'")[0][0]
     with opened.transaction() as conn:
-        conn.execute("UPDATE outputs SET text = ? WHERE output_id = 'O00100'",
-                     (f"You asked: {prompt} Here is my idea.",))
+        conn.execute(
+            "UPDATE outputs SET text = ? WHERE output_id = 'O00100'",
+            (f"You asked: {prompt} Here is my idea.",),
+        )
     opened.close()
     result = blind(study, reviewers=roster_file(tmp_path), extract=False, normalise=False)
     assert result.warnings and all(w.in_item_text for w in result.warnings)
@@ -134,8 +148,22 @@ def test_errors_without_outputs_roster_or_good_cutoff(tmp_path: Path) -> None:
 def test_cli_blind_and_status(tmp_path: Path, capsys) -> None:
     study = tmp_path / "s"
     fill_study(study, n_topics=4).close()
-    main(["judge", "--blind", "--study", str(study), "--reviewers", str(demo_roster_path()),
-          "--no-extract", "--no-normalise", "--seed", "3", "--cutoff", "2025-06-30"])
+    main(
+        [
+            "judge",
+            "--blind",
+            "--study",
+            str(study),
+            "--reviewers",
+            str(demo_roster_path()),
+            "--no-extract",
+            "--no-normalise",
+            "--seed",
+            "3",
+            "--cutoff",
+            "2025-06-30",
+        ]
+    )
     out = capsys.readouterr().out
     assert "Blinding commitment" in out and "retrieval-dense" in out and "AUC" in out
     main(["judge", "--status", "--study", str(study)])
@@ -143,11 +171,14 @@ def test_cli_blind_and_status(tmp_path: Path, capsys) -> None:
     assert "retrieval" in out and "0 of 24 assigned reviews returned" in out
 
 
-@pytest.mark.parametrize("argv", [
-    ["judge"],
-    ["judge", "--blind", "--status"],
-    ["judge", "--status", "stray.xlsx"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["judge"],
+        ["judge", "--blind", "--status"],
+        ["judge", "--status", "stray.xlsx"],
+    ],
+)
 def test_cli_needs_exactly_one_mode(tmp_path: Path, capsys, argv: list[str]) -> None:
     fill_study(tmp_path / "s", n_topics=1).close()
     with pytest.raises(SystemExit) as caught:
@@ -158,8 +189,9 @@ def test_cli_needs_exactly_one_mode(tmp_path: Path, capsys, argv: list[str]) -> 
 
 def test_rerun_with_other_routing_settings_says_they_are_not_applied(blinded: Study) -> None:
     result = blind(blinded.path, k=3, seed=99, extract=False, normalise=False)
-    assert "routing was made earlier and stays: k=2 (asked 3), seed=11 (asked 99)" in \
-        result.summary()
+    assert (
+        "routing was made earlier and stays: k=2 (asked 3), seed=11 (asked 99)" in result.summary()
+    )
 
 
 def test_progress_callback_and_bar(tmp_path: Path) -> None:
@@ -168,7 +200,8 @@ def test_progress_callback_and_bar(tmp_path: Path) -> None:
         study = tmp_path / name
         fill_study(study, n_topics=2).close()
         wrapped = (lambda *a, f=progress: f(a)) if callable(progress) else progress
-        result = blind(study, reviewers=demo_roster_path(), backend=ScriptedBackend(),
-                       progress=wrapped)
+        result = blind(
+            study, reviewers=demo_roster_path(), backend=ScriptedBackend(), progress=wrapped
+        )
         assert result.items.steps["normalise"]["done"] == 6
     assert ("extract", 6, 6) in calls and ("normalise", 6, 6) in calls

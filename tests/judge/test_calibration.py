@@ -50,8 +50,12 @@ def seen(monkeypatch):
 
 
 def verdicts(study, reviewer_id="lex"):
-    return {r["item_id"]: r["verdict"] for r in study.rows(
-        "SELECT item_id, verdict FROM reviews WHERE reviewer_id = ?", (reviewer_id,))}
+    return {
+        r["item_id"]: r["verdict"]
+        for r in study.rows(
+            "SELECT item_id, verdict FROM reviews WHERE reviewer_id = ?", (reviewer_id,)
+        )
+    }
 
 
 def test_calibration_never_sees_held_out_controls_or_real_items(study, corpus, seen):
@@ -89,15 +93,16 @@ def test_calibrated_threshold_is_stored_recorded_and_used(study, corpus):
     note = json.loads(study.rows("SELECT notes FROM reviews WHERE item_id = 'I-H-pub-1'")[0][0])
     assert note["threshold"] == CALIBRATED
     run = load_manifest(study.path)["commands"][-1]
-    assert run["params"]["reviewers"] == [{"id": "lex", "method": "retrieval",
-                                           "threshold": CALIBRATED, "rule": "calibrated"}]
+    assert run["params"]["reviewers"] == [
+        {"id": "lex", "method": "retrieval", "threshold": CALIBRATED, "rule": "calibrated"}
+    ]
 
 
 def test_without_calibration_controls_the_default_is_used_and_recorded(tmp_path, corpus):
-    study = controls_study(tmp_path / "s", calibration=False)   # every control held out
+    study = controls_study(tmp_path / "s", calibration=False)  # every control held out
     summary = run_automated(study, sources=[f"local:{corpus}"])
     assert (summary.loc[0, "rule"], summary.loc[0, "threshold"]) == ("uncalibrated", 0.6)
-    assert verdicts(study)["I-H-pub-1"] == "not_published"      # 0.57 < 0.6: the flip
+    assert verdicts(study)["I-H-pub-1"] == "not_published"  # 0.57 < 0.6: the flip
     rule = stored_rule(study, "lex")
     assert rule.note == "no calibration controls in the study" and rule.youden is None
     assert load_manifest(study.path)["calibration"]["lex"]["status"] == "uncalibrated"
@@ -108,10 +113,11 @@ def test_calibration_reviews_are_the_calibration_split_only(study, corpus):
     calibrate_automated(study, sources=[f"local:{corpus}"])
     splits = study.rows(
         "SELECT DISTINCT c.split FROM reviews r JOIN items i ON i.item_id = r.item_id "
-        "LEFT JOIN controls c ON c.control_id = i.control_id")
+        "LEFT JOIN controls c ON c.control_id = i.control_id"
+    )
     assert [s[0] for s in splits] == ["calibration"]
     searched = {r[0] for r in study.rows("SELECT DISTINCT item_id FROM searches")}
-    assert searched == {f"I-{c}" for c, _, _ in CALIBRATION}     # PRISMA-S records kept
+    assert searched == {f"I-{c}" for c, _, _ in CALIBRATION}  # PRISMA-S records kept
     assert all(r[0] == "automated" for r in study.rows("SELECT source FROM searches"))
 
 
@@ -119,13 +125,17 @@ def test_recalibration_replaces_until_the_rule_is_locked(study, corpus):
     source = [f"local:{corpus}"]
     calibrate_automated(study, sources=source)
     before = (study.count("reviews"), study.count("searches"))
-    calibrate_automated(study, sources=source, max_queries=2)     # not locked: replaced
+    calibrate_automated(study, sources=source, max_queries=2)  # not locked: replaced
     assert study.count("reviews") == before[0] and study.count("searches") <= before[1]
     assert stored_rule(study, "lex").settings["max_queries"] == 2
-    run_automated(study, sources=source, max_queries=2)           # reviews real items: locked
+    run_automated(study, sources=source, max_queries=2)  # reviews real items: locked
     locked = stored_rule(study, "lex")
-    add_controls(study, [("C-unp-3", "Auction theory for spectrum allocation in coral reefs",
-                          "not_published")], "calibration", ["lex"])
+    add_controls(
+        study,
+        [("C-unp-3", "Auction theory for spectrum allocation in coral reefs", "not_published")],
+        "calibration",
+        ["lex"],
+    )
     frame, lines = calibrate_automated(study, sources=source, max_queries=2)
     assert "locked after" in lines[0] and frame.loc[0, "threshold"] == locked.threshold
     assert stored_rule(study, "lex") == locked
@@ -134,7 +144,7 @@ def test_recalibration_replaces_until_the_rule_is_locked(study, corpus):
     with pytest.raises(HarnessError, match="max_queries 3 \\(locked: 2\\)"):
         run_automated(study, sources=source)
     with pytest.raises(HarnessError, match="locked"):
-        calibrate_automated(study, sources=source)                 # other settings, locked
+        calibrate_automated(study, sources=source)  # other settings, locked
 
 
 def test_a_user_threshold_is_fixed_and_replaces_calibration_reviews(study, corpus):
@@ -143,7 +153,7 @@ def test_a_user_threshold_is_fixed_and_replaces_calibration_reviews(study, corpu
     assert (summary.loc[0, "rule"], summary.loc[0, "threshold"]) == ("fixed", 0.55)
     got = verdicts(study)
     assert len(got) == len(CALIBRATION) + len(HELD_OUT) + len(REAL_TEXTS)
-    assert got["I-C-pub-3"] == "not_published"                    # 0.5 < 0.55, reviewed again
+    assert got["I-C-pub-3"] == "not_published"  # 0.5 < 0.55, reviewed again
     assert stored_rule(study, "lex").note == "threshold set by the user"
 
 
@@ -153,11 +163,15 @@ class ByItem:
     name, model = "scripted", "scripted-reviewer"
     #: statement start -> verdict line (published controls are claimed with confidence 4,
     #: unpublished calibration controls with confidence 2)
-    ANSWERS = {"Predictive": "published [1] CONFIDENCE: 4", "Enzyme": "published [1] CONFIDENCE: 4",
-               "Auction theory for spectrum allocation in coral": "published [1] CONFIDENCE: 4",
-               "Origami": "published [1] CONFIDENCE: 2", "Sediment": "published [1] CONFIDENCE: 2",
-               "Auction theory for spectrum allocation in desert": "published [1] CONFIDENCE: 5",
-               "Jazz": "published [1] CONFIDENCE: 3"}
+    ANSWERS = {
+        "Predictive": "published [1] CONFIDENCE: 4",
+        "Enzyme": "published [1] CONFIDENCE: 4",
+        "Auction theory for spectrum allocation in coral": "published [1] CONFIDENCE: 4",
+        "Origami": "published [1] CONFIDENCE: 2",
+        "Sediment": "published [1] CONFIDENCE: 2",
+        "Auction theory for spectrum allocation in desert": "published [1] CONFIDENCE: 5",
+        "Jazz": "published [1] CONFIDENCE: 3",
+    }
 
     def __init__(self) -> None:
         self.items: list[str] = []
@@ -173,11 +187,22 @@ class ByItem:
             else:
                 found = [v for k, v in self.ANSWERS.items() if item.startswith(k)]
                 text = f"VERDICT: {found[0] if found else 'not_published'}"
-            yield Completion(key=request.key, sample=0, text=text, finish_reason="stop",
-                             prompt_tokens=1, completion_tokens=1, model_reported=self.model,
-                             system_fingerprint=None, latency_s=0.0, attempts=1, error=None,
-                             started_at="2026-01-01T00:00:00Z",
-                             finished_at="2026-01-01T00:00:00Z", cost_usd=None)
+            yield Completion(
+                key=request.key,
+                sample=0,
+                text=text,
+                finish_reason="stop",
+                prompt_tokens=1,
+                completion_tokens=1,
+                model_reported=self.model,
+                system_fingerprint=None,
+                latency_s=0.0,
+                attempts=1,
+                error=None,
+                started_at="2026-01-01T00:00:00Z",
+                finished_at="2026-01-01T00:00:00Z",
+                cost_usd=None,
+            )
 
 
 def test_llm_reviewer_is_calibrated_on_its_stated_confidence(tmp_path, corpus, monkeypatch):
@@ -195,8 +220,7 @@ def test_llm_reviewer_is_calibrated_on_its_stated_confidence(tmp_path, corpus, m
     run_automated(study, sources=[f"local:{corpus}"])
     got = verdicts(study, "bot")
     assert got["I-H-pub-1"] == "published" and got["I-H-unp-1"] == "not_published"
-    note = json.loads(study.rows(
-        "SELECT notes FROM reviews WHERE item_id = 'I-H-unp-1'")[0][0])
+    note = json.loads(study.rows("SELECT notes FROM reviews WHERE item_id = 'I-H-unp-1'")[0][0])
     assert "below the calibrated minimum 4" in note["rule"]
     assert study.count("searches", "item_id = 'I-H-unp-1' AND relevant_ids = '[]'") == 1
     study.close()
@@ -221,9 +245,11 @@ def test_cli_calibrate_then_auto_then_locked(tmp_path, corpus, capsys):
 
 
 def test_reviews_made_before_rules_were_stored_lock_the_default(study, corpus, seen):
-    with study.transaction() as conn:   # a review written by an earlier harness, no rule stored
-        conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-                     "VALUES ('I-0000000000', 'lex', 'published', 'automated', '2026-01-01')")
+    with study.transaction() as conn:  # a review written by an earlier harness, no rule stored
+        conn.execute(
+            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+            "VALUES ('I-0000000000', 'lex', 'published', 'automated', '2026-01-01')"
+        )
     summary = run_automated(study, sources=[f"local:{corpus}"])
     assert (summary.loc[0, "rule"], summary.loc[0, "threshold"]) == ("uncalibrated", 0.6)
     assert stored_rule(study, "lex").note == "reviews made before decision rules were stored"

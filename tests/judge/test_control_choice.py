@@ -9,17 +9,21 @@ import pytest
 from harness.judge import controls as K
 
 
-@pytest.mark.parametrize(("year", "cutoff", "expected"), [
-    (1999, "2000-01-01", "published"),
-    (2001, "2000-01-01", "not_published"),
-    (2000, "2000-01-01", None),            # a year alone cannot place it
-    (2000, "2000-06-30", None),
-    (2000, "2000-12-31", "published"),     # a 31 December cut-off covers its whole year
-    (2001, "2000-12-31", "not_published"),
-    (2018, None, "published"),             # no cut-off: everything known is published
-])
-def test_expected_verdict_from_the_year(year: int, cutoff: str | None,
-                                        expected: str | None) -> None:
+@pytest.mark.parametrize(
+    ("year", "cutoff", "expected"),
+    [
+        (1999, "2000-01-01", "published"),
+        (2001, "2000-01-01", "not_published"),
+        (2000, "2000-01-01", None),  # a year alone cannot place it
+        (2000, "2000-06-30", None),
+        (2000, "2000-12-31", "published"),  # a 31 December cut-off covers its whole year
+        (2001, "2000-12-31", "not_published"),
+        (2018, None, "published"),  # no cut-off: everything known is published
+    ],
+)
+def test_expected_verdict_from_the_year(
+    year: int, cutoff: str | None, expected: str | None
+) -> None:
     assert K._expected(year, K._cut_year(cutoff)) == expected
 
 
@@ -42,8 +46,17 @@ def _pool(n_pub: int, n_not: int, n_topics: int = 5) -> list[K.Candidate]:
         expected = "published" if n < n_pub else "not_published"
         kind = "cross" if n % 3 else "single"
         topic = f"t{n % n_topics}"
-        out.append(K.Candidate(K.control_id("bank", topic, f"s{n}"), f"s{n}", expected, kind,
-                               "bank", topic, {"title": f"w{n}", "year": 1990}))
+        out.append(
+            K.Candidate(
+                K.control_id("bank", topic, f"s{n}"),
+                f"s{n}",
+                expected,
+                kind,
+                "bank",
+                topic,
+                {"title": f"w{n}", "year": 1990},
+            )
+        )
     return out
 
 
@@ -67,8 +80,12 @@ def test_select_fills_from_the_other_verdict_when_one_runs_short() -> None:
 def test_file_controls_come_first() -> None:
     from harness.judge.controls_file import ControlEntry, FileControl
 
-    entry = ControlEntry(statement="Combines x with y for z.", expected="published",
-                         kind="cross", evidence={"title": "Work", "year": 1990})
+    entry = ControlEntry(
+        statement="Combines x with y for z.",
+        expected="published",
+        kind="cross",
+        evidence={"title": "Work", "year": 1990},
+    )
     file_pool = K.file_pool([FileControl(entry, 2)], "mine.yaml")
     chosen = K.select(_pool(10, 10) + file_pool.candidates, 4, seed=1)
     assert chosen[0].source == "file:mine.yaml"
@@ -93,13 +110,14 @@ def test_bank_pool_without_cutoff_says_there_are_no_unpublished_controls(tmp_pat
     study = fill_study(tmp_path / "s", n_topics=2)
     with study.transaction() as conn:
         for t in range(2):
-            conn.execute("UPDATE topics SET data = ? WHERE topic_id = ?",
-                         (json.dumps(links(t)), f"topic-{t:03d}"))
+            conn.execute(
+                "UPDATE topics SET data = ? WHERE topic_id = ?",
+                (json.dumps(links(t)), f"topic-{t:03d}"),
+            )
     pool = K.bank_pool(study, None)
     assert {c.expected for c in pool.candidates} == {"published"} and len(pool.candidates) == 7
     assert any("no time-split unpublished controls" in n for n in pool.notes)
     split = K.bank_pool(study, "2000-12-31")  # the cut-off's year counts as published
-    assert Counter(c.expected for c in split.candidates) == {"published": 5,
-                                                             "not_published": 2}
+    assert Counter(c.expected for c in split.candidates) == {"published": 5, "not_published": 2}
     assert not split.notes
     study.close()

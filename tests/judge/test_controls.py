@@ -59,8 +59,9 @@ def test_bank_controls_are_split_by_the_cutoff_year(controlled: Study) -> None:
     assert any(f"own year {cut} left out" in n for n in notes)
     assert {r["source"] for r in rows} == {"bank", "file:controls.yaml"}
     # every control is an item, with an id from the same generator as real items
-    items = controlled.rows("SELECT item_id, control_id, original_text FROM items "
-                            "WHERE control_id IS NOT NULL")
+    items = controlled.rows(
+        "SELECT item_id, control_id, original_text FROM items WHERE control_id IS NOT NULL"
+    )
     assert sorted(r["control_id"] for r in items) == sorted(r["control_id"] for r in rows)
     assert all(ID_PATTERN.fullmatch(r["item_id"]) for r in items)
     texts = {r["control_id"]: r["text"] for r in rows}
@@ -69,8 +70,10 @@ def test_bank_controls_are_split_by_the_cutoff_year(controlled: Study) -> None:
 
 def test_split_is_stratified_by_expected_verdict(controlled: Study) -> None:
     for expected in ("published", "not_published"):
-        splits = [r[0] for r in controlled.rows("SELECT split FROM controls WHERE expected = ?",
-                                                (expected,))]
+        splits = [
+            r[0]
+            for r in controlled.rows("SELECT split FROM controls WHERE expected = ?", (expected,))
+        ]
         assert abs(splits.count("calibration") - splits.count("held_out")) <= 1
 
 
@@ -78,16 +81,22 @@ def test_routing_gives_each_reviewer_the_planned_numbers(controlled: Study) -> N
     section = load_manifest(controlled.path)["controls"]
     planned, got = section["planned_per_reviewer"], section["per_reviewer"]
     assert got == planned and planned["auto"] == 6 and planned["ann"] == 2
-    counts = dict(controlled.rows(
-        "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
-        "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id"))
+    counts = dict(
+        controlled.rows(
+            "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
+            "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id"
+        )
+    )
     assert counts == got
-    per_control = controlled.rows("SELECT COUNT(*) FROM assignments a JOIN items i USING "
-                                  "(item_id) WHERE i.control_id IS NOT NULL GROUP BY item_id")
+    per_control = controlled.rows(
+        "SELECT COUNT(*) FROM assignments a JOIN items i USING "
+        "(item_id) WHERE i.control_id IS NOT NULL GROUP BY item_id"
+    )
     assert {r[0] for r in per_control} == {2}  # k reviewers each
     capacity = dict(controlled.rows("SELECT reviewer_id, capacity FROM reviewers"))
-    for reviewer, n in controlled.rows("SELECT reviewer_id, COUNT(*) FROM assignments "
-                                       "GROUP BY reviewer_id"):
+    for reviewer, n in controlled.rows(
+        "SELECT reviewer_id, COUNT(*) FROM assignments GROUP BY reviewer_id"
+    ):
         assert n <= capacity[reviewer]
     # a human reviewer never sees two items of one topic, real or control
     topics = controlled.rows(
@@ -96,39 +105,59 @@ def test_routing_gives_each_reviewer_the_planned_numbers(controlled: Study) -> N
         "LEFT JOIN outputs o ON o.output_id = i.output_id "
         "LEFT JOIN prompts p ON p.prompt_id = o.prompt_id "
         "LEFT JOIN controls c ON c.control_id = i.control_id "
-        "WHERE r.kind = 'human' AND COALESCE(p.topic_id, c.topic_id) IS NOT NULL")
+        "WHERE r.kind = 'human' AND COALESCE(p.topic_id, c.topic_id) IS NOT NULL"
+    )
     pairs = [tuple(r) for r in topics]
     assert len(pairs) == len(set(pairs))
     mix = controlled.rows(
         "SELECT a.reviewer_id, SUM(c.expected = 'published'), COUNT(*) FROM assignments a "
         "JOIN items i USING (item_id) JOIN controls c ON c.control_id = i.control_id "
-        "GROUP BY a.reviewer_id")
+        "GROUP BY a.reviewer_id"
+    )
     for _, published, n in mix:  # both kinds of answer for every reviewer, near half each
         assert 1 <= published <= n - 1 and abs(2 * published - n) <= 2
 
 
 def test_positions_mix_controls_with_real_items(controlled: Study) -> None:
     for (reviewer,) in controlled.rows("SELECT DISTINCT reviewer_id FROM assignments"):
-        positions = [r[0] for r in controlled.rows(
-            "SELECT position FROM assignments WHERE reviewer_id = ? ORDER BY position",
-            (reviewer,))]
+        positions = [
+            r[0]
+            for r in controlled.rows(
+                "SELECT position FROM assignments WHERE reviewer_id = ? ORDER BY position",
+                (reviewer,),
+            )
+        ]
         assert positions == list(range(1, len(positions) + 1))
-    flags = [r[0] for r in controlled.rows(
-        "SELECT i.control_id IS NOT NULL FROM assignments a JOIN items i USING (item_id) "
-        "WHERE a.reviewer_id = 'auto' ORDER BY a.position")]
+    flags = [
+        r[0]
+        for r in controlled.rows(
+            "SELECT i.control_id IS NOT NULL FROM assignments a JOIN items i USING (item_id) "
+            "WHERE a.reviewer_id = 'auto' ORDER BY a.position"
+        )
+    ]
     assert flags[:6] != [1] * 6 and flags[-6:] != [1] * 6
 
 
 # -- packets --------------------------------------------------------------------------------------
 def _style(cell) -> tuple:
-    return (cell.font.b, cell.font.i, cell.font.sz, cell.font.color and cell.font.color.rgb,
-            cell.fill.fgColor.rgb, cell.alignment.wrap_text, cell.alignment.vertical,
-            cell.number_format, cell.protection.locked, cell.border.left.style)
+    return (
+        cell.font.b,
+        cell.font.i,
+        cell.font.sz,
+        cell.font.color and cell.font.color.rgb,
+        cell.fill.fgColor.rgb,
+        cell.alignment.wrap_text,
+        cell.alignment.vertical,
+        cell.number_format,
+        cell.protection.locked,
+        cell.border.left.style,
+    )
 
 
 def test_controls_look_like_real_items_in_every_packet_file(controlled: Study) -> None:
-    control_ids = {r[0] for r in controlled.rows(
-        "SELECT item_id FROM items WHERE control_id IS NOT NULL")}
+    control_ids = {
+        r[0] for r in controlled.rows("SELECT item_id FROM items WHERE control_id IS NOT NULL")
+    }
     secrets = [r[0] for r in controlled.rows("SELECT control_id FROM controls")]
     secrets += ["control:", "held_out", "calibration"]
     for folder in sorted(p for p in controlled.packets_dir.iterdir() if p.is_dir()):
@@ -163,8 +192,9 @@ def test_controls_look_like_real_items_in_every_packet_file(controlled: Study) -
                 with zipfile.ZipFile(path) as archive:
                     raw = b"".join(archive.read(n) for n in archive.namelist())
             assert not any(s.encode() in raw for s in secrets), path
-    assert [f for f in scan_packets(controlled) + control_findings(controlled)
-            if not f.in_item_text] == []
+    assert [
+        f for f in scan_packets(controlled) + control_findings(controlled) if not f.in_item_text
+    ] == []
 
 
 def test_leak_audit_reports_how_well_controls_can_be_told_apart(controlled: Study) -> None:
@@ -174,17 +204,20 @@ def test_leak_audit_reports_how_well_controls_can_be_told_apart(controlled: Stud
     assert 0.0 <= audit["ci_low"] <= audit["auc"] <= audit["ci_high"] <= 1.0
 
 
-def test_controls_in_one_block_are_an_error_unless_chance_explains_it(
-        controlled: Study) -> None:
+def test_controls_in_one_block_are_an_error_unless_chance_explains_it(controlled: Study) -> None:
     for reviewer in ("auto", "ann"):  # 6 controls of 30 items; 2 of 8
         flags = controlled.rows(
             "SELECT a.item_id, i.control_id IS NOT NULL FROM assignments a JOIN items i "
-            "USING (item_id) WHERE a.reviewer_id = ?", (reviewer,))
+            "USING (item_id) WHERE a.reviewer_id = ?",
+            (reviewer,),
+        )
         ordered = sorted(flags, key=lambda r: r[1])  # real first, controls last
         with controlled.transaction() as conn:
             for position, (item_id, _) in enumerate(ordered, start=1):
-                conn.execute("UPDATE assignments SET position = ? WHERE item_id = ? AND "
-                             "reviewer_id = ?", (position, item_id, reviewer))
+                conn.execute(
+                    "UPDATE assignments SET position = ? WHERE item_id = ? AND reviewer_id = ?",
+                    (position, item_id, reviewer),
+                )
     found = [f for f in control_findings(controlled) if f.kind == "controls in one block"]
     assert [f.file for f in found] == ["auto"]  # 2 of 8 at the end happens by chance (1 in 14)
 
@@ -210,8 +243,7 @@ def test_a_study_without_controls_keeps_its_key_bytes(blinded: Study) -> None:
     assert blinded.count("controls") == 0
     old = [(r[0], r[1], r[2]) for r in blinded.conn.execute(KEY_SQL)]
     expected = hashlib.sha256(canonical_key(old, salt(blinded.conn))).hexdigest()
-    assert commitment(blinded.conn) == expected == load_manifest(blinded.path)["blinding"][
-        "sha256"]
+    assert commitment(blinded.conn) == expected == load_manifest(blinded.path)["blinding"]["sha256"]
     section = load_manifest(blinded.path)["controls"]
     assert section["n_items"] == 0 and section["per_reviewer"] == {}
 
@@ -234,15 +266,25 @@ def test_automated_reviewers_review_their_controls(controlled: Study, tmp_path: 
     from harness.judge.automated import run_automated
 
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text(json.dumps({"id": "W1", "title": "Spin glass memory", "year": 1982,
-                                  "abstract": "Spin glass theory for associative memory."})
-                      + "\n", encoding="utf-8")
+    corpus.write_text(
+        json.dumps(
+            {
+                "id": "W1",
+                "title": "Spin glass memory",
+                "year": 1982,
+                "abstract": "Spin glass theory for associative memory.",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     assigned = controlled.count("assignments", "reviewer_id = 'auto'")
     # calibration reviews every calibration-split control, assigned to the reviewer or not
     unassigned_calibration = controlled.count(
         "items i JOIN controls c ON c.control_id = i.control_id",
         "c.split = 'calibration' AND i.item_id NOT IN "
-        "(SELECT item_id FROM assignments WHERE reviewer_id = 'auto')")
+        "(SELECT item_id FROM assignments WHERE reviewer_id = 'auto')",
+    )
     table = run_automated(controlled, sources=[f"local:{corpus}"])
     assert assigned == 24 + 6
     assert int(table.loc[0, "reviewed"]) == assigned + unassigned_calibration
@@ -267,13 +309,21 @@ SECOND = {  # a second entry, from line 6 on: statement 6, expected 7, kind 8, e
 BAD = [
     ("expected", "    expected: maybe", 7, "controls[1].expected"),
     ("kind", "    kind: triple", 8, "controls[1].kind"),
-    ("evidence", '    evidence: {title: "Water auctions read soil sensors", year: 1990}', 9,
-     "controls[1].evidence.year"),
+    (
+        "evidence",
+        '    evidence: {title: "Water auctions read soil sensors", year: 1990}',
+        9,
+        "controls[1].evidence.year",
+    ),
     ("evidence", '    evidence: {title: "W", year: 2011}', 9, "controls[1].evidence.title"),
     ("kind", "    kind: single\n    colour: red", 9, "controls[1].colour"),
     ("statement", "  - statement: short", 6, "controls[1].statement"),
-    ("statement", '  - statement: "Combines spin glass theory with associative memory in '
-     'networks."', 6, "controls[1].statement"),
+    (
+        "statement",
+        '  - statement: "Combines spin glass theory with associative memory in networks."',
+        6,
+        "controls[1].statement",
+    ),
 ]
 
 
@@ -283,7 +333,8 @@ def _second(key: str, line: str) -> str:
 
 @pytest.mark.parametrize(("key", "line", "row", "field"), BAD)
 def test_every_bad_entry_gets_its_line_and_field_and_nothing_is_written(
-        tmp_path: Path, key: str, line: str, row: int, field: str) -> None:
+    tmp_path: Path, key: str, line: str, row: int, field: str
+) -> None:
     from harness.judge.blind import blind
     from tests.judge.conftest import fill_study
     from tests.judge.controls_study import ROSTER
@@ -292,11 +343,16 @@ def test_every_bad_entry_gets_its_line_and_field_and_nothing_is_written(
     bad.write_text(GOOD + _second(key, line), encoding="utf-8")
     fill_study(tmp_path / "s", n_topics=N_TOPICS).close()
     (tmp_path / "roster.yaml").write_text(ROSTER, encoding="utf-8")
-    manifest = (tmp_path / "s" / "manifest.json")
+    manifest = tmp_path / "s" / "manifest.json"
     before = manifest.read_bytes() if manifest.exists() else None
     with pytest.raises(HarnessError) as caught:
-        blind(tmp_path / "s", reviewers=tmp_path / "roster.yaml", cutoff=CUTOFF, controls=bad,
-              backend=_NeverCalled())
+        blind(
+            tmp_path / "s",
+            reviewers=tmp_path / "roster.yaml",
+            cutoff=CUTOFF,
+            controls=bad,
+            backend=_NeverCalled(),
+        )
     message = str(caught.value)
     assert "\n" not in message and "controls.yaml" in message
     assert f"controls.yaml:{row}:" in message and field in message
@@ -332,9 +388,19 @@ def test_cli_prints_one_line_and_exits_2(tmp_path: Path, capsys) -> None:
     (tmp_path / "roster.yaml").write_text(ROSTER, encoding="utf-8")
     bad = tmp_path / "c.yaml"
     bad.write_text(GOOD.replace("kind: cross", "kind: both"), encoding="utf-8")
-    code, out, err = run_cli(capsys, "judge", "--blind", "--study", str(tmp_path / "s"),
-                             "--reviewers", str(tmp_path / "roster.yaml"), "--controls",
-                             str(bad), "--cutoff", CUTOFF)
+    code, out, err = run_cli(
+        capsys,
+        "judge",
+        "--blind",
+        "--study",
+        str(tmp_path / "s"),
+        "--reviewers",
+        str(tmp_path / "roster.yaml"),
+        "--controls",
+        str(bad),
+        "--cutoff",
+        CUTOFF,
+    )
     assert code == 2
     lines = [line for line in (out + err).splitlines() if line.strip()]
     assert len(lines) == 1 and "c.yaml" in lines[0] and "controls[0].kind" in lines[0]
@@ -358,6 +424,8 @@ def test_rerun_keeps_controls_and_commitment(controlled: Study) -> None:
     after = load_manifest(controlled.path)
     assert after["blinding"] == before["blinding"] and after["controls"] == before["controls"]
     assert controlled.rows("SELECT * FROM controls ORDER BY control_id") == rows
-    assert result.controls is not None and result.controls.assigned == before["controls"][
-        "per_reviewer"]
+    assert (
+        result.controls is not None
+        and result.controls.assigned == before["controls"]["per_reviewer"]
+    )
     assert "Controls: 9 items" in result.summary()

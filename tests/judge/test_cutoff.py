@@ -18,8 +18,9 @@ from tests.judge.conftest import fill_study
 from tests.judge.test_blind import roster_file
 
 
-@pytest.mark.parametrize(("given", "expected"), [
-    ("2023", "2023-12-31"), (" 2024-06-30 ", "2024-06-30"), (None, None)])
+@pytest.mark.parametrize(
+    ("given", "expected"), [("2023", "2023-12-31"), (" 2024-06-30 ", "2024-06-30"), (None, None)]
+)
 def test_year_or_date_normalised(given: str | None, expected: str | None) -> None:
     assert normalise_cutoff(given) == expected
 
@@ -35,8 +36,12 @@ def packet_cutoff(study: Path, reviewer: str) -> list[str]:
     from openpyxl import load_workbook
 
     sheet = load_workbook(study / "packets" / reviewer / f"{reviewer}.xlsx")["Instructions"]
-    return [str(c) for row in sheet.iter_rows(values_only=True) for c in row
-            if str(c).startswith("Cut-off date:")]
+    return [
+        str(c)
+        for row in sheet.iter_rows(values_only=True)
+        for c in row
+        if str(c).startswith("Cut-off date:")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +49,14 @@ def year_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A study blinded with the bare year `--cutoff 2023` (human and automated reviewers)."""
     root = tmp_path_factory.mktemp("year")
     fill_study(root / "s", n_topics=6).close()
-    blind(root / "s", reviewers=roster_file(root), extract=False, normalise=False, seed=5,
-          cutoff="2023")
+    blind(
+        root / "s",
+        reviewers=roster_file(root),
+        extract=False,
+        normalise=False,
+        seed=5,
+        cutoff="2023",
+    )
     return root / "s"
 
 

@@ -30,8 +30,10 @@ def test_one_item_per_ok_output_with_text(make_study) -> None:
     rows = items(study)
     outputs = {r["output_id"] for r in rows.values()}
     assert "Ofailed" not in outputs and "O00010" not in outputs
-    assert all(r["display_text"] == r["original_text"] and r["core_combination"] is None
-               for r in rows.values())
+    assert all(
+        r["display_text"] == r["original_text"] and r["core_combination"] is None
+        for r in rows.values()
+    )
     assert create_items(study) == (0, 1)  # nothing twice
 
 
@@ -54,7 +56,8 @@ def test_steps_are_recorded_and_blind_to_condition(make_study) -> None:
     texts = {r[0] for r in study.rows("SELECT original_text FROM items")}
     assert all(any(t in p for p in prompts_seen) for t in texts)
     extract_hash = hashlib.sha256(
-        (materials_dir("prompts") / "judge/extract.j2").read_bytes()).hexdigest()
+        (materials_dir("prompts") / "judge/extract.j2").read_bytes()
+    ).hexdigest()
     for row in items(study).values():
         assert row["core_combination"] == "A joins B."
         assert row["display_text"] == "A joins B."
@@ -89,8 +92,9 @@ def test_failures_are_resumable(make_study) -> None:
 def test_other_model_redoes_step_and_unwanted_step_is_removed(make_study) -> None:
     study = make_study(n_topics=2)
     make_items(study, backend=ScriptedBackend(answer=lambda p: "short."))
-    report = make_items(study, backend=ScriptedBackend(model="other", answer=lambda p: "new."),
-                        normalise=False)
+    report = make_items(
+        study, backend=ScriptedBackend(model="other", answer=lambda p: "new."), normalise=False
+    )
     assert report.steps["extract"]["done"] == 6
     assert report.steps["normalise"]["removed"] == 6
     for row in items(study).values():
@@ -110,12 +114,15 @@ def test_empty_rewrite_keeps_original(make_study) -> None:
         assert {s["outcome"] for s in json.loads(row["steps"])} == {"empty"}
 
 
-@pytest.mark.parametrize(("text", "reason", "expected"), [
-    ("One idea. Then half a", "length", ("One idea.", "trimmed")),
-    ("no sentence end at all", "length", ("no sentence end at all", "cut")),
-    ("  Fine.  ", "stop", ("Fine.", "ok")),
-    ("", "stop", ("", "empty")),
-])
+@pytest.mark.parametrize(
+    ("text", "reason", "expected"),
+    [
+        ("One idea. Then half a", "length", ("One idea.", "trimmed")),
+        ("no sentence end at all", "length", ("no sentence end at all", "cut")),
+        ("  Fine.  ", "stop", ("Fine.", "ok")),
+        ("", "stop", ("", "empty")),
+    ],
+)
 def test_clean_result(text: str, reason: str, expected: tuple[str, str]) -> None:
     assert clean_result(text, reason) == expected
 

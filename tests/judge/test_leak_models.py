@@ -9,16 +9,20 @@ from harness.study.store import Study
 
 
 def _study(tmp_path, models: int, marked: bool):
-    folder = write_simulated_study(tmp_path / f"s{models}{marked}",
-                                   Design(samples=models, reviewers=1), topics=12, seed=2)
+    folder = write_simulated_study(
+        tmp_path / f"s{models}{marked}", Design(samples=models, reviewers=1), topics=12, seed=2
+    )
     with Study.open(folder) as study, study.transaction() as conn:
         conn.execute("UPDATE outputs SET model_key = 'model-' || sample")
-        rows = conn.execute("SELECT i.item_id, o.sample FROM items i JOIN outputs o "
-                            "USING (output_id)").fetchall()
+        rows = conn.execute(
+            "SELECT i.item_id, o.sample FROM items i JOIN outputs o USING (output_id)"
+        ).fetchall()
         for n, (item, sample) in enumerate(rows):
             word = ["alpha", "beta", "gamma"][sample] if marked else "plain"
-            conn.execute("UPDATE items SET display_text = ? WHERE item_id = ?",
-                         (f"idea {n % 7} with {word} wording", item))
+            conn.execute(
+                "UPDATE items SET display_text = ? WHERE item_id = ?",
+                (f"idea {n % 7} with {word} wording", item),
+            )
     return folder
 
 

@@ -26,33 +26,68 @@ def test_bundled_rosters_load() -> None:
     assert "Economics, Econometrics and Finance" in example.get("rev-chen").expertise
     demo = load_roster(demo_roster_path())
     assert [(r.id, r.method) for r in demo.reviewers] == [
-        ("retrieval", "retrieval"), ("retrieval-dense", "retrieval-dense")]
+        ("retrieval", "retrieval"),
+        ("retrieval-dense", "retrieval-dense"),
+    ]
     assert all(r.kind == "automated" for r in demo.reviewers)
 
 
 def test_expertise_is_spelled_as_the_taxonomy_spells_it(tmp_path: Path) -> None:
-    roster = load_roster(write(tmp_path, "reviewers:\n  - {id: a, kind: human, "
-                                         "expertise: [computer science], capacity: 3}\n"))
+    roster = load_roster(
+        write(
+            tmp_path,
+            "reviewers:\n  - {id: a, kind: human, expertise: [computer science], capacity: 3}\n",
+        )
+    )
     assert roster.reviewers[0].expertise == ("Computer Science",)
 
 
-@pytest.mark.parametrize(("text", "row", "column", "message"), [
-    ("reviewers:\n  - {id: a, kind: human, capacity: 3}\n  - {id: b, kind: robot, capacity: 3}\n",
-     3, "kind", "'human' or 'automated'"),
-    ("reviewers:\n  - {id: a, kind: human, capacity: 0}\n", 2, "capacity", "greater than or equal"),
-    ("reviewers:\n  - {id: a, kind: human, capacity: 2}\n  - {id: a, kind: human, capacity: 2}\n",
-     3, "id", "duplicate reviewer id"),
-    ("reviewers:\n  - {id: a, kind: human, method: retrieval, capacity: 2}\n", 2, None,
-     "method is for automated reviewers only"),
-    ("reviewers:\n  - {id: a, kind: automated, capacity: 2}\n", 2, None,
-     "automated reviewers need method"),
-    ("reviewers:\n  - {id: a, kind: human, expertise: [Medecine], capacity: 2}\n", 2, "expertise",
-     "did you mean 'Medicine'"),
-    ("reviewers:\n  - {id: 'a b/c', kind: human, capacity: 2}\n", 2, "id", "pattern"),
-    ("reviewers:\n  - {id: a, kind: human, capacity: 2, email: x@y}\n", 2, "email", "Extra"),
-])
-def test_errors_name_file_row_and_field(tmp_path: Path, text: str, row: int, column: str | None,
-                                        message: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "row", "column", "message"),
+    [
+        (
+            "reviewers:\n  - {id: a, kind: human, capacity: 3}\n  - {id: b, kind: robot, capacity: 3}\n",
+            3,
+            "kind",
+            "'human' or 'automated'",
+        ),
+        (
+            "reviewers:\n  - {id: a, kind: human, capacity: 0}\n",
+            2,
+            "capacity",
+            "greater than or equal",
+        ),
+        (
+            "reviewers:\n  - {id: a, kind: human, capacity: 2}\n  - {id: a, kind: human, capacity: 2}\n",
+            3,
+            "id",
+            "duplicate reviewer id",
+        ),
+        (
+            "reviewers:\n  - {id: a, kind: human, method: retrieval, capacity: 2}\n",
+            2,
+            None,
+            "method is for automated reviewers only",
+        ),
+        (
+            "reviewers:\n  - {id: a, kind: automated, capacity: 2}\n",
+            2,
+            None,
+            "automated reviewers need method",
+        ),
+        (
+            "reviewers:\n  - {id: a, kind: human, expertise: [Medecine], capacity: 2}\n",
+            2,
+            "expertise",
+            "did you mean 'Medicine'",
+        ),
+        ("reviewers:\n  - {id: 'a b/c', kind: human, capacity: 2}\n", 2, "id", "pattern"),
+        ("reviewers:\n  - {id: a, kind: human, capacity: 2, email: x@y}\n", 2, "email", "Extra"),
+    ],
+)
+def test_errors_name_file_row_and_field(
+    tmp_path: Path, text: str, row: int, column: str | None, message: str
+) -> None:
     path = write(tmp_path, text)
     with pytest.raises(HarnessError) as caught:
         load_roster(path)
@@ -81,8 +116,10 @@ def test_store_and_freeze_after_routing(make_study) -> None:
     store_roster(study, example)  # not routed yet: replaced
     assert stored_roster(study) == example
     with study.transaction() as conn:
-        conn.execute("INSERT INTO items (item_id, output_id, original_text, core_combination, "
-            "display_text, steps) VALUES ('I-AAAAAAAAAA', 'O00000', 't', NULL, 't', '[]')")
+        conn.execute(
+            "INSERT INTO items (item_id, output_id, original_text, core_combination, "
+            "display_text, steps) VALUES ('I-AAAAAAAAAA', 'O00000', 't', NULL, 't', '[]')"
+        )
         conn.execute("INSERT INTO assignments VALUES ('I-AAAAAAAAAA', 'rev-ada', 1)")
     store_roster(study, example)  # the same roster again is fine
     with pytest.raises(HarnessError, match="already routed"):

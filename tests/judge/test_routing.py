@@ -9,16 +9,37 @@ from harness.judge.routing import ITEMS_SQL, plan_routing, route
 
 
 def roster(*specs: tuple[str, str, int, tuple[str, ...]]) -> Roster:
-    return Roster(reviewers=[
-        Reviewer(id=i, kind=kind, capacity=cap, expertise=exp,
-                 method="retrieval" if kind == "automated" else None)
-        for i, kind, cap, exp in specs])
+    return Roster(
+        reviewers=[
+            Reviewer(
+                id=i,
+                kind=kind,
+                capacity=cap,
+                expertise=exp,
+                method="retrieval" if kind == "automated" else None,
+            )
+            for i, kind, cap, exp in specs
+        ]
+    )
 
 
-HUMANS = roster(*[(f"h{n}", "human", 10, exp) for n, exp in enumerate(
-    [("Medicine",), ("Computer Science",), ("Psychology",), ("Mathematics",),
-     ("Agricultural and Biological Sciences",), ("Economics, Econometrics and Finance",),
-     (), ()])])
+HUMANS = roster(
+    *[
+        (f"h{n}", "human", 10, exp)
+        for n, exp in enumerate(
+            [
+                ("Medicine",),
+                ("Computer Science",),
+                ("Psychology",),
+                ("Mathematics",),
+                ("Agricultural and Biological Sciences",),
+                ("Economics, Econometrics and Finance",),
+                (),
+                (),
+            ]
+        )
+    ]
+)
 
 
 def routed_frame(study, result):
@@ -85,22 +106,36 @@ def test_pilot_allows_k1(make_study) -> None:
     assert len(plan_routing(pilot, HUMANS, k=1).assignments) == 9
 
 
-@pytest.mark.parametrize(("reviewers", "k", "message"), [
-    (roster(("a", "human", 50, ()), ("b", "human", 50, ())), 3,
-     "k=3 distinct reviewers per item, but the roster has 2 (short by 1)"),
-    (roster(*[(f"h{n}", "human", 2, ()) for n in range(6)]), 2,
-     "12 items x k=2 need 24 assignments, the roster offers 12 (short by 12"),
-    (roster(*[(f"h{n}", "human", 50, ()) for n in range(5)]), 2,
-     "topic topic-000: 3 items x k=2 need 6 reviewer slots but a human reviewer may take only "
-     "one item per topic and the roster offers 5 (short by 1"),
-])
+@pytest.mark.parametrize(
+    ("reviewers", "k", "message"),
+    [
+        (
+            roster(("a", "human", 50, ()), ("b", "human", 50, ())),
+            3,
+            "k=3 distinct reviewers per item, but the roster has 2 (short by 1)",
+        ),
+        (
+            roster(*[(f"h{n}", "human", 2, ()) for n in range(6)]),
+            2,
+            "12 items x k=2 need 24 assignments, the roster offers 12 (short by 12",
+        ),
+        (
+            roster(*[(f"h{n}", "human", 50, ()) for n in range(5)]),
+            2,
+            "topic topic-000: 3 items x k=2 need 6 reviewer slots but a human reviewer may take only "
+            "one item per topic and the roster offers 5 (short by 1",
+        ),
+    ],
+)
 def test_infeasible_says_which_and_by_how_much(make_study, reviewers, k, message) -> None:
     study = make_study(n_topics=4)
     if "topic-000" in message:  # one full topic, the others with one item each
         with study.transaction() as conn:
-            conn.execute("UPDATE outputs SET status = 'failed' WHERE prompt_id IN (SELECT "
-                         "prompt_id FROM prompts WHERE topic_id != 'topic-000' AND condition "
-                         "!= 'cross')")
+            conn.execute(
+                "UPDATE outputs SET status = 'failed' WHERE prompt_id IN (SELECT "
+                "prompt_id FROM prompts WHERE topic_id != 'topic-000' AND condition "
+                "!= 'cross')"
+            )
     create_items(study)
     with pytest.raises(HarnessError) as caught:
         plan_routing(study, reviewers, k=k)
@@ -135,9 +170,10 @@ def test_several_models_are_balanced_within_each_reviewer(make_study) -> None:
     # reviewer could get mostly one model's items
     ids = [r[0] for r in study.rows("SELECT output_id FROM outputs ORDER BY output_id")]
     with study.transaction() as conn:
-        conn.executemany("UPDATE outputs SET model_key = ? WHERE output_id = ?",
-                         [("model-a" if n < 0.4 * len(ids) else "model-b", o)
-                          for n, o in enumerate(ids)])
+        conn.executemany(
+            "UPDATE outputs SET model_key = ? WHERE output_id = ?",
+            [("model-a" if n < 0.4 * len(ids) else "model-b", o) for n, o in enumerate(ids)],
+        )
     result = plan_routing(study, HUMANS, k=2, seed=3)
     frame = routed_frame(study, result)
     share = (frame.model == "model-a").mean()

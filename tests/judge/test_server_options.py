@@ -38,9 +38,25 @@ def test_cli_blind_extracts_on_the_given_server(tmp_path: Path, opened: list[Any
     study = tmp_path / "s"
     fill_study(study, n_topics=2).close()
     with OpenAIServer() as server:
-        main(["judge", "--blind", "--study", str(study), "--reviewers", str(demo_roster_path()),
-              "--no-normalise", "--backend", "openai", "--model", "test-model",
-              "--base-url", server.base_url, "--concurrency", "3"])
+        main(
+            [
+                "judge",
+                "--blind",
+                "--study",
+                str(study),
+                "--reviewers",
+                str(demo_roster_path()),
+                "--no-normalise",
+                "--backend",
+                "openai",
+                "--model",
+                "test-model",
+                "--base-url",
+                server.base_url,
+                "--concurrency",
+                "3",
+            ]
+        )
         requests = server.log.counts["requests"]
     with Study.open(study) as s:
         assert requests == s.count("items") == 6
@@ -63,20 +79,35 @@ def test_server_options_refused_for_the_local_backend(tmp_path: Path, options: d
 def test_concurrency_must_be_positive(tmp_path: Path) -> None:
     fill_study(tmp_path / "s", n_topics=1).close()
     with pytest.raises(HarnessError, match="at least 1"):
-        blind(tmp_path / "s", reviewers=demo_roster_path(), backend="openai", model="m",
-              concurrency=0)
+        blind(
+            tmp_path / "s", reviewers=demo_roster_path(), backend="openai", model="m", concurrency=0
+        )
 
 
-def test_cli_blind_exits_1_when_the_server_fails_the_steps(tmp_path: Path, opened: list[Any],
-                                                            capsys: pytest.CaptureFixture) -> None:
+def test_cli_blind_exits_1_when_the_server_fails_the_steps(
+    tmp_path: Path, opened: list[Any], capsys: pytest.CaptureFixture
+) -> None:
     from tests.cli_run import run_cli
 
     study = tmp_path / "s"
     fill_study(study, n_topics=2).close()
-    with OpenAIServer(api_key="another-key") as server:   # every request: 401
-        code, _, err = run_cli(capsys, "judge", "--blind", "--study", str(study), "--reviewers",
-                               str(demo_roster_path()), "--no-normalise", "--backend", "openai",
-                               "--model", "test-model", "--base-url", server.base_url)
+    with OpenAIServer(api_key="another-key") as server:  # every request: 401
+        code, _, err = run_cli(
+            capsys,
+            "judge",
+            "--blind",
+            "--study",
+            str(study),
+            "--reviewers",
+            str(demo_roster_path()),
+            "--no-normalise",
+            "--backend",
+            "openai",
+            "--model",
+            "test-model",
+            "--base-url",
+            server.base_url,
+        )
     assert code == 1, err
     assert "6 blinded step(s) failed; finished work is kept, rerun to retry" in err
     with Study.open(study) as s:

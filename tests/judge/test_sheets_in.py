@@ -14,8 +14,9 @@ from harness.study.store import Study
 from tests.judge.fakes import default_verdict, fill_csv_pair, fill_workbook
 
 
-def filled(study: Study, tmp_path: Path, reviewer: str = "ann", name: str = "back.xlsx",
-           **kwargs) -> tuple[Path, list[str]]:
+def filled(
+    study: Study, tmp_path: Path, reviewer: str = "ann", name: str = "back.xlsx", **kwargs
+) -> tuple[Path, list[str]]:
     out = tmp_path / name
     ids = fill_workbook(study.packets_dir / reviewer / f"{reviewer}.xlsx", out, **kwargs)
     return out, ids
@@ -39,8 +40,11 @@ def problems(study: Study, files: list[Path], **kwargs) -> list[str]:
 
 def first_item_row(wb, item_id: str | None = None) -> int:
     ws = wb["Items"]
-    return next(r for r in range(2, ws.max_row + 1) if ws.cell(r, 1).value and
-                (item_id is None or ws.cell(r, 1).value == item_id))
+    return next(
+        r
+        for r in range(2, ws.max_row + 1)
+        if ws.cell(r, 1).value and (item_id is None or ws.cell(r, 1).value == item_id)
+    )
 
 
 # -- round trips ----------------------------------------------------------------------------------
@@ -48,16 +52,26 @@ def test_xlsx_round_trip(blinded: Study, tmp_path: Path) -> None:
     back, ids = filled(blinded, tmp_path)
     frame = import_reviews(blinded, [back])
     assert frame.to_dict("records")[0] | {"sha256": ""} == {
-        "file": "back.xlsx", "reviewer": "ann", "status": "imported", "reviews": len(ids),
-        "searches": 2 * len(ids), "sha256": ""}
-    stored = {r["item_id"]: dict(r) for r in blinded.rows(
-        "SELECT * FROM reviews WHERE reviewer_id = 'ann'")}
+        "file": "back.xlsx",
+        "reviewer": "ann",
+        "status": "imported",
+        "reviews": len(ids),
+        "searches": 2 * len(ids),
+        "sha256": "",
+    }
+    stored = {
+        r["item_id"]: dict(r)
+        for r in blinded.rows("SELECT * FROM reviews WHERE reviewer_id = 'ann'")
+    }
     assert sorted(stored) == sorted(ids)
     for item_id in ids:
         verdict, confidence, prior = default_verdict(item_id)
         row = stored[item_id]
-        assert (row["verdict"], row["confidence"], row["prior_work"] or "") == \
-            (verdict, confidence, prior)
+        assert (row["verdict"], row["confidence"], row["prior_work"] or "") == (
+            verdict,
+            confidence,
+            prior,
+        )
         assert row["source"] == "xlsx" and row["notes"] == "checked two databases"
     searches = blinded.rows("SELECT * FROM searches WHERE reviewer_id = 'ann' ORDER BY run_at")
     assert {s["run_at"] for s in searches} == {"2026-01-05", "2026-01-06"}
@@ -91,9 +105,13 @@ def test_reimport_same_file_changes_nothing(blinded: Study, tmp_path: Path) -> N
 def test_different_file_needs_replace(blinded: Study, tmp_path: Path) -> None:
     back, ids = filled(blinded, tmp_path)
     import_reviews(blinded, [back])
-    corrected, _ = filled(blinded, tmp_path, name="corrected.xlsx",
-                          verdict=lambda i: ("unsure", 2, "https://example.org/paper"),
-                          searches_per_item=1)
+    corrected, _ = filled(
+        blinded,
+        tmp_path,
+        name="corrected.xlsx",
+        verdict=lambda i: ("unsure", 2, "https://example.org/paper"),
+        searches_per_item=1,
+    )
     found = problems(blinded, [corrected])
     assert "already has an import (back.xlsx" in found[0] and "--replace" in found[0]
     frame = import_reviews(blinded, [corrected], replace=True)
@@ -113,16 +131,20 @@ def test_several_reviewers_in_one_call(blinded: Study, tmp_path: Path) -> None:
     assert blinded.count("imports") == 2
 
 
-@pytest.mark.parametrize("variant", [
-    {"bom": True, "newline": "\r\n"},  # Excel "CSV UTF-8"
-    {"bom": False, "newline": "\r\n"},  # Google Sheets download
-    {"bom": False, "newline": "\n", "quote_all": True},  # LibreOffice, quote all text cells
-    {"bom": True, "newline": "\r\n", "delimiter": ";"},  # a locale with ';' as separator
-])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"bom": True, "newline": "\r\n"},  # Excel "CSV UTF-8"
+        {"bom": False, "newline": "\r\n"},  # Google Sheets download
+        {"bom": False, "newline": "\n", "quote_all": True},  # LibreOffice, quote all text cells
+        {"bom": True, "newline": "\r\n", "delimiter": ";"},  # a locale with ';' as separator
+    ],
+)
 def test_csv_round_trip(blinded: Study, tmp_path: Path, variant: dict) -> None:
     ids = fill_csv_pair(blinded.packets_dir / "cat", tmp_path / "back", **variant)
-    frame = import_reviews(blinded, [tmp_path / "back" / "items.csv",
-                                     tmp_path / "back" / "searches.csv"])
+    frame = import_reviews(
+        blinded, [tmp_path / "back" / "items.csv", tmp_path / "back" / "searches.csv"]
+    )
     assert frame.status.tolist() == ["imported"] and frame.reviews[0] == len(ids)
     rows = blinded.rows("SELECT source, verdict, confidence FROM reviews WHERE reviewer_id='cat'")
     assert {r[0] for r in rows} == {"csv"} and len(rows) == len(ids)
@@ -144,8 +166,9 @@ def test_csv_not_utf8(blinded: Study, tmp_path: Path) -> None:
     assert any("not an items or searches CSV" in p for p in found)
 
 
-@pytest.mark.parametrize("value", [datetime(2026, 2, 1, 9, 30), "2026-02-01", 46054,
-                                   "2026-02-01T09:30:00Z"])
+@pytest.mark.parametrize(
+    "value", [datetime(2026, 2, 1, 9, 30), "2026-02-01", 46054, "2026-02-01T09:30:00Z"]
+)
 def test_dates_as_excel_dates_or_iso_text(blinded: Study, tmp_path: Path, value) -> None:
     back, _ = filled(blinded, tmp_path)
     out = edited(back, lambda wb: setattr(wb["Searches"].cell(2, 5), "value", value))
@@ -160,34 +183,49 @@ def _set(sheet: str, row: int, col: int, value) -> Callable:
 
 
 def _other_reviewers_item(study: Study) -> str:
-    return study.rows("SELECT item_id FROM assignments WHERE reviewer_id = 'ben' AND item_id "
-                      "NOT IN (SELECT item_id FROM assignments WHERE reviewer_id = 'ann')")[0][0]
+    return study.rows(
+        "SELECT item_id FROM assignments WHERE reviewer_id = 'ben' AND item_id "
+        "NOT IN (SELECT item_id FROM assignments WHERE reviewer_id = 'ann')"
+    )[0][0]
 
 
-@pytest.mark.parametrize(("change", "expected"), [
-    (_set("Items", 2, 4, None), "sheet Items, row 2, column D (Verdict): missing verdict"),
-    (_set("Items", 2, 4, "maybe"), "column D (Verdict): verdict 'maybe' is not one of"),
-    (_set("Items", 2, 5, 9), "column E (Confidence (1-5)): confidence '9' is not a whole"),
-    (_set("Items", 2, 6, "see Smith 2019"), "column F (Prior work (DOI or URL)): 'see' is not"),
-    (_set("Items", 2, 1, "I-ZZZZZZZZZZ"), "row 2, column A (Item id): unknown item id "
-                                          "'I-ZZZZZZZZZZ'"),
-    (_set("Items", 2, 7, "=1+1"), "row 2, column G (Notes): holds a formula"),
-    (_set("Searches", 2, 5, "05/01/2026"), "sheet Searches, row 2, column E (Date (YYYY-MM-DD)):"
-                                          " malformed date '05/01/2026' (use YYYY-MM-DD)"),
-    (_set("Searches", 2, 5, "2026-02-30"), "malformed date '2026-02-30' (no such day"),
-    (_set("Searches", 2, 5, "2099-01-01"), "date 2099-01-01 is in the future"),
-    (_set("Searches", 2, 6, "about 20"), "column F (Total hits): total hits 'about 20' is not"),
-    (_set("Searches", 2, 6, None), "total hits missing"),
-    (_set("Searches", 2, 3, None), "column C (Query as run): query as run missing"),
-    (_set("Searches", 2, 2, None), "column B (Database): database missing"),
-    (_set("Searches", 2, 1, None), "column A (Item id): which item was this query for?"),
-    (_set("Searches", 2, 7, "not-an-id"), "column G (Relevant hit ids (DOI or URL; separated "
-                                          "by ;)): 'not-an-id' is not a DOI or URL"),
-    (_set("Meta", 3, 2, "another-study"), "this file belongs to another study (study id "
-                                          "'another-study'"),
-    (_set("Meta", 4, 2, "auto"), "reviewer 'auto' is automated"),
-    (_set("Meta", 4, 2, "zed"), "reviewer 'zed' is not on this study's roster"),
-])
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (_set("Items", 2, 4, None), "sheet Items, row 2, column D (Verdict): missing verdict"),
+        (_set("Items", 2, 4, "maybe"), "column D (Verdict): verdict 'maybe' is not one of"),
+        (_set("Items", 2, 5, 9), "column E (Confidence (1-5)): confidence '9' is not a whole"),
+        (_set("Items", 2, 6, "see Smith 2019"), "column F (Prior work (DOI or URL)): 'see' is not"),
+        (
+            _set("Items", 2, 1, "I-ZZZZZZZZZZ"),
+            "row 2, column A (Item id): unknown item id 'I-ZZZZZZZZZZ'",
+        ),
+        (_set("Items", 2, 7, "=1+1"), "row 2, column G (Notes): holds a formula"),
+        (
+            _set("Searches", 2, 5, "05/01/2026"),
+            "sheet Searches, row 2, column E (Date (YYYY-MM-DD)):"
+            " malformed date '05/01/2026' (use YYYY-MM-DD)",
+        ),
+        (_set("Searches", 2, 5, "2026-02-30"), "malformed date '2026-02-30' (no such day"),
+        (_set("Searches", 2, 5, "2099-01-01"), "date 2099-01-01 is in the future"),
+        (_set("Searches", 2, 6, "about 20"), "column F (Total hits): total hits 'about 20' is not"),
+        (_set("Searches", 2, 6, None), "total hits missing"),
+        (_set("Searches", 2, 3, None), "column C (Query as run): query as run missing"),
+        (_set("Searches", 2, 2, None), "column B (Database): database missing"),
+        (_set("Searches", 2, 1, None), "column A (Item id): which item was this query for?"),
+        (
+            _set("Searches", 2, 7, "not-an-id"),
+            "column G (Relevant hit ids (DOI or URL; separated "
+            "by ;)): 'not-an-id' is not a DOI or URL",
+        ),
+        (
+            _set("Meta", 3, 2, "another-study"),
+            "this file belongs to another study (study id 'another-study'",
+        ),
+        (_set("Meta", 4, 2, "auto"), "reviewer 'auto' is automated"),
+        (_set("Meta", 4, 2, "zed"), "reviewer 'zed' is not on this study's roster"),
+    ],
+)
 def test_bad_workbook(blinded: Study, tmp_path: Path, change, expected: str) -> None:
     back, _ = filled(blinded, tmp_path)
     found = problems(blinded, [edited(back, change)])
@@ -213,16 +251,21 @@ def test_verdict_without_search(blinded: Study, tmp_path: Path) -> None:
 
     found = problems(blinded, [edited(back, drop_searches_of_first)])
     row = first_item_row(load_workbook(back), ids[0])
-    assert found == [f"edited.xlsx: sheet Items, row {row}, column D (Verdict): item {ids[0]} "
-                     "has a verdict but no search recorded in Searches"]
+    assert found == [
+        f"edited.xlsx: sheet Items, row {row}, column D (Verdict): item {ids[0]} "
+        "has a verdict but no search recorded in Searches"
+    ]
 
 
 def test_item_of_another_reviewer(blinded: Study, tmp_path: Path) -> None:
     other = _other_reviewers_item(blinded)
     back, _ = filled(blinded, tmp_path)
     found = problems(blinded, [edited(back, _set("Searches", 3, 1, other))])
-    assert any(f"sheet Searches, row 3, column A (Item id): item {other} is not assigned to "
-               "reviewer ann" in p for p in found)
+    assert any(
+        f"sheet Searches, row 3, column A (Item id): item {other} is not assigned to "
+        "reviewer ann" in p
+        for p in found
+    )
     found = problems(blinded, [edited(back, _set("Items", 2, 1, other))])
     assert any(f"item {other} is not assigned to reviewer ann" in p for p in found)
     assert any("is missing from the sheet" in p for p in found)  # the overwritten one
@@ -239,10 +282,13 @@ def test_duplicate_rows(blinded: Study, tmp_path: Path) -> None:
             searches.cell(40, c).value = searches.cell(2, c).value
 
     found = problems(blinded, [edited(back, duplicate)])
-    assert any("column A (Item id): duplicate row for item" in p and "first on row 2" in p
-               for p in found)
-    assert any("sheet Searches, row 40, column C (Query as run): duplicate of the query on row 2"
-               in p for p in found)
+    assert any(
+        "column A (Item id): duplicate row for item" in p and "first on row 2" in p for p in found
+    )
+    assert any(
+        "sheet Searches, row 40, column C (Query as run): duplicate of the query on row 2" in p
+        for p in found
+    )
 
 
 def test_all_problems_reported_together(blinded: Study, tmp_path: Path) -> None:
@@ -261,16 +307,23 @@ def test_all_problems_reported_together(blinded: Study, tmp_path: Path) -> None:
 
 
 def test_answers_on_a_continuation_row(blinded: Study, tmp_path: Path) -> None:
-    holder = next(r for r in ("ann", "ben", "cat", "dan") if any(
-        "continued" in str(c.value) for c in load_workbook(
-            blinded.packets_dir / r / f"{r}.xlsx")["Items"]["A"]))
+    holder = next(
+        r
+        for r in ("ann", "ben", "cat", "dan")
+        if any(
+            "continued" in str(c.value)
+            for c in load_workbook(blinded.packets_dir / r / f"{r}.xlsx")["Items"]["A"]
+        )
+    )
     back, _ = filled(blinded, tmp_path, holder)
     wb = load_workbook(back)
-    row = next(r for r in range(2, wb["Items"].max_row + 1)
-               if "continued" in wb["Items"].cell(r, 1).value)
+    row = next(
+        r for r in range(2, wb["Items"].max_row + 1) if "continued" in wb["Items"].cell(r, 1).value
+    )
     found = problems(blinded, [edited(back, _set("Items", row, 4, "published"))])
-    assert any(f"row {row}, column D (Verdict): answers belong on the item's first row" in p
-               for p in found)
+    assert any(
+        f"row {row}, column D (Verdict): answers belong on the item's first row" in p for p in found
+    )
 
 
 def test_not_a_packet(blinded: Study, tmp_path: Path) -> None:
@@ -326,8 +379,16 @@ def test_csv_pairs_of_two_reviewers_in_one_folder(blinded: Study, tmp_path: Path
     assert sorted(frame.reviewer) == ["cat", "dan"]
     (returned / "dan-searches.csv").rename(returned / "x.csv")
     (returned / "cat-searches.csv").rename(returned / "y.csv")
-    found = problems(blinded, [returned / "cat-items.csv", returned / "dan-items.csv",
-                               returned / "x.csv", returned / "y.csv"], replace=True)
+    found = problems(
+        blinded,
+        [
+            returned / "cat-items.csv",
+            returned / "dan-items.csv",
+            returned / "x.csv",
+            returned / "y.csv",
+        ],
+        replace=True,
+    )
     assert any("several searches CSVs could belong" in p for p in found)
 
 

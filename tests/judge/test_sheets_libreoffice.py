@@ -32,11 +32,23 @@ from tests.judge.libreoffice_fixtures import (
 )
 
 STUDY_ID = "b5c4cf46b073462d8381b2892ae30bfc"
-IDS = ["I-SPEOTUPJ53", "I-HO7PHG6SN4", "I-3NWY32KXPP", "I-PJXYS3WI64", "I-FJCZRQHECG",
-       "I-VIOVLVBSDH"]
+IDS = [
+    "I-SPEOTUPJ53",
+    "I-HO7PHG6SN4",
+    "I-3NWY32KXPP",
+    "I-PJXYS3WI64",
+    "I-FJCZRQHECG",
+    "I-VIOVLVBSDH",
+]
 ITEM_ROWS = [2, 5, 6, 7, 8, 9]  # rows 3 and 4 continue the long text of the first item
-RUN_AT = ["2026-01-05", "2026-01-06", "2026-01-07", "2026-01-08T14:30:00Z", "2026-01-09",
-          "2026-01-10"]
+RUN_AT = [
+    "2026-01-05",
+    "2026-01-06",
+    "2026-01-07",
+    "2026-01-08T14:30:00Z",
+    "2026-01-09",
+    "2026-01-10",
+]
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
@@ -59,8 +71,11 @@ def test_workbook_reads_back_as_filled() -> None:
     source = read_xlsx(FIXTURES / FILLED)
     assert source.problems == []
     assert {k: source.meta[k] for k in ("format", "study_id", "reviewer_id", "n_items")} == {
-        "format": "harness-reviewer-packet", "study_id": STUDY_ID, "reviewer_id": "ann",
-        "n_items": "6"}
+        "format": "harness-reviewer-packet",
+        "study_id": STUDY_ID,
+        "reviewer_id": "ann",
+        "n_items": "6",
+    }
     rows = {r.number: r.values for r in source.items.rows}
     assert sorted(rows) == list(range(2, 10))
     for n, (item_id, number) in enumerate(zip(IDS, ITEM_ROWS, strict=True)):
@@ -74,8 +89,9 @@ def test_workbook_reads_back_as_filled() -> None:
     for n, item_id in enumerate(IDS):
         expected = search(n, item_id)
         got = searches[n]
-        assert {k: got[k] for k in expected if k != "date"} == \
-            {k: v for k, v in expected.items() if k != "date"}
+        assert {k: got[k] for k in expected if k != "date"} == {
+            k: v for k, v in expected.items() if k != "date"
+        }
         assert parse_date(got["date"], NOW) == RUN_AT[n]
         assert parse_count(got["total_hits"]) == expected["total_hits"]
     assert isinstance(searches[0]["date"], datetime)  # a date cell stays a date
@@ -85,7 +101,8 @@ def test_workbook_reads_back_as_filled() -> None:
 def test_workbook_imports_as_filled(study: Study) -> None:
     frame = import_reviews(study, [FIXTURES / FILLED])
     assert frame[["status", "reviews", "searches"]].to_dict("records") == [
-        {"status": "imported", "reviews": 6, "searches": 6}]
+        {"status": "imported", "reviews": 6, "searches": 6}
+    ]
     reviews = {r["item_id"]: r for r in study.rows("SELECT * FROM reviews")}
     for n, item_id in enumerate(IDS):
         row = reviews[item_id]
@@ -93,10 +110,15 @@ def test_workbook_imports_as_filled(study: Study) -> None:
     searches = {r["item_id"]: r for r in study.rows("SELECT * FROM searches")}
     for n, item_id in enumerate(IDS):
         s, expected = searches[item_id], search(n, item_id)
-        assert (s["database"], s["query"], s["run_at"], s["total_hits"]) == \
-            (expected["database"], expected["query"], RUN_AT[n], expected["total_hits"])
-        assert json.loads(s["filters"] or "{}") == \
-            ({"limits": expected["filters"]} if expected["filters"] else {})
+        assert (s["database"], s["query"], s["run_at"], s["total_hits"]) == (
+            expected["database"],
+            expected["query"],
+            RUN_AT[n],
+            expected["total_hits"],
+        )
+        assert json.loads(s["filters"] or "{}") == (
+            {"limits": expected["filters"]} if expected["filters"] else {}
+        )
         ids = expected["relevant_ids"].split("; ") if expected["relevant_ids"] else []
         assert json.loads(s["relevant_ids"]) == ids
 
@@ -106,7 +128,8 @@ def test_unchanged_packet_saved_by_libreoffice_is_refused(study: Study) -> None:
         import_reviews(study, [FIXTURES / UNFILLED])
     assert [str(p) for p in caught.value.problems] == [
         f"{UNFILLED}: sheet Items, row {row}, column D (Verdict): missing verdict for item {i}"
-        for i, row in zip(IDS, ITEM_ROWS, strict=True)]
+        for i, row in zip(IDS, ITEM_ROWS, strict=True)
+    ]
     assert study.count("reviews") == study.count("imports") == 0
 
 
@@ -117,13 +140,15 @@ def test_csv_pair_saved_by_libreoffice_imports(study: Study) -> None:
     assert [s.values["date"] for s in source.searches.rows] == [d[:10] for d in RUN_AT]
     frame = import_reviews(study, [folder / "items.csv", folder / "searches.csv"])
     assert frame[["status", "reviews", "searches"]].to_dict("records") == [
-        {"status": "imported", "reviews": 6, "searches": 6}]
+        {"status": "imported", "reviews": 6, "searches": 6}
+    ]
     reviews = {r["item_id"]: r for r in study.rows("SELECT * FROM reviews")}
     for n, item_id in enumerate(IDS):
         assert {k: reviews[item_id][k] for k in answers(n)} == answers(n)
     # a CSV holds the date as the cell shows it: the time of day is gone
-    assert sorted(r[0] for r in study.rows("SELECT run_at FROM searches")) == \
-        [d[:10] for d in RUN_AT]
+    assert sorted(r[0] for r in study.rows("SELECT run_at FROM searches")) == [
+        d[:10] for d in RUN_AT
+    ]
 
 
 # -- problems found with LibreOffice's files ------------------------------------------------------
@@ -142,10 +167,12 @@ def _problems(study: Study, files: list[Path]) -> list[str]:
     return [str(p) for p in caught.value.problems]
 
 
-def test_items_sheet_saved_as_csv_names_only_the_missing_columns(study: Study,
-                                                                 tmp_path: Path) -> None:
+def test_items_sheet_saved_as_csv_names_only_the_missing_columns(
+    study: Study, tmp_path: Path
+) -> None:
     """Calc's "save sheet as CSV" of the workbook's Items sheet has no id columns; the import
     said so, then added that the file belonged to another study (study id '')."""
+
     def drop_ids(text: str) -> str:
         return "\n".join(line.split(",", 2)[2] for line in text.splitlines()) + "\n"
 
@@ -155,17 +182,24 @@ def test_items_sheet_saved_as_csv_names_only_the_missing_columns(study: Study,
 
 
 def test_blank_id_columns_are_named(study: Study, tmp_path: Path) -> None:
-    found = _problems(study, _csv_pair(
-        tmp_path, edit_items=lambda text: text.replace(f'"{STUDY_ID}"', '""')))
-    assert found == ["items.csv + searches.csv: sheet items.csv, column study_id: study_id or "
-                     "reviewer_id is blank; keep these columns as they came in the packet"]
+    found = _problems(
+        study, _csv_pair(tmp_path, edit_items=lambda text: text.replace(f'"{STUDY_ID}"', '""'))
+    )
+    assert found == [
+        "items.csv + searches.csv: sheet items.csv, column study_id: study_id or "
+        "reviewer_id is blank; keep these columns as they came in the packet"
+    ]
 
 
 def test_day_number_in_csv_is_one_clear_problem(study: Study, tmp_path: Path) -> None:
     """A date cell formatted as a number saves to CSV as its day number (46027); that row's
     problem is the only one: its item's verdict is not also reported as having no search."""
-    found = _problems(study, _csv_pair(
-        tmp_path, edit_searches=lambda text: text.replace(",2026-01-05,", ",46027,")))
-    assert found == ["items.csv + searches.csv: sheet searches.csv, row 2, column date: '46027' "
-                     "is a spreadsheet's day number, not a date; format the cell as a date "
-                     "(YYYY-MM-DD) before saving"]
+    found = _problems(
+        study,
+        _csv_pair(tmp_path, edit_searches=lambda text: text.replace(",2026-01-05,", ",46027,")),
+    )
+    assert found == [
+        "items.csv + searches.csv: sheet searches.csv, row 2, column date: '46027' "
+        "is a spreadsheet's day number, not a date; format the cell as a date "
+        "(YYYY-MM-DD) before saving"
+    ]

@@ -19,9 +19,12 @@ def packet(study: Study, reviewer: str) -> Path:
 
 
 def item_of(study: Study, output_id: str) -> tuple[str, str | None]:
-    row = study.rows("SELECT i.item_id, a.reviewer_id FROM items i LEFT JOIN assignments a "
-                     "ON a.item_id = i.item_id JOIN reviewers r ON r.reviewer_id = a.reviewer_id "
-                     "WHERE i.output_id = ? AND r.kind = 'human'", (output_id,))
+    row = study.rows(
+        "SELECT i.item_id, a.reviewer_id FROM items i LEFT JOIN assignments a "
+        "ON a.item_id = i.item_id JOIN reviewers r ON r.reviewer_id = a.reviewer_id "
+        "WHERE i.output_id = ? AND r.kind = 'human'",
+        (output_id,),
+    )
     return (row[0][0], row[0][1]) if row else (None, None)
 
 
@@ -37,14 +40,18 @@ def test_workbook_structure(blinded: Study) -> None:
     wb = load_workbook(packet(blinded, "ann"))
     assert wb.sheetnames == ["Instructions", "Items", "Searches", "Lists", "Meta"]
     states = {ws.title: ws.sheet_state for ws in wb.worksheets}
-    assert states == {"Instructions": "visible", "Items": "visible", "Searches": "visible",
-                      "Lists": "hidden", "Meta": "veryHidden"}
+    assert states == {
+        "Instructions": "visible",
+        "Items": "visible",
+        "Searches": "visible",
+        "Lists": "hidden",
+        "Meta": "veryHidden",
+    }
     assert wb.security.lockStructure
     meta = dict(wb["Meta"].iter_rows(values_only=True))
     assert meta["study_id"] == blinded.study_id and meta["reviewer_id"] == "ann"
     assert all(wb[name].protection.sheet for name in wb.sheetnames)
-    instructions = "\n".join(str(v) for (v,) in wb["Instructions"].iter_rows(values_only=True)
-                             if v)
+    instructions = "\n".join(str(v) for (v,) in wb["Instructions"].iter_rows(values_only=True) if v)
     assert "Codebook" in instructions and "PRISMA-S" in instructions
     assert "Reviewer packet for ann" in instructions and "Cut-off date: none" in instructions
 
@@ -52,11 +59,19 @@ def test_workbook_structure(blinded: Study) -> None:
 def test_items_in_assigned_order_with_locked_and_input_cells(blinded: Study) -> None:
     ws = load_workbook(packet(blinded, "ann"))["Items"]
     header = [c.value for c in ws[1]]
-    assert header == ["Item id", "Text", "Core combination", "Verdict", "Confidence (1-5)",
-                      "Prior work (DOI or URL)", "Notes"]
+    assert header == [
+        "Item id",
+        "Text",
+        "Core combination",
+        "Verdict",
+        "Confidence (1-5)",
+        "Prior work (DOI or URL)",
+        "Notes",
+    ]
     expected = blinded.rows(
         "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a JOIN items i "
-        "USING (item_id) WHERE reviewer_id = 'ann' ORDER BY position")
+        "USING (item_id) WHERE reviewer_id = 'ann' ORDER BY position"
+    )
     first_rows = [r for r in range(2, ws.max_row + 1) if "continued" not in ws.cell(r, 1).value]
     assert [ws.cell(r, 1).value for r in first_rows] == [e[0] for e in expected]
     for r, (_, text, core) in zip(first_rows, expected, strict=True):
@@ -65,8 +80,9 @@ def test_items_in_assigned_order_with_locked_and_input_cells(blinded: Study) -> 
         assert ws.cell(r, 3).value == core
         assert all(ws.cell(r, c).protection.locked for c in (1, 2, 3))
         assert not any(ws.cell(r, c).protection.locked for c in (4, 5, 6, 7))
-    validations = {str(dv.sqref): (dv.type, dv.formula1)
-                   for dv in ws.data_validations.dataValidation}
+    validations = {
+        str(dv.sqref): (dv.type, dv.formula1) for dv in ws.data_validations.dataValidation
+    }
     last = ws.max_row
     assert validations[f"D2:D{last}"] == ("list", "Lists!$B$2:$B$4")
     assert validations[f"E2:E{last}"] == ("list", "Lists!$C$2:$C$6")
@@ -77,8 +93,13 @@ def test_items_in_assigned_order_with_locked_and_input_cells(blinded: Study) -> 
 def test_searches_sheet_has_drop_downs_and_open_rows(blinded: Study) -> None:
     wb = load_workbook(packet(blinded, "ben"))
     ws = wb["Searches"]
-    assert [c.value for c in ws[1]][:5] == ["Item id", "Database", "Query as run",
-                                            "Filters and limits", "Date (YYYY-MM-DD)"]
+    assert [c.value for c in ws[1]][:5] == [
+        "Item id",
+        "Database",
+        "Query as run",
+        "Filters and limits",
+        "Date (YYYY-MM-DD)",
+    ]
     kinds = {dv.type: (str(dv.sqref), dv.formula1) for dv in ws.data_validations.dataValidation}
     n_ids = blinded.count("assignments", "reviewer_id = 'ben'")
     assert kinds["list"][1] in (f"Lists!$A$2:$A${n_ids + 1}", "Lists!$D$2:$D$17")
@@ -86,16 +107,20 @@ def test_searches_sheet_has_drop_downs_and_open_rows(blinded: Study) -> None:
     assert not ws.cell(2, 1).protection.locked and ws.cell(1, 1).protection.locked
     assert ws.protection.insertRows is False  # more queries than rows: reviewers add rows
     ids = [wb["Lists"].cell(r, 1).value for r in range(2, n_ids + 2)]
-    assert sorted(ids) == sorted(r[0] for r in blinded.rows(
-        "SELECT item_id FROM assignments WHERE reviewer_id = 'ben'"))
+    assert sorted(ids) == sorted(
+        r[0] for r in blinded.rows("SELECT item_id FROM assignments WHERE reviewer_id = 'ben'")
+    )
 
 
 def _cells(study: Study, output_id: str) -> tuple[str, list]:
     item_id, reviewer = item_of(study, output_id)
     assert reviewer is not None  # k=2 and one automated reviewer: a human always has it
     ws = load_workbook(packet(study, reviewer))["Items"]
-    rows = [[c for c in row] for row in ws.iter_rows(min_row=2)
-            if row[0].value and row[0].value.startswith(item_id)]
+    rows = [
+        [c for c in row]
+        for row in ws.iter_rows(min_row=2)
+        if row[0].value and row[0].value.startswith(item_id)
+    ]
     return reviewer, rows
 
 
@@ -125,14 +150,18 @@ def test_control_characters_are_visible_not_dropped(blinded: Study) -> None:
 def test_long_text_continues_on_marked_rows(blinded: Study) -> None:
     reviewer, rows = _cells(blinded, "O00010")
     item_id = rows[0][0].value
-    assert [r[0].value for r in rows] == [item_id, f"{item_id} (continued 2/3)",
-                                          f"{item_id} (continued 3/3)"]
+    assert [r[0].value for r in rows] == [
+        item_id,
+        f"{item_id} (continued 2/3)",
+        f"{item_id} (continued 3/3)",
+    ]
     parts = [r[1].value for r in rows]
     assert all(len(p) <= 32_767 for p in parts)
     assert parts[0].endswith("[continues in part 2/3 below]")
     assert parts[1].startswith("[part 2/3] ")
-    body = "".join(re.sub(r"^\[part \d/3\] | \[continues in part \d/3 below\]$", "", p)
-                   for p in parts)
+    body = "".join(
+        re.sub(r"^\[part \d/3\] | \[continues in part \d/3 below\]$", "", p) for p in parts
+    )
     assert body == LONG_TEXT
     assert all(r[c].protection.locked for r in rows[1:] for c in range(7))
     header, csv_rows = _csv(blinded.packets_dir / reviewer / "items.csv")
@@ -150,8 +179,17 @@ def _csv(path: Path) -> tuple[list[str], list[list[str]]]:
 
 def test_csv_pair(blinded: Study) -> None:
     header, rows = _csv(blinded.packets_dir / "cat" / "items.csv")
-    assert header == ["study_id", "reviewer_id", "item_id", "text", "core_combination",
-                      "verdict", "confidence", "prior_work", "notes"]
+    assert header == [
+        "study_id",
+        "reviewer_id",
+        "item_id",
+        "text",
+        "core_combination",
+        "verdict",
+        "confidence",
+        "prior_work",
+        "notes",
+    ]
     assert {(r[0], r[1]) for r in rows} == {(blinded.study_id, "cat")}
     header, rows = _csv(blinded.packets_dir / "cat" / "searches.csv")
     assert header[:3] == ["item_id", "database", "query"] and rows == []
@@ -175,15 +213,24 @@ def test_no_blinded_information_in_any_packet_file(blinded: Study) -> None:
         for text in texts:
             lowered = text.lower()
             for term in forbidden:
-                assert not re.search(rf"(?<![\w-]){re.escape(term.lower())}(?![\w-])",
-                                     lowered), (path.name, term)
+                assert not re.search(rf"(?<![\w-]){re.escape(term.lower())}(?![\w-])", lowered), (
+                    path.name,
+                    term,
+                )
 
 
 def test_markdown_becomes_one_paragraph_per_cell() -> None:
     from harness.judge.sheets_out import paragraphs
 
-    text = ("# Title\n\nA paragraph broken\nacross **two** lines.\n\n- first `item`\n  continued\n"
-            "- second\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
-    assert paragraphs(text) == [(1, "Title"), (0, "A paragraph broken across two lines."),
-                                (0, "- first item continued"), (0, "- second"),
-                                (0, "a  |  b"), (0, "1  |  2")]
+    text = (
+        "# Title\n\nA paragraph broken\nacross **two** lines.\n\n- first `item`\n  continued\n"
+        "- second\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
+    assert paragraphs(text) == [
+        (1, "Title"),
+        (0, "A paragraph broken across two lines."),
+        (0, "- first item continued"),
+        (0, "- second"),
+        (0, "a  |  b"),
+        (0, "1  |  2"),
+    ]

@@ -16,8 +16,14 @@ def fast_plan(tmp_path):
     """The bundled plan without the slow mixed model."""
     text = bundled_plan_path().read_text(encoding="utf-8")
     path = tmp_path / "plan.yaml"
-    path.write_text("".join(line for line in text.splitlines(keepends=True)
-                            if not line.strip().startswith("- mixed_glm")), encoding="utf-8")
+    path.write_text(
+        "".join(
+            line
+            for line in text.splitlines(keepends=True)
+            if not line.strip().startswith("- mixed_glm")
+        ),
+        encoding="utf-8",
+    )
     return path
 
 

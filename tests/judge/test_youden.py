@@ -20,16 +20,19 @@ def brute_force(observations: list[Observation], unsure: str) -> tuple[float, se
 def _youden(observations: list[Observation], t: float, unsure: str) -> float:
     """J written out from its definition, independently of harness.judge.youden."""
     pub = [not_novel(decide(o, t), unsure) for o in observations if o.expected == "published"]
-    unp = [not_novel(decide(o, t), unsure) for o in observations
-           if o.expected == "not_published"]
+    unp = [not_novel(decide(o, t), unsure) for o in observations if o.expected == "not_published"]
     pub, unp = [v for v in pub if v is not None], [v for v in unp if v is not None]
     return sum(pub) / len(pub) + sum(not v for v in unp) / len(unp) - 1
 
 
 def test_hand_made_set():
-    obs = [Observation("published", 1.0), Observation("published", 0.9),
-           Observation("published", 0.5), Observation("not_published", 0.29),
-           Observation("not_published", None, "not_published")]
+    obs = [
+        Observation("published", 1.0),
+        Observation("published", 0.9),
+        Observation("published", 0.5),
+        Observation("not_published", 0.29),
+        Observation("not_published", None, "not_published"),
+    ]
     best = best_threshold(obs, 0.6, "not_novel")
     assert best.threshold == 0.5 and best.youden == 1.0
     assert accuracy(obs, 0.6, "not_novel").youden == pytest.approx(2 / 3 - 0)
@@ -43,8 +46,12 @@ def test_default_is_kept_when_it_is_among_the_best():
     assert best_threshold(obs, 0.95, "not_novel").threshold == 0.9
     assert best_threshold(obs, 0.1, "not_novel").threshold == 0.9
     # J 0.5 at 0.25 and at 0.75, both 0.25 from the default: the higher wins
-    tied = [Observation("published", 0.75), Observation("published", 0.25),
-            Observation("not_published", 0.5), Observation("not_published", 0.125)]
+    tied = [
+        Observation("published", 0.75),
+        Observation("published", 0.25),
+        Observation("not_published", 0.5),
+        Observation("not_published", 0.125),
+    ]
     assert accuracy(tied, 0.25, "not_novel").youden == accuracy(tied, 0.75, "not_novel").youden
     assert best_threshold(tied, 0.5, "not_novel").threshold == 0.75
 
@@ -67,13 +74,16 @@ def test_random_sets_match_brute_force(seed, unsure):
                 obs.append(Observation(expected, None, "unsure"))
             elif kind < 0.2:
                 obs.append(Observation(expected, None, "not_published"))
-            else:   # scores on a coarse grid, so ties are common
-                obs.append(Observation(expected, round(float(np.clip(
-                    rng.normal(centre, 0.2), 0, 1)) * 20) / 20))
+            else:  # scores on a coarse grid, so ties are common
+                obs.append(
+                    Observation(
+                        expected, round(float(np.clip(rng.normal(centre, 0.2), 0, 1)) * 20) / 20
+                    )
+                )
     default = float(rng.choice([0.6, 0.65, 0.3]))
     try:
         best = best_threshold(obs, default, unsure)
-    except ValueError:   # every control of one kind unsure and excluded
+    except ValueError:  # every control of one kind unsure and excluded
         assert unsure == "exclude"
         return
     top, argmax = brute_force(obs, unsure)

@@ -27,8 +27,10 @@ def study(tmp_path):
 
 
 def reviews(study, reviewer_id):
-    return {r["item_id"]: dict(r) for r in study.rows(
-        "SELECT * FROM reviews WHERE reviewer_id = ?", (reviewer_id,))}
+    return {
+        r["item_id"]: dict(r)
+        for r in study.rows("SELECT * FROM reviews WHERE reviewer_id = ?", (reviewer_id,))
+    }
 
 
 def test_retrieval_reviewer_judges_cites_and_records_every_search(study, corpus):
@@ -44,8 +46,8 @@ def test_retrieval_reviewer_judges_cites_and_records_every_search(study, corpus)
     nothing = json.loads(got["I-0000000003"]["notes"])
     # 1 of its 8 terms: "changes" meets w1's "riverbed change" (one Snowball stem)
     assert nothing["reviewer"] == "retrieval" and nothing["best_score"] == 0.125
-    assert len(nothing["queries"]) == 3                 # all broader queries were tried
-    partial = json.loads(got["I-0000000004"]["notes"])   # shares "sediment transport" only
+    assert len(nothing["queries"]) == 3  # all broader queries were tried
+    partial = json.loads(got["I-0000000004"]["notes"])  # shares "sediment transport" only
     assert 0 < partial["best_score"] < partial["threshold"] == 0.6
     assert partial["closest"]["id"] in ("w1", "w4")
     searches = study.rows("SELECT * FROM searches WHERE reviewer_id = 'lex'")
@@ -67,8 +69,9 @@ def test_each_run_is_recorded_in_the_manifest(study, corpus):
     entry = load_manifest(study.path)["commands"][-1]
     assert entry["stage"] == "judge --auto"
     assert entry["params"]["cutoff"] == "2024-01-01" and entry["params"]["max_queries"] == 2
-    assert entry["params"]["reviewers"] == [{"id": "lex", "method": "retrieval",
-                                             "threshold": 0.6, "rule": "uncalibrated"}]
+    assert entry["params"]["reviewers"] == [
+        {"id": "lex", "method": "retrieval", "threshold": 0.6, "rule": "uncalibrated"}
+    ]
 
 
 def test_reviewers_see_only_the_item_text(study, corpus):

@@ -16,8 +16,9 @@ def corpus(tmp_path):
 
 
 def test_prints_hits_as_a_table(capsys, corpus):
-    code, out, _ = run(capsys, "search", "sediment transport rivers", "--corpus", str(corpus),
-                       "--limit", "2")
+    code, out, _ = run(
+        capsys, "search", "sediment transport rivers", "--corpus", str(corpus), "--limit", "2"
+    )
     assert code == 0
     assert "Local corpus works.jsonl: sediment transport rivers" in out
     assert "Sediment transport in braided rivers" in out and "10.1/w1" in out
@@ -25,8 +26,9 @@ def test_prints_hits_as_a_table(capsys, corpus):
 
 
 def test_json_output_is_the_search_record(capsys, corpus):
-    code, out, _ = run(capsys, "search", "enzyme", "--corpus", str(corpus), "--json",
-                       "--cutoff", "2022-01-01")
+    code, out, _ = run(
+        capsys, "search", "enzyme", "--corpus", str(corpus), "--json", "--cutoff", "2022-01-01"
+    )
     record = json.loads(out)
     assert code == 0 and record["hits"][0]["id"] == "w3"
     assert record["filters"]["cutoff"] == "2022-01-01" and len(record["dedup_key"]) == 64
@@ -41,12 +43,15 @@ def test_remote_source_through_the_environment(capsys, server, monkeypatch):
     assert server.count("arxiv") == 1
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("search", "x", "--source", "scopus"), "unknown literature source 'scopus'"),
-    (("search", "x", "--source", "openalex", "--corpus", "c.jsonl"), "--source local only"),
-    (("search", "x", "--corpus", "missing.jsonl"), "missing.jsonl: corpus not found"),
-    (("search", "  "), "the query is empty"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", "x", "--source", "scopus"), "unknown literature source 'scopus'"),
+        (("search", "x", "--source", "openalex", "--corpus", "c.jsonl"), "--source local only"),
+        (("search", "x", "--corpus", "missing.jsonl"), "missing.jsonl: corpus not found"),
+        (("search", "  "), "the query is empty"),
+    ],
+)
 def test_user_errors_are_one_line_and_exit_2(capsys, args, message):
     code, out, err = run(capsys, *args)
     assert code == 2 and message in err
@@ -57,15 +62,20 @@ def test_a_bad_cutoff_is_a_usage_error_before_any_search(capsys):
     code, out, err = run(capsys, "search", "x", "--cutoff", "soon")
     assert code == 2 and out == ""
     assert err.strip().splitlines()[-1] == (
-        "Error: Invalid value for '--cutoff': 'soon' is not a date (use YYYY-MM-DD or YYYY)")
+        "Error: Invalid value for '--cutoff': 'soon' is not a date (use YYYY-MM-DD or YYYY)"
+    )
 
 
-@pytest.mark.parametrize(("status", "retry_after", "code"), [
-    (503, "99999", 1),   # the server cannot answer now: failed work, try again later
-    (400, None, 2),      # the server refuses the query itself: an input error
-])
-def test_a_failing_server_exits_1_and_a_refused_query_2(capsys, server, monkeypatch, status,
-                                                        retry_after, code):
+@pytest.mark.parametrize(
+    ("status", "retry_after", "code"),
+    [
+        (503, "99999", 1),  # the server cannot answer now: failed work, try again later
+        (400, None, 2),  # the server refuses the query itself: an input error
+    ],
+)
+def test_a_failing_server_exits_1_and_a_refused_query_2(
+    capsys, server, monkeypatch, status, retry_after, code
+):
     monkeypatch.setenv("HARNESS_ARXIV_URL", server.base("arxiv"))
     monkeypatch.setenv("HARNESS_ARXIV_INTERVAL", "0")
     server.fail_next("arxiv", status, retry_after=retry_after)

@@ -11,17 +11,35 @@ from harness.literature.corpus import load_corpus
 from harness.literature.demo_corpus import build_demo_corpus, corpus_records, write_demo_corpus
 from harness.literature.local import LocalSource
 
-HOPFIELD = {"title": "Neural networks and physical systems with emergent collective "
-                     "computational abilities", "year": 1982, "doi": "10.1073/pnas.79.8.2554",
-            "venue": "PNAS", "summary": "Carried spin-glass physics over to networks of neurons "
-                                        "so that memories are attractor states."}
+HOPFIELD = {
+    "title": "Neural networks and physical systems with emergent collective "
+    "computational abilities",
+    "year": 1982,
+    "doi": "10.1073/pnas.79.8.2554",
+    "venue": "PNAS",
+    "summary": "Carried spin-glass physics over to networks of neurons "
+    "so that memories are attractor states.",
+}
 TOPICS = [
-    {"id": "phys-neuro-01", "field_a": "Physics and Astronomy", "field_b": "Neuroscience",
-     "known_links": [HOPFIELD, {"title": "Neuronal avalanches in neocortical circuits",
-                                "year": 2003, "summary": "Critical branching processes explain "
-                                                         "cascades of cortical activity."}]},
-    {"id": "math-neuro-01", "field_a": "Mathematics", "field_b": "Neuroscience",
-     "known_links": [HOPFIELD]},                     # the same work under a second topic
+    {
+        "id": "phys-neuro-01",
+        "field_a": "Physics and Astronomy",
+        "field_b": "Neuroscience",
+        "known_links": [
+            HOPFIELD,
+            {
+                "title": "Neuronal avalanches in neocortical circuits",
+                "year": 2003,
+                "summary": "Critical branching processes explain cascades of cortical activity.",
+            },
+        ],
+    },
+    {
+        "id": "math-neuro-01",
+        "field_a": "Mathematics",
+        "field_b": "Neuroscience",
+        "known_links": [HOPFIELD],
+    },  # the same work under a second topic
     {"id": "econ-bio-01", "field_a": "Economics", "field_b": "Biology", "known_links": []},
 ]
 
@@ -38,7 +56,7 @@ def test_record_ids_say_nothing_about_topics():
     for record in corpus_records(TOPICS):
         assert record["id"].startswith("demo-")
         assert not any(part in record["id"] for part in ("phys", "neuro", "math", "econ"))
-    assert corpus_records(TOPICS) == corpus_records(list(reversed(TOPICS)))   # stable
+    assert corpus_records(TOPICS) == corpus_records(list(reversed(TOPICS)))  # stable
 
 
 def test_searches_against_it_say_it_is_a_demonstration():
@@ -67,8 +85,9 @@ def test_local_source_without_a_corpus_uses_the_demonstration_corpus():
     assert record.hits and record.hits[0].id.startswith("demo-")
 
 
-@pytest.mark.parametrize("bad", [[{"id": "t", "known_links": [{"title": "", "year": 2000,
-                                                                "summary": "x"}]}]])
+@pytest.mark.parametrize(
+    "bad", [[{"id": "t", "known_links": [{"title": "", "year": 2000, "summary": "x"}]}]]
+)
 def test_a_link_without_title_is_refused(bad):
     from harness.errors import HarnessError
 

@@ -26,15 +26,27 @@ class Replies:
         self.replies = list(replies)
         self.conversations: list[list[dict[str, str]]] = []
 
-    def complete(self, requests: Sequence[ChatRequest],
-                 params: GenerationParams) -> Iterator[Completion]:
+    def complete(
+        self, requests: Sequence[ChatRequest], params: GenerationParams
+    ) -> Iterator[Completion]:
         for request in requests:
             self.conversations.append(list(request.messages))
-            yield Completion(key=request.key, sample=0, text=self.replies.pop(0),
-                             finish_reason="stop", prompt_tokens=1, completion_tokens=1,
-                             model_reported=self.model, system_fingerprint=None, latency_s=0.0,
-                             attempts=1, error=None, started_at="2026-01-01T00:00:00Z",
-                             finished_at="2026-01-01T00:00:00Z", cost_usd=None)
+            yield Completion(
+                key=request.key,
+                sample=0,
+                text=self.replies.pop(0),
+                finish_reason="stop",
+                prompt_tokens=1,
+                completion_tokens=1,
+                model_reported=self.model,
+                system_fingerprint=None,
+                latency_s=0.0,
+                attempts=1,
+                error=None,
+                started_at="2026-01-01T00:00:00Z",
+                finished_at="2026-01-01T00:00:00Z",
+                cost_usd=None,
+            )
 
 
 @pytest.fixture
@@ -42,16 +54,19 @@ def local(tmp_path):
     return open_source("local", corpus=write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS]))
 
 
-@pytest.mark.parametrize(("reply", "kind", "value"), [
-    ("SEARCH: predictive coding sediment", "search", "predictive coding sediment"),
-    ('search: "sediment transport"\nthanks', "search", "sediment transport"),
-    ("VERDICT: published [2] CONFIDENCE: 4", "verdict", ("published", 2, 4)),
-    ("Verdict: **not published**", "verdict", ("not_published", None, None)),
-    ("VERDICT: not_published", "verdict", ("not_published", None, None)),
-    ("VERDICT: unsure, hit #3 is close", "verdict", ("unsure", 3, None)),
-    ("I think this is novel.", "invalid", None),
-    ("SEARCH:", "invalid", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "kind", "value"),
+    [
+        ("SEARCH: predictive coding sediment", "search", "predictive coding sediment"),
+        ('search: "sediment transport"\nthanks', "search", "sediment transport"),
+        ("VERDICT: published [2] CONFIDENCE: 4", "verdict", ("published", 2, 4)),
+        ("Verdict: **not published**", "verdict", ("not_published", None, None)),
+        ("VERDICT: not_published", "verdict", ("not_published", None, None)),
+        ("VERDICT: unsure, hit #3 is close", "verdict", ("unsure", 3, None)),
+        ("I think this is novel.", "invalid", None),
+        ("SEARCH:", "invalid", None),
+    ],
+)
 def test_parse_reply(reply, kind, value):
     action = parse_reply(reply)
     assert action.kind == kind
@@ -62,14 +77,15 @@ def test_parse_reply(reply, kind, value):
 
 
 def test_search_then_cite_a_shown_hit(local):
-    backend = Replies("SEARCH: predictive coding sediment transport",
-                      "VERDICT: published [1]\nCONFIDENCE: 5")
+    backend = Replies(
+        "SEARCH: predictive coding sediment transport", "VERDICT: published [1]\nCONFIDENCE: 5"
+    )
     decision = LlmReviewer(backend, [local], max_queries=2).review(IDEA)
     assert decision.verdict == "published" and decision.confidence == 5
     assert decision.prior_work.startswith("Predictive coding models of river sediment transport")
     assert [s.record.query for s in decision.searches] == ["predictive coding sediment transport"]
     assert decision.searches[0].relevant == ["w1"]
-    shown = backend.conversations[1][-1]["content"]      # the hits the model read
+    shown = backend.conversations[1][-1]["content"]  # the hits the model read
     assert "[1] Predictive coding models of river sediment transport (2019)" in shown
     assert decision.notes["replies"][-1].startswith("VERDICT: published")
     assert backend.conversations[0][0]["role"] == "system"
@@ -91,8 +107,9 @@ def test_a_verdict_before_any_search_is_sent_back(local):
 
 
 def test_queries_stop_at_the_limit_and_a_verdict_is_demanded(local):
-    backend = Replies("SEARCH: sediment", "SEARCH: enzyme", "SEARCH: crystal",
-                      "VERDICT: not_published")
+    backend = Replies(
+        "SEARCH: sediment", "SEARCH: enzyme", "SEARCH: crystal", "VERDICT: not_published"
+    )
     decision = LlmReviewer(backend, [local], max_queries=2).review(IDEA)
     assert [s.record.query for s in decision.searches] == ["sediment", "enzyme"]
     assert "No searches left" in backend.conversations[2][-1]["content"]
@@ -134,13 +151,19 @@ def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     real, opened = harness.models.open_backend, []
-    monkeypatch.setattr(harness.models, "open_backend",
-                        lambda *a, **kw: opened.append(real(*a, **kw)) or opened[-1])
+    monkeypatch.setattr(
+        harness.models, "open_backend", lambda *a, **kw: opened.append(real(*a, **kw)) or opened[-1]
+    )
     corpus = write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS])
     study = build_study(tmp_path / "s", [("bot", "llm:test-model")])
     with OpenAIServer() as server:
-        summary = run_automated(study, sources=[f"local:{corpus}"], backend="openai",
-                                base_url=server.base_url, concurrency=2)
+        summary = run_automated(
+            study,
+            sources=[f"local:{corpus}"],
+            backend="openai",
+            base_url=server.base_url,
+            concurrency=2,
+        )
         models = {body["model"] for body in server.log.chat_bodies}
     assert summary.loc[0, "reviewed"] == 6 and models == {"test-model"}
     assert [b.concurrency for b in opened] == [2]
@@ -158,7 +181,7 @@ def test_embedded_model_reviews_end_to_end(tmp_path):
 
     corpus = write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS])
     study = build_study(tmp_path / "s", [("smol", "llm:embedded")])
-    with study.transaction() as conn:     # one item keeps the real model's run short
+    with study.transaction() as conn:  # one item keeps the real model's run short
         conn.execute("DELETE FROM assignments WHERE item_id != 'I-0000000000'")
     summary = run_automated(study, sources=[f"local:{corpus}"], max_queries=1)
     assert summary.loc[0, "reviewed"] == 1
@@ -167,7 +190,7 @@ def test_embedded_model_reviews_end_to_end(tmp_path):
         notes = json.loads(review["notes"])
         assert notes["model"] == "SmolLM2-135M-Instruct" or notes["backend"] == "local"
         assert notes["replies"]
-        if review["verdict"] == "published":   # only with a citation of a retrieved hit
+        if review["verdict"] == "published":  # only with a citation of a retrieved hit
             assert review["prior_work"] and "[w" in review["prior_work"]
     for search in study.rows("SELECT * FROM searches"):
         assert search["reviewer_id"] == "smol" and search["query"]

@@ -27,7 +27,7 @@ def test_bm25_puts_the_work_that_has_every_term_first(corpus_file):
     params = record.parameters
     assert params["corpus_records"] == 6 and len(params["corpus_sha256"]) == 64
     assert params["query_terms"] == ["predict", "code", "sediment", "transport"]
-    assert str(corpus_file.parent) not in record.model_dump_json()   # no local paths stored
+    assert str(corpus_file.parent) not in record.model_dump_json()  # no local paths stored
 
 
 def test_hits_keep_doi_and_year_and_drop_the_abstract(corpus_file):
@@ -39,7 +39,7 @@ def test_hits_keep_doi_and_year_and_drop_the_abstract(corpus_file):
 def test_cutoff_uses_dates_then_years_and_leaves_out_undated_works(corpus_file):
     source = open_source("local", corpus=corpus_file)
     assert {h.id for h in source.search("queueing", limit=5).hits} == {"w3", "w6"}
-    assert source.search("queueing", limit=5, cutoff="2021-03-03").hits == []   # w3: 2021-03-04
+    assert source.search("queueing", limit=5, cutoff="2021-03-03").hits == []  # w3: 2021-03-04
     assert [h.id for h in source.search("queueing", limit=5, cutoff="2021-03-04").hits] == ["w3"]
     # year-only works count as published on 1 January of their year
     assert [h.id for h in source.search("crystal", cutoff="2023-01-01").hits] == ["w5"]
@@ -67,8 +67,12 @@ def test_parquet_and_datasets_give_the_same_hits(corpus_file, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = [dict(r, abstract=r.get("abstract"), year=r.get("year"), doi=r.get("doi"),
-                 date=r.get("date")) for r in CORPUS]
+    rows = [
+        dict(
+            r, abstract=r.get("abstract"), year=r.get("year"), doi=r.get("doi"), date=r.get("date")
+        )
+        for r in CORPUS
+    ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "works.parquet")
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "works-ds"))
     want = [h.id for h in search("sediment rivers", f"local:{corpus_file}").hits]
@@ -78,13 +82,16 @@ def test_parquet_and_datasets_give_the_same_hits(corpus_file, tmp_path):
     assert [h.id for h in search("sediment rivers", "local", corpus=in_memory).hits] == want
 
 
-@pytest.mark.parametrize(("line", "column", "message"), [
-    ({"id": "x1", "abstract": "no title"}, "title", "missing title"),
-    ({"title": "No id"}, "id", "missing id"),
-    ({"id": "x1", "title": "Bad year", "year": "recently"}, "year", "year must be"),
-    ({"id": "x1", "title": "Bad date", "date": "03/04/2021"}, "date", "YYYY-MM-DD"),
-    ({"id": "w1", "title": "Duplicate"}, "id", "duplicate id 'w1'"),
-])
+@pytest.mark.parametrize(
+    ("line", "column", "message"),
+    [
+        ({"id": "x1", "abstract": "no title"}, "title", "missing title"),
+        ({"title": "No id"}, "id", "missing id"),
+        ({"id": "x1", "title": "Bad year", "year": "recently"}, "year", "year must be"),
+        ({"id": "x1", "title": "Bad date", "date": "03/04/2021"}, "date", "YYYY-MM-DD"),
+        ({"id": "w1", "title": "Duplicate"}, "id", "duplicate id 'w1'"),
+    ],
+)
 def test_bad_records_name_file_row_and_field(tmp_path, line, column, message):
     path = write_jsonl(tmp_path / "bad.jsonl", [CORPUS[0], CORPUS[1], line])
     with pytest.raises(HarnessError) as caught:
@@ -124,8 +131,7 @@ def test_index_is_built_once_per_corpus(corpus_file):
 def test_dense_reranking_orders_candidates_by_meaning(tmp_path):
     rows = [
         {"id": "unix", "title": "cats cats cats: the unix cat command", "year": 2001},
-        {"id": "pets", "title": "Domestic cats as feline companions in family homes",
-         "year": 2015},
+        {"id": "pets", "title": "Domestic cats as feline companions in family homes", "year": 2015},
     ]
     path = write_jsonl(tmp_path / "cats.jsonl", rows)
     lexical = search("pet cats", f"local:{path}", limit=2)

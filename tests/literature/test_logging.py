@@ -12,7 +12,12 @@ from tests.literature.test_secrets import keyed_server, leaked, open_keyed  # no
 
 @pytest.mark.parametrize(("name", "api"), REMOTE)
 def test_requests_retries_and_cache_hits_are_logged_without_secrets(
-        keyed_server, tmp_path, caplog, name, api):  # noqa: F811
+    keyed_server,  # noqa: F811
+    tmp_path,
+    caplog,
+    name,
+    api,
+):
     caplog.set_level(logging.DEBUG, logger="harness")
     keyed_server.fail_next(api, 429, retry_after="0.05")
     source = open_keyed(keyed_server, name, api, tmp_path / "cache")

@@ -51,7 +51,7 @@ def test_the_interval_also_runs_from_the_answer():
     clock = FakeClock()
     limiter = RateLimiter(1.0, clock=clock, sleep=clock.sleep)
     limiter.wait()
-    clock.now += 0.4          # the request took 0.4 s to answer
+    clock.now += 0.4  # the request took 0.4 s to answer
     limiter.done()
     assert limiter.wait() == 1.0
 
@@ -65,7 +65,7 @@ def test_retry_after_pushes_everyone_back():
 
 
 def test_threads_get_distinct_slots_an_interval_apart():
-    clock = FakeClock()                      # time stands still: only reservations move
+    clock = FakeClock()  # time stands still: only reservations move
     limiter = RateLimiter(2.0, clock=clock, sleep=lambda seconds: None)
     delays: list[float] = []
     lock = threading.Lock()

@@ -23,7 +23,7 @@ def test_paging_collects_hits_across_pages(remote, server, name, api):
     assert all(h.title.startswith("Filler study") and h.doi and h.year for h in record.hits)
     assert record.total_hits == (FILLER if api == "arxiv" else FILLER + 1)  # arXiv ANDs terms
     sent = record.parameters["requests"]
-    assert len(sent) == 3 == server.count(api)      # pages of 2, 2 and 1
+    assert len(sent) == 3 == server.count(api)  # pages of 2, 2 and 1
     assert [r["from_cache"] for r in sent] == [False, False, False]
     assert record.database == open_source(name).database
     assert record.interface.startswith(record.database)
@@ -44,7 +44,7 @@ def test_later_pages_continue_where_the_server_left_off(remote, server, name, ap
 def test_cutoff_travels_to_the_server_and_is_recorded(remote, server, name, api):
     record = remote(name, api).search("lattice signal", limit=30, cutoff="2009-12-31")
     assert record.hits and all(h.year <= 2009 for h in record.hits)
-    assert record.total_hits == len(record.hits) == 10    # filler works of 2000-2009
+    assert record.total_hits == len(record.hits) == 10  # filler works of 2000-2009
     assert record.filters["cutoff"] == "2009-12-31"
     assert "2009" in record.filters["applied_as"].replace("-", "")
     assert "2009" in server.arrivals(api)[0].raw_query.replace("-", "").replace("%2D", "")
@@ -56,12 +56,12 @@ def test_second_identical_query_is_answered_from_the_cache(remote, server, name,
     first = source.search("lattice signal", limit=3)
     count = server.count(api)
     second = source.search("lattice signal", limit=3)
-    assert server.count(api) == count                  # no request reached the server
+    assert server.count(api) == count  # no request reached the server
     assert [h.id for h in second.hits] == [h.id for h in first.hits]
     assert all(r["from_cache"] for r in second.parameters["requests"])
-    assert second.run_at == first.run_at               # when the database was searched
+    assert second.run_at == first.run_at  # when the database was searched
     assert second.dedup_key == first.dedup_key
-    source.search("lattice", limit=3)                  # another query goes to the server
+    source.search("lattice", limit=3)  # another query goes to the server
     assert server.count(api) > count
 
 
@@ -121,7 +121,7 @@ def test_error_bodies_are_read_in_each_format(remote, server, name, api):
     with pytest.raises(HarnessError) as caught:
         remote(name, api).search("enzyme", limit=1)
     assert "HTTP 400" in str(caught.value) and "injected fault" in str(caught.value)
-    assert server.count(api) == 1                      # client errors are not retried
+    assert server.count(api) == 1  # client errors are not retried
 
 
 @pytest.mark.parametrize(("name", "api"), REMOTE)
@@ -156,19 +156,27 @@ def test_base_url_comes_from_the_environment(server, monkeypatch):
 def test_openalex_abstract_is_rebuilt_from_the_inverted_index(remote):
     hit = remote("openalex", "openalex").search("enzyme", limit=1).hits[0]
     assert hit.abstract == "Michaelis-Menten kinetics read as queues."
-    assert "abstract" not in hit.model_dump()          # abstracts are read, never stored
+    assert "abstract" not in hit.model_dump()  # abstracts are read, never stored
 
 
 def test_unreachable_server_is_a_clear_error():
-    source = open_source("openalex", base_url="http://127.0.0.1:9", interval=0, cache=False,
-                         max_retries=1, backoff=0.01)
+    source = open_source(
+        "openalex",
+        base_url="http://127.0.0.1:9",
+        interval=0,
+        cache=False,
+        max_retries=1,
+        backoff=0.01,
+    )
     with pytest.raises(HarnessError, match="no answer from http://127.0.0.1:9/works"):
         source.search("enzyme", limit=1)
 
 
 def test_arxiv_free_text_becomes_field_terms():
-    assert arxiv_query('predictive coding "sediment transport"') == \
-        'all:predictive AND all:coding AND all:"sediment transport"'
+    assert (
+        arxiv_query('predictive coding "sediment transport"')
+        == 'all:predictive AND all:coding AND all:"sediment transport"'
+    )
     assert arxiv_query("ti:attention AND abs:entropy") == "ti:attention AND abs:entropy"
 
 

@@ -33,8 +33,9 @@ def keyed_server(monkeypatch):
 
 
 def open_keyed(server: LiteratureServer, name: str, api: str, cache: Path):
-    return open_source(name, base_url=server.base(api), interval=0, page_size=2, cache=cache,
-                       backoff=0.01)
+    return open_source(
+        name, base_url=server.base(api), interval=0, page_size=2, cache=cache, backoff=0.01
+    )
 
 
 def test_secrets_are_sent_where_each_api_expects_them(keyed_server, tmp_path):
@@ -49,7 +50,7 @@ def test_no_secret_in_records_or_cache_files(keyed_server, tmp_path):
     cache = tmp_path / "cache"
     for name, api in REMOTE:
         source = open_keyed(keyed_server, name, api, cache)
-        for _ in range(2):   # the second answer comes from the cache
+        for _ in range(2):  # the second answer comes from the cache
             record = source.search("lattice signal", limit=3, cutoff="2020-01-01")
             assert leaked(record.model_dump_json()) == []
     openalex = keyed_server.arrivals("openalex")
@@ -79,15 +80,16 @@ def test_no_secret_when_the_server_echoes_the_request(keyed_server, tmp_path, na
         open_keyed(keyed_server, name, api, tmp_path).search("enzyme", limit=1)
     message = str(caught.value)
     assert "injected fault for" in message
-    if api in ("openalex", "crossref"):   # their secrets travel in the echoed query string
+    if api in ("openalex", "crossref"):  # their secrets travel in the echoed query string
         assert "[removed]" in message
     assert leaked(message) == []
 
 
 def test_no_secret_when_the_network_fails(monkeypatch, tmp_path):
     monkeypatch.setenv("CROSSREF_MAILTO", MAILTO)
-    source = open_source("crossref", base_url="http://127.0.0.1:9", interval=0, cache=tmp_path,
-                         max_retries=0)
+    source = open_source(
+        "crossref", base_url="http://127.0.0.1:9", interval=0, cache=tmp_path, max_retries=0
+    )
     with pytest.raises(HarnessError) as caught:
         source.search("enzyme", limit=1)
     assert leaked(str(caught.value)) == []

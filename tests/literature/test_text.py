@@ -23,8 +23,9 @@ NOT_PLURALS = {("new", "news"), ("rat", "rates")}
 
 
 def test_demo_vocabulary_keeps_singular_and_plural_together():
-    texts = [f"{r['title']} {r.get('abstract') or ''}"
-             for r in corpus_records(load_topic_bank().topics)]
+    texts = [
+        f"{r['title']} {r.get('abstract') or ''}" for r in corpus_records(load_topic_bank().topics)
+    ]
     vocabulary = {w for text in texts for w in words(text)}
     pairs = plural_pairs(vocabulary)
     assert len(pairs) >= 150
@@ -32,14 +33,23 @@ def test_demo_vocabulary_keeps_singular_and_plural_together():
     # Snowball leaves only gas/gases apart (it keeps "gas" whole); the suffix stemmer it
     # replaced split 53 of these pairs (benchmarks/bench_stemmer.py prints both).
     assert apart == [("gas", "gases")]
-    for singular, plural in (("disease", "diseases"), ("price", "prices"), ("dog", "dogs"),
-                             ("law", "laws"), ("study", "studies")):
+    for singular, plural in (
+        ("disease", "diseases"),
+        ("price", "prices"),
+        ("dog", "dogs"),
+        ("law", "laws"),
+        ("study", "studies"),
+    ):
         assert stem(singular) == stem(plural)
 
 
 def test_tokenize_folds_drops_stop_words_and_stems():
-    assert tokenize("The Prices of Lévy flights, and their DISEASES") == \
-        ["price", "levi", "flight", "diseas"]
+    assert tokenize("The Prices of Lévy flights, and their DISEASES") == [
+        "price",
+        "levi",
+        "flight",
+        "diseas",
+    ]
     assert tokenize("state-of-the-art models 2024") == ["state", "art", "model", "2024"]
 
 

@@ -24,9 +24,9 @@ def test_subset_keeps_the_spread(size, seed):
     ids = [t.id for t in chosen]
     assert len(set(ids)) == size
     order = {t.id: i for i, t in enumerate(BANK.topics)}
-    assert ids == sorted(ids, key=order.__getitem__)          # bank order
+    assert ids == sorted(ids, key=order.__getitem__)  # bank order
     available, taken = _by_domain(BANK.topics), _by_domain(chosen)
-    assert len(taken) == min(size, len(available))            # every domain pair once N allows
+    assert len(taken) == min(size, len(available))  # every domain pair once N allows
     # round robin: a domain pair gets fewer than another only when it has run out
     for pair, count in taken.items():
         for other, more in taken.items():
@@ -34,10 +34,14 @@ def test_subset_keeps_the_spread(size, seed):
                 assert count == available[pair], (pair, other)
     # within a domain pair, no field pair repeats before all of its field pairs have a topic
     for pair in taken:
-        fields = Counter(pairs_of(t, BANK.taxonomy)[1] for t in chosen
-                         if pairs_of(t, BANK.taxonomy)[0] == pair)
-        every = {pairs_of(t, BANK.taxonomy)[1] for t in BANK.topics
-                 if pairs_of(t, BANK.taxonomy)[0] == pair}
+        fields = Counter(
+            pairs_of(t, BANK.taxonomy)[1] for t in chosen if pairs_of(t, BANK.taxonomy)[0] == pair
+        )
+        every = {
+            pairs_of(t, BANK.taxonomy)[1]
+            for t in BANK.topics
+            if pairs_of(t, BANK.taxonomy)[0] == pair
+        }
         if max(fields.values()) > 1:
             assert set(fields) == every
 
@@ -54,7 +58,8 @@ def test_the_subset_spreads_wider_than_the_first_topics():
     assert chosen["domain_pairs"] == 6
     assert chosen["domain_pairs"] >= first["domain_pairs"]
     assert min(chosen["per_domain_pair"].values()) >= min(
-        8, min(coverage(BANK.topics, BANK.taxonomy)["per_domain_pair"].values()))
+        8, min(coverage(BANK.topics, BANK.taxonomy)["per_domain_pair"].values())
+    )
 
 
 @pytest.mark.parametrize("size", [0, len(BANK.topics) + 1])

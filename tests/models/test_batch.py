@@ -13,14 +13,22 @@ PARAMS = GenerationParams(temperature=0.5, max_tokens=20, seed=3)
 
 
 def requests(n, samples=1):
-    return [ChatRequest(f"p{i:03d}", [{"role": "user", "content": f"Q{i}"}], samples)
-            for i in range(n)]
+    return [
+        ChatRequest(f"p{i:03d}", [{"role": "user", "content": f"Q{i}"}], samples) for i in range(n)
+    ]
 
 
 def backend(server, state=None, **options):
-    return OpenAIBackend("gpt-4o-mini", api_key=KEY, base_url=server.base_url, batch_api=True,
-                         batch_state=state if state is not None else MemoryBatchState(),
-                         poll_interval=0.02, base_delay=0.01, **options)
+    return OpenAIBackend(
+        "gpt-4o-mini",
+        api_key=KEY,
+        base_url=server.base_url,
+        batch_api=True,
+        batch_state=state if state is not None else MemoryBatchState(),
+        poll_interval=0.02,
+        base_delay=0.01,
+        **options,
+    )
 
 
 def by_unit(completions):
@@ -98,8 +106,7 @@ def test_expired_batch_keeps_partial_results(serve):
         out = by_unit(engine.complete(requests(4), PARAMS))
     ok = [u for u, c in out.items() if c.ok]
     assert len(ok) == 2
-    assert all(c.error == "batch expired before this request ran"
-               for c in out.values() if not c.ok)
+    assert all(c.error == "batch expired before this request ran" for c in out.values() if not c.ok)
 
 
 def test_failed_batch_reports_why(serve):

@@ -10,13 +10,16 @@ from harness.models.base import ChatRequest, GenerationParams
 from harness.models.budget import Budget, prompt_token_bound, worst_case_cost
 from harness.models.prices import Price
 
-TEXTS = ["Relate standing waves to Gregorian chant.",
-         "Quel lien entre l'acoustique et l'architecture gothique ? Ω≈∑ 🙂🙂 漢字かな",
-         "x" * 500, "a1 b2 c3 " * 60]
+TEXTS = [
+    "Relate standing waves to Gregorian chant.",
+    "Quel lien entre l'acoustique et l'architecture gothique ? Ω≈∑ 🙂🙂 漢字かな",
+    "x" * 500,
+    "a1 b2 c3 " * 60,
+]
 
 
 def request(text: str, system: str | None = None, samples: int = 1) -> ChatRequest:
-    messages = ([{"role": "system", "content": system}] if system else [])
+    messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": text})
     return ChatRequest("p", messages, samples)
 
@@ -31,8 +34,7 @@ def tokenizer():
 @pytest.mark.parametrize("text", TEXTS)
 def test_prompt_bound_holds_for_a_real_byte_level_tokenizer(text, tokenizer):
     req = request(text, system="You are a careful researcher.")
-    tokens = tokenizer.apply_chat_template(req.messages, add_generation_prompt=True,
-                                           tokenize=True)
+    tokens = tokenizer.apply_chat_template(req.messages, add_generation_prompt=True, tokenize=True)
     assert len(tokens) <= prompt_token_bound(req)
 
 
@@ -43,7 +45,8 @@ def test_worst_case_prices_every_sample_at_max_tokens():
     expected = (prompt * 1.0 + 3 * 100 * 2.0) / 1e6
     assert worst_case_cost(req, GenerationParams(max_tokens=100), price) == pytest.approx(expected)
     assert worst_case_cost(req, GenerationParams(max_tokens=100), price, 0.5) == pytest.approx(
-        expected / 2)
+        expected / 2
+    )
 
 
 def test_reservations_never_pass_the_limit_and_refusal_is_sticky():

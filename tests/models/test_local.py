@@ -14,8 +14,14 @@ from harness.models import ChatRequest, GenerationParams, chat, open_backend
 from harness.models.base import unit_seed
 from harness.models.local import LocalBackend, sample_tokens
 
-PROMPTS = ["Hi", "Tell me about ants and economics in two sentences please.",
-           "Why?", "Combine enzyme kinetics with market microstructure.", "A", "Name a field."]
+PROMPTS = [
+    "Hi",
+    "Tell me about ants and economics in two sentences please.",
+    "Why?",
+    "Combine enzyme kinetics with market microstructure.",
+    "A",
+    "Name a field.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +31,18 @@ def tiny_model(tmp_path_factory):
     from harness.models.embedded import load_tokenizer
 
     tokenizer = load_tokenizer()
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=256, initializer_range=0.2,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=0.2,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.eos_token_id,
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config)
     # peaked next-token distributions, as in a trained model (random ones are nearly flat)
@@ -47,21 +61,29 @@ def tiny_loaded(tiny_model):
 @pytest.fixture
 def tiny(tiny_model, tiny_loaded):
     """A fresh backend (tests change its settings) sharing the loaded weights."""
-    return LocalBackend(str(tiny_model), batch_size=8, lm=tiny_loaded._lm,
-                        tokenizer=tiny_loaded._tokenizer).load()
+    return LocalBackend(
+        str(tiny_model), batch_size=8, lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer
+    ).load()
 
 
 def requests(samples=1):
-    return [ChatRequest(f"k{i}", [{"role": "user", "content": p}], samples)
-            for i, p in enumerate(PROMPTS)]
+    return [
+        ChatRequest(f"k{i}", [{"role": "user", "content": p}], samples)
+        for i, p in enumerate(PROMPTS)
+    ]
 
 
 def texts(backend, reqs, params):
     return {(c.key, c.sample): c for c in backend.complete(reqs, params)}
 
 
-@pytest.mark.parametrize("params", [GenerationParams(temperature=0, max_tokens=10),
-                                    GenerationParams(temperature=1.0, top_p=0.9, max_tokens=10)])
+@pytest.mark.parametrize(
+    "params",
+    [
+        GenerationParams(temperature=0, max_tokens=10),
+        GenerationParams(temperature=1.0, top_p=0.9, max_tokens=10),
+    ],
+)
 def test_completion_does_not_depend_on_batch_or_order(tiny, params):
     together = texts(tiny, requests(samples=2), params)
     tiny.batch_size = 1
@@ -104,8 +126,10 @@ def test_provenance_fields(tiny, tiny_model):
 def test_stop_token_ends_a_row_and_the_others_continue(tiny):
     greedy = GenerationParams(temperature=0, max_tokens=8)
     before = texts(tiny, requests(), greedy)
-    raw = [tiny.generate([tiny._prompt_ids([{"role": "user", "content": p}])], [0], greedy)[0][0]
-           for p in PROMPTS]
+    raw = [
+        tiny.generate([tiny._prompt_ids([{"role": "user", "content": p}])], [0], greedy)[0][0]
+        for p in PROMPTS
+    ]
     stopper = raw[1][2]  # the third token k1 generates becomes an end-of-sequence token
     tiny._eos = tiny._eos | {stopper}
     after = texts(tiny, requests(), greedy)
@@ -121,8 +145,12 @@ def test_rows_joining_a_running_batch_get_what_they_would_alone(tiny, monkeypatc
     from harness.models import _decode
 
     params = GenerationParams(temperature=temperature, top_p=0.9, max_tokens=12, seed=4)
-    raw = [tiny.generate([tiny._prompt_ids([{"role": "user", "content": p}])],
-                         [unit_seed(4, f"k{i}", 0)], params)[0][0] for i, p in enumerate(PROMPTS)]
+    raw = [
+        tiny.generate(
+            [tiny._prompt_ids([{"role": "user", "content": p}])], [unit_seed(4, f"k{i}", 0)], params
+        )[0][0]
+        for i, p in enumerate(PROMPTS)
+    ]
     tiny._eos = tiny._eos | {raw[1][3], raw[4][6]}  # some rows now end early, at different steps
     tiny.batch_size = 1
     alone = texts(tiny, requests(samples=2), params)
@@ -132,8 +160,9 @@ def test_rows_joining_a_running_batch_get_what_they_would_alone(tiny, monkeypatc
     tiny.batch_size = 3
     together = texts(tiny, requests(samples=2), params)
     assert joins, "no row joined a running batch"
-    assert {u: (c.text, c.finish_reason) for u, c in together.items()} == \
-        {u: (c.text, c.finish_reason) for u, c in alone.items()}
+    assert {u: (c.text, c.finish_reason) for u, c in together.items()} == {
+        u: (c.text, c.finish_reason) for u, c in alone.items()
+    }
     assert {c.finish_reason for c in together.values()} == {"stop", "length"}
 
 
@@ -150,24 +179,29 @@ def test_sample_tokens_greedy_nucleus_and_distribution():
     gens = [torch.Generator().manual_seed(i) for i in range(1)]
     assert sample_tokens(logits, GenerationParams(temperature=0), gens).tolist() == [0]
     tight = GenerationParams(temperature=1.0, top_p=0.4)
-    assert {int(sample_tokens(logits, tight, [torch.Generator().manual_seed(s)]))
-            for s in range(50)} == {0}
+    assert {
+        int(sample_tokens(logits, tight, [torch.Generator().manual_seed(s)])) for s in range(50)
+    } == {0}
     nucleus = GenerationParams(temperature=1.0, top_p=0.7)  # keeps tokens 0 and 1
-    draws = [int(sample_tokens(logits, nucleus, [torch.Generator().manual_seed(s)]))
-             for s in range(2000)]
+    draws = [
+        int(sample_tokens(logits, nucleus, [torch.Generator().manual_seed(s)])) for s in range(2000)
+    ]
     assert set(draws) == {0, 1}
     assert 0.55 < draws.count(0) / 2000 < 0.70  # 0.5 / 0.8 = 0.625
     full = GenerationParams(temperature=1.0, top_p=1.0)
-    draws = [int(sample_tokens(logits, full, [torch.Generator().manual_seed(s)]))
-             for s in range(2000)]
+    draws = [
+        int(sample_tokens(logits, full, [torch.Generator().manual_seed(s)])) for s in range(2000)
+    ]
     assert 0.02 < draws.count(3) / 2000 < 0.09
 
 
 def test_nucleus_wider_than_the_shortlist_uses_the_whole_vocabulary():
     logits = torch.zeros((2, 1000))  # uniform: the nucleus holds 950 tokens
     params = GenerationParams(temperature=1.0, top_p=0.95)
-    picks = {int(sample_tokens(logits, params, [torch.Generator().manual_seed(s)] * 2)[0])
-             for s in range(300)}
+    picks = {
+        int(sample_tokens(logits, params, [torch.Generator().manual_seed(s)] * 2)[0])
+        for s in range(300)
+    }
     assert max(picks) > 256
 
 

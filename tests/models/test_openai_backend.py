@@ -15,29 +15,41 @@ FAST = {"base_delay": 0.01, "max_delay": 0.05}
 
 
 def requests(n, samples=1):
-    return [ChatRequest(f"p{i:03d}", [{"role": "system", "content": "Be brief."},
-                                      {"role": "user", "content": f"Question {i}?"}], samples)
-            for i in range(n)]
+    return [
+        ChatRequest(
+            f"p{i:03d}",
+            [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": f"Question {i}?"},
+            ],
+            samples,
+        )
+        for i in range(n)
+    ]
 
 
 def backend(server, **options):
-    return OpenAIBackend("gpt-4o-mini", api_key=KEY, base_url=server.base_url,
-                         **{**FAST, **options})
+    return OpenAIBackend(
+        "gpt-4o-mini", api_key=KEY, base_url=server.base_url, **{**FAST, **options}
+    )
 
 
 def test_completions_carry_provenance_usage_and_cost(serve):
     server = serve()
     params = GenerationParams(temperature=0.3, top_p=0.9, max_tokens=12, seed=7)
     with backend(server, concurrency=4) as engine:
-        out = sorted(engine.complete(requests(6, samples=3), params),
-                     key=lambda c: (c.key, c.sample))
-    assert [(c.key, c.sample) for c in out] == [(f"p{i:03d}", s) for i in range(6)
-                                                 for s in range(3)]
+        out = sorted(
+            engine.complete(requests(6, samples=3), params), key=lambda c: (c.key, c.sample)
+        )
+    assert [(c.key, c.sample) for c in out] == [
+        (f"p{i:03d}", s) for i in range(6) for s in range(3)
+    ]
     body = server.log.chat_bodies[0]
     assert body["n"] == 3 and body["max_tokens"] == 12
     # each request carries its first sample's own seed, derived from seed, key and sample
     assert {b["seed"] for b in server.log.chat_bodies} == {
-        unit_seed(7, f"p{i:03d}", 0, bits=31) for i in range(6)}
+        unit_seed(7, f"p{i:03d}", 0, bits=31) for i in range(6)
+    }
     assert body["temperature"] == 0.3 and body["top_p"] == 0.9
     assert len(server.log.chat_bodies) == 6  # n samples in one request each
     expected = chat_reply(body, 0)
@@ -49,13 +61,17 @@ def test_completions_carry_provenance_usage_and_cost(serve):
     for c in out:
         by_key.setdefault(c.key, []).append(c)
     for key, group in by_key.items():
-        sent = next(b for b in server.log.chat_bodies
-                    if b["messages"][-1]["content"] == f"Question {int(key[1:])}?")
+        sent = next(
+            b
+            for b in server.log.chat_bodies
+            if b["messages"][-1]["content"] == f"Question {int(key[1:])}?"
+        )
         reply = chat_reply(sent, 0)
         assert [c.text for c in group] == [ch["message"]["content"] for ch in reply["choices"]]
         assert sum(c.completion_tokens for c in group) == reply["usage"]["completion_tokens"]
-        cost = (reply["usage"]["prompt_tokens"] * 0.15
-                + reply["usage"]["completion_tokens"] * 0.60) / 1e6
+        cost = (
+            reply["usage"]["prompt_tokens"] * 0.15 + reply["usage"]["completion_tokens"] * 0.60
+        ) / 1e6
         assert sum(c.cost_usd for c in group) == pytest.approx(cost)
 
 
@@ -172,13 +188,15 @@ def test_a_server_that_ignores_n_gets_each_missing_sample_alone(serve):
     assert len(server.log.chat_bodies) == 9 and len(set(seeds)) == 9
 
 
-
 def test_omitted_parameters_are_not_sent_and_the_token_parameter_is_renamed(serve):
     server = serve(reject_params={"*": ("temperature", "top_p", "max_tokens")})
     params = GenerationParams(temperature=0.3, top_p=0.9, max_tokens=12, seed=7)
-    with backend(server, omit=frozenset({"temperature", "top_p", "seed"}),
-                 token_param="max_completion_tokens",
-                 extra_body={"reasoning_effort": "low", "stop": ["END"]}) as engine:
+    with backend(
+        server,
+        omit=frozenset({"temperature", "top_p", "seed"}),
+        token_param="max_completion_tokens",
+        extra_body={"reasoning_effort": "low", "stop": ["END"]},
+    ) as engine:
         out = list(engine.complete(requests(3), params))
     assert all(c.ok for c in out) and server.log.counts["rejected"] == 0
     body = server.log.chat_bodies[0]
@@ -196,4 +214,3 @@ def test_a_rejected_parameter_stops_the_run_with_one_error_naming_it(serve, name
     assert "HTTP 400" in str(caught.value) and "\n" not in str(caught.value)
     # no retries and no storm: at most one request per worker reached the server
     assert server.log.counts["rejected"] <= 4 and server.log.counts["requests"] <= 4
-

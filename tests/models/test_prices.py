@@ -33,13 +33,16 @@ def test_user_file_extends_and_overrides(tmp_path, monkeypatch):
     assert PriceTable.load(json_path).cost("x", 5, 5) == 0.0
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("m: {input: 1}\n", "m"),
-    ("m: {input: one, output: 2}\n", "m"),
-    ("m: {input: -1, output: 2}\n", "negative"),
-    ("- just a list\n", "map model names"),
-    ("m: {input: [1\n", "cannot parse"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("m: {input: 1}\n", "m"),
+        ("m: {input: one, output: 2}\n", "m"),
+        ("m: {input: -1, output: 2}\n", "negative"),
+        ("- just a list\n", "map model names"),
+        ("m: {input: [1\n", "cannot parse"),
+    ],
+)
 def test_bad_price_files_name_the_place(tmp_path, text, needle):
     path = tmp_path / "prices.yaml"
     path.write_text(text)

@@ -14,22 +14,34 @@ from harness.models.providers import (
 )
 
 
-@pytest.mark.parametrize(("text", "provider", "name", "backend", "url"), [
-    ("local", "local", None, "local", None),
-    ("local/embedded", "local", None, "local", None),
-    ("local/SmolLM2-135M-Instruct", "local", None, "local", None),
-    ("local/models/q.gguf", "local", "models/q.gguf", "local", None),
-    ("openai/gpt-4o-mini", "openai", "gpt-4o-mini", "openai", None),
-    ("vllm/Qwen/Qwen2.5-7B-Instruct", "vllm", "Qwen/Qwen2.5-7B-Instruct", "openai",
-     "http://localhost:8000/v1"),
-    ("llamacpp/smollm2", "llamacpp", "smollm2", "openai", "http://localhost:8080/v1"),
-    ("ollama/llama3.1:8b", "ollama", "llama3.1:8b", "openai", "http://localhost:11434/v1"),
-    ("openai-compatible/m", "openai-compatible", "m", "openai", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "provider", "name", "backend", "url"),
+    [
+        ("local", "local", None, "local", None),
+        ("local/embedded", "local", None, "local", None),
+        ("local/SmolLM2-135M-Instruct", "local", None, "local", None),
+        ("local/models/q.gguf", "local", "models/q.gguf", "local", None),
+        ("openai/gpt-4o-mini", "openai", "gpt-4o-mini", "openai", None),
+        (
+            "vllm/Qwen/Qwen2.5-7B-Instruct",
+            "vllm",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "openai",
+            "http://localhost:8000/v1",
+        ),
+        ("llamacpp/smollm2", "llamacpp", "smollm2", "openai", "http://localhost:8080/v1"),
+        ("ollama/llama3.1:8b", "ollama", "llama3.1:8b", "openai", "http://localhost:11434/v1"),
+        ("openai-compatible/m", "openai-compatible", "m", "openai", ""),
+    ],
+)
 def test_provider_strings(text, provider, name, backend, url):
     spec = parse_model(text)
     assert (spec.provider, spec.name, spec.backend, spec.default_url) == (
-        provider, name, backend, url)
+        provider,
+        name,
+        backend,
+        url,
+    )
     assert parse_model(spec.key) == spec  # the key reads back as the same model
 
 
@@ -39,12 +51,15 @@ def test_only_openai_and_generic_servers_get_the_openai_key():
     assert not any(parse_model(f"{p}/x").sends_openai_key for p in ("vllm", "llamacpp", "ollama"))
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("", "empty model"),
-    ("anthropic/claude", "unknown provider 'anthropic'"),
-    ("vllm/", "names no model"),
-    ("gpt-4o-mini", "unknown provider 'gpt-4o-mini'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty model"),
+        ("anthropic/claude", "unknown provider 'anthropic'"),
+        ("vllm/", "names no model"),
+        ("gpt-4o-mini", "unknown provider 'gpt-4o-mini'"),
+    ],
+)
 def test_bad_provider_strings_are_one_line_errors(text, message):
     with pytest.raises(HarnessError, match=message) as caught:
         parse_model(text)

@@ -17,14 +17,17 @@ from harness.models.retry import (
 )
 
 
-@pytest.mark.parametrize(("headers", "expected"), [
-    ({"Retry-After": "3"}, 3.0),
-    ({"retry-after": "0.25"}, 0.25),
-    ({"retry-after-ms": "40", "Retry-After": "9"}, 0.04),
-    ({"Retry-After": "soon"}, None),
-    ({}, None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "3"}, 3.0),
+        ({"retry-after": "0.25"}, 0.25),
+        ({"retry-after-ms": "40", "Retry-After": "9"}, 0.04),
+        ({"Retry-After": "soon"}, None),
+        ({}, None),
+        (None, None),
+    ],
+)
 def test_retry_after_values(headers, expected):
     assert parse_retry_after(headers) == expected
 
@@ -78,8 +81,11 @@ def run_sequence(outcomes, policy):
 
 def test_success_after_retryable_failures_counts_attempts_and_uses_retry_after():
     policy = RetryPolicy(max_attempts=5, base_delay=0.1, rng=random.Random(0))
-    outcomes = [AttemptError("HTTP 429", retryable=True, retry_after=2.0, rate_limited=True),
-                AttemptError("HTTP 503", retryable=True), "done"]
+    outcomes = [
+        AttemptError("HTTP 429", retryable=True, retry_after=2.0, rate_limited=True),
+        AttemptError("HTTP 503", retryable=True),
+        "done",
+    ]
     result, sleeps, retried = run_sequence(outcomes, policy)
     assert result == ("done", 3)
     assert 2.0 <= sleeps[0] <= 2.2  # the server's Retry-After, not our own backoff
@@ -88,8 +94,9 @@ def test_success_after_retryable_failures_counts_attempts_and_uses_retry_after()
 
 
 def test_non_retryable_fails_at_once():
-    result, sleeps, _ = run_sequence([AttemptError("HTTP 401: bad key", retryable=False)],
-                                     RetryPolicy())
+    result, sleeps, _ = run_sequence(
+        [AttemptError("HTTP 401: bad key", retryable=False)], RetryPolicy()
+    )
     assert isinstance(result, RetriesExhausted)
     assert result.attempts == 1 and result.reason == "HTTP 401: bad key" and sleeps == []
 

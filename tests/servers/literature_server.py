@@ -40,29 +40,51 @@ class Work:
 
 def default_works(n_filler: int = 20) -> list[Work]:
     named = [
-        ("Predictive coding models of river sediment transport", "We combine predictive "
-         "coding from neuroscience with sediment transport equations.", date(2019, 5, 2)),
-        ("Sediment transport in braided rivers", "Field measurements of bedload.",
-         date(2005, 3, 1)),
-        ("Auction theory for spectrum allocation in wireless networks", "Mechanism design "
-         "meets radio spectrum.", date(2012, 7, 9)),
-        ("Enzyme kinetics as queueing networks", "Michaelis-Menten kinetics read as queues.",
-         date(2021, 1, 15)),
-        ("Graph neural networks for crystal lattice prediction", "Message passing on "
-         "crystal graphs.", date(2023, 11, 30)),
+        (
+            "Predictive coding models of river sediment transport",
+            "We combine predictive coding from neuroscience with sediment transport equations.",
+            date(2019, 5, 2),
+        ),
+        (
+            "Sediment transport in braided rivers",
+            "Field measurements of bedload.",
+            date(2005, 3, 1),
+        ),
+        (
+            "Auction theory for spectrum allocation in wireless networks",
+            "Mechanism design meets radio spectrum.",
+            date(2012, 7, 9),
+        ),
+        (
+            "Enzyme kinetics as queueing networks",
+            "Michaelis-Menten kinetics read as queues.",
+            date(2021, 1, 15),
+        ),
+        (
+            "Graph neural networks for crystal lattice prediction",
+            "Message passing on crystal graphs.",
+            date(2023, 11, 30),
+        ),
     ]
-    works = [Work(f"W{i + 1}", t, a, d, f"10.5555/test.{i + 1}") for i, (t, a, d) in
-             enumerate(named)]
+    works = [
+        Work(f"W{i + 1}", t, a, d, f"10.5555/test.{i + 1}") for i, (t, a, d) in enumerate(named)
+    ]
     for j in range(n_filler):
-        works.append(Work(f"W{100 + j}", f"Filler study {j} of lattice signals",
-                          f"Lattice signal processing, part {j}.", date(2000 + j % 24, 6, 1),
-                          f"10.5555/filler.{j}"))
+        works.append(
+            Work(
+                f"W{100 + j}",
+                f"Filler study {j} of lattice signals",
+                f"Lattice signal processing, part {j}.",
+                date(2000 + j % 24, 6, 1),
+                f"10.5555/filler.{j}",
+            )
+        )
     return works
 
 
 @dataclass
 class Arrival:
-    at: float                       # time.monotonic() when the request line was read
+    at: float  # time.monotonic() when the request line was read
     api: str
     path: str
     params: dict[str, str]
@@ -74,7 +96,7 @@ class Arrival:
 class Fault:
     status: int
     retry_after: str | None = None
-    echo: bool = False              # repeat the request's query string and headers in the body
+    echo: bool = False  # repeat the request's query string and headers in the body
 
 
 @dataclass
@@ -90,18 +112,26 @@ class State:
 class LiteratureServer:
     """Start with `with LiteratureServer() as server:`; `server.url` is the loopback base."""
 
-    def __init__(self, works: list[Work] | None = None, *, openalex_key: str | None = None,
-                 s2_key: str | None = None) -> None:
-        self.state = State(works=works or default_works(), openalex_key=openalex_key,
-                           s2_key=s2_key, faults={api: deque() for api in APIS})
+    def __init__(
+        self,
+        works: list[Work] | None = None,
+        *,
+        openalex_key: str | None = None,
+        s2_key: str | None = None,
+    ) -> None:
+        self.state = State(
+            works=works or default_works(),
+            openalex_key=openalex_key,
+            s2_key=s2_key,
+            faults={api: deque() for api in APIS},
+        )
         state = self.state
 
         class Handler(_Handler):
             shared = state
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -109,11 +139,25 @@ class LiteratureServer:
         return f"http://{host}:{port}"
 
     def base(self, api: str) -> str:
-        return self.url + {"openalex": "/openalex", "s2": "/s2/graph/v1",
-                           "arxiv": "/arxiv/api", "crossref": "/crossref"}[api]
+        return (
+            self.url
+            + {
+                "openalex": "/openalex",
+                "s2": "/s2/graph/v1",
+                "arxiv": "/arxiv/api",
+                "crossref": "/crossref",
+            }[api]
+        )
 
-    def fail_next(self, api: str, status: int, *, retry_after: str | None = None,
-                  times: int = 1, echo: bool = False) -> None:
+    def fail_next(
+        self,
+        api: str,
+        status: int,
+        *,
+        retry_after: str | None = None,
+        times: int = 1,
+        echo: bool = False,
+    ) -> None:
         with self.state.lock:
             for _ in range(times):
                 self.state.faults[api].append(Fault(status, retry_after, echo))
@@ -137,7 +181,7 @@ class LiteratureServer:
 class _Handler(BaseHTTPRequestHandler):
     shared: State
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body go out in separate writes
+    disable_nagle_algorithm = True  # headers and body go out in separate writes
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
@@ -149,12 +193,23 @@ class _Handler(BaseHTTPRequestHandler):
         api = parts.path.strip("/").split("/")[0]
         state = self.shared
         with state.lock:
-            state.arrivals.append(Arrival(arrived, api, parts.path, params,
-                                          {k.lower(): v for k, v in self.headers.items()},
-                                          parts.query))
+            state.arrivals.append(
+                Arrival(
+                    arrived,
+                    api,
+                    parts.path,
+                    params,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    parts.query,
+                )
+            )
             fault = state.faults[api].popleft() if state.faults.get(api) else None
-        routes = {"/openalex/works": _openalex, "/s2/graph/v1/paper/search": _s2,
-                  "/arxiv/api/query": _arxiv, "/crossref/works": _crossref}
+        routes = {
+            "/openalex/works": _openalex,
+            "/s2/graph/v1/paper/search": _s2,
+            "/arxiv/api/query": _arxiv,
+            "/crossref/works": _crossref,
+        }
         route = routes.get(parts.path.rstrip("/"))
         if route is None:
             return self._send(404, "application/json", json.dumps({"error": "not found"}))
@@ -187,8 +242,9 @@ def _terms(query: str) -> list[str]:
     return [w for w in _WORD.findall(query.lower()) if w not in _RESERVED]
 
 
-def _matches(works: list[Work], terms: list[str], until: date | None,
-             require_all: bool = False) -> list[tuple[int, Work]]:
+def _matches(
+    works: list[Work], terms: list[str], until: date | None, require_all: bool = False
+) -> list[tuple[int, Work]]:
     scored = []
     for work in works:
         if until is not None and work.published > until:
@@ -214,9 +270,17 @@ def _error(api: str, status: int, message: str) -> tuple[int, str, str]:
     if api == "s2":
         return status, "application/json", json.dumps({"error": message})
     if api == "crossref":
-        return status, "application/json", json.dumps({
-            "status": "failed", "message-type": "validation-failure",
-            "message": [{"type": "validation", "value": "", "message": message}]})
+        return (
+            status,
+            "application/json",
+            json.dumps(
+                {
+                    "status": "failed",
+                    "message-type": "validation-failure",
+                    "message": [{"type": "validation", "value": "", "message": message}],
+                }
+            ),
+        )
     feed = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<feed xmlns="http://www.w3.org/2005/Atom" '
@@ -247,18 +311,30 @@ def _openalex(state: State, params: dict[str, str], headers: Any) -> tuple[int, 
     cursor = params.get("cursor", "*")
     start = 0 if cursor == "*" else int(base64.b64decode(cursor).decode())
     found = _matches(state.works, _terms(params.get("search", "")), until)
-    page = found[start:start + per_page]
+    page = found[start : start + per_page]
     more = start + per_page < len(found)
     body = {
-        "meta": {"count": len(found), "per_page": per_page, "page": None,
-                 "next_cursor": base64.b64encode(str(start + per_page).encode()).decode()
-                 if more else None},
-        "results": [{
-            "id": f"https://openalex.org/{w.id}", "doi": f"https://doi.org/{w.doi}",
-            "display_name": w.title, "title": w.title, "publication_year": w.published.year,
-            "publication_date": w.published.isoformat(), "relevance_score": float(score),
-            "abstract_inverted_index": _inverted(w.abstract),
-        } for score, w in page],
+        "meta": {
+            "count": len(found),
+            "per_page": per_page,
+            "page": None,
+            "next_cursor": base64.b64encode(str(start + per_page).encode()).decode()
+            if more
+            else None,
+        },
+        "results": [
+            {
+                "id": f"https://openalex.org/{w.id}",
+                "doi": f"https://doi.org/{w.doi}",
+                "display_name": w.title,
+                "title": w.title,
+                "publication_year": w.published.year,
+                "publication_date": w.published.isoformat(),
+                "relevance_score": float(score),
+                "abstract_inverted_index": _inverted(w.abstract),
+            }
+            for score, w in page
+        ],
     }
     return 200, "application/json", json.dumps(body)
 
@@ -283,12 +359,22 @@ def _s2(state: State, params: dict[str, str], headers: Any) -> tuple[int, str, s
     if "publicationDateOrYear" in params:
         until = _date(params["publicationDateOrYear"].lstrip(":"))
     found = _matches(state.works, _terms(params["query"]), until)
-    page = found[offset:offset + limit]
-    body: dict[str, Any] = {"total": len(found), "offset": offset, "data": [{
-        "paperId": f"s2{w.id}", "title": w.title, "year": w.published.year,
-        "abstract": w.abstract, "publicationDate": w.published.isoformat(),
-        "externalIds": {"DOI": w.doi},
-    } for _, w in page]}
+    page = found[offset : offset + limit]
+    body: dict[str, Any] = {
+        "total": len(found),
+        "offset": offset,
+        "data": [
+            {
+                "paperId": f"s2{w.id}",
+                "title": w.title,
+                "year": w.published.year,
+                "abstract": w.abstract,
+                "publicationDate": w.published.isoformat(),
+                "externalIds": {"DOI": w.doi},
+            }
+            for _, w in page
+        ],
+    }
     if offset + limit < len(found):
         body["next"] = offset + limit
     return 200, "application/json", json.dumps(body)
@@ -317,7 +403,7 @@ def _arxiv(state: State, params: dict[str, str], headers: Any) -> tuple[int, str
         f"<updated>{w.published.isoformat()}T00:00:00Z</updated>"
         f"<title>{escape(w.title)}</title><summary>{escape(w.abstract)}</summary>"
         f"<author><name>A. Author</name></author><arxiv:doi>{w.doi}</arxiv:doi></entry>"
-        for _, w in found[start:start + size]
+        for _, w in found[start : start + size]
     )
     feed = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -344,13 +430,25 @@ def _crossref(state: State, params: dict[str, str], headers: Any) -> tuple[int, 
     if not 0 <= rows <= 1000:
         return _error("crossref", 400, "Integer specified as rows must be <= 1000")
     found = _matches(state.works, _terms(params.get("query", "")), until)
-    items = [{
-        "DOI": w.doi, "title": [w.title], "score": float(score),
-        "issued": {"date-parts": [[w.published.year, w.published.month, w.published.day]]},
-        "abstract": f"<jats:p>{escape(w.abstract)}</jats:p>",
-    } for score, w in found[offset:offset + rows]]
-    body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0",
-            "message": {"total-results": len(found), "items-per-page": rows, "items": items,
-                        "query": {"start-index": offset,
-                                  "search-terms": params.get("query")}}}
+    items = [
+        {
+            "DOI": w.doi,
+            "title": [w.title],
+            "score": float(score),
+            "issued": {"date-parts": [[w.published.year, w.published.month, w.published.day]]},
+            "abstract": f"<jats:p>{escape(w.abstract)}</jats:p>",
+        }
+        for score, w in found[offset : offset + rows]
+    ]
+    body = {
+        "status": "ok",
+        "message-type": "work-list",
+        "message-version": "1.0.0",
+        "message": {
+            "total-results": len(found),
+            "items-per-page": rows,
+            "items": items,
+            "query": {"start-index": offset, "search-terms": params.get("query")},
+        },
+    }
     return 200, "application/json", json.dumps(body)

@@ -37,11 +37,41 @@ from dataclasses import dataclass, field
 from typing import Any
 
 FAULT_KINDS = ("429", "429-bare", "500", "503", "timeout", "malformed", "drop")
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
-           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
-WORDS = ("coupling", "gradient", "lattice", "enzyme", "market", "network", "entropy", "signal",
-         "boundary", "protein", "memory", "field", "kernel", "phase", "ritual", "grammar",
-         "contract", "tissue", "orbit", "measure", "flow", "symmetry", "habitat", "archive")
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+WORDS = (
+    "coupling",
+    "gradient",
+    "lattice",
+    "enzyme",
+    "market",
+    "network",
+    "entropy",
+    "signal",
+    "boundary",
+    "protein",
+    "memory",
+    "field",
+    "kernel",
+    "phase",
+    "ritual",
+    "grammar",
+    "contract",
+    "tissue",
+    "orbit",
+    "measure",
+    "flow",
+    "symmetry",
+    "habitat",
+    "archive",
+)
 
 
 @dataclass
@@ -79,11 +109,20 @@ class OpenAIServer:
     """The server; use as a context manager (it runs on its own thread and loop)."""
 
     def __init__(
-        self, *, latency: float = 0.0, faults: Faults | None = None, api_key: str | None = None,
-        batch_delay: float = 0.2, batch_outcome: str = "completed", echo_auth: bool = False,
-        host: str = "127.0.0.1", port: int = 0, ignore_n: bool = False,
+        self,
+        *,
+        latency: float = 0.0,
+        faults: Faults | None = None,
+        api_key: str | None = None,
+        batch_delay: float = 0.2,
+        batch_outcome: str = "completed",
+        echo_auth: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ignore_n: bool = False,
         reply_text: Callable[[dict[str, Any]], str] | None = None,
-        reject_params: dict[str, tuple[str, ...]] | None = None, name_param: bool = True,
+        reject_params: dict[str, tuple[str, ...]] | None = None,
+        name_param: bool = True,
     ) -> None:
         self.latency = latency
         self.ignore_n = ignore_n  # like llama.cpp's server: one choice, whatever n asks
@@ -114,8 +153,9 @@ class OpenAIServer:
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> OpenAIServer:
         ready = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self.serve(ready)),
-                                        daemon=True, name="openai-test-server")
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self.serve(ready)), daemon=True, name="openai-test-server"
+        )
         self._thread.start()
         if not ready.wait(10):
             raise RuntimeError("test server did not start")
@@ -199,8 +239,9 @@ class OpenAIServer:
             return False
         if kind in ("429", "429-bare"):
             headers = {"Retry-After": self.faults.retry_after} if kind == "429" else {}
-            return await respond(writer, 429, error_body("rate limited", "rate_limit"),
-                                 headers=headers)
+            return await respond(
+                writer, 429, error_body("rate limited", "rate_limit"), headers=headers
+            )
         await asyncio.sleep(self.latency)
         if kind in ("500", "503"):
             message = "internal error"
@@ -221,8 +262,9 @@ class OpenAIServer:
         if self.ignore_n:
             body = {**body, "n": 1}
         if kind == "malformed":
-            return await respond(writer, 200, b'{"id": "chatcmpl-x", "choices": [{"ind',
-                                 "application/json")
+            return await respond(
+                writer, 200, b'{"id": "chatcmpl-x", "choices": [{"ind', "application/json"
+            )
         reply = chat_reply(body, next(self._ids))
         if self.reply_text is not None:
             reply["choices"][0]["message"]["content"] = self.reply_text(body)
@@ -230,14 +272,19 @@ class OpenAIServer:
 
     def _refused(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """OpenAI's 400 for an unsupported parameter, when the body carries a refused one."""
-        refused = (*self.reject_params.get("*", ()),
-                   *self.reject_params.get(str(body.get("model")), ()))
+        refused = (
+            *self.reject_params.get("*", ()),
+            *self.reject_params.get(str(body.get("model")), ()),
+        )
         for name in refused:
             if name in body:
-                reply = error_body(f"Unsupported parameter: '{name}' is not supported with this "
-                                   "model.", "invalid_request_error")
-                reply["error"].update(param=name if self.name_param else None,
-                                      code="unsupported_parameter")
+                reply = error_body(
+                    f"Unsupported parameter: '{name}' is not supported with this model.",
+                    "invalid_request_error",
+                )
+                reply["error"].update(
+                    param=name if self.name_param else None, code="unsupported_parameter"
+                )
                 return reply
         return None
 
@@ -255,9 +302,15 @@ class OpenAIServer:
 
     def _store_file(self, content: bytes, filename: str, purpose: str) -> dict[str, Any]:
         file_id = f"file-{next(self._ids)}"
-        obj = {"id": file_id, "object": "file", "bytes": len(content),
-               "created_at": int(time.time()), "filename": filename, "purpose": purpose,
-               "status": "processed"}
+        obj = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
         self.files[file_id] = {"object": obj, "content": content}
         return obj
 
@@ -266,14 +319,26 @@ class OpenAIServer:
         content = self.files[body["input_file_id"]]["content"]
         lines = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
         now = int(time.time())
-        data = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
-                "input_file_id": body["input_file_id"],
-                "completion_window": body["completion_window"],
-                "status": "validating", "output_file_id": None, "error_file_id": None,
-                "created_at": now, "in_progress_at": None, "expires_at": now + 86400,
-                "completed_at": None, "failed_at": None, "expired_at": None, "cancelled_at": None,
-                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
-                "metadata": body.get("metadata")}
+        data = {
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "errors": None,
+            "input_file_id": body["input_file_id"],
+            "completion_window": body["completion_window"],
+            "status": "validating",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": now,
+            "in_progress_at": None,
+            "expires_at": now + 86400,
+            "completed_at": None,
+            "failed_at": None,
+            "expired_at": None,
+            "cancelled_at": None,
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": body.get("metadata"),
+        }
         self.log.counts["batches"] += 1
         self.batches[batch_id] = BatchJob(data, time.monotonic(), lines)
         return data
@@ -293,8 +358,11 @@ class OpenAIServer:
     def _finish_batch(self, job: BatchJob) -> None:
         data, now = job.data, int(time.time())
         if self.batch_outcome == "failed":
-            data.update(status="failed", failed_at=now,
-                        errors={"object": "list", "data": [{"code": "invalid", "message": "bad"}]})
+            data.update(
+                status="failed",
+                failed_at=now,
+                errors={"object": "list", "data": [{"code": "invalid", "message": "bad"}]},
+            )
             return
         lines = job.lines
         if self.batch_outcome == "expired":
@@ -304,15 +372,28 @@ class OpenAIServer:
             record = {"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"]}
             if self._draw_fault():
                 body = error_body("internal error", "server_error")
-                err.append({**record, "error": None, "response": {
-                    "status_code": 500, "request_id": "req_x", "body": body}})
+                err.append(
+                    {
+                        **record,
+                        "error": None,
+                        "response": {"status_code": 500, "request_id": "req_x", "body": body},
+                    }
+                )
             else:
                 body = chat_reply(line["body"], next(self._ids))
-                out.append({**record, "error": None, "response": {
-                    "status_code": 200, "request_id": "req_y", "body": body}})
+                out.append(
+                    {
+                        **record,
+                        "error": None,
+                        "response": {"status_code": 200, "request_id": "req_y", "body": body},
+                    }
+                )
         done = self.batch_outcome == "completed"
-        data.update(status="completed" if done else "expired",
-                    completed_at=now if done else None, expired_at=None if done else now)
+        data.update(
+            status="completed" if done else "expired",
+            completed_at=now if done else None,
+            expired_at=None if done else now,
+        )
         data["request_counts"].update(completed=len(out), failed=len(err))
         if out:
             stored = self._store_file(jsonl(out), "output.jsonl", "batch_output")
@@ -344,12 +425,19 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
 
 
 async def respond(
-    writer: asyncio.StreamWriter, status: int, body: Any, content_type: str = "application/json",
+    writer: asyncio.StreamWriter,
+    status: int,
+    body: Any,
+    content_type: str = "application/json",
     headers: dict[str, str] | None = None,
 ) -> bool:
     payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-    head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}", f"Content-Type: {content_type}",
-            f"Content-Length: {len(payload)}", "Connection: keep-alive"]
+    head = [
+        f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}",
+        f"Content-Type: {content_type}",
+        f"Content-Length: {len(payload)}",
+        "Connection: keep-alive",
+    ]
     head += [f"{k}: {v}" for k, v in (headers or {}).items()]
     writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
     await writer.drain()
@@ -384,7 +472,7 @@ def _param(header: str, key: str) -> str | None:
     for piece in header.split(";"):
         piece = piece.strip()
         if piece.startswith(marker):
-            return piece[len(marker):-1]
+            return piece[len(marker) : -1]
     return None
 
 
@@ -394,24 +482,40 @@ def chat_reply(body: dict[str, Any], serial: int) -> dict[str, Any]:
     messages = body.get("messages", [])
     n = int(body.get("n") or 1)
     limit = int(body.get("max_tokens") or body.get("max_completion_tokens") or 64)
-    identity = json.dumps([model, messages, body.get("seed"), body.get("temperature"),
-                           body.get("top_p")], sort_keys=True)
+    identity = json.dumps(
+        [model, messages, body.get("seed"), body.get("temperature"), body.get("top_p")],
+        sort_keys=True,
+    )
     prompt_tokens = sum(len(str(m.get("content", "")).split()) + 3 for m in messages)
     choices, completion_tokens = [], 0
     for index in range(n):
         digest = hashlib.sha256(f"{identity}|{index}".encode()).digest()
-        words = [WORDS[b % len(WORDS)] for b in digest[1: 1 + 4 + digest[0] % 20]]
+        words = [WORDS[b % len(WORDS)] for b in digest[1 : 1 + 4 + digest[0] % 20]]
         finish = "length" if len(words) > limit else "stop"
         words = words[:limit]
         completion_tokens += len(words)
         text = " ".join(words).capitalize() + "."
-        choices.append({"index": index, "finish_reason": finish, "logprobs": None,
-                        "message": {"role": "assistant", "content": text, "refusal": None}})
-    return {"id": f"chatcmpl-{serial}", "object": "chat.completion", "created": int(time.time()),
-            "model": f"{model}-2024-test", "system_fingerprint": "fp_" + hashlib.sha256(
-                model.encode()).hexdigest()[:10], "choices": choices,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+        choices.append(
+            {
+                "index": index,
+                "finish_reason": finish,
+                "logprobs": None,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+            }
+        )
+    return {
+        "id": f"chatcmpl-{serial}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": f"{model}-2024-test",
+        "system_fingerprint": "fp_" + hashlib.sha256(model.encode()).hexdigest()[:10],
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
 
 
 def main() -> None:

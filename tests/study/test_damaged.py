@@ -44,10 +44,13 @@ def test_a_corrupt_schema_version(tmp_path: Path) -> None:
 def _read_only(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the CLI with `folder` bound read-only in a private mount namespace."""
     quoted = shlex.quote(str(folder))
-    script = (f"mount --bind {quoted} {quoted} && mount -o remount,ro,bind {quoted} {quoted} && "
-              + shlex.join([*CLI, *args]))
-    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
-                          timeout=120)
+    script = (
+        f"mount --bind {quoted} {quoted} && mount -o remount,ro,bind {quoted} {quoted} && "
+        + shlex.join([*CLI, *args])
+    )
+    return subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_a_read_only_study_can_be_read_but_not_written(tmp_path: Path) -> None:
@@ -61,7 +64,18 @@ def test_a_read_only_study_can_be_read_but_not_written(tmp_path: Path) -> None:
         done = _read_only(folder, command, "--study", str(folder))
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr
-    line = one_line_error(_read_only(folder, "collect", "--study", str(folder), "--backend",
-                                     "openai", "--base-url", "http://127.0.0.1:9/v1", "--model",
-                                     "m"))
+    line = one_line_error(
+        _read_only(
+            folder,
+            "collect",
+            "--study",
+            str(folder),
+            "--backend",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+        )
+    )
     assert "writable" in line

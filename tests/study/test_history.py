@@ -33,8 +33,11 @@ def test_writing_stages_stop_before_writing(study: Path, damage: str) -> None:
     else:
         path.unlink()
     before = _counts(study)
-    for args in (["collect", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
-                  "--model", "m"], ["judge", "--blind"], ["analyze"]):
+    for args in (
+        ["collect", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+        ["judge", "--blind"],
+        ["analyze"],
+    ):
         done = harness(*args, "--study", str(study))
         assert done.returncode == 2, (args, done.stderr)
         assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -26,8 +26,9 @@ with study_lock(sys.argv[1], "harness collect --model x"):
 def holder(tmp_path: Path):
     """A second process that holds the lock of a small study."""
     folder = make_study(tmp_path / "s", 2)
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         yield folder, proc
@@ -36,11 +37,19 @@ def holder(tmp_path: Path):
         proc.wait()
 
 
-
 def test_second_writer_is_refused_naming_the_holder_and_readers_work(holder) -> None:
     folder, proc = holder
-    done = harness("collect", "--study", str(folder), "--backend", "openai",
-                   "--base-url", "http://127.0.0.1:9/v1", "--model", "m")
+    done = harness(
+        "collect",
+        "--study",
+        str(folder),
+        "--backend",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     line = done.stderr.strip()

@@ -32,7 +32,10 @@ def lock_file(tmp_path, monkeypatch):
 
 def test_pins_are_read_with_normalised_names():
     assert lockfile.locked_pins(LOCK.format(typing="4.0")) == {
-        "numpy": "1.0.0", "typing-extensions": "4.0", "not-installed-anywhere": "0.0.1"}
+        "numpy": "1.0.0",
+        "typing-extensions": "4.0",
+        "not-installed-anywhere": "0.0.1",
+    }
 
 
 def test_manifest_records_the_lock_hash_and_what_differs(lock_file, tmp_path):
@@ -40,8 +43,7 @@ def test_manifest_records_the_lock_hash_and_what_differs(lock_file, tmp_path):
     lock = load_manifest(tmp_path / "s")["commands"][0]["lock"]
     assert lock["sha256"] == hashlib.sha256(lock_file.read_bytes()).hexdigest()
     assert lock["packages"] == 3
-    assert lock["differs"] == {"numpy": metadata.version("numpy"),
-                               "not-installed-anywhere": None}
+    assert lock["differs"] == {"numpy": metadata.version("numpy"), "not-installed-anywhere": None}
 
 
 def test_verify_lines_show_recorded_and_current_lock(lock_file, tmp_path):

@@ -11,9 +11,12 @@ from harness.study import manifest
 
 def test_manifest_does_not_import_fcntl():
     tree = ast.parse(Path(manifest.__file__).read_text(encoding="utf-8"))
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
-             for alias in node.names} | {node.module for node in ast.walk(tree)
-                                         if isinstance(node, ast.ImportFrom)}
+    names = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "fcntl" not in names
 
 

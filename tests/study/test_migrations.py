@@ -26,20 +26,30 @@ def _v1_store(folder: Path) -> Path:
     conn.execute("PRAGMA foreign_keys=ON")
     for statement in _statements(V1):
         conn.execute(statement)
-    conn.executemany("INSERT INTO meta VALUES (?, ?)",
-                     [("schema_version", "1"), ("study_id", "s"), ("blinding_salt", "salt")])
-    conn.execute("INSERT INTO topics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                 ("t1", "A", 1, "D1", "B", 2, "D2", "[]", "[]", "r", 3, 0.5, "{}"))
-    conn.execute("INSERT INTO prompts VALUES (?,?,?,?,?,?,?,?,?)",
-                 ("p1", "t1", "cross", "f", "h", None, "text", 5, "{}"))
-    conn.execute("INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
-                 "params, text, started_at, finished_at) "
-                 "VALUES ('o1','p1',0,'ok','local','m','{}','x','2026-01-01','2026-01-01')")
+    conn.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("schema_version", "1"), ("study_id", "s"), ("blinding_salt", "salt")],
+    )
+    conn.execute(
+        "INSERT INTO topics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        ("t1", "A", 1, "D1", "B", 2, "D2", "[]", "[]", "r", 3, 0.5, "{}"),
+    )
+    conn.execute(
+        "INSERT INTO prompts VALUES (?,?,?,?,?,?,?,?,?)",
+        ("p1", "t1", "cross", "f", "h", None, "text", 5, "{}"),
+    )
+    conn.execute(
+        "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+        "params, text, started_at, finished_at) "
+        "VALUES ('o1','p1',0,'ok','local','m','{}','x','2026-01-01','2026-01-01')"
+    )
     conn.execute("INSERT INTO items VALUES ('i1', 'o1', 'x', 'core', 'x', '{}')")
     conn.execute("INSERT INTO reviewers VALUES ('r1', 'human', NULL, '[]', 10)")
     conn.execute("INSERT INTO assignments VALUES ('i1', 'r1', 0)")
-    conn.execute("INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-                 "VALUES ('i1', 'r1', 'published', 'xlsx', '2026-01-02')")
+    conn.execute(
+        "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+        "VALUES ('i1', 'r1', 'published', 'xlsx', '2026-01-02')"
+    )
     conn.close()
     return db
 
@@ -70,11 +80,12 @@ def test_migrated_tables_have_the_columns_of_a_new_store(tmp_path: Path) -> None
     _v1_store(tmp_path / "old")
 
     def columns(study: Study, table: str) -> list[tuple]:
-        return [(r["name"], r["type"], r["notnull"], r["pk"])
-                for r in study.rows(f"PRAGMA table_info({table})")]
+        return [
+            (r["name"], r["type"], r["notnull"], r["pk"])
+            for r in study.rows(f"PRAGMA table_info({table})")
+        ]
 
-    with Study.open(tmp_path / "old") as old, \
-            Study.open(tmp_path / "new", create=True) as new:
+    with Study.open(tmp_path / "old") as old, Study.open(tmp_path / "new", create=True) as new:
         for table in ("items", "controls", "calibrations", "outputs"):
             assert columns(old, table) == columns(new, table), table
 
@@ -82,8 +93,9 @@ def test_migrated_tables_have_the_columns_of_a_new_store(tmp_path: Path) -> None
 def test_newer_or_corrupt_version_is_refused(tmp_path: Path) -> None:
     db = _v1_store(tmp_path / "s")
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                 (str(SCHEMA_VERSION + 1),))
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+    )
     conn.close()
     with pytest.raises(HarnessError, match="newer harness"):
         Study.open(tmp_path / "s")
@@ -101,17 +113,26 @@ def _v3_store(folder: Path, settings: dict) -> Path:
     conn = sqlite3.connect(db, isolation_level=None)
     migrate(conn, 1, 3)
     conn.execute("INSERT INTO prompts VALUES ('p2','t1','single_a','f','h',NULL,'t',5,'{}')")
-    conn.execute("INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
-                 "params, text, started_at, finished_at) VALUES ('o-p2-0','p2',0,'ok','local',"
-                 "'SmolLM2-135M-Instruct','{}','y','2026-01-01','2026-01-01')")
+    conn.execute(
+        "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+        "params, text, started_at, finished_at) VALUES ('o-p2-0','p2',0,'ok','local',"
+        "'SmolLM2-135M-Instruct','{}','y','2026-01-01','2026-01-01')"
+    )
     conn.execute("INSERT INTO meta VALUES ('collect_settings', ?)", (json.dumps(settings),))
     conn.close()
     return db
 
 
 def test_version_3_store_gets_model_keys_and_keeps_ids_rows_and_commitment(tmp_path: Path) -> None:
-    settings = {"backend": "local", "model": "SmolLM2-135M-Instruct", "samples": 1,
-                "temperature": 0.7, "top_p": 0.95, "max_tokens": 256, "seed": 0}
+    settings = {
+        "backend": "local",
+        "model": "SmolLM2-135M-Instruct",
+        "samples": 1,
+        "temperature": 0.7,
+        "top_p": 0.95,
+        "max_tokens": 256,
+        "seed": 0,
+    }
     db = _v3_store(tmp_path / "s", settings)
     before = commitment(sqlite3.connect(db))
     with Study.open(tmp_path / "s") as study:
@@ -123,14 +144,17 @@ def test_version_3_store_gets_model_keys_and_keeps_ids_rows_and_commitment(tmp_p
         assert study.rows("PRAGMA foreign_key_check") == []
         assert study.meta("collect_settings") is None
         assert json.loads(study.meta("collect_models") or "") == {
-            "local": {**settings, "id_suffix": ""}}
+            "local": {**settings, "id_suffix": ""}
+        }
         # (prompt, model, sample) is the unit now: another model may answer the same prompt
         study.conn.execute(
             "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, model_key,"
             " params, started_at, finished_at) VALUES ('o-p2-0-x','p2',0,'ok','openai','g',"
-            "'openai/g','{}','t','t')")
+            "'openai/g','{}','t','t')"
+        )
         with pytest.raises(sqlite3.IntegrityError):
             study.conn.execute(
                 "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
                 "model_key, params, started_at, finished_at) VALUES ('o-p2-0-y','p2',0,'ok',"
-                "'openai','g','openai/g','{}','t','t')")
+                "'openai','g','openai/g','{}','t','t')"
+            )

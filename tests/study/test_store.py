@@ -41,8 +41,9 @@ def test_killed_writer_leaves_a_consistent_store(tmp_path):
     rng = random.Random(5)
     counts = []
     for _ in range(5):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(folder)],
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(folder)], stdout=subprocess.PIPE, text=True
+        )
         try:
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
             time.sleep(rng.uniform(0.05, 0.4))  # kill at a random moment mid-write
@@ -53,7 +54,8 @@ def test_killed_writer_leaves_a_consistent_store(tmp_path):
             assert study.rows("PRAGMA integrity_check")[0][0] == "ok"
             per_topic = study.rows(
                 "SELECT t.topic_id, COUNT(p.prompt_id) FROM topics t "
-                "LEFT JOIN prompts p USING (topic_id) GROUP BY t.topic_id")
+                "LEFT JOIN prompts p USING (topic_id) GROUP BY t.topic_id"
+            )
             assert all(n == 3 for _, n in per_topic)
             counts.append(len(per_topic))
     assert counts == sorted(counts) and counts[-1] > counts[0]
@@ -70,8 +72,11 @@ def test_transaction_rolls_back_on_error(tmp_path):
 
 def test_foreign_keys_are_enforced(tmp_path):
     row = ("p", "no-topic", "cross", "f", "h", None, "t", 1, "{}")
-    with (Study.open(tmp_path / "s", create=True) as study,
-          pytest.raises(sqlite3.IntegrityError), study.transaction() as conn):
+    with (
+        Study.open(tmp_path / "s", create=True) as study,
+        pytest.raises(sqlite3.IntegrityError),
+        study.transaction() as conn,
+    ):
         conn.execute("INSERT INTO prompts VALUES (?,?,?,?,?,?,?,?,?)", row)
 
 
