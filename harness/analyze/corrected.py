@@ -160,27 +160,17 @@ def corrected_difference(
     observed = float(a.sum() / n) if n else math.nan
     sens, youden, var = _accuracy(counts, shares)
     if n == 0 or not np.all(np.isfinite(youden)):
-        return Corrected(
+        return _no_estimate(
             method,
             observed,
-            None,
-            None,
-            None,
             level,
-            0,
-            1.0,
             "accuracy not estimable: some reviewer group lacks published or unpublished controls",
         )
     if np.any(youden <= MIN_J):
-        return Corrected(
+        return _no_estimate(
             method,
             observed,
-            None,
-            None,
-            None,
             level,
-            0,
-            1.0,
             f"J = {float(youden.min()):.3f} <= {MIN_J}: the reviewers do not "
             "discriminate, so the correction would divide by about zero",
         )
@@ -208,6 +198,10 @@ def corrected_difference(
             else ""
         ),
     )
+
+
+def _no_estimate(method: CorrectionMethod, observed: float, level: float, note: str) -> Corrected:
+    return Corrected(method, observed, None, None, None, level, 0, 1.0, note)
 
 
 def _finite(x: float) -> float | None:
