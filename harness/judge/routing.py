@@ -2,8 +2,8 @@
 
 Hard constraints: k distinct reviewers per item; capacity; a human reviewer sees at most one item
 per topic (automated reviewers judge each item in a fresh context, so the rule does not bind
-them). Soft goals, in order of weight: conditions (and, in a study of several models, each
-model's items of each condition) balanced within each reviewer's share (in the proportions of
+them). Soft goals, in order of weight: conditions (and, in a study of several models, the
+models, within one item) balanced within each reviewer's share (in the proportions of
 the whole study), expertise overlapping the topic's fields, then seeded random
 tie-breaking, so that the same items, roster and seed give the same assignment.
 """
@@ -207,15 +207,14 @@ def _solve(
     """Mixed-integer programme (HiGHS via scipy).
 
     Variables: x[i, r] in {0, 1} (item i to reviewer r) and d[r, c] >= 0, the deviation of
-    reviewer r's items of cell c (condition, or condition and model) from the cell's share of
-    r's items.
+    reviewer r's items of cell c (a condition, or a model) from the cell's share of r's items,
+    beyond the cell's tolerance.
     """
     from scipy.optimize import Bounds, milp
 
     n_i, n_r = len(items), len(reviewers)
-    condition = _balance_cells(items)
-    conditions = sorted(set(condition))
-    n_c = len(conditions)
+    cells = _balance_cells(items)  # (indicator of the cell, tolerance) per cell
+    n_c = len(cells)
     n_x = n_i * n_r
     n_vars = n_x + n_r * n_c
 
@@ -244,12 +243,12 @@ def _solve(
         if _per_topic_limit(rv, distinct):
             for members in topics:
                 rows.add(members * n_r + r, np.ones(len(members)), 0, 1)
-        for j, c in enumerate(conditions):  # -d_rc <= count_rc - share_c * count_r <= d_rc
-            mine = (condition == c).astype(float)
+        for j, (mine, tolerance) in enumerate(cells):
+            # -d_rc - tol <= count_rc - share_c * count_r <= d_rc + tol
             diff = mine - mine.mean()
             cols = np.append(column, n_x + r * n_c + j)
-            rows.add(cols, np.append(diff, -1.0), -np.inf, 0)
-            rows.add(cols, np.append(-diff, -1.0), -np.inf, 0)
+            rows.add(cols, np.append(diff, -1.0), -np.inf, tolerance)
+            rows.add(cols, np.append(-diff, -1.0), -np.inf, tolerance)
 
     upper = np.concatenate([np.ones(n_x), np.full(n_r * n_c, np.inf)])
     integrality = np.concatenate([np.ones(n_x), np.zeros(n_vars - n_x)])
@@ -277,14 +276,15 @@ def _solve(
     return chosen, f"HiGHS MILP, {status}"
 
 
-def _balance_cells(items: Any) -> np.ndarray:
-    """The label each reviewer's share is balanced over: the condition, or with several models
-    the condition and the model (so no reviewer sees mostly one model)."""
-    condition: np.ndarray = items.condition.to_numpy(dtype=object)
-    if items.model.nunique() < 2:
-        return condition
-    pairs = [f"{c}|{m}" for c, m in zip(condition, items.model, strict=True)]
-    cells: np.ndarray = np.array(pairs, dtype=object)
+def _balance_cells(items: Any) -> list[tuple[np.ndarray, float]]:
+    """What each reviewer's share is balanced over: each condition exactly, and in a study of
+    several models each model within one item (so no reviewer sees mostly one model; the
+    tolerance keeps the integer programme quick to prove optimal when shares are not whole)."""
+    condition = items.condition.to_numpy(dtype=object)
+    cells = [((condition == c).astype(float), 0.0) for c in sorted(set(condition))]
+    if items.model.nunique() > 1:
+        model = items.model.to_numpy(dtype=object)
+        cells += [((model == m).astype(float), 1.0) for m in sorted(set(model))]
     return cells
 
 

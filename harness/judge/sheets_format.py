@@ -64,8 +64,10 @@ def parse_continued(value: str) -> str | None:
 
 
 def clean_text(text: str) -> str:
-    """Characters a spreadsheet cannot hold become U+FFFD, visibly, not dropped."""
-    return _ILLEGAL.sub("\ufffd", text)
+    """Characters a spreadsheet cannot hold become U+FFFD, visibly, not dropped; line breaks
+    become "\n" (an XML reader turns a raw carriage return into one anyway, so a packet shows the
+    same text whichever program reads it)."""
+    return _ILLEGAL.sub("\ufffd", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def needs_quote(text: str) -> bool:
