@@ -102,10 +102,6 @@ class LeakAudit:
 def classifier_audit(
     study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP, seed: int = 0
 ) -> LeakAudit:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-
     frame = study.frame(AUDIT_SQL)
     y = (frame.condition == "cross").to_numpy(int)
     groups = frame.topic_id.to_numpy()
@@ -121,6 +117,18 @@ def classifier_audit(
         return base
     texts = (frame.display_text + "\n" + frame.core).tolist()
 
+    scores = out_of_fold(texts, y, groups, n_folds, seed, text_scorer(texts, y))
+    base.auc = auc(y, scores)
+    base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
+    return base
+
+
+def text_scorer(texts: list[str], y: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """TF-IDF + logistic regression fitted on `train`, scoring `test` (for `out_of_fold`)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
     def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray:
         model = make_pipeline(
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
@@ -135,10 +143,7 @@ def classifier_audit(
         result: np.ndarray = model.decision_function([texts[i] for i in test])
         return result
 
-    scores = out_of_fold(texts, y, groups, n_folds, seed, fit_score)
-    base.auc = auc(y, scores)
-    base.ci_low, base.ci_high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
-    return base
+    return fit_score
 
 
 def out_of_fold(

@@ -7,10 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from harness.judge.defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
-from harness.judge.leak import auc, cluster_bootstrap_ci, out_of_fold
+from harness.judge.leak import auc, cluster_bootstrap_ci, out_of_fold, text_scorer
 from harness.study.store import Study
 
 __all__ = ["ModelAudit", "model_audit"]
@@ -89,26 +87,9 @@ def model_audit(
     texts = (frame.display_text + "\n" + frame.core).tolist()
     for name in models[1:] if len(models) == 2 else models:
         y = (frame.model == name).to_numpy(int)
-        scores = out_of_fold(texts, y, groups, out.folds, seed, _fitter(texts, y))
+        scores = out_of_fold(texts, y, groups, out.folds, seed, text_scorer(texts, y))
         low, high = cluster_bootstrap_ci(y, scores, groups, n_boot, seed)
         out.auc.append(auc(y, scores))
         out.ci_low.append(low)
         out.ci_high.append(high)
     return out
-
-
-def _fitter(texts: list[str], y: np.ndarray) -> Any:
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-
-    def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray:
-        model = make_pipeline(
-            TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
-            LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"),
-        )
-        model.fit([texts[i] for i in train], y[train])
-        result: np.ndarray = model.decision_function([texts[i] for i in test])
-        return result
-
-    return fit_score
