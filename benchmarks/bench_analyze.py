@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.analyze import analyze
-from harness.analyze.plan import Design
-from harness.analyze.simulated_study import write_simulated_study
+from harness.analysis import analyze
+from harness.analysis.planning.plan_file import Design
+from harness.analysis.simulation.study_folder import write_simulated_study
 
 TARGET_S = 30.0
 

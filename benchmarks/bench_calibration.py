@@ -17,12 +17,16 @@ import time
 
 import numpy as np
 
-from harness.analyze.consensus import code_outcome
-from harness.analyze.equivalence import paired_t
-from harness.analyze.plan import Design, load_plan
-from harness.analyze.pooled import pooled_test
-from harness.analyze.primary import run_primary
-from harness.analyze.simulate import latent_parameters, rejection_rates, simulate_judgments
+from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.simulation.full_design import (
+    latent_parameters,
+    rejection_rates,
+    simulate_judgments,
+)
+from harness.analysis.statistics.consensus import code_outcome
+from harness.analysis.statistics.equivalence import paired_t
+from harness.analysis.statistics.pooled import pooled_test
+from harness.analysis.statistics.primary import run_primary
 
 TOPICS, P_SINGLE = 50, 0.3
 BAND = (0.035, 0.065)

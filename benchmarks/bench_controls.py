@@ -30,16 +30,16 @@ import time
 import numpy as np
 from scipy import stats
 
-from harness.analyze.corrected import MIN_J
-from harness.analyze.equivalence import betting_capital
-from harness.analyze.plan import Design, load_plan
-from harness.analyze.simulate_controls import (
+from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.simulation.known_accuracy import (
     Reviewers,
     latent_batch,
     misclassified_batch,
     mixed_reviewers_batch,
 )
-from harness.analyze.verdict_simulation import simulate_verdicts
+from harness.analysis.simulation.verdicts import simulate_verdicts
+from harness.analysis.statistics.corrected import MIN_J
+from harness.analysis.statistics.equivalence import betting_capital
 
 PLAN = load_plan().plan
 DESIGN = Design()

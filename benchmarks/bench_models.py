@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from harness.analyze.across_models import across_models
-from harness.analyze.simulate_models import model_batch
+from harness.analysis.simulation.several_models import model_batch
+from harness.analysis.statistics.across_models import across_models
 
 MODELS = ["a", "b", "c"]
 

@@ -22,8 +22,9 @@ _API = {
     "write_explorer": "harness.explore",
     "study_status": "harness.status",
     "collect_models": "harness.collect",
-    "prereg": "harness.analyze",
-    "power": "harness.analyze",
+    "analyze": "harness.analysis",
+    "prereg": "harness.analysis",
+    "power": "harness.analysis",
     "blind": "harness.judge",
     "import_reviews": "harness.judge",
     "run_automated": "harness.judge.automated",
@@ -35,7 +36,7 @@ _API = {
     "draft_topics": "harness.curation.draft",
 }
 # Stage modules that are callable like their main function: `harness.generate(...)`.
-_STAGES = ("generate", "collect", "analyze")
+_STAGES = ("generate", "collect")
 
 
 def __getattr__(name: str) -> Any:

@@ -231,7 +231,7 @@ def _blind(
 
 
 def _prereg(folder: Path, plan: Path | None) -> str:
-    from harness.analyze import prereg
+    from harness.analysis import prereg
     from harness.study.manifest import load_manifest
 
     if "prereg" in load_manifest(folder):
@@ -259,7 +259,7 @@ def _probe(folder: Path, model: str | None) -> str:
 
 
 def _analyze(folder: Path, out: dict[str, object]) -> str:
-    from harness.analyze import analyze
+    from harness.analysis import analyze
 
     result = analyze(folder)
     out["verdict"] = result.verdict.label

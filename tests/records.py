@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from harness.study.store import Study
-from tests.analyze.helpers import build_study, random_judgments
+from tests.analysis.helpers import build_study, random_judgments
 
 REVIEWERS = {"alice": "human", "bot": "automated"}
 #: Text that would run script or break the page if it were ever written as HTML or ended the

@@ -6,11 +6,12 @@ import harness
 
 
 def test_stage_modules_are_callable_after_import():
-    import harness.analyze
+    import harness.analysis
     import harness.generate
 
     assert callable(harness.generate) and callable(harness.analyze)
     assert harness.generate.generate.__name__ == "generate"
+    assert harness.analyze is harness.analysis.analyze
 
 
 def test_public_names_resolve():

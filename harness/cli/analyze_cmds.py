@@ -29,7 +29,7 @@ def analyze(
 
     Example: harness analyze --study runs/demo
     """
-    from harness.analyze import analyze as run
+    from harness.analysis import analyze as run
 
     result = run(study, plan, allow_deviation)
     typer.echo(result.summary())
@@ -48,7 +48,7 @@ def prereg(
 
     Example: harness prereg --study runs/demo
     """
-    from harness.analyze import prereg as run
+    from harness.analysis import prereg as run
 
     typer.echo(run(study, plan).summary())
 
@@ -137,7 +137,7 @@ def power(
     Example: harness power --topics 50 --p-single 0.3 --effect 0.1 --simulate
     Example: harness power --bank --sensitivity 0.85 --specificity 0.9
     """
-    from harness.analyze import power as run
+    from harness.analysis import power as run
 
     result = run(
         topics=topics,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from harness.analyze.holm import holm_adjust
+from harness.analysis.statistics.holm import holm_adjust
 from harness.errors import HarnessError
 from harness.geometry.probe import LAYER_MEAN, using
 from harness.study.store import Study

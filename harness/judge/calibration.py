@@ -121,7 +121,7 @@ def stored_rule(study: Study, reviewer_id: str) -> Rule | None:
 
 def plan_unsure(study: Study) -> str:
     """The plan's coding of unsure: the preregistered plan if there is one, else the bundled."""
-    from harness.analyze.plan import load_plan
+    from harness.analysis.planning.plan_file import load_plan
     from harness.study.manifest import load_manifest
 
     registered = load_manifest(study.path).get("prereg", {}).get("plan_path")

@@ -107,7 +107,7 @@ class ControlsReport:
 
 def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
     """The preregistered plan's numbers; a plan given that differs from it is refused."""
-    from harness.analyze.plan import load_plan
+    from harness.analysis.planning.plan_file import load_plan
     from harness.study.manifest import load_manifest
 
     prereg = load_manifest(Path(study_dir)).get("prereg") or {}

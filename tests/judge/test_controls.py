@@ -224,7 +224,7 @@ def test_controls_in_one_block_are_an_error_unless_chance_explains_it(controlled
 
 # -- the commitment -------------------------------------------------------------------------------
 def test_commitment_covers_controls_and_analyze_refuses_a_changed_one(controlled: Study) -> None:
-    from harness.analyze.data import verify_blinding
+    from harness.analysis.data import verify_blinding
 
     manifest = load_manifest(controlled.path)
     assert manifest["blinding"]["sha256"] == commitment(controlled.conn)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.analyze.plan import Design
-from harness.analyze.simulated_study import write_simulated_study
+from harness.analysis.planning.plan_file import Design
+from harness.analysis.simulation.study_folder import write_simulated_study
 from harness.judge.leak_models import model_audit
 from harness.study.store import Study
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analyze import analyze
-from harness.analyze.plan import bundled_plan_path
+from harness.analysis import analyze
+from harness.analysis.planning.plan_file import bundled_plan_path
 from harness.judge.status import review_status
 from harness.study.store import Study
-from tests.analyze.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
+from tests.analysis.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
 
 
 @pytest.fixture

@@ -1,0 +1,31 @@
+"""`harness analyze`: the preregistered paired test that can falsify the hypothesis.
+
+    from harness.analysis import analyze, prereg, power
+    result = analyze("runs/demo")          # AnalysisResult: .summary(), .topics_frame(), ...
+    prereg("runs/demo")                    # prereg.md + manifest section `prereg`
+    power(topics=50, p_single=0.3, effect=0.1).curve   # DataFrame of power by topics
+
+Sub-packages: `statistics` (the tests, estimates and the verdict rule), `planning` (the plan
+file, power and sample size, `prereg`), `simulation` (simulated studies) and `report` (results
+objects, rendering, figures). At the top: `data` (verified unblinding) and `run` (`analyze`).
+statsmodels and matplotlib load only when an analysis needs them.
+"""
+
+from __future__ import annotations
+
+from harness.analysis.planning.plan_file import Plan, load_plan
+from harness.analysis.planning.power_analysis import PowerResult, power
+from harness.analysis.planning.preregister import PreregResult, prereg
+from harness.analysis.report.results import AnalysisResult
+from harness.analysis.run import analyze
+
+__all__ = [
+    "AnalysisResult",
+    "Plan",
+    "PowerResult",
+    "PreregResult",
+    "analyze",
+    "load_plan",
+    "power",
+    "prereg",
+]

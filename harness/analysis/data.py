@@ -1,0 +1,206 @@
+"""Reading a study for analysis: verify the blinding key, then unblind.
+
+The join reviews -> items -> outputs -> prompts reveals each judgment's condition. It runs only
+after the blinding key in the store has been checked against the commitment recorded in the
+manifest when packets were made (`harness.study.blinding.commitment`), so a key altered after
+reviews came in can never be analysed. This module reads the store only; it does not import the
+judge stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from harness.analysis.statistics.accuracy import CONTROLS_SQL
+from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
+from harness.errors import HarnessError
+from harness.study.blinding import commitment
+from harness.study.history import MANIFEST_NAME
+from harness.study.store import Study
+
+REVIEWS_SQL = """
+SELECT r.item_id, r.reviewer_id, r.verdict, r.confidence, r.source, r.created_at,
+       v.kind, v.method, o.output_id, o.sample, o.model_key AS model, p.prompt_id, p.topic_id,
+       p.condition
+FROM reviews r
+JOIN items i ON i.item_id = r.item_id
+JOIN outputs o ON o.output_id = i.output_id
+JOIN prompts p ON p.prompt_id = o.prompt_id
+JOIN reviewers v ON v.reviewer_id = r.reviewer_id
+"""
+
+TOPICS_SQL = """
+SELECT topic_id, field_a, field_b, domain_a, domain_b, taxonomy_distance, embedding_distance
+FROM topics ORDER BY topic_id
+"""
+
+GEOMETRY_SQL = """
+SELECT p.topic_id, p.condition, g.model, AVG(g.entropy) AS entropy,
+       AVG(g.split_index) AS split_index
+FROM geometry g JOIN prompts p ON p.prompt_id = g.prompt_id
+WHERE g.head = ?
+GROUP BY g.prompt_id, g.model
+"""
+
+
+@dataclass(frozen=True)
+class BlindingCheck:
+    status: Literal["verified", "missing"]
+    recorded: str | None
+    computed: str
+    made_at: str | None
+    n_items: int
+
+
+@dataclass(frozen=True)
+class StudyData:
+    judgments: Judgments
+    reviews: pd.DataFrame  # one row per review, with its condition and reviewer kind
+    topics: pd.DataFrame
+    reviewers: pd.DataFrame
+    geometry: pd.DataFrame  # per topic and condition (empty when the study has none)
+    geometry_model: str | None
+    counts: dict[str, int]
+    models: list[str]
+    blinding: BlindingCheck
+    first_review_at: str | None
+    meta: dict[str, Any]
+    controls: pd.DataFrame | None = None  # one row per review of a control item
+
+
+def verify_blinding(
+    study: Study, manifest: dict[str, Any], *, allow_missing: bool
+) -> BlindingCheck:
+    """Compare the key in the store with the manifest's commitment; a mismatch is fatal."""
+    section = manifest.get("blinding") or {}
+    computed = commitment(study.conn)
+    recorded = section.get("sha256")
+    file = study.path / MANIFEST_NAME
+    if recorded is None:
+        if not allow_missing:
+            raise HarnessError(
+                "no blinding commitment in the manifest, so the blinding key cannot be verified "
+                "(packets are made with `harness judge --blind`); rerun with --allow-deviation to "
+                "analyse anyway, reported as a deviation",
+                file=file,
+                column="blinding.sha256",
+            )
+        return BlindingCheck("missing", None, computed, None, study.count("items"))
+    if recorded != computed:
+        raise HarnessError(
+            f"the blinding key in the store (sha256 {computed}) does not match the commitment "
+            f"made {section.get('made_at', '?')} ({recorded}); the item -> condition map changed "
+            "after packets were made, so the study cannot be unblinded",
+            file=file,
+            column="blinding.sha256",
+        )
+    return BlindingCheck(
+        "verified",
+        recorded,
+        computed,
+        section.get("made_at"),
+        int(section.get("n_items", study.count("items"))),
+    )
+
+
+def load_study(
+    study: Study, manifest: dict[str, Any], *, allow_missing_commitment: bool = False
+) -> StudyData:
+    """Everything the analysis needs, read after the blinding key is verified."""
+    if study.count("reviews") == 0:
+        raise HarnessError(
+            "the study has no reviews yet: import reviewer packets or run the automated "
+            "reviewers (`harness judge`) before `harness analyze`",
+            file=study.path,
+        )
+    blinding = verify_blinding(study, manifest, allow_missing=allow_missing_commitment)
+    reviews = study.frame(REVIEWS_SQL)
+    topics = study.frame(TOPICS_SQL)
+    reviewers = study.frame("SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id")
+    geometry, geometry_model = _geometry(study, reviews)
+    counts = {
+        "topics": study.count("topics"),
+        "prompts": study.count("prompts"),
+        "outputs": study.count("outputs"),
+        "outputs_ok": study.count("outputs", "status = 'ok'"),
+        "items": study.count("items"),
+        "assignments": study.count("assignments"),
+        "reviews": int(len(reviews)),
+        "reviewers": int(len(reviewers)),
+    }
+    meta = {
+        key: study.meta(key) for key in ("pilot", "demo", "simulated", "study_id", "created_at")
+    }
+    return StudyData(
+        judgments=_judgments(reviews, topics, reviewers),
+        reviews=reviews,
+        topics=topics,
+        reviewers=reviewers,
+        geometry=geometry,
+        geometry_model=geometry_model,
+        counts=counts,
+        models=sorted(str(m) for m in reviews["model"].dropna().unique()),
+        blinding=blinding,
+        first_review_at=str(reviews["created_at"].min()) if len(reviews) else None,
+        meta=meta,
+        controls=study.frame(CONTROLS_SQL),
+    )
+
+
+def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFrame) -> Judgments:
+    topic_ids = topics["topic_id"].to_numpy(dtype=object)
+    topic_index = pd.Index(topic_ids)
+    reviewer_ids = reviewers["reviewer_id"].to_numpy(dtype=object)
+    item_codes, item_ids = pd.factorize(reviews["item_id"], sort=True)
+    first = pd.DataFrame(
+        {
+            "code": item_codes,
+            "topic": reviews["topic_id"],
+            "condition": reviews["condition"],
+            "model": reviews["model"],
+        }
+    ).drop_duplicates("code")
+    first = first.sort_values("code")
+    item_topic = topic_index.get_indexer(first["topic"])
+    if (item_topic < 0).any():
+        raise HarnessError("a prompt refers to a topic missing from the topics table")
+    return Judgments(
+        item=item_codes.astype(np.int64),
+        reviewer=pd.Index(reviewer_ids)
+        .get_indexer(pd.Index(reviews["reviewer_id"]))
+        .astype(np.int64),
+        verdict=pd.Index(VERDICTS).get_indexer(pd.Index(reviews["verdict"])).astype(np.int8),
+        item_topic=item_topic.astype(np.int64),
+        item_condition=pd.Index(CONDITIONS)
+        .get_indexer(pd.Index(first["condition"]))
+        .astype(np.int8),
+        n_topics=len(topic_ids),
+        n_reviewers=len(reviewer_ids),
+        topic_ids=topic_ids,
+        item_ids=np.asarray(item_ids, dtype=object),
+        reviewer_ids=reviewer_ids,
+        reviewer_kind=reviewers["kind"].to_numpy(dtype=object),
+        item_model=first["model"].astype(str).to_numpy(dtype=object),
+    )
+
+
+def _geometry(study: Study, reviews: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """Per topic and condition: mean over layers of the head-mean attention measures."""
+    if study.count("geometry") == 0:
+        return pd.DataFrame(columns=["topic_id", "condition", "entropy", "split_index"]), None
+    head = -1 if study.count("geometry", "head = -1") else None
+    if head is None:
+        sql = GEOMETRY_SQL.replace("WHERE g.head = ?", "")
+        frame = study.frame(sql)
+    else:
+        frame = study.frame(GEOMETRY_SQL, (head,))
+    models = frame["model"].value_counts()
+    output_models = set(reviews["model"].dropna())
+    preferred = [m for m in models.index if m in output_models]
+    model = preferred[0] if preferred else str(models.index[0])
+    chosen = frame[frame["model"] == model]
+    return chosen[["topic_id", "condition", "entropy", "split_index"]].reset_index(drop=True), model

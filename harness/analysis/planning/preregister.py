@@ -1,0 +1,269 @@
+"""`prereg.md`: what is fixed before unblinding, and its record in the manifest.
+
+It states the hypothesis, the design as it stands in the store, the materials and their hashes,
+the analysis plan with its SHA-256, the blinding commitment when packets exist, and a power
+analysis for the planned number of topics. The manifest section `prereg` keeps the plan's hash,
+which `analyze` checks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.planning.plan_file import LoadedPlan, Plan, load_plan
+from harness.analysis.planning.sample_size import (
+    discordant,
+    mcnemar_power,
+    mcnemar_sample_size,
+    paired_power,
+    paired_sample_size,
+    sd_binary_difference,
+    tost_power,
+    tost_sample_size,
+)
+from harness.analysis.statistics.decisive import controls_needed
+from harness.errors import HarnessError
+from harness.study.clock import utc_now
+from harness.study.lock import writes_study
+from harness.study.manifest import (
+    load_manifest,
+    record_command,
+    record_materials,
+    record_section,
+)
+from harness.study.store import Study
+
+PREREG_NAME = "prereg.md"
+
+
+@dataclass(frozen=True)
+class PreregResult:
+    path: Path
+    plan_path: str
+    plan_sha256: str
+    at: str
+    reviews_in_store: int
+    text: str
+
+    def summary(self) -> str:
+        warning = (
+            f"\nWARNING: {self.reviews_in_store} reviews were already in the store."
+            if self.reviews_in_store
+            else ""
+        )
+        return (
+            f"Preregistration written to {self.path}\nPlan {self.plan_path}\n  sha256 "
+            f"{self.plan_sha256} (recorded in the manifest, section `prereg`, "
+            f"{self.at}){warning}"
+        )
+
+
+@writes_study
+def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
+    """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
+    folder = Path(study_dir)
+    loaded = load_plan(plan)
+    with Study.open(folder) as study:
+        facts = _facts(study)
+    manifest = load_manifest(folder)
+    at = utc_now()
+    text = render(loaded, manifest, facts, at)
+    path = folder / PREREG_NAME
+    tmp = path.with_name(PREREG_NAME + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    record_materials(folder, "analysis", {"plan.yaml": Path(loaded.path)})
+    record_section(
+        folder, "prereg", {"plan_sha256": loaded.sha256, "plan_path": loaded.path, "at": at}
+    )
+    record_command(folder, "prereg", {"plan": loaded.path})
+    return PreregResult(path, loaded.path, loaded.sha256, at, facts["reviews"], text)
+
+
+def _facts(study: Study) -> dict[str, Any]:
+    rows = study.rows("SELECT kind, COUNT(*) FROM reviewers GROUP BY kind")
+    samples = study.rows(
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM outputs "
+        "WHERE status = 'ok' GROUP BY prompt_id, model_key)"
+    )
+    models = [r[0] for r in study.rows("SELECT DISTINCT model FROM outputs ORDER BY model")]
+    return {
+        "study_id": study.study_id,
+        "topics": study.count("topics"),
+        "prompts": study.count("prompts"),
+        "outputs": study.count("outputs", "status = 'ok'"),
+        "items": study.count("items"),
+        "reviews": study.count("reviews"),
+        "reviewers": {r[0]: r[1] for r in rows},
+        "samples": samples[0][0] if samples else None,
+        "models": models,
+        "pilot": study.pilot,
+        "demo": study.meta("demo") == "1",
+    }
+
+
+def power_lines(plan: Plan, topics: int) -> list[str]:
+    """The power analysis of prereg.md for `topics` topics under the plan's assumptions."""
+    p = plan.planning
+    alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
+    try:
+        p10, p01 = discordant(p.p_single + p.effect, p.p_single, p.rho)
+    except HarnessError as error:
+        return [f"Power analysis not possible with the plan's assumptions: {error.message}."]
+    sd = sd_binary_difference(p.p_single + p.effect, p.p_single, p.rho)
+    sd_eq = sd_binary_difference(p.p_single, p.p_single, p.rho)  # TOST: no true difference
+    lines = [
+        f"Assumptions (plan `planning`): proportion judged novel after single-field prompts "
+        f"{p.p_single:g}, effect to detect {p.effect:+g}, correlation of a topic's arms "
+        f"{p.rho:g}; one-sided alpha {alpha:g}; target power {p.power:.0%}; SESOI {sesoi:g}.",
+        f"- McNemar on the consensus table (Connor 1987): discordant probabilities "
+        f"p10 = {p10:.4f}, p01 = {p01:.4f}; power with {topics} topics "
+        f"{mcnemar_power(topics, p10, p01, alpha):.3f}; topics needed "
+        f"{_safe(lambda: mcnemar_sample_size(p10, p01, alpha, p.power))}.",
+        f"- Paired difference, normal approximation (SD of d {sd:.3f}): power "
+        f"{paired_power(topics, p.effect, sd, alpha):.3f}; topics needed "
+        f"{_safe(lambda: paired_sample_size(p.effect, sd, alpha, p.power))}.",
+        f"- Equivalence within +/-{sesoi:g} when the true difference is 0 (TOST; both arms "
+        f"at {p.p_single:g}, SD of d {sd_eq:.3f}): power "
+        f"{tost_power(topics, sd_eq, sesoi, 0.0, alpha):.3f}; topics needed "
+        f"{_safe(lambda: tost_sample_size(sd_eq, sesoi, 0.0, alpha, p.power))}.",
+        "These use one binary consensus per topic and arm. Several reviewers and samples per "
+        "topic lower the SD of d; `harness power --simulate` simulates the full design "
+        "(topic, topic-by-condition, sample and reviewer effects) through the exact primary "
+        "analysis.",
+    ]
+    return lines
+
+
+def _safe(compute: Any) -> str:
+    try:
+        value = compute()
+    except HarnessError as error:
+        return f"n/a ({error.message})"
+    return str(value) if math.isfinite(value) else "n/a"
+
+
+def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], at: str) -> str:
+    plan = loaded.plan
+    topics = facts["topics"] or plan.planning.topics
+    reviewers = ", ".join(f"{n} {k}" for k, n in sorted(facts["reviewers"].items())) or "none yet"
+    lines = [
+        "# Preregistration",
+        "",
+        f"Study `{facts['study_id']}`, registered {at}.",
+        "",
+    ]
+    if facts["demo"]:
+        lines += [
+            "> **Demonstration study: a 135M-parameter model and a demonstration corpus; "
+            "its result demonstrates the machinery, not evidence.**",
+            "",
+        ]
+    if facts["reviews"]:
+        lines += [
+            f"> **Warning: {facts['reviews']} reviews were already in the store when this "
+            "was written.**",
+            "",
+        ]
+    lines += [
+        "## Hypothesis",
+        "",
+        plan.hypothesis,
+        "",
+        "## Design",
+        "",
+        f"- Topics: {facts['topics']} (minimum for a verdict: {plan.minimum.topics}); "
+        f"conditions single_a, single_b, cross per topic; prompts: {facts['prompts']}.",
+        f"- Outputs: {facts['outputs']} (up to {facts['samples'] or 0} per prompt and model) from "
+        f"{', '.join(facts['models']) or 'no model yet'}.",
+        f"- Items: {facts['items']}; reviewers: {reviewers}; at least "
+        f"{plan.minimum.reviewers_per_item} reviewers' verdicts per item.",
+        f"- Pilot: {facts['pilot']}.",
+        "",
+        "## Blinding",
+        "",
+    ]
+    blinding = manifest.get("blinding")
+    if blinding:
+        lines += [
+            f"Commitment (SHA-256 of the item -> output -> condition key, "
+            f"{blinding.get('n_items')} items, made {blinding.get('made_at')}):",
+            "",
+            f"    {blinding.get('sha256')}",
+            "",
+        ]
+    else:
+        lines += [
+            "No packets yet: the commitment is made with `harness judge --blind` and "
+            "recorded in the manifest, section `blinding`.",
+            "",
+        ]
+    lines += ["## Reviewer accuracy (control items)", ""] + controls_lines(plan) + [""]
+    lines += ["## Materials", ""] + _materials(manifest) + [""]
+    lines += [
+        "## Analysis plan",
+        "",
+        f"File `{loaded.path}`",
+        "",
+        f"SHA-256 `{loaded.sha256}`",
+        "",
+        "```yaml",
+        loaded.text.rstrip(),
+        "```",
+        "",
+    ]
+    lines += [f"## Power analysis for {topics} topics", ""] + power_lines(plan, topics) + [""]
+    return "\n".join(lines)
+
+
+def controls_lines(plan: Plan) -> list[str]:
+    """What the plan fixes about control items and how accuracy enters the verdict."""
+    c, p = plan.controls, plan.planning
+    unsure = plan.outcome.unsure.replace("_", " ")
+
+    def needed() -> float:
+        return (
+            controls_needed(p.sensitivity, p.specificity, c.min_youden, c.level, p.power)
+            or math.inf
+        )
+
+    return [
+        f"- Each reviewer judges control items with a known answer, mixed into the blinded "
+        f"stream: a share {c.share:g} of the reviewer's real items and at least "
+        f"{c.min_per_reviewer}, about half published before the cut-off (correct: "
+        f"`published`) and half not (correct: `not_published`).",
+        f"- Coding as the outcome (`unsure` counted as {unsure}). Sensitivity: published "
+        f"controls judged not novel; specificity: unpublished controls judged novel; "
+        f"J = sensitivity + specificity - 1, with exact (Clopper-Pearson) intervals at "
+        f"{c.level:.0%}; J's interval joins both at {1 - (1 - c.level) / 2:.1%} (Bonferroni).",
+        f"- A share {c.calibration_share:g} of the controls calibrates automated reviewers; "
+        f"their accuracy is measured on the other, held-out controls only.",
+        f"- Reviewers whose J estimate is below {c.exclude_reviewer_below:g} are left out of "
+        f"every analysis (decided now, before unblinding).",
+        f"- `refuted` requires the exact lower bound of J (every reviewer's accuracy weighted by "
+        f"their share of the real judgments) to be at least "
+        f"{c.min_youden:g} and equivalence within +/-{plan.equivalence.sesoi:g} on the scale "
+        f"corrected for misclassification ({c.correction} correction; the observed differences "
+        f"are tested against the SESOI times J's one-sided lower bound, alpha split equally "
+        f"between the two). Without that the verdict is `inconclusive`. `supported` stays the "
+        f"one-sided primary test on the observed scale, with a test of differential accuracy "
+        f"(cross-field vs single-field controls, Fisher exact) reported beside it.",
+        f"- The corrected difference is reported with a percentile bootstrap interval over "
+        f"topics and control judgments ({c.bootstrap} resamples, seed {c.seed}).",
+        f"- Planning assumes sensitivity {p.sensitivity:g} and specificity {p.specificity:g} "
+        f"(J {p.sensitivity + p.specificity - 1:.2f}); about "
+        f"{_safe(needed)} control judgments let J's exact lower bound reach "
+        f"{c.min_youden:g} with probability {p.power:g} (n/a: the assumed J is not above it).",
+    ]
+
+
+def _materials(manifest: dict[str, Any]) -> list[str]:
+    materials = manifest.get("materials") or {}
+    rows = ["| role | file | sha256 |", "|---|---|---|"]
+    for role, files in sorted(materials.items()):
+        for name, entry in sorted(files.items()):
+            rows.append(f"| {role} | {name} | `{entry.get('sha256')}` |")
+    return rows if len(rows) > 2 else ["No materials recorded in the manifest yet."]

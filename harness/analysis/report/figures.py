@@ -1,0 +1,322 @@
+"""The report's figures as PNG bytes (matplotlib's object API, no pyplot state, no display)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+from harness.analysis.report.results import AnalysisResult, Estimate
+
+CROSS_COLOUR, SINGLE_COLOUR, GREY = "#c0392b", "#2471a3", "#7f8c8d"
+
+
+def _png(fig: Figure, dpi: int) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def paired_proportions(result: AnalysisResult, dpi: int) -> bytes:
+    """Left: each topic's single vs cross proportion. Right: distribution of d_t."""
+    frame = result.topics_frame()
+    frame = frame[frame["complete"]]
+    fig = Figure(figsize=(10, 4.2))
+    left, right = fig.subplots(1, 2)
+    x, y = frame["p_single"].to_numpy(float), frame["p_cross"].to_numpy(float)
+    rng = np.random.default_rng(0)
+    jitter = 0.012 if len(frame) < 2000 else 0.02
+    alpha = float(np.clip(30 / max(len(frame), 1), 0.05, 0.8))
+    left.scatter(
+        x + rng.normal(0, jitter, x.size),
+        y + rng.normal(0, jitter, y.size),
+        s=14,
+        alpha=alpha,
+        color=CROSS_COLOUR,
+        edgecolors="none",
+    )
+    left.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--")
+    left.set(
+        xlim=(-0.05, 1.05),
+        ylim=(-0.05, 1.05),
+        xlabel="single-field prompts",
+        ylabel="cross-field prompts",
+        title=f"Proportion judged novel, per topic (n = {len(frame)})",
+    )
+    left.text(
+        0.03,
+        0.95,
+        "above the line: cross higher",
+        transform=left.transAxes,
+        fontsize=8,
+        va="top",
+        color=GREY,
+    )
+    d = (frame["p_cross"] - frame["p_single"]).to_numpy(float)
+    sesoi = result.equivalence.sesoi
+    right.axvspan(-sesoi, sesoi, color=GREY, alpha=0.15, label=f"+/- SESOI ({sesoi:g})")
+    if d.size:
+        right.hist(d, bins=np.linspace(-1, 1, 25), color=SINGLE_COLOUR, alpha=0.8)
+        right.axvline(float(d.mean()), color=CROSS_COLOUR, lw=2, label=f"mean d = {d.mean():+.3f}")
+    right.axvline(0, color="black", lw=0.8)
+    right.set(xlabel="d = cross - single", ylabel="topics", title="Paired differences")
+    right.legend(fontsize=8, loc="upper left")
+    return _png(fig, dpi)
+
+
+def estimates(result: AnalysisResult, dpi: int) -> bytes:
+    """Every analysis with its interval, one panel per scale."""
+    shown = [e for e in result.estimates if not e.skipped and e.estimate is not None]
+    scales = [s for s in ("difference", "odds ratio", "slope") if any(e.scale == s for e in shown)]
+    heights = [max(1, sum(e.scale == s for e in shown)) for s in scales] or [1]
+    fig = Figure(figsize=(10, 1.2 + 0.42 * sum(heights) + 0.6 * len(heights)))
+    axes = fig.subplots(len(heights), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, scale in zip(axes[:, 0], scales, strict=False):
+        rows = [e for e in shown if e.scale == scale][::-1]
+        _forest(ax, rows, scale, result.equivalence.sesoi)
+    if not scales:
+        axes[0, 0].text(0.5, 0.5, "no estimable analysis", ha="center", va="center")
+        axes[0, 0].set_axis_off()
+    fig.subplots_adjust(hspace=0.6)
+    return _png(fig, dpi)
+
+
+def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
+    ys = np.arange(len(rows))
+    colour = {
+        "primary": CROSS_COLOUR,
+        "check": SINGLE_COLOUR,
+        "literal": GREY,
+        "secondary": "#27ae60",
+        "corrected": "#8e44ad",
+    }
+    for y, e in zip(ys, rows, strict=True):
+        assert e.estimate is not None  # the caller draws estimable rows only
+        low = e.ci_low if e.ci_low is not None else e.estimate
+        high = e.ci_high if e.ci_high is not None else e.estimate
+        ax.plot([low, high], [y, y], color=colour[e.role], lw=2)
+        ax.plot([e.estimate], [y], "o", color=colour[e.role], ms=6)
+    null = 1.0 if scale == "odds ratio" else 0.0
+    ax.axvline(null, color="black", lw=0.8)
+    if scale == "difference":
+        ax.axvspan(-sesoi, sesoi, color=GREY, alpha=0.12)
+    if scale == "odds ratio":
+        _plain_log_axis(ax)
+    ax.set_yticks(ys, [_short(e.label) for e in rows], fontsize=8)
+    ax.set_title(
+        {
+            "difference": "Difference in proportion judged novel (cross - single), 95% CI"
+            ", shaded: +/- SESOI",
+            "odds ratio": "Odds ratios (cross vs single), 95% CI",
+            "slope": "Moderator slopes of d_t, 95% CI",
+        }[scale],
+        fontsize=9,
+    )
+
+
+def _plain_log_axis(ax: Axes) -> None:
+    """Log scale with plain tick labels (0.5, 1, 2 rather than powers of ten)."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _short(label: str, width: int = 58) -> str:
+    return label if len(label) <= width else label[: width - 3] + "..."
+
+
+def agreement(result: AnalysisResult, dpi: int) -> bytes:
+    """Pairwise Cohen's kappa (heatmap) and overall agreement coefficients."""
+    a = result.agreement
+    fig = Figure(figsize=(10, 4))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.1, 1]})
+    names = sorted({p.reviewer_a for p in a.pairs} | {p.reviewer_b for p in a.pairs})
+    if names:
+        index = {n: i for i, n in enumerate(names)}
+        grid = np.full((len(names), len(names)), np.nan)
+        for p in a.pairs:
+            value = np.nan if p.kappa is None else p.kappa
+            grid[index[p.reviewer_a], index[p.reviewer_b]] = value
+            grid[index[p.reviewer_b], index[p.reviewer_a]] = value
+        if len(names) <= 12:
+            for (row, col), value in np.ndenumerate(grid):
+                if np.isfinite(value):
+                    left.text(col, row, f"{value:.2f}", ha="center", va="center", fontsize=7)
+        image = left.imshow(grid, vmin=-1, vmax=1, cmap="RdBu")
+        labels = [_short(n, 14) for n in names]
+        left.set_xticks(range(len(names)), labels, rotation=60, ha="right", fontsize=7)
+        left.set_yticks(range(len(names)), labels, fontsize=7)
+        fig.colorbar(image, ax=left, shrink=0.8)
+        left.set_title("Cohen's kappa per reviewer pair", fontsize=9)
+    else:
+        left.text(
+            0.5, 0.5, "no reviewer pair shares enough items", ha="center", va="center", fontsize=9
+        )
+        left.set_axis_off()
+    values = [
+        ("raw\nagreement", a.raw_agreement),
+        ("Fleiss'\nkappa", a.fleiss_kappa),
+        ("alpha\n(verdicts)", a.alpha_verdicts),
+        ("alpha\n(novel or not)", a.alpha_outcome),
+    ]
+    heights = [v if v is not None else 0.0 for _, v in values]
+    right.bar(range(4), heights, color=[SINGLE_COLOUR, SINGLE_COLOUR, CROSS_COLOUR, CROSS_COLOUR])
+    for i, (_, v) in enumerate(values):
+        right.text(i, (v or 0) + 0.02, "n/a" if v is None else f"{v:.2f}", ha="center", fontsize=8)
+    right.set_xticks(range(4), [n for n, _ in values], fontsize=8)
+    right.set_ylim(min(-0.1, min(heights) - 0.1), 1.05)
+    right.axhline(0, color="black", lw=0.8)
+    right.set_title(
+        f"Agreement over {a.n_items} items with two or more reviews\n"
+        "(alpha: Krippendorff, nominal)",
+        fontsize=9,
+    )
+    return _png(fig, dpi)
+
+
+def power_curve(result: AnalysisResult, dpi: int) -> bytes:
+    p = result.power
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
+    if p.curve:
+        n = [c["topics"] for c in p.curve]
+        ax.plot(
+            n,
+            [c["detect_sesoi"] for c in p.curve],
+            color=CROSS_COLOUR,
+            label=f"detect a difference of {p.sesoi:g} (one-sided)",
+        )
+        ax.plot(
+            n,
+            [c["show_equivalence"] for c in p.curve],
+            color=SINGLE_COLOUR,
+            label=f"show |difference| < {p.sesoi:g} when it is 0 (TOST)",
+        )
+        ax.axhline(p.target, color=GREY, ls="--", lw=1, label=f"target {p.target:.0%}")
+        ax.axvline(p.n_topics, color="black", lw=1, label=f"this study: {p.n_topics} topics")
+        _plain_log_axis(ax)
+        ax.legend(fontsize=8, loc="lower right")
+        ax.set_title(
+            f"Power by number of topics (alpha {p.alpha:g}; SD of differences "
+            f"{p.sd:.3f}, as observed)",
+            fontsize=9,
+        )
+    else:
+        ax.text(0.5, 0.5, "not enough topics to estimate power", ha="center", va="center")
+    ax.set(xlabel="topics", ylabel="power", ylim=(0, 1.02))
+    return _png(fig, dpi)
+
+
+def accuracy(result: AnalysisResult, dpi: int) -> bytes:
+    """Sensitivity against specificity per reviewer with exact intervals; J = min_youden line."""
+    c = result.controls
+    fig = Figure(figsize=(6, 5))
+    ax = fig.subplots()
+    rows = [
+        a
+        for a in (c.accuracy if c else [])
+        if a["sensitivity"] is not None and a["specificity"] is not None
+    ]
+    for a in rows:
+        pooled = a["scope"] == "pooled"
+        colour = "black" if pooled else (CROSS_COLOUR if a["kind"] == "human" else SINGLE_COLOUR)
+        if a["scope"] == "kind":
+            continue
+        x, y = a["specificity"], a["sensitivity"]
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - a["specificity_low"]], [a["specificity_high"] - x]],
+            yerr=[[y - a["sensitivity_low"]], [a["sensitivity_high"] - y]],
+            fmt="s" if pooled else "o",
+            color=colour,
+            ms=7 if pooled else 4,
+            lw=1,
+            capsize=2,
+        )
+        ax.annotate(
+            _short(a["label"], 18), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+        )
+    grid = np.linspace(0, 1, 50)
+    ax.plot(grid, 1 - grid, color=GREY, lw=1, ls=":", label="J = 0 (no discrimination)")
+    if c is not None:
+        ax.plot(
+            grid,
+            1 + c.min_youden - grid,
+            color=GREY,
+            lw=1,
+            ls="--",
+            label=f"J = {c.min_youden:g} (plan's minimum)",
+        )
+    if not rows:
+        ax.text(0.5, 0.5, "no control items judged: accuracy unknown", ha="center", va="center")
+    ax.set(
+        xlim=(0, 1.02),
+        ylim=(0, 1.02),
+        xlabel="specificity (unpublished judged novel)",
+        ylabel="sensitivity (published judged not novel)",
+    )
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title("Reviewer accuracy on control items (exact intervals; square: pooled)", fontsize=9)
+    return _png(fig, dpi)
+
+
+def models(result: AnalysisResult, dpi: int) -> bytes:
+    """Forest plot: each model's difference with its interval, and the pooled estimate."""
+    m = result.models
+    rows = m.models if m else []
+    fig = Figure(figsize=(6, 1.2 + 0.45 * max(len(rows), 1)))
+    ax = fig.subplots()
+    if not rows or m is None:
+        ax.text(0.5, 0.5, "one model in this study", ha="center", va="center")
+        ax.set_axis_off()
+        return _png(fig, dpi)
+    for i, x in enumerate(rows):
+        if x["estimate"] is None:
+            continue
+        low = x["ci_low"] if x["ci_low"] is not None else x["estimate"]
+        high = x["ci_high"] if x["ci_high"] is not None else x["estimate"]
+        ax.errorbar(
+            x["estimate"],
+            i,
+            xerr=[[x["estimate"] - low], [high - x["estimate"]]],
+            fmt="o",
+            color=CROSS_COLOUR,
+            capsize=3,
+        )
+    if m.pooled_estimate is not None:
+        ax.plot(m.pooled_estimate, len(rows), "D", color="black")
+    ax.axvline(0, color=GREY, lw=1, ls=":")
+    ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
+    ax.invert_yaxis()
+    ax.set_xlabel("difference in proportion judged novel (cross - single)")
+    ax.set_title(
+        f"Each model's difference (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}", fontsize=9
+    )
+    return _png(fig, dpi)
+
+
+FIGURES = {
+    "paired_proportions": (paired_proportions, "Per-topic paired proportions judged novel"),
+    "estimates": (estimates, "Estimates with 95% intervals for every analysis"),
+    "agreement": (agreement, "Reviewer agreement"),
+    "power": (power_curve, "Power curve"),
+    "accuracy": (accuracy, "Reviewer accuracy on control items"),
+    "models": (models, "Each model's difference (forest plot)"),
+}
+
+
+def render_all(result: AnalysisResult, dpi: int) -> dict[str, bytes]:
+    return {
+        name: make(result, dpi)
+        for name, (make, _) in FIGURES.items()
+        if name in figure_names(result)
+    }
+
+
+def figure_names(result: AnalysisResult) -> list[str]:
+    """The figures of this result: the forest plot of models only with several models."""
+    return [name for name in FIGURES if name != "models" or result.models is not None]

@@ -1,0 +1,176 @@
+"""A study folder filled with simulated judgments, for dry runs of `analyze` and its benchmark.
+
+The store is marked `simulated` = 1, and the report says at the top that its data are
+simulated. Rows follow the schema exactly (topics -> prompts -> outputs -> items -> reviews), and
+the blinding commitment is recorded as `harness judge --blind` would.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from harness.analysis.planning.plan_file import Design
+from harness.analysis.simulation.full_design import latent_parameters, simulate_judgments
+from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
+from harness.errors import HarnessError
+from harness.study.blinding import commitment
+from harness.study.clock import utc_now
+from harness.study.manifest import record_section
+from harness.study.store import Study
+
+
+def write_simulated_study(
+    path: str | Path,
+    design: Design | None = None,
+    *,
+    topics: int = 50,
+    p_single: float = 0.3,
+    effect: float = 0.0,
+    seed: int = 0,
+    reviewer_kind: str = "automated",
+    controls_per_reviewer: int = 0,
+    sensitivity: float = 0.9,
+    specificity: float = 0.9,
+) -> Path:
+    """Create a new study at `path` holding one simulated study of `topics` topics; with
+    `controls_per_reviewer`, each reviewer also judges that many control items (half published,
+    half cross-field; held-out split) with the given accuracy."""
+    folder = Path(path)
+    if (folder / "study.sqlite").exists():
+        raise HarnessError("a study already exists here", file=folder)
+    design = design or Design()
+    rng = np.random.default_rng(seed)
+    mu, beta = latent_parameters(design, p_single, effect)
+    judgments = simulate_judgments(design, topics, mu, beta, rng)
+    with Study.open(folder, create=True) as study:
+        store_judgments(study, judgments, design.samples, rng, reviewer_kind)
+        if controls_per_reviewer:
+            store_controls(
+                study, judgments.n_reviewers, controls_per_reviewer, sensitivity, specificity, rng
+            )
+        study.set_meta("simulated", "1")
+        record_section(
+            folder,
+            "blinding",
+            {"sha256": commitment(study.conn), "made_at": utc_now(), "n_items": judgments.n_items},
+        )
+    return folder
+
+
+def store_judgments(
+    study: Study,
+    j: Judgments,
+    samples: int,
+    rng: np.random.Generator,
+    reviewer_kind: str = "automated",
+) -> None:
+    """Insert topics, prompts, outputs, items, reviewers, assignments and reviews in one go."""
+    now = utc_now()
+    topic_ids = [f"sim-{t:05d}" for t in range(j.n_topics)]
+    reviewer_ids = [f"sim-reviewer-{r + 1}" for r in range(j.n_reviewers)]
+    item_ids = [uuid.UUID(bytes=rng.bytes(16)).hex for _ in range(j.n_items)]
+    distance = rng.uniform(0.3, 0.9, j.n_topics)
+    with study.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO topics VALUES (?, 'Field A', 1, 'Domain A', 'Field B', 2, 'Domain B', "
+            "'[\"a1\", \"a2\"]', '[\"b1\", \"b2\"]', 'relation', 3, ?, '{}')",
+            [(t, float(d)) for t, d in zip(topic_ids, distance, strict=True)],
+        )
+        conn.executemany(
+            "INSERT INTO prompts VALUES (?, ?, ?, 'simulated', '', NULL, 'simulated prompt', 10, "
+            "'{}')",
+            [(f"{t}:{c}", t, c) for t in topic_ids for c in CONDITIONS],
+        )
+        outputs = []
+        for item in range(j.n_items):
+            topic, condition = topic_ids[j.item_topic[item]], CONDITIONS[j.item_condition[item]]
+            outputs.append((f"out-{item}", f"{topic}:{condition}", item % samples, now, now))
+        conn.executemany(
+            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
+            "model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'simulated', "
+            "'simulated', 'simulated', '{}', 'simulated output', ?, ?)",
+            outputs,
+        )
+        conn.executemany(
+            "INSERT INTO items (item_id, output_id, original_text, core_combination, "
+            "display_text, steps) "
+            "VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
+            [(item_ids[i], f"out-{i}") for i in range(j.n_items)],
+        )
+        conn.executemany(
+            "INSERT INTO reviewers VALUES (?, ?, 'retrieval', '[]', 1000000)",
+            [(r, reviewer_kind) for r in reviewer_ids],
+        )
+        pairs = [
+            (item_ids[i], reviewer_ids[r])
+            for i, r in zip(j.item.tolist(), j.reviewer.tolist(), strict=True)
+        ]
+        conn.executemany(
+            "INSERT INTO assignments VALUES (?, ?, ?)",
+            [(i, r, n) for n, (i, r) in enumerate(pairs)],
+        )
+        conn.executemany(
+            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+            "VALUES (?, ?, ?, 'automated', ?)",
+            [(i, r, VERDICTS[v], now) for (i, r), v in zip(pairs, j.verdict.tolist(), strict=True)],
+        )
+    study.set_meta("simulated_design", json.dumps({"samples": samples}))
+
+
+def store_controls(
+    study: Study,
+    reviewers: int,
+    per_reviewer: int,
+    sensitivity: float,
+    specificity: float,
+    rng: np.random.Generator,
+) -> None:
+    """Control items (one per reviewer and slot) and each reviewer's judgment of its own."""
+    now = utc_now()
+    rows, items, reviews = [], [], []
+    for r in range(reviewers):
+        for k in range(per_reviewer):
+            control = f"sim-control-{r + 1}-{k}"
+            expected = "published" if k % 2 == 0 else "not_published"
+            correct = rng.random() < (sensitivity if expected == "published" else specificity)
+            verdict = (
+                expected
+                if correct
+                else ("not_published" if expected == "published" else "published")
+            )
+            item = uuid.UUID(bytes=rng.bytes(16)).hex
+            rows.append(
+                (
+                    control,
+                    f"simulated control {control}",
+                    expected,
+                    "cross" if (k // 2) % 2 == 0 else "single",
+                )
+            )
+            items.append((item, control))
+            reviews.append((item, f"sim-reviewer-{r + 1}", verdict))
+    with study.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO controls (control_id, statement, text, expected, kind, source, topic_id, "
+            "evidence, split) VALUES (?, ?, 'simulated control', ?, ?, 'bank', NULL, "
+            '\'{"title": "simulated", "year": 2020, "doi": null}\', \'held_out\')',
+            rows,
+        )
+        conn.executemany(
+            "INSERT INTO items (item_id, control_id, original_text, core_combination, "
+            "display_text, steps) VALUES (?, ?, 'simulated control', NULL, 'simulated control', "
+            "'{}')",
+            items,
+        )
+        conn.executemany(
+            "INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews]
+        )
+        conn.executemany(
+            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+            "VALUES (?, ?, ?, 'automated', ?)",
+            [(i, r, v, now) for i, r, v in reviews],
+        )

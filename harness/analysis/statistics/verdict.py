@@ -1,0 +1,191 @@
+"""The verdict the plan fixes in advance, and the hypothesis author's literal rule beside it.
+
+- supported: the one-sided primary test is significant (cross above single), on the observed
+  scale: valid whatever the reviewers' accuracy when misclassification does not depend on the
+  condition; the differential-accuracy check is reported beside it;
+- refuted: only when the reviewers are shown to discriminate (the exact lower bound of the pooled
+  J reaches `controls.min_youden`) AND the difference is shown inside the SESOI margin on the
+  corrected scale (TOST; or below +SESOI when the plan refutes by non-superiority), or the
+  primary test is significant in the other direction. Reviewers who answer everything alike have
+  J = 0 and can never refute;
+- inconclusive: neither; the report gives the power achieved, and the accuracy, controls and
+  topics a decisive study needs;
+- no verdict: a pilot study, or one below the minimum topics or reviewers per item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from harness.analysis.planning.plan_file import Plan
+from harness.analysis.statistics.equivalence import Equivalence
+from harness.analysis.statistics.pooled import Pooled
+from harness.analysis.statistics.primary import PrimaryOutcome
+
+
+@dataclass(frozen=True)
+class AccuracyGate:
+    """Whether the reviewers were shown to discriminate, and equivalence on the corrected scale."""
+
+    ok: bool
+    reason: str
+    equivalence: Equivalence | None = None
+    needs: str = ""
+
+
+NO_CONTROLS = AccuracyGate(
+    False,
+    "no control items were judged, so the reviewers' accuracy "
+    "cannot be estimated and they could not be shown to "
+    "discriminate published from unpublished work",
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    label: Literal["supported", "refuted", "inconclusive", "no verdict"]
+    reason: str
+    qualifier: str | None = None
+    withheld: list[str] = field(default_factory=list)
+
+
+def withheld_reasons(
+    plan: Plan,
+    *,
+    pilot: bool,
+    complete_topics: int,
+    items_reviewed: int,
+    items_short: int,
+    estimable: bool,
+) -> list[str]:
+    reasons = []
+    if pilot:
+        reasons.append(
+            "this is a pilot study: it exercises the pipeline on too few topics to decide anything"
+        )
+    if complete_topics < plan.minimum.topics:
+        text = (
+            f"only {complete_topics} complete topics (a topic counts when each compared arm "
+            f"keeps an item with enough reviews); the plan requires {plan.minimum.topics}"
+        )
+        if items_short:
+            text += (
+                f"; {items_short} of {items_reviewed} reviewed items have fewer than "
+                f"{plan.minimum.reviewers_per_item} reviewers' verdicts and were left out"
+            )
+        reasons.append(text)
+    if not estimable:
+        reasons.append("the primary test could not be computed on these data")
+    return reasons
+
+
+def _shown_inside(eq: Equivalence | None, plan: Plan) -> bool:
+    if eq is None:
+        return False
+    return eq.equivalent if plan.equivalence.refute_by == "equivalence" else eq.non_superior
+
+
+def _inside(corrected: Equivalence, plan: Plan) -> str:
+    what = "inside +/-" if plan.equivalence.refute_by == "equivalence" else "below +"
+    if corrected.method == "bootstrap":  # per-reviewer correction: the corrected interval itself
+        return (
+            f"the {1 - 2 * corrected.alpha:.0%} bootstrap interval of the corrected "
+            f"difference [{corrected.ci_low:+.3f}, {corrected.ci_high:+.3f}] lies "
+            f"{what}{corrected.margin:g}"
+        )
+    p = corrected.p_tost if plan.equivalence.refute_by == "equivalence" else corrected.p_upper
+    return (
+        f"the observed differences lie {what}{corrected.margin:.3g} (the SESOI "
+        f"{plan.equivalence.sesoi:g} times the lower bound of J), {corrected.method} "
+        f"p = {p:.4g} < {corrected.alpha:g}"
+    )
+
+
+def decide(
+    primary: PrimaryOutcome,
+    equivalence: Equivalence,
+    plan: Plan,
+    withheld: list[str],
+    accuracy: AccuracyGate = NO_CONTROLS,
+) -> Decision:
+    if withheld:
+        return Decision("no verdict", "; ".join(withheld), withheld=withheld)
+    alpha = plan.primary.alpha
+    margin = plan.equivalence.sesoi
+    corrected = accuracy.equivalence
+    interval = (
+        f"the {1 - 2 * equivalence.alpha:.0%} interval of the difference "
+        f"[{equivalence.ci_low:+.3f}, {equivalence.ci_high:+.3f}]"
+    )
+    if primary.p_greater < alpha:
+        qualifier = None
+        if equivalence.equivalent:
+            qualifier = (
+                f"the difference is significant but {interval} lies inside "
+                f"+/-{margin:g}: smaller than the smallest effect of interest"
+            )
+        return Decision(
+            "supported",
+            (
+                f"the one-sided primary test is significant: cross-field prompts were judged novel "
+                f"more often (difference {primary.estimate:+.3f}, p = {primary.p_greater:.4g} "
+                f"< {alpha:g})"
+            ),
+            qualifier,
+        )
+    if not accuracy.ok:
+        return Decision(
+            "inconclusive",
+            (
+                f"the primary test is not significant (difference {primary.estimate:+.3f}, one-sided "
+                f"p = {primary.p_greater:.4g}) and {accuracy.reason}: without that, no difference "
+                "can be read as no effect" + (f". {accuracy.needs}" if accuracy.needs else "")
+            ),
+        )
+    if primary.p_less < alpha:
+        return Decision(
+            "refuted",
+            (
+                f"the difference goes significantly the other way: single-field prompts were judged "
+                f"novel more often (difference {primary.estimate:+.3f}, one-sided p = "
+                f"{primary.p_less:.4g} < {alpha:g})"
+            ),
+        )
+    if corrected is not None and _shown_inside(corrected, plan):
+        return Decision(
+            "refuted",
+            (
+                f"no difference of interest on the corrected scale: {_inside(corrected, plan)}; "
+                f"{accuracy.reason}; and the primary test is not significant "
+                f"(p = {primary.p_greater:.4g})"
+            ),
+        )
+    return Decision(
+        "inconclusive",
+        (
+            f"the primary test is not significant (difference {primary.estimate:+.3f}, one-sided "
+            f"p = {primary.p_greater:.4g} >= {alpha:g}) and a difference as large as the SESOI "
+            f"({margin:g}) is not excluded on the corrected scale ({accuracy.reason})"
+            + (f". {accuracy.needs}" if accuracy.needs else "")
+        ),
+    )
+
+
+def literal_rule(pooled: Pooled, plan: Plan, topics: int) -> tuple[str, str]:
+    """The author's rule: no significant difference on >= 50 topics means refuted."""
+    rule = plan.literal_rule
+    if topics < rule.min_topics:
+        return "not applicable", (
+            f"the rule needs at least {rule.min_topics} topics; the comparison has {topics}"
+        )
+    significant = pooled.p_value < rule.alpha
+    numbers = (
+        f"{pooled.p_cross:.3f} vs {pooled.p_single:.3f} of judgments novel, "
+        f"{pooled.alternative} p = {pooled.p_value:.4g}"
+    )
+    if significant and pooled.difference > 0:
+        return "supported", f"a significant difference in the predicted direction ({numbers})"
+    if significant:
+        return "refuted", f"a significant difference against the prediction ({numbers})"
+    return "refuted", f"no significant difference on {topics} topics ({numbers})"

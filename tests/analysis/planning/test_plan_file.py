@@ -1,0 +1,73 @@
+"""The plan file: the bundled plan validates, and bad plans fail on one line with file and field."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from harness.analysis.planning.plan_file import Plan, bundled_plan_path, load_plan
+from harness.errors import HarnessError
+
+
+def test_bundled_plan_is_valid_and_equals_the_model_defaults():
+    loaded = load_plan()
+    assert loaded.sha256 == hashlib.sha256(bundled_plan_path().read_bytes()).hexdigest()
+    plan = loaded.plan
+    assert plan == Plan(hypothesis=plan.hypothesis)
+    assert plan.primary.test == "permutation" and plan.minimum.topics == 50
+    assert "fifty topics" in plan.hypothesis
+    assert plan.check_tests == ["mcnemar_exact", "mcnemar_midp", "gee"]
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "plan.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+HYP = "hypothesis: Cross-field prompts yield more unpublished combinations than single.\n"
+
+
+def test_bad_value_names_file_line_and_field(tmp_path):
+    path = _write(tmp_path, HYP + "primary:\n  test: permutation\n  alpha: 0.9\n")
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    error = caught.value
+    assert error.file == str(path) and error.row == 4 and error.column == "primary.alpha"
+    assert "\n" not in str(error) and str(error).startswith(f"{path}:4: primary.alpha: ")
+
+
+def test_unknown_field_is_an_error(tmp_path):
+    path = _write(tmp_path, HYP + "equivalence:\n  sesoi: 0.1\n  margn: 0.2\n")
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    assert caught.value.row == 4 and caught.value.column == "equivalence.margn"
+    assert "unknown field" in caught.value.message
+
+
+def test_bad_choice_in_a_list(tmp_path):
+    path = _write(tmp_path, HYP + "secondary:\n  analyses:\n    - mixed_glm\n    - astrology\n")
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    assert caught.value.row == 5 and caught.value.column == "secondary.analyses.1"
+
+
+def test_missing_hypothesis_and_invalid_yaml(tmp_path):
+    with pytest.raises(HarnessError) as caught:
+        load_plan(_write(tmp_path, "primary:\n  alpha: 0.05\n"))
+    assert caught.value.column == "hypothesis" and "missing" in caught.value.message
+    with pytest.raises(HarnessError) as caught:
+        load_plan(_write(tmp_path, HYP + "primary: [unclosed\n"))
+    assert caught.value.row is not None and "invalid YAML" in caught.value.message
+    with pytest.raises(HarnessError) as caught:
+        load_plan(_write(tmp_path, "- just a list\n"))
+    assert "mapping" in caught.value.message
+    with pytest.raises(HarnessError) as caught:
+        load_plan(tmp_path / "nope.yaml")
+    assert "cannot read" in caught.value.message
+
+
+def test_a_minimal_plan_takes_the_defaults(tmp_path):
+    plan = load_plan(_write(tmp_path, HYP + "equivalence:\n  sesoi: 0.05\n")).plan
+    assert plan.equivalence.sesoi == 0.05 and plan.primary.alpha == 0.05

@@ -1,0 +1,57 @@
+"""A study whose outputs come from two models: the analysis splits them, reports each model's
+difference, the pooled test and heterogeneity, and draws the forest plot."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from harness.analysis.data import load_study
+from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.run import analyze
+from harness.analysis.simulation.study_folder import write_simulated_study
+from harness.analysis.statistics.by_model import models_of, study_across_models
+from harness.analysis.statistics.primary import table_for
+from harness.study.manifest import load_manifest
+from harness.study.store import Study
+
+
+@pytest.fixture()
+def two_models(tmp_path):
+    folder = write_simulated_study(
+        tmp_path / "s", Design(samples=2, reviewers=2), topics=40, seed=3, effect=0.1
+    )
+    with Study.open(folder) as study, study.transaction() as conn:
+        conn.execute("UPDATE outputs SET model_key = 'model-' || sample")
+    return folder
+
+
+def test_each_model_is_analysed_on_its_own_outputs(two_models, fast_plan):
+    plan = load_plan(fast_plan).plan
+    with Study.open(two_models) as study:
+        j = load_study(study, load_manifest(two_models)).judgments
+    assert models_of(j) == ["model-0", "model-1"]
+    out = study_across_models(j, plan)
+    assert out is not None and [m.model for m in out.models] == ["model-0", "model-1"]
+    for m, effect in zip(["model-0", "model-1"], out.models, strict=True):
+        table = table_for(j.subset(j.item_model[j.item] == m), plan)
+        assert effect.estimate == pytest.approx(float(np.mean(table.d)))
+
+
+def test_report_shows_the_models_table_and_forest_plot(two_models, fast_plan):
+    result = analyze(two_models, fast_plan)
+    assert result.models is not None and len(result.models.models) == 2
+    report = (two_models / "report" / "report.md").read_text(encoding="utf-8")
+    assert "## Across models" in report and "model-1" in report and "Cochran's Q" in report
+    assert (two_models / "report" / "figures" / "models.png").stat().st_size > 1000
+    saved = json.loads((two_models / "report" / "report.json").read_text(encoding="utf-8"))
+    assert saved["models"]["topics"] == 40 and saved["models"]["interaction_df"] == [1, 39]
+
+
+def test_one_model_has_no_section(tmp_path, fast_plan):
+    folder = write_simulated_study(
+        tmp_path / "one", Design(samples=1, reviewers=2), topics=20, seed=4
+    )
+    assert analyze(folder, fast_plan, write_report=False).models is None
