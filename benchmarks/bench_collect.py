@@ -86,7 +86,7 @@ def study_with_prompts(folder: Path, n: int) -> Path:
 def bench_throughput() -> None:
     import openai  # noqa: F401  (import time is process start-up, not throughput)
 
-    from harness.collect import collect
+    from harness.collection import collect
     from harness.study import Study
 
     server = subprocess.Popen(

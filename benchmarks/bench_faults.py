@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests import chaos  # noqa: E402
-from tests.collect.conftest import make_study  # noqa: E402
+from tests.collection.conftest import make_study  # noqa: E402
 from tests.judge.test_sheets_hostile import zip_bomb  # noqa: E402
 
 READ = """

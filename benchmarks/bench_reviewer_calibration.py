@@ -34,7 +34,7 @@ from pathlib import Path
 from harness.judge.automated import calibrate_automated, run_automated
 from harness.judge.calibration import DEFAULTS, plan_unsure, stored_rule
 from harness.judge.youden import Observation, accuracy
-from harness.materials.topics import load_topic_bank
+from harness.materials.bank import load_topic_bank
 from harness.study.store import Study
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from harness.literature.demo_corpus import corpus_records
 from harness.literature.text import stem, words
-from harness.materials.topics import load_topic_bank
+from harness.materials.bank import load_topic_bank
 
 # The suffix stemmer used before Snowball, kept here only as the baseline of this comparison.
 _SUFFIXES = (

@@ -1,54 +1,58 @@
 """Cross-field prompt harness: matched prompts, outputs, blinded review, preregistered analysis.
 
-The public Python API is re-exported here lazily, so that `import harness` (and the CLI) stays fast:
-heavy libraries load only when a function that needs them is called.
+The public Python API. Each stage is a function named after its CLI command, defined in a module
+named for what it does (`generate` in `harness.generation`, `collect` in `harness.collection`,
+`analyze` in `harness.analysis`). The modules this file imports keep heavy libraries (numpy,
+pandas, torch, ...) inside the functions that use them, so `import harness` and `harness --help`
+stay fast; ruff's banned-module-level-imports rule (pyproject.toml) keeps it so.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from harness._version import __version__
+from harness.analysis.planning.power_analysis import power
+from harness.analysis.planning.preregister import prereg
+from harness.analysis.run import analyze
+from harness.collection import collect, collect_models
+from harness.curation.check import check_bank
+from harness.curation.draft import draft_topics
+from harness.errors import HarnessError
+from harness.explore import write_explorer
+from harness.export import export_prompts, export_table, read_table
+from harness.generation import generate
+from harness.geometry.probe import run_probe
+from harness.judge.automated import calibrate_automated, run_automated
+from harness.judge.blind import blind
+from harness.judge.sheets_in import import_reviews
+from harness.literature import search
+from harness.materials.bank import load_topic_bank
+from harness.run import run_study
+from harness.status import study_status
+from harness.study.store import Study
 
-__version__ = "0.1.0"
-
-# public name -> module that defines it
-_API = {
-    "Study": "harness.study.store",
-    "HarnessError": "harness.errors",
-    "load_topic_bank": "harness.materials.topics",
-    "export_prompts": "harness.export",
-    "export_table": "harness.export",
-    "read_table": "harness.export",
-    "write_explorer": "harness.explore",
-    "study_status": "harness.status",
-    "collect_models": "harness.collect",
-    "analyze": "harness.analysis",
-    "prereg": "harness.analysis",
-    "power": "harness.analysis",
-    "blind": "harness.judge",
-    "import_reviews": "harness.judge",
-    "run_automated": "harness.judge.automated",
-    "calibrate_automated": "harness.judge.automated",
-    "search": "harness.literature",
-    "run_probe": "harness.geometry.probe",
-    "run_study": "harness.run",
-    "check_bank": "harness.curation",
-    "draft_topics": "harness.curation.draft",
-}
-# Stage modules that are callable like their main function: `harness.generate(...)`.
-_STAGES = ("generate", "collect")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _STAGES:
-        return importlib.import_module(f"harness.{name}")
-    if name in _API:
-        return getattr(importlib.import_module(_API[name]), name)
-    raise AttributeError(f"module 'harness' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_API, *_STAGES])
-
-
-__all__ = ["__version__", *_API, *_STAGES]
+__all__ = [
+    "HarnessError",
+    "Study",
+    "__version__",
+    "analyze",
+    "blind",
+    "calibrate_automated",
+    "check_bank",
+    "collect",
+    "collect_models",
+    "draft_topics",
+    "export_prompts",
+    "export_table",
+    "generate",
+    "import_reviews",
+    "load_topic_bank",
+    "power",
+    "prereg",
+    "read_table",
+    "run_automated",
+    "run_probe",
+    "run_study",
+    "search",
+    "study_status",
+    "write_explorer",
+]

@@ -119,7 +119,7 @@ def run_study(
 def _generate(
     folder: Path, topics: Path | None, seed: int, pilot: bool, choice: dict[str, int | None]
 ) -> str:
-    from harness.generate import generate
+    from harness.generation import generate
 
     if (folder / "study.sqlite").exists():
         with Study.open(folder) as s:
@@ -167,7 +167,7 @@ def _collect(
     models: list[str] | None,
     model_args: list[str] | None,
 ) -> str:
-    from harness.collect import collect, collect_models
+    from harness.collection import collect, collect_models
     from harness.errors import PartialWork
 
     if models:

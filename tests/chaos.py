@@ -25,7 +25,7 @@ from typing import Any
 from harness.study.lock import HOLDER_NAME
 from harness.study.store import Study
 from tests.cli_run import CLI
-from tests.collect.conftest import make_study
+from tests.collection.conftest import make_study
 from tests.judge.fakes import fill_workbook
 
 REVIEWERS = ("ann", "ben", "cat")

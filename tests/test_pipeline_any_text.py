@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.study.store import Study
-from tests.collect.conftest import make_study
+from tests.collection.conftest import make_study
 from tests.servers.openai_server import OpenAIServer
 
 ANY = st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF)

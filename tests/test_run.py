@@ -57,7 +57,7 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
 
 
 def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
-    from harness.generate import generate
+    from harness.generation import generate
     from harness.run import _chosen
 
     generate(tmp_path / "s", subset=7, subset_seed=2, pilot=True)

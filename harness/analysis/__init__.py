@@ -8,24 +8,13 @@
 Sub-packages: `statistics` (the tests, estimates and the verdict rule), `planning` (the plan
 file, power and sample size, `prereg`), `simulation` (simulated studies) and `report` (results
 objects, rendering, figures). At the top: `data` (verified unblinding) and `run` (`analyze`).
-statsmodels and matplotlib load only when an analysis needs them.
+The heavy libraries (numpy, scipy, statsmodels, matplotlib) load only inside these functions.
 """
 
 from __future__ import annotations
 
-from harness.analysis.planning.plan_file import Plan, load_plan
-from harness.analysis.planning.power_analysis import PowerResult, power
-from harness.analysis.planning.preregister import PreregResult, prereg
-from harness.analysis.report.results import AnalysisResult
+from harness.analysis.planning.power_analysis import power
+from harness.analysis.planning.preregister import prereg
 from harness.analysis.run import analyze
 
-__all__ = [
-    "AnalysisResult",
-    "Plan",
-    "PowerResult",
-    "PreregResult",
-    "analyze",
-    "load_plan",
-    "power",
-    "prereg",
-]
+__all__ = ["analyze", "power", "prereg"]

@@ -99,7 +99,7 @@ def collect(
 
     Example: harness collect --study runs/s1 --model openai/gpt-4o-mini --model local --samples 3
     """
-    from harness.collect import collect_models
+    from harness.collection import collect_models
 
     options: dict[str, Any] = {
         "concurrency": concurrency,

@@ -42,7 +42,7 @@ def generate(
     """
     from harness.console import print_audit
     from harness.defaults import DEFAULT_SEED
-    from harness.generate import generate as run
+    from harness.generation import generate as run
 
     audit = run(
         study,

@@ -20,7 +20,7 @@ def check_tokens(
 ) -> Section:
     """Render the bank's prompts as `generate` would (bundled templates, default seed) and audit."""
     from harness.defaults import DEFAULT_SEED, materials_dir
-    from harness.generate import render_prompts
+    from harness.generation import render_prompts
     from harness.match_audit import audit_prompts
     from harness.materials.templates import load_families
     from harness.materials.topics import TopicBank

@@ -13,12 +13,14 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.curation.pairs import DraftRequest, field_pairs, missing_pairs, plan_requests
 from harness.errors import HarnessError
-from harness.materials.taxonomy import Taxonomy
-from harness.materials.topics import Topic, validate_entry
+
+if TYPE_CHECKING:  # pydantic models and YAML: they load in `draft_topics`
+    from harness.curation.pairs import DraftRequest
+    from harness.materials.taxonomy import Taxonomy
+    from harness.materials.topics import Topic
 
 SYSTEM = "You help curate a research topic bank. You answer with one JSON object and nothing else."
 ASK = """Propose one topic that pairs two distant research fields.
@@ -66,6 +68,8 @@ def messages(request: DraftRequest, tax: Taxonomy, avoid: list[str]) -> list[dic
 
 def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
     """The topic in a reply (the first JSON object in it), validated like a bank entry."""
+    from harness.materials.topics import validate_entry
+
     match = re.search(r"\{.*\}", text, flags=re.DOTALL)
     if match is None:
         raise ValueError("no JSON object in the reply")
@@ -148,6 +152,7 @@ def draft_topics(
     """Draft candidate topics into the review file `out` (never into a bank), checked with the
     bank. Give `fields` (pairs across domains among them) or `missing` (absent pairs)."""
     from harness.curation.entries import read_banks
+    from harness.curation.pairs import field_pairs, missing_pairs, plan_requests
     from harness.curation.review_file import refuse_bank_file, write_review
     from harness.defaults import materials_dir
     from harness.models import GenerationParams, open_backend

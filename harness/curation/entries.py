@@ -8,8 +8,9 @@ from pathlib import Path
 
 from harness.curation.rules import Finding, Section
 from harness.errors import HarnessError
+from harness.materials.bank import bank_files
 from harness.materials.taxonomy import TAXONOMY_FILE, Taxonomy, load_taxonomy
-from harness.materials.topics import Topic, bank_files, file_entries, validate_entry
+from harness.materials.topics import Topic, file_entries, validate_entry
 
 
 @dataclass(frozen=True)

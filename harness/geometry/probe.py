@@ -12,6 +12,7 @@ Each prompt is committed in its own transaction, so an interrupted run resumes w
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,17 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from harness.geometry.entropy import entropy_bits, group_mass, split_index
-from harness.geometry.realmodel import LoadedModel, last_token_attention, load
 from harness.geometry.tokens import EncodedPrompt, encode_prompt, parse_spans
 from harness.models.embedded import resolve
 from harness.study.lock import writes_study
 from harness.study.store import Study
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+
+    from harness.geometry.realmodel import LoadedModel
 
 LAYER_MEAN = -1  # the `head` value of a layer's summary row
 INSERT = "INSERT INTO geometry VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -92,6 +92,8 @@ def _run(
     )
     pending = pending[:limit] if limit is not None else pending
     if pending:
+        from harness.geometry.realmodel import load
+
         loaded = loaded or load(model)
         _measure_all(study, loaded, pending, chat_template, batch_size, on_prompt)
         _record(study, loaded, chat_template, len(pending))
@@ -110,6 +112,8 @@ def _measure_all(
     on_prompt: Callable[[int, int], None] | None,
 ) -> None:
     """Forward passes in batches of similar length; each prompt committed on its own."""
+    from harness.geometry.realmodel import last_token_attention
+
     # every prompt is checked and tokenized before the model runs: bad spans fail fast
     encoded = [(row, encode_row(loaded, row, chat_template, study.path)) for row in pending]
     encoded.sort(key=lambda item: len(item[1].input_ids))  # similar lengths pad less
@@ -145,6 +149,8 @@ def encode_row(
 
 def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tuple[Any, ...]]:
     """(layer, head, entropy, mass JSON, split) per head, plus head = -1 per layer."""
+    from harness.geometry.entropy import entropy_bits, group_mass
+
     entropy = entropy_bits(weights)  # (layers, heads)
     mass = group_mass(weights, slot_tokens)  # slot -> (layers, heads)
     rows = []
@@ -162,8 +168,10 @@ def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tupl
 def _split(mass: dict[str, float]) -> float | None:
     if "concept_1" not in mass or "concept_2" not in mass:
         return None
+    from harness.geometry.entropy import split_index
+
     value = float(split_index(mass["concept_1"], mass["concept_2"]))
-    return None if np.isnan(value) else value
+    return None if math.isnan(value) else value
 
 
 def _record(study: Study, loaded: LoadedModel, chat_template: bool, n: int) -> None:

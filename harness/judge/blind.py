@@ -10,26 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
 from harness.judge import commitment as C
 from harness.judge.backend import backend_options, public_options
-from harness.judge.control_items import (
-    ControlsReport,
-    add_controls,
-    assigned_per_reviewer,
-    candidate_pool,
-    control_settings,
-    fidelity,
-    stored_counts,
-    stored_settings,
-    wanted_per_reviewer,
-)
-from harness.judge.control_routing import merged_positions, reserved_roster, route_controls
-from harness.judge.controls import Pool, writer_template
-from harness.judge.controls_file import load_controls_file
 from harness.judge.cutoff import normalise_cutoff, settle_cutoff, store_cutoff
 from harness.judge.defaults import DEFAULT_K, JUDGING_FILES
 from harness.judge.items import (
@@ -41,30 +27,19 @@ from harness.judge.items import (
     step_specs,
     step_summary,
 )
-from harness.judge.leak import (
-    Finding,
-    LeakAudit,
-    classifier_audit,
-    control_audit,
-    control_findings,
-    scan_packets,
-)
-from harness.judge.leak_models import model_audit
-from harness.judge.roster import Roster, load_roster, store_roster, stored_roster
-from harness.judge.routing import (
-    ITEMS_SQL,
-    RoutingResult,
-    balance_table,
-    check_routing,
-    plan_routing,
-    route,
-    store_routing,
-)
 from harness.judge.sheets_out import write_packets
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import record_command, record_materials, record_section
 from harness.study.store import Study
+
+if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
+    # rosters and controls files load in `blind`, not with `import harness`
+    from harness.judge.control_items import ControlsReport
+    from harness.judge.controls import Pool
+    from harness.judge.leak import Finding, LeakAudit
+    from harness.judge.roster import Roster
+    from harness.judge.routing import RoutingResult
 
 
 @dataclass
@@ -156,6 +131,18 @@ def blind(
     numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
     one).
     """
+    from harness.judge.control_items import (
+        ControlsReport,
+        assigned_per_reviewer,
+        candidate_pool,
+        control_settings,
+        fidelity,
+        stored_counts,
+        stored_settings,
+    )
+    from harness.judge.controls_file import load_controls_file
+    from harness.judge.roster import store_roster
+
     if progress is True:
         with _progress_bar() as bar:
             return blind(
@@ -282,6 +269,8 @@ def _blinded_items(
 ) -> ItemsReport:
     """Items with their blinded steps run. Before the first routing, the roster is checked
     against the items first, so a routing problem is found before any model runs."""
+    from harness.judge.routing import check_routing
+
     created = 0
     if not routed:
         created, _ = create_items(study)
@@ -300,6 +289,9 @@ def _publish(
     study: Study, cutoff: str | None, judging_dir: Path, seed: int
 ) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
     """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
+    from harness.judge.leak import classifier_audit, control_audit, control_findings, scan_packets
+    from harness.judge.leak_models import model_audit
+
     made_at = _existing_commitment(study) or utc_now()
     store_cutoff(study, cutoff)  # the date the packets state
     packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
@@ -330,6 +322,11 @@ def _route_with_controls(
 ) -> RoutingResult:
     """Route the real items (room kept for controls), add the planned controls, run the blinded
     steps on them, route them, and store one assignment with one random order per reviewer."""
+    from harness.judge.control_items import add_controls, wanted_per_reviewer
+    from harness.judge.control_routing import merged_positions, route_controls
+    from harness.judge.roster import store_roster
+    from harness.judge.routing import ITEMS_SQL, RoutingResult, balance_table, route, store_routing
+
     if not pool.candidates and not study.count("controls"):
         return route(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
     real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
@@ -379,6 +376,9 @@ def _plan_real(
     distinct_topics: bool,
 ) -> RoutingResult:
     """The real items' routing with room kept for controls; without it when capacity is short."""
+    from harness.judge.control_routing import reserved_roster
+    from harness.judge.routing import plan_routing
+
     s = report.settings
     try:
         return plan_routing(
@@ -407,6 +407,13 @@ def _add_steps(
 
 
 def _stored_report(study: Study, settings: Any) -> ControlsReport:
+    from harness.judge.control_items import (
+        ControlsReport,
+        assigned_per_reviewer,
+        fidelity,
+        stored_counts,
+    )
+
     report = ControlsReport(settings)
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
@@ -447,6 +454,8 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
 
 
 def _roster(study: Study, reviewers: str | Path | None) -> Roster:
+    from harness.judge.roster import load_roster, stored_roster
+
     if reviewers is not None:
         return load_roster(reviewers)
     stored = stored_roster(study)
@@ -481,7 +490,7 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
 
 
 def _stored_balance(study: Study, roster: Roster) -> Any:
-    from harness.judge.routing import ITEMS_SQL
+    from harness.judge.routing import ITEMS_SQL, balance_table
 
     return balance_table(
         study.frame(ITEMS_SQL),
@@ -498,6 +507,8 @@ def _record_materials(
     normalise: bool,
     controls: str | Path | None,
 ) -> None:
+    from harness.judge.controls import writer_template
+
     files = {name: judging / name for name in JUDGING_FILES}
     if reviewers is not None:
         files["roster"] = Path(reviewers)

@@ -10,12 +10,26 @@ corpus is given), `openalex`, `arxiv`, `semanticscholar`, `crossref`.
 
 from __future__ import annotations
 
+import importlib
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
-from harness.literature.base import Hit, SearchRecord, SentRequest, Source, dedup_key
 from harness.literature.defaults import DEFAULT_LIMIT, SOURCE_NAMES
+
+if TYPE_CHECKING:
+    from harness.literature.base import SearchRecord, Source
+
+# The record types are pydantic models: they load on first use (as in `harness.judge`), so that
+# `import harness` stays light.
+_BASE = ("Hit", "SearchRecord", "SentRequest", "Source", "dedup_key")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BASE:
+        return getattr(importlib.import_module("harness.literature.base"), name)
+    raise AttributeError(f"module 'harness.literature' has no attribute {name!r}")
+
 
 __all__ = [
     "Hit",

@@ -17,7 +17,7 @@ from urllib.parse import quote, quote_plus, urlsplit
 
 import httpx
 
-from harness import __version__
+from harness._version import __version__
 from harness.errors import HarnessError, PartialWork
 from harness.literature.base import Hit, SearchRecord, SentRequest, Source, dedup_key
 from harness.literature.cache import CachedResponse, ResponseCache, request_key

@@ -68,7 +68,7 @@ def build_demo_corpus(topics: list[Any], built_from: list[str] | None = None) ->
 @lru_cache(maxsize=4)
 def demo_corpus(bank: Path | None = None) -> Corpus:
     """The demonstration corpus of a topic bank (None = the bundled bank)."""
-    from harness.materials.topics import load_topic_bank
+    from harness.materials.bank import load_topic_bank
     from harness.study.manifest import sha256_file
 
     loaded = load_topic_bank(bank)
@@ -92,6 +92,6 @@ def write_demo_corpus(path: str | Path, bank: Path | None = None) -> Path:
 
 
 def _topics(bank: Path | None) -> list[Any]:
-    from harness.materials.topics import load_topic_bank
+    from harness.materials.bank import load_topic_bank
 
     return load_topic_bank(bank).topics

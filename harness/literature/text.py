@@ -11,8 +11,10 @@ import re
 import threading
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import Stemmer
+if TYPE_CHECKING:
+    import Stemmer
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 
@@ -37,6 +39,8 @@ _LOCAL = threading.local()
 def _stemmer() -> Stemmer.Stemmer:
     stemmer = getattr(_LOCAL, "stemmer", None)
     if stemmer is None:
+        import Stemmer  # a C extension: loads on the first stem, not with `import harness`
+
         stemmer = _LOCAL.stemmer = Stemmer.Stemmer("english")
     return stemmer
 

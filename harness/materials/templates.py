@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
@@ -15,6 +14,9 @@ SLOTS = ("concept_1", "field_1", "concept_2", "field_2")
 VARIABLES = (*SLOTS, "relation")
 # Private-use code points mark slot boundaries during rendering; they never occur in real text.
 _OPEN, _MID, _CLOSE = "\ue000", "\ue001", "\ue002"
+
+if TYPE_CHECKING:  # jinja2 loads when templates do, not with `import harness`
+    import jinja2
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ def _finalize(value: object) -> object:
 
 
 def _environment(folder: Path) -> jinja2.Environment:
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         undefined=jinja2.StrictUndefined,
@@ -59,6 +63,8 @@ def _environment(folder: Path) -> jinja2.Environment:
 
 def load_families(folder: Path | None = None) -> list[Family]:
     """Every `*.j2` in the folder is one paraphrase family, sorted by name."""
+    import jinja2
+
     folder = folder or materials_dir("prompts") / "generate"
     if not folder.is_dir():
         raise HarnessError("prompt template folder not found", file=folder)
@@ -85,6 +91,8 @@ def system_message(folder: Path | None = None) -> str | None:
 
 def render(family: Family, values: dict[str, str]) -> Rendered:
     """Render a family with slot values; return the text and each slot's character span."""
+    import jinja2
+
     context = {k: Slot(k, v) if k in SLOTS else v for k, v in values.items()}
     try:
         marked = family.template.render(**context).strip()

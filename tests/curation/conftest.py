@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.materials.topics import load_topic_bank
+from harness.materials.bank import load_topic_bank
 
 
 def domain_pair_topics() -> list[dict[str, Any]]:

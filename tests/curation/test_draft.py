@@ -11,7 +11,7 @@ import pytest
 from harness.cli import main
 from harness.curation.pairs import missing_pairs
 from harness.errors import HarnessError
-from harness.materials.topics import load_topic_bank
+from harness.materials.bank import load_topic_bank
 from tests.curation.conftest import write_bank
 from tests.servers.openai_server import OpenAIServer
 

@@ -130,7 +130,7 @@ def _by_layer(rows: list) -> list[list]:
 
 def test_a_finished_probe_does_not_load_the_model(tmp_path, tiny_model, monkeypatch):
     from harness.defaults import EMBEDDED_MODEL_NAME
-    from harness.geometry import probe
+    from harness.geometry import realmodel
     from harness.geometry.realmodel import LoadedModel
 
     folder = make_study(tmp_path / "s", n_topics=1)
@@ -140,7 +140,7 @@ def test_a_finished_probe_does_not_load_the_model(tmp_path, tiny_model, monkeypa
     def no_loading(model=None):
         raise AssertionError("the model was loaded although nothing was pending")
 
-    monkeypatch.setattr(probe, "load", no_loading)
+    monkeypatch.setattr(realmodel, "load", no_loading)  # the probe loads it from there
     run = run_probe(folder)
     assert (run.model, run.probed, run.skipped, run.n_layers, run.n_heads) == (
         EMBEDDED_MODEL_NAME,

@@ -6,7 +6,7 @@ import threading
 
 from harness.literature.demo_corpus import corpus_records
 from harness.literature.text import stem, tokenize, words
-from harness.materials.topics import load_topic_bank
+from harness.materials.bank import load_topic_bank
 
 
 def plural_pairs(vocabulary: set[str]) -> list[tuple[str, str]]:

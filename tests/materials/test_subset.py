@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from harness.errors import HarnessError
+from harness.materials.bank import load_topic_bank
 from harness.materials.subset import choose_subset, coverage, pairs_of
-from harness.materials.topics import load_topic_bank
 
 BANK = load_topic_bank()
 

@@ -12,7 +12,7 @@ import pytest
 from harness.study.store import DB_NAME
 from tests.cli_run import CLI
 from tests.cli_run import run_subprocess as harness
-from tests.collect.conftest import make_study
+from tests.collection.conftest import make_study
 
 
 def one_line_error(done: subprocess.CompletedProcess[str]) -> str:

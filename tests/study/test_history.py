@@ -10,7 +10,7 @@ import pytest
 from harness.study import Study
 from harness.study.manifest import MANIFEST_NAME, record_command
 from tests.cli_run import run_subprocess as harness
-from tests.collect.conftest import make_study
+from tests.collection.conftest import make_study
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.study.lock import HOLDER_NAME, study_lock, writes_study
 from tests.cli_run import run_subprocess as harness
-from tests.collect.conftest import make_study
+from tests.collection.conftest import make_study
 
 HOLD = """
 import sys, time

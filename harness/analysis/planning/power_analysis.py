@@ -9,35 +9,16 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_lines, bank_power
-from harness.analysis.planning.plan_file import Plan, load_plan
-from harness.analysis.planning.sample_size import (
-    discordant,
-    mcnemar_power,
-    mcnemar_sample_size,
-    minimal_detectable_effect,
-    paired_power,
-    paired_sample_size,
-    power_curve,
-    sd_binary_difference,
-    tost_power,
-    tost_sample_size,
-)
-from harness.analysis.simulation.design_search import SearchResult
-from harness.analysis.simulation.full_design import SimulationResult, simulate_design
-from harness.analysis.statistics.decisive import (
-    controls_needed,
-    corrected_tost_power,
-    corrected_tost_topics,
-    gate_power,
-    youden_bound,
-)
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness.analysis.planning.plan_file import Plan
+    from harness.analysis.simulation.design_search import SearchResult
+    from harness.analysis.simulation.full_design import SimulationResult
 
 
 @dataclass
@@ -70,6 +51,8 @@ class PowerResult:
         if self.accuracy:
             lines += accuracy_lines(self.accuracy, i)
         if self.bank:
+            from harness.analysis.planning.bank_power import bank_lines
+
             lines += bank_lines(self.bank, i)
         if self.simulation:
             lines += _simulation_lines(self.simulation, i)
@@ -169,11 +152,19 @@ def power(
     sensitivity: float | None = None,
     specificity: float | None = None,
     bank: str | Path | bool | None = None,
-    bank_reps: int = BANK_REPS,
+    bank_reps: int | None = None,
 ) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
     design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
-    file or folder) adds what a study on all of that bank's topics can decide."""
+    file or folder) adds what a study on all of that bank's topics can decide (`bank_reps`
+    simulated studies per equivalence figure, default `bank_power.BANK_REPS`)."""
+    import numpy as np
+
+    from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
+    from harness.analysis.planning.plan_file import Plan, load_plan
+    from harness.analysis.planning.sample_size import power_curve
+    from harness.analysis.simulation.full_design import simulate_design
+
     base = plan if isinstance(plan, Plan) else load_plan(plan).plan
     base = _with_accuracy(base, sensitivity, specificity)
     p = base.planning
@@ -215,7 +206,7 @@ def power(
             label,
             sensitivity=p.sensitivity,
             specificity=p.specificity,
-            reps=bank_reps,
+            reps=BANK_REPS if bank_reps is None else bank_reps,
             seed=BANK_SEED if seed is None else seed,
         )
     if simulate:
@@ -256,7 +247,7 @@ def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | N
 
 
 def _bank_size(path: Path | None) -> tuple[int, str]:
-    from harness.materials.topics import load_topic_bank
+    from harness.materials.bank import load_topic_bank
 
     loaded = load_topic_bank(path)
     label = ", ".join(f.name for f in loaded.files) if path is not None else "bundled bank"
@@ -264,6 +255,18 @@ def _bank_size(path: Path | None) -> tuple[int, str]:
 
 
 def _analytic(i: dict[str, Any]) -> dict[str, Any]:
+    from harness.analysis.planning.sample_size import (
+        discordant,
+        mcnemar_power,
+        mcnemar_sample_size,
+        minimal_detectable_effect,
+        paired_power,
+        paired_sample_size,
+        sd_binary_difference,
+        tost_power,
+        tost_sample_size,
+    )
+
     p_cross = i["p_single"] + i["effect"]
     p10, p01 = discordant(p_cross, i["p_single"], i["rho"])
     sd = sd_binary_difference(p_cross, i["p_single"], i["rho"])
@@ -291,6 +294,19 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
 
 def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
     """Power of both verdicts when reviewers misclassify as the plan's planning section says."""
+    from harness.analysis.planning.sample_size import (
+        paired_power,
+        paired_sample_size,
+        sd_binary_difference,
+    )
+    from harness.analysis.statistics.decisive import (
+        controls_needed,
+        corrected_tost_power,
+        corrected_tost_topics,
+        gate_power,
+        youden_bound,
+    )
+
     p, c = plan.planning, plan.controls
     sens, spec = p.sensitivity, p.specificity
     youden = sens + spec - 1.0
@@ -336,6 +352,8 @@ def _or_none(compute: Any) -> int | None:
 
 
 def _simulation(sim: SimulationResult, design: Any, i: dict[str, Any]) -> dict[str, Any]:
+    from harness.analysis.planning.sample_size import tost_power, tost_sample_size
+
     sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
     tost = (
         (None, None)

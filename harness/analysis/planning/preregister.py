@@ -11,20 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.analysis.planning.plan_file import LoadedPlan, Plan, load_plan
-from harness.analysis.planning.sample_size import (
-    discordant,
-    mcnemar_power,
-    mcnemar_sample_size,
-    paired_power,
-    paired_sample_size,
-    sd_binary_difference,
-    tost_power,
-    tost_sample_size,
-)
-from harness.analysis.statistics.decisive import controls_needed
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -35,6 +23,9 @@ from harness.study.manifest import (
     record_section,
 )
 from harness.study.store import Study
+
+if TYPE_CHECKING:
+    from harness.analysis.planning.plan_file import LoadedPlan, Plan
 
 PREREG_NAME = "prereg.md"
 
@@ -64,6 +55,8 @@ class PreregResult:
 @writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
+    from harness.analysis.planning.plan_file import load_plan
+
     folder = Path(study_dir)
     loaded = load_plan(plan)
     with Study.open(folder) as study:
@@ -107,6 +100,17 @@ def _facts(study: Study) -> dict[str, Any]:
 
 def power_lines(plan: Plan, topics: int) -> list[str]:
     """The power analysis of prereg.md for `topics` topics under the plan's assumptions."""
+    from harness.analysis.planning.sample_size import (
+        discordant,
+        mcnemar_power,
+        mcnemar_sample_size,
+        paired_power,
+        paired_sample_size,
+        sd_binary_difference,
+        tost_power,
+        tost_sample_size,
+    )
+
     p = plan.planning
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     try:
@@ -221,6 +225,8 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
 
 def controls_lines(plan: Plan) -> list[str]:
     """What the plan fixes about control items and how accuracy enters the verdict."""
+    from harness.analysis.statistics.decisive import controls_needed
+
     c, p = plan.controls, plan.planning
     unsure = plan.outcome.unsure.replace("_", " ")
 

@@ -66,7 +66,7 @@ def test_unknown_method_and_empty_margin():
 def _bank(tmp_path, count: int):
     import yaml
 
-    from harness.materials.topics import load_topic_bank
+    from harness.materials.bank import load_topic_bank
 
     topics = [
         t.model_dump(mode="json", exclude_defaults=True) for t in load_topic_bank().topics[:count]

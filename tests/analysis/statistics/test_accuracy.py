@@ -153,7 +153,7 @@ def test_controls_needed_is_the_smallest_count_with_the_planned_gate_power():
 
 
 def test_leak_auc_is_read_from_the_leak_audit_of_the_blind_stage() -> None:
-    from harness.analysis.run import leak_auc
+    from harness.analysis.compute import leak_auc
 
     audit = {
         "auc": 0.43,

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from harness.collect import collect, output_id
+from harness.collection import collect, output_id
 from harness.errors import HarnessError
 from harness.models.base import unit_seed
 from harness.study import Study
 from harness.study.manifest import load_manifest
-from tests.collect.conftest import make_study, outputs
+from tests.collection.conftest import make_study, outputs
 from tests.servers.openai_server import FAULT_KINDS
 
 FAST = {"concurrency": 4, "max_attempts": 3}

@@ -6,17 +6,18 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness._callable import make_module_callable
 from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
 from harness.match_audit import MatchAudit, audit_prompts
 from harness.materials.templates import Family, load_families, render, system_message
-from harness.materials.topics import Topic, TopicBank, load_topic_bank
 from harness.study import Study
 from harness.study.lock import creates_study
 from harness.study.manifest import record_command, record_materials, record_section
+
+if TYPE_CHECKING:  # pydantic models: they load with the bank, in `generate`
+    from harness.materials.topics import Topic, TopicBank
 
 CONDITIONS = ("single_a", "single_b", "cross")
 
@@ -95,6 +96,8 @@ def generate(
 
     `limit` keeps the first N topics; `subset` N topics chosen by the seeded spread-keeping rule
     of harness.materials.subset (`subset_seed`, default `seed`)."""
+    from harness.materials.bank import load_topic_bank
+
     bank = load_topic_bank(topics)
     selection = select_topics(bank, limit, subset, seed if subset_seed is None else subset_seed)
     if len(bank.topics) < MIN_TOPICS and not pilot:
@@ -269,6 +272,3 @@ def _record(
             },
         },
     )
-
-
-make_module_callable(__name__, generate)  # `harness.generate(...)` calls `generate(...)`

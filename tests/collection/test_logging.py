@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.collect.conftest import KEY, cli, make_study
+from tests.collection.conftest import KEY, cli, make_study
 
 
 def test_retries_are_logged_with_their_reason_and_no_secret(tmp_path, serve, faults):

@@ -10,7 +10,7 @@ import pytest
 from harness.cli import main
 from harness.study import Study
 from harness.study.manifest import load_manifest
-from tests.collect.conftest import KEY, cli, count_rows, make_study, outputs
+from tests.collection.conftest import KEY, cli, count_rows, make_study, outputs
 
 
 def test_cli_collects_and_prints_a_summary(study, serve, key, capsys):

@@ -8,7 +8,7 @@ import pytest
 
 from harness.cli import main
 from harness.study.schema import SCHEMA_VERSION
-from tests.generate.conftest import write_bank
+from tests.generation.conftest import write_bank
 
 BAD = {
     "malformed_yaml": ("topics:\n  - id: x\n    field_a: [unclosed\n", "malformed YAML", ":4"),

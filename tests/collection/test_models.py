@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from harness.collect import collect, collect_models
+from harness.collection import collect, collect_models
 from harness.errors import HarnessError
 from harness.status import study_status
 from harness.study import Study
 from harness.study.manifest import load_manifest, record_section
 from tests.cli_run import run_cli
-from tests.collect.conftest import cli, make_study
+from tests.collection.conftest import cli, make_study
 
 MINI, REASONING = "openai/gpt-4o-mini", "openai-compatible/o3-mini"
 FAST = {"concurrency": 4, "max_attempts": 2}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from harness.judge.sheets_format import clean_text
 from harness.study import Study
 from harness.study.text import storable
-from tests.collect.test_collect import run
+from tests.collection.test_collect import run
 from tests.servers import openai_server
 
 HOSTILE = [

@@ -7,9 +7,9 @@ import random
 import signal
 import time
 
-from harness.collect import collect
+from harness.collection import collect
 from harness.study import Study
-from tests.collect.conftest import cli, count_rows, make_study, outputs
+from tests.collection.conftest import cli, count_rows, make_study, outputs
 from tests.servers.openai_server import OpenAIServer
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.export import export_prompts
-from harness.generate import generate
-from tests.generate.conftest import write_bank
+from harness.generation import generate
+from tests.generation.conftest import write_bank
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ Each completion is committed the moment it arrives, under an output id fixed by 
 sample), so a run killed at any moment resumes where it stopped and ends with exactly the
 completions an uninterrupted run would have: none lost, none duplicated. Failed requests are
 stored as `status='failed'` with their reason; `retry_errors` retries only those. A study holds
-one or several models, each filed under its provider string (`harness/collect_plan.py`); the
+one or several models, each filed under its provider string (`harness/collection_plan.py`); the
 models of a run are collected one after another, each with its own settings, endpoint, cost cap
 and provenance, and a model added later collects only its own outputs.
 """
@@ -15,13 +15,11 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
-from pydantic import BaseModel, Field
-
-from harness.collect_plan import (
+from harness.collection_plan import (
     LOCAL_ONLY,
     MODELS_KEY,
     OPENAI_ONLY,
@@ -35,7 +33,6 @@ from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
 from harness.models.endpoint import check_base_url
 from harness.models.model_args import request_fields
-from harness.models.openai_api import NO_KEY, ParameterRejected
 from harness.models.providers import ModelSpec, stored_key
 from harness.study import Study
 from harness.study.clock import utc_now
@@ -43,58 +40,10 @@ from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.text import storable
 
+if TYPE_CHECKING:  # a pydantic model: it loads when a run reports, not with `import harness`
+    from harness.collection_result import CollectResult
+
 BATCHES_KEY = "collect_batches"
-
-
-class CollectResult(BaseModel):
-    """What one `collect` run did for one model; `summary()` prints it."""
-
-    study: str
-    model_key: str
-    backend: str
-    model: str
-    params: dict[str, Any]
-    samples: int
-    total: int  # prompts x samples
-    done_before: int  # completions (ok or failed) already stored when the run began
-    completed: int  # ok completions written by this run
-    failed: int  # failed completions written by this run
-    retries: int
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float | None
-    elapsed_s: float
-    stopped: str | None = None  # None (finished), "max_cost" or "interrupted"
-    outputs_ok: int  # of this model, in the store after the run
-    outputs_failed: int
-    notes: list[str] = Field(default_factory=list)
-
-    @property
-    def pending(self) -> int:
-        return self.total - self.outputs_ok - self.outputs_failed
-
-    def summary(self) -> str:
-        cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        lines = [
-            f"collect: {self.model_key}, {self.samples} sample(s) per prompt, "
-            f"params {json.dumps(self.params, sort_keys=True)}",
-            f"  this run: {self.completed} completed, {self.failed} failed, {self.retries} "
-            f"retries, {self.prompt_tokens + self.completion_tokens} tokens, cost {cost}, "
-            f"{self.elapsed_s:.1f} s",
-            f"  study: {self.outputs_ok} ok, {self.outputs_failed} failed, {self.pending} pending "
-            f"of {self.total}",
-        ]
-        if self.stopped == "max_cost":
-            lines.append(
-                "  stopped: the cost limit was reached (a request is sent only if its "
-                "worst-case cost fits what is left); rerun to continue"
-            )
-        elif self.stopped == "interrupted":
-            lines.append("  stopped: interrupted; everything done so far is kept, rerun to resume")
-        if self.outputs_failed and not self.stopped:
-            lines.append("  failed completions keep their reason; rerun with --retry-errors")
-        lines.extend(f"  note: {note}" for note in self.notes)
-        return "\n".join(lines)
 
 
 def output_id(prompt_id: str, sample: int, suffix: str = "") -> str:
@@ -216,7 +165,7 @@ GENERATION = ("samples", "temperature", "top_p", "max_tokens", "seed")
 
 
 @writes_study
-def collect(
+def collect_one(
     study: str | Path,
     *,
     backend: str | Backend | None = None,
@@ -233,7 +182,8 @@ def collect(
     model_args: list[str] | None = None,
     **options: Any,
 ) -> CollectResult:
-    """Collect completions for every pending (prompt, sample) of one model; resumable.
+    """Collect completions for every pending (prompt, sample) of one model; resumable (as
+    `collect(study, model=...)`).
 
     `model` is a provider string (`openai/gpt-4o-mini`, `vllm/NAME`, `local`, ...) or, with
     `backend` ("local", "openai" or a provider), a plain name; `backend` may also be a Backend
@@ -304,6 +254,29 @@ def collect_models(
     )
 
 
+@overload
+def collect(study: str | Path, *, models: None = None, **settings: Any) -> CollectResult: ...
+
+
+@overload
+def collect(
+    study: str | Path, *, models: Sequence[str], **settings: Any
+) -> list[CollectResult]: ...
+
+
+def collect(
+    study: str | Path, *, models: Sequence[str] | None = None, **settings: Any
+) -> CollectResult | list[CollectResult]:
+    """Collect for one model or several: `harness.collect(study, model="local")` returns that
+    model's CollectResult (settings as `collect_one`); `harness.collect(study, models=[...])`
+    returns one per model, collected one after another (settings as `collect_models`)."""
+    if models is None:
+        return collect_one(study, **settings)
+    if isinstance(models, str):  # a lone provider string is one model, not its characters
+        models = [models]
+    return collect_models(study, models=list(models), **settings)
+
+
 def _run_models(
     study: str | Path,
     models: list[str] | None,
@@ -360,6 +333,8 @@ def _run_models(
 
 def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Any, list[str]]:
     """The backend of one model, its endpoint settled against the study's record."""
+    from harness.models.openai_api import NO_KEY  # the client loads with the first backend
+
     options = dict(run.options)
     _check_options(run.spec.backend, options)
     notes: list[str] = []
@@ -378,6 +353,8 @@ def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Any, 
 def _collect(
     study: Study, run: ModelRun, given: Any, retry_errors: bool, progress: bool, new_endpoint: bool
 ) -> CollectResult:
+    from harness.models.openai_api import ParameterRejected
+
     engine, notes = (given, []) if given is not None else _open_engine(study, run, new_endpoint)
     settings, params, max_cost = run.settings, run.params, run.max_cost
     _check_budget(engine, max_cost)
@@ -712,6 +689,8 @@ class _Progress:
 def _result(
     study: Study, engine: Any, run: ModelRun, total: int, done: int, tally: _Tally
 ) -> CollectResult:
+    from harness.collection_result import CollectResult
+
     counts = {
         r["status"]: r["n"]
         for r in study.rows(

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.generate import CONDITIONS, generate
-from harness.materials.topics import load_topic_bank
+from harness.generation import CONDITIONS, generate
+from harness.materials.bank import load_topic_bank
 from harness.study import Study
 from harness.study.manifest import load_manifest
-from tests.generate.conftest import write_bank
+from tests.generation.conftest import write_bank
 
 
 def dump(study: Path) -> list[tuple]:

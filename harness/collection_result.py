@@ -1,0 +1,59 @@
+"""What one `collect` run did for one model (`harness.collect` returns it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class CollectResult(BaseModel):
+    """What one `collect` run did for one model; `summary()` prints it."""
+
+    study: str
+    model_key: str
+    backend: str
+    model: str
+    params: dict[str, Any]
+    samples: int
+    total: int  # prompts x samples
+    done_before: int  # completions (ok or failed) already stored when the run began
+    completed: int  # ok completions written by this run
+    failed: int  # failed completions written by this run
+    retries: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    elapsed_s: float
+    stopped: str | None = None  # None (finished), "max_cost" or "interrupted"
+    outputs_ok: int  # of this model, in the store after the run
+    outputs_failed: int
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def pending(self) -> int:
+        return self.total - self.outputs_ok - self.outputs_failed
+
+    def summary(self) -> str:
+        cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        lines = [
+            f"collect: {self.model_key}, {self.samples} sample(s) per prompt, "
+            f"params {json.dumps(self.params, sort_keys=True)}",
+            f"  this run: {self.completed} completed, {self.failed} failed, {self.retries} "
+            f"retries, {self.prompt_tokens + self.completion_tokens} tokens, cost {cost}, "
+            f"{self.elapsed_s:.1f} s",
+            f"  study: {self.outputs_ok} ok, {self.outputs_failed} failed, {self.pending} pending "
+            f"of {self.total}",
+        ]
+        if self.stopped == "max_cost":
+            lines.append(
+                "  stopped: the cost limit was reached (a request is sent only if its "
+                "worst-case cost fits what is left); rerun to continue"
+            )
+        elif self.stopped == "interrupted":
+            lines.append("  stopped: interrupted; everything done so far is kept, rerun to resume")
+        if self.outputs_failed and not self.stopped:
+            lines.append("  failed completions keep their reason; rerun with --retry-errors")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
