@@ -21,8 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from filelock import FileLock, Timeout
-
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.history import check_history
@@ -70,6 +68,8 @@ def study_lock(
             with _guard:
                 _held[folder] -= 1
         return
+    from filelock import FileLock, Timeout  # loads with the first write, not with `harness --help`
+
     lock = FileLock(str(folder / LOCK_NAME), timeout=0)
     made = not folder.exists()
     try:

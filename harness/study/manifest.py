@@ -13,11 +13,8 @@ import platform
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock
 
 from harness.study.clock import utc_now
 from harness.study.history import (
@@ -70,7 +67,9 @@ def load_manifest(study_dir: str | Path) -> dict[str, Any]:
 
 @contextmanager
 def _locked(study_dir: Path) -> Iterator[None]:
-    # filelock works on every platform (fcntl exists only on POSIX)
+    # filelock works on every platform (fcntl exists only on POSIX); it loads with the first write
+    from filelock import FileLock
+
     study_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(study_dir / ".manifest.lock"):
         yield
@@ -100,6 +99,8 @@ def update_manifest(
 
 def environment() -> dict[str, Any]:
     """Harness, Python and package versions of the running process."""
+    from importlib import metadata  # reads every installed distribution: only when recording
+
     versions: dict[str, str | None] = {}
     for name in TRACKED_PACKAGES:
         try:
