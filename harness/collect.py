@@ -173,10 +173,10 @@ def store(study: Study, group: list[Completion], filing: Filing) -> None:
     request without the others, so a resumed run asks for the whole request again and gets what
     an uninterrupted run got. An ok row is never replaced; a failed one may be."""
     with study.transaction():
-        store_outputs(study, [_record_of(c, filing) for c in group])
+        store_outputs(study, [_output_record(c, filing) for c in group])
 
 
-def _record_of(c: Completion, f: Filing) -> OutputRecord:
+def _output_record(c: Completion, f: Filing) -> OutputRecord:
     return OutputRecord(
         output_id(c.key, c.sample, f.suffix),
         c.key,
