@@ -38,6 +38,16 @@ from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.tables.meta import write_meta
+from harness.study.tables.outputs import (
+    OutputRecord,
+    output_count,
+    output_states,
+    reported_models,
+    status_counts,
+    store_outputs,
+)
+from harness.study.tables.prompts import prompt_count, prompt_messages
 from harness.study.text import storable
 
 if TYPE_CHECKING:  # a pydantic model: it loads when a run reports, not with `import harness`
@@ -76,30 +86,25 @@ def pending_requests(
 ) -> tuple[list[ChatRequest], set[tuple[str, int]], int]:
     """(requests, the (prompt, sample) pairs to store, count of pairs already done) of one
     model."""
-    status = {
-        (r["prompt_id"], r["sample"]): r["status"]
-        for r in study.rows(
-            "SELECT prompt_id, sample, status FROM outputs WHERE model_key = ?", (key,)
-        )
-    }
+    status = output_states(study, key)
     wanted: set[tuple[str, int]] = set()
     requests, done = [], 0
-    for row in study.rows("SELECT prompt_id, system, text FROM prompts ORDER BY prompt_id"):
+    for prompt in prompt_messages(study):
         todo = set()
         for sample in range(samples):
-            state = status.get((row["prompt_id"], sample))
+            state = status.get((prompt.prompt_id, sample))
             if state is None or (retry_errors and state == "failed"):
-                todo.add((row["prompt_id"], sample))
+                todo.add((prompt.prompt_id, sample))
             else:
                 done += 1
         if todo:
-            messages = [{"role": "system", "content": row["system"]}] if row["system"] else []
-            messages.append({"role": "user", "content": row["text"]})
+            messages = [{"role": "system", "content": prompt.system}] if prompt.system else []
+            messages.append({"role": "user", "content": prompt.text})
             # only the missing span of sample numbers is asked for; a sample already stored
             # inside it (rare: a gap left by --retry-errors) comes back and is skipped
             first = min(sample for _, sample in todo)
             count = max(sample for _, sample in todo) - first + 1
-            requests.append(ChatRequest(row["prompt_id"], messages, count, first))
+            requests.append(ChatRequest(prompt.prompt_id, messages, count, first))
             wanted |= todo
     return requests, wanted, done
 
@@ -116,48 +121,32 @@ def store(study: Study, group: list[Completion], filing: Filing) -> None:
     """The completions of one request, one transaction: a crash never keeps some samples of a
     request without the others, so a resumed run asks for the whole request again and gets what
     an uninterrupted run got. An ok row is never replaced; a failed one may be."""
-    with study.transaction() as conn:
-        for c in group:
-            _insert(conn, c, filing)
+    with study.transaction():
+        store_outputs(study, [_output_record(c, filing) for c in group])
 
 
-def _insert(conn: Any, c: Completion, f: Filing) -> None:
-    conn.execute(
-        "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, model_key, "
-        "model_reported, system_fingerprint, params, text, finish_reason, prompt_tokens, "
-        "completion_tokens, cost_usd, latency_s, attempts, error, started_at, finished_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-        "ON CONFLICT DO UPDATE SET status=excluded.status, backend=excluded.backend, "
-        "model=excluded.model, model_reported=excluded.model_reported, "
-        "system_fingerprint=excluded.system_fingerprint, params=excluded.params, "
-        "text=excluded.text, finish_reason=excluded.finish_reason, "
-        "prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens, "
-        "cost_usd=excluded.cost_usd, latency_s=excluded.latency_s, "
-        "attempts=outputs.attempts + excluded.attempts, error=excluded.error, "
-        "started_at=excluded.started_at, finished_at=excluded.finished_at "
-        "WHERE outputs.status = 'failed'",
-        (
-            output_id(c.key, c.sample, f.suffix),
-            c.key,
-            c.sample,
-            "ok" if c.ok else "failed",
-            f.backend,
-            f.model,
-            f.key,
-            c.model_reported,
-            c.system_fingerprint,
-            f.params_json,
-            storable(c.text),
-            c.finish_reason,
-            c.prompt_tokens,
-            c.completion_tokens,
-            c.cost_usd,
-            c.latency_s,
-            c.attempts,
-            storable(c.error),
-            c.started_at,
-            c.finished_at,
-        ),
+def _output_record(c: Completion, f: Filing) -> OutputRecord:
+    return OutputRecord(
+        output_id(c.key, c.sample, f.suffix),
+        c.key,
+        c.sample,
+        "ok" if c.ok else "failed",
+        f.backend,
+        f.model,
+        f.key,
+        c.model_reported,
+        c.system_fingerprint,
+        f.params_json,
+        storable(c.text),
+        c.finish_reason,
+        c.prompt_tokens,
+        c.completion_tokens,
+        c.cost_usd,
+        c.latency_s,
+        c.attempts,
+        storable(c.error),
+        c.started_at,
+        c.finished_at,
     )
 
 
@@ -293,7 +282,7 @@ def _run_models(
 ) -> list[CollectResult]:
     handle = Study.open(study)
     try:
-        if handle.count("prompts") == 0:
+        if prompt_count(handle) == 0:
             raise HarnessError(
                 "the study has no prompts (run `harness generate` first)", file=handle.path
             )
@@ -361,15 +350,12 @@ def _collect(
     models = stored_models(study)
     if run.key not in models and models:
         notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
-    with study.transaction() as conn:
-        conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            (MODELS_KEY, json.dumps({**models, run.key: settings})),
-        )
+    with study.transaction():
+        write_meta(study, MODELS_KEY, json.dumps({**models, run.key: settings}))
     run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
     requests, wanted, done = pending_requests(study, run.key, settings["samples"], retry_errors)
-    total = study.count("prompts") * settings["samples"]
+    total = prompt_count(study) * settings["samples"]
     filing = Filing(
         run.key,
         settings["id_suffix"],
@@ -469,7 +455,7 @@ def _settle_endpoint(
     asked = options.get("base_url") or (
         os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None
     )
-    if not recorded or study.count("outputs", "model_key = ?", (spec.key,)) == 0:
+    if not recorded or output_count(study, spec.key) == 0:
         if asked is None and spec.default_url is not None:
             if not spec.default_url:
                 raise HarnessError(
@@ -691,13 +677,7 @@ def _result(
 ) -> CollectResult:
     from harness.collection_result import CollectResult
 
-    counts = {
-        r["status"]: r["n"]
-        for r in study.rows(
-            "SELECT status, COUNT(*) AS n FROM outputs WHERE model_key = ? GROUP BY status",
-            (run.key,),
-        )
-    }
+    counts = status_counts(study, run.key)
     return CollectResult(
         study=str(study.path),
         model_key=run.key,
@@ -728,12 +708,7 @@ def _record(
     batch_ids: list[str],
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
-    reported = study.rows(
-        "SELECT model_reported, system_fingerprint, COUNT(*) AS n, SUM(cost_usd) AS cost, "
-        "SUM(prompt_tokens) AS pt, SUM(completion_tokens) AS ct FROM outputs "
-        "WHERE status = 'ok' AND model_key = ? GROUP BY model_reported, system_fingerprint",
-        (run.key,),
-    )
+    reported = reported_models(study, run.key)
     manifest = load_manifest(study.path)
     previous = recorded_section(manifest, run.key)
     this_run: dict[str, Any] = {
@@ -755,9 +730,9 @@ def _record(
         "samples": result.samples,
         "reported": [
             {
-                "model": r["model_reported"],
-                "system_fingerprint": r["system_fingerprint"],
-                "outputs": r["n"],
+                "model": r.model_reported,
+                "system_fingerprint": r.system_fingerprint,
+                "outputs": r.outputs,
             }
             for r in reported
         ],
@@ -768,10 +743,10 @@ def _record(
             "total": result.total,
         },
         "tokens": {
-            "prompt": sum(r["pt"] or 0 for r in reported),
-            "completion": sum(r["ct"] or 0 for r in reported),
+            "prompt": sum(r.prompt_tokens or 0 for r in reported),
+            "completion": sum(r.completion_tokens or 0 for r in reported),
         },
-        "cost_usd": sum(r["cost"] or 0.0 for r in reported),
+        "cost_usd": sum(r.cost_usd or 0.0 for r in reported),
         "batch_ids": batches,
         "runs": runs,
     }

@@ -25,6 +25,7 @@ from harness.models.model_args import (
 )
 from harness.models.providers import ModelSpec, legacy_spec, parse_model, resolve_model
 from harness.study import Study
+from harness.study.tables.outputs import output_count
 
 MODELS_KEY = "collect_models"
 DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}
@@ -137,7 +138,7 @@ def plan(
         }
         cost = run_options.pop("max_cost", max_cost)
         # plain ids only for the first model of a study that holds no outputs yet
-        plain = not stored and index == 0 and study.count("outputs") == 0
+        plain = not stored and index == 0 and output_count(study) == 0
         suffix = "" if plain else _suffix(spec.key)
         settings = _settings(study, spec, stored.get(spec.key), asked, suffix)
         runs.append(ModelRun(spec, settings, run_options, cost))
@@ -171,7 +172,7 @@ def _settings(
 ) -> dict[str, Any]:
     """Asked settings, filled in from the model's earlier runs, then from the defaults."""
     before = before or {}
-    fixed = study.count("outputs", "model_key = ?", (spec.key,)) > 0
+    fixed = output_count(study, spec.key) > 0
     identity = {*IDENTITY_KEYS, *(k for k in {*asked, *before} if k.startswith(EXTRA))}
     settings: dict[str, Any] = {"backend": spec.backend, "model": spec.name or ""}
     for name in sorted({*DEFAULTS, *identity}):

@@ -15,6 +15,9 @@ from harness.materials.templates import Family, load_families, render, system_me
 from harness.study import Study
 from harness.study.lock import creates_study
 from harness.study.manifest import record_command, record_materials, record_section
+from harness.study.tables.meta import write_meta
+from harness.study.tables.prompts import PromptRecord, insert_prompts, stored_prompts
+from harness.study.tables.topics import TopicRecord, insert_topics
 
 if TYPE_CHECKING:  # pydantic models: they load with the bank, in `generate`
     from harness.materials.topics import Topic, TopicBank
@@ -155,7 +158,7 @@ def select_topics(
     return {"rule": "all", "size": total, "of": total}
 
 
-def _topic_rows(bank: TopicBank) -> list[tuple[Any, ...]]:
+def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
     from harness.field_distance import cosine_distances
 
     tax = bank.taxonomy
@@ -167,7 +170,7 @@ def _topic_rows(bank: TopicBank) -> list[tuple[Any, ...]]:
         fa, fb = fields[t.field_a], fields[t.field_b]
         assert fa is not None and fb is not None  # validated by the loader
         rows.append(
-            (
+            TopicRecord(
                 t.id,
                 fa.name,
                 fa.id,
@@ -186,9 +189,9 @@ def _topic_rows(bank: TopicBank) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _prompt_tuple(r: PromptRow) -> tuple[Any, ...]:
+def _prompt_record(r: PromptRow) -> PromptRecord:
     spans = json.dumps({k: list(v) for k, v in sorted(r.spans.items())})
-    return (
+    return PromptRecord(
         r.prompt_id,
         r.topic_id,
         r.condition,
@@ -203,16 +206,16 @@ def _prompt_tuple(r: PromptRow) -> tuple[Any, ...]:
 
 def _store(
     folder: Path,
-    topic_rows: list[tuple[Any, ...]],
+    topic_rows: list[TopicRecord],
     rows: list[PromptRow],
     seed: int,
     pilot: bool,
     selection: dict[str, Any],
 ) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
-    new = [_prompt_tuple(r) for r in rows]
+    new = [_prompt_record(r) for r in rows]
     with Study.open(folder, create=True) as study:
-        existing = [tuple(r) for r in study.rows("SELECT * FROM prompts ORDER BY rowid")]
+        existing = stored_prompts(study)
         if existing:
             if existing != new:
                 raise HarnessError(
@@ -221,15 +224,12 @@ def _store(
                     file=folder,
                 )
             return
-        with study.transaction() as conn:
-            conn.executemany(f"INSERT INTO topics VALUES ({','.join('?' * 13)})", topic_rows)
-            conn.executemany(f"INSERT INTO prompts VALUES ({','.join('?' * 9)})", new)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('pilot', ?)", (str(int(pilot)),))
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('seed', ?)", (str(seed),))
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('topic_selection', ?)",
-                (json.dumps(selection, sort_keys=True),),
-            )
+        with study.transaction():
+            insert_topics(study, topic_rows)
+            insert_prompts(study, new)
+            write_meta(study, "pilot", str(int(pilot)))
+            write_meta(study, "seed", str(seed))
+            write_meta(study, "topic_selection", json.dumps(selection, sort_keys=True))
 
 
 def _record(

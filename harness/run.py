@@ -18,6 +18,7 @@ from typing import Any
 from harness.defaults import DEFAULT_SEED
 from harness.study import Study
 from harness.study.lock import creates_study
+from harness.study.tables.views import store_counts
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
@@ -123,10 +124,9 @@ def _generate(
 
     if (folder / "study.sqlite").exists():
         with Study.open(folder) as s:
-            if s.count("prompts"):
-                return (
-                    f"already generated: {s.count('topics')} topics, {s.count('prompts')} prompts"
-                )
+            counts = store_counts(s)
+            if counts.prompts:
+                return f"already generated: {counts.topics} topics, {counts.prompts} prompts"
     audit = generate(
         folder,
         topics=topics,

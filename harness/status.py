@@ -10,6 +10,8 @@ from typing import Any
 from harness.study import Study
 from harness.study.history import check_history
 from harness.study.manifest import load_manifest, verify_materials
+from harness.study.tables.outputs import outputs_by_model, repeated_texts
+from harness.study.tables.views import store_counts
 from harness.study.unblinding import unblinded_at
 
 
@@ -22,14 +24,11 @@ class StageStatus:
 
 def study_status(path: str | Path) -> list[StageStatus]:
     with Study.open(path) as s:
-        prompts = s.count("prompts")
+        counts = store_counts(s)
+        prompts, topics, probed = counts.prompts, counts.topics, counts.probed_prompts
+        items, assigned, reviews = counts.items, counts.assignments, counts.reviews
+        searches = counts.searches
         collected = _collect_rows(s, prompts)
-        items = s.count("items")
-        assigned = s.count("assignments")
-        reviews = s.count("reviews")
-        searches = s.count("searches")
-        probed = s.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry")[0][0]
-        topics = s.count("topics")
         pilot = " (pilot)" if s.pilot else ""
         unblinded = unblinded_at(s)
     manifest = load_manifest(path)
@@ -71,28 +70,15 @@ def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
         key: int(settings.get("samples") or 1)
         for key, settings in json.loads(s.meta("collect_models") or "{}").items()
     }
-    counts = {
-        r["model_key"]: r
-        for r in s.rows(
-            "SELECT model_key, SUM(status = 'ok') AS ok, SUM(status = 'failed') AS failed, "
-            "COUNT(DISTINCT sample) AS samples FROM outputs GROUP BY model_key"
-        )
-    }
+    counts = outputs_by_model(s)
     # samples of one prompt with the very same text: a server that ignored the seed or n
-    repeated = {
-        r[0]: r[1]
-        for r in s.rows(
-            "SELECT model_key, SUM(n - 1) FROM (SELECT model_key, COUNT(*) AS n FROM outputs "
-            "WHERE status = 'ok' GROUP BY model_key, prompt_id, text HAVING n > 1) "
-            "GROUP BY model_key"
-        )
-    }
+    repeated = repeated_texts(s)
     keys = [*wanted, *sorted(k for k in counts if k not in wanted)] or [""]
     rows = []
     for key in keys:
         found = counts.get(key)
-        ok, failed = (found["ok"], found["failed"]) if found else (0, 0)
-        samples = wanted.get(key) or (found["samples"] if found else 1)
+        ok, failed = (found.ok, found.failed) if found else (0, 0)
+        samples = wanted.get(key) or (found.samples if found else 1)
         again = repeated.get(key)
         rows.append(
             StageStatus(

@@ -15,36 +15,19 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from harness.analysis.statistics.accuracy import CONTROLS_SQL
 from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
 from harness.study.blinding import commitment
 from harness.study.history import MANIFEST_NAME
 from harness.study.store import Study
-
-REVIEWS_SQL = """
-SELECT r.item_id, r.reviewer_id, r.verdict, r.confidence, r.source, r.created_at,
-       v.kind, v.method, o.output_id, o.sample, o.model_key AS model, p.prompt_id, p.topic_id,
-       p.condition
-FROM reviews r
-JOIN items i ON i.item_id = r.item_id
-JOIN outputs o ON o.output_id = i.output_id
-JOIN prompts p ON p.prompt_id = o.prompt_id
-JOIN reviewers v ON v.reviewer_id = r.reviewer_id
-"""
-
-TOPICS_SQL = """
-SELECT topic_id, field_a, field_b, domain_a, domain_b, taxonomy_distance, embedding_distance
-FROM topics ORDER BY topic_id
-"""
-
-GEOMETRY_SQL = """
-SELECT p.topic_id, p.condition, g.model, AVG(g.entropy) AS entropy,
-       AVG(g.split_index) AS split_index
-FROM geometry g JOIN prompts p ON p.prompt_id = g.prompt_id
-WHERE g.head = ?
-GROUP BY g.prompt_id, g.model
-"""
+from harness.study.tables.geometry import measure_count, prompt_means_frame
+from harness.study.tables.topics import topic_frame
+from harness.study.tables.views import (
+    control_review_frame,
+    reviewer_frame,
+    store_counts,
+    unblinded_review_frame,
+)
 
 
 @dataclass(frozen=True)
@@ -89,7 +72,7 @@ def verify_blinding(
                 file=file,
                 column="blinding.sha256",
             )
-        return BlindingCheck("missing", None, computed, None, study.count("items"))
+        return BlindingCheck("missing", None, computed, None, store_counts(study).items)
     if recorded != computed:
         raise HarnessError(
             f"the blinding key in the store (sha256 {computed}) does not match the commitment "
@@ -103,7 +86,7 @@ def verify_blinding(
         recorded,
         computed,
         section.get("made_at"),
-        int(section.get("n_items", study.count("items"))),
+        int(section.get("n_items", store_counts(study).items)),
     )
 
 
@@ -111,24 +94,25 @@ def load_study(
     study: Study, manifest: dict[str, Any], *, allow_missing_commitment: bool = False
 ) -> StudyData:
     """Everything the analysis needs, read after the blinding key is verified."""
-    if study.count("reviews") == 0:
+    stored = store_counts(study)
+    if stored.reviews == 0:
         raise HarnessError(
             "the study has no reviews yet: import reviewer packets or run the automated "
             "reviewers (`harness judge`) before `harness analyze`",
             file=study.path,
         )
     blinding = verify_blinding(study, manifest, allow_missing=allow_missing_commitment)
-    reviews = study.frame(REVIEWS_SQL)
-    topics = study.frame(TOPICS_SQL)
-    reviewers = study.frame("SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id")
+    reviews = unblinded_review_frame(study)
+    topics = topic_frame(study)
+    reviewers = reviewer_frame(study)
     geometry, geometry_model = _geometry(study, reviews)
     counts = {
-        "topics": study.count("topics"),
-        "prompts": study.count("prompts"),
-        "outputs": study.count("outputs"),
-        "outputs_ok": study.count("outputs", "status = 'ok'"),
-        "items": study.count("items"),
-        "assignments": study.count("assignments"),
+        "topics": stored.topics,
+        "prompts": stored.prompts,
+        "outputs": stored.outputs,
+        "outputs_ok": stored.outputs_ok,
+        "items": stored.items,
+        "assignments": stored.assignments,
         "reviews": int(len(reviews)),
         "reviewers": int(len(reviewers)),
     }
@@ -147,7 +131,7 @@ def load_study(
         blinding=blinding,
         first_review_at=str(reviews["created_at"].min()) if len(reviews) else None,
         meta=meta,
-        controls=study.frame(CONTROLS_SQL),
+        controls=control_review_frame(study),
     )
 
 
@@ -190,14 +174,9 @@ def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFr
 
 def _geometry(study: Study, reviews: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     """Per topic and condition: mean over layers of the head-mean attention measures."""
-    if study.count("geometry") == 0:
+    if measure_count(study) == 0:
         return pd.DataFrame(columns=["topic_id", "condition", "entropy", "split_index"]), None
-    head = -1 if study.count("geometry", "head = -1") else None
-    if head is None:
-        sql = GEOMETRY_SQL.replace("WHERE g.head = ?", "")
-        frame = study.frame(sql)
-    else:
-        frame = study.frame(GEOMETRY_SQL, (head,))
+    frame = prompt_means_frame(study, -1 if measure_count(study, head=-1) else None)
     models = frame["model"].value_counts()
     output_models = set(reviews["model"].dropna())
     preferred = [m for m in models.index if m in output_models]

@@ -13,53 +13,26 @@ search runs, so that a 10,000-topic study opens in about a second.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import defaultdict
 from typing import Any
 
 from harness.study.store import Study
+from harness.study.tables import views
 from harness.study.unblinding import unblinded_at
 
 CHUNK = 500  # rows of long text per chunk
 PREVIEW = 140  # characters of an item's text shown in the list
 
-ITEMS_SQL = "SELECT item_id, display_text, core_combination FROM items ORDER BY item_id"
-REVIEWERS_SQL = "SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id"
-# Reviews and searches are grouped by item in this order; the page relies on it.
-REVIEWS_SQL = (
-    "SELECT item_id, reviewer_id, verdict, confidence, prior_work, notes "
-    "FROM reviews ORDER BY item_id, reviewer_id"
-)
-SEARCHES_SQL = (
-    "SELECT item_id, reviewer_id, database, query, run_at, total_hits, filters, "
-    "hits, relevant_ids FROM searches WHERE item_id IS NOT NULL "
-    "ORDER BY item_id, reviewer_id, run_at, search_id"
-)
-TOPICS_SQL = (
-    "SELECT topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, "
-    "relation FROM topics ORDER BY topic_id"
-)
-PROMPTS_SQL = (
-    "SELECT prompt_id, topic_id, condition, family, text FROM prompts ORDER BY "
-    "topic_id, CASE condition WHEN 'single_a' THEN 0 WHEN 'single_b' THEN 1 "
-    "ELSE 2 END"
-)
-OUTPUTS_SQL = (
-    "SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
-    "FROM outputs ORDER BY prompt_id, model, sample"
-)
-
 
 def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """(core, texts): the core tables, and per kind the long-text rows to be chunked."""
     when = unblinded_at(study)
-    conn = study.conn
-    items = _rows(conn, ITEMS_SQL)
+    items = views.explorer_items(study)
     item_index = {row[0]: n for n, row in enumerate(items)}
-    reviewers = _rows(conn, REVIEWERS_SQL)
+    reviewers = views.explorer_reviewers(study)
     reviewer_index = {row[0]: n for n, row in enumerate(reviewers)}
-    reviews, review_texts = _reviews(conn, item_index, reviewer_index)
-    searches = _searches(conn, item_index, reviewer_index)
+    reviews, review_texts = _reviews(study, item_index, reviewer_index)
+    searches = _searches(study, item_index, reviewer_index)
     core: dict[str, Any] = {
         "study_id": study.study_id,
         "unblinded_at": when,
@@ -74,7 +47,7 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
         ]
     }
     if when is not None:
-        core_open, texts_open = _unblinded(conn, item_index)
+        core_open, texts_open = _unblinded(study, item_index)
         core.update(core_open)
         texts.update(texts_open)
     texts["search"] = _search_text(core, texts)
@@ -107,11 +80,11 @@ def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> lis
 
 
 def _reviews(
-    conn: sqlite3.Connection, item_index: dict[str, int], reviewer_index: dict[str, int]
+    study: Study, item_index: dict[str, int], reviewer_index: dict[str, int]
 ) -> tuple[list[list[Any]], dict[int, list[list[Any]]]]:
     """Core rows [item, reviewer, verdict, confidence]; per item, [prior_work, notes] in order."""
     core, texts = [], defaultdict(list)
-    for item, reviewer, verdict, confidence, prior_work, notes in conn.execute(REVIEWS_SQL):
+    for item, reviewer, verdict, confidence, prior_work, notes in views.explorer_reviews(study):
         n = item_index[item]
         core.append([n, reviewer_index.get(reviewer, -1), verdict, confidence])
         texts[n].append([prior_work, notes])
@@ -119,31 +92,31 @@ def _reviews(
 
 
 def _searches(
-    conn: sqlite3.Connection, item_index: dict[str, int], reviewer_index: dict[str, int]
+    study: Study, item_index: dict[str, int], reviewer_index: dict[str, int]
 ) -> dict[int, list[list[Any]]]:
     """Per item: [reviewer, database, query, run_at, total_hits, filters, hits, relevant_ids].
 
     `hits` and `relevant_ids` stay the JSON text the store holds; the page parses them when it
     shows the search, which keeps writing a large study's page fast."""
     out: dict[int, list[list[Any]]] = defaultdict(list)
-    for item, reviewer, *fields in conn.execute(SEARCHES_SQL):
+    for item, reviewer, *fields in views.explorer_searches(study):
         if item in item_index:
             out[item_index[item]].append([reviewer_index.get(reviewer, -1), *fields])
     return out
 
 
 def _unblinded(
-    conn: sqlite3.Connection, item_index: dict[str, int]
+    study: Study, item_index: dict[str, int]
 ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
     """Topics, prompts and outputs, and the output of each item (-1: no output, e.g. control)."""
-    topics = _rows(conn, TOPICS_SQL)
+    topics = views.explorer_topics(study)
     topic_index = {row[0]: n for n, row in enumerate(topics)}
-    prompts = _rows(conn, PROMPTS_SQL)
+    prompts = views.explorer_prompts(study)
     prompt_index = {row[0]: n for n, row in enumerate(prompts)}
-    outputs = _rows(conn, OUTPUTS_SQL)
+    outputs = views.explorer_outputs(study)
     output_index = {row[0]: n for n, row in enumerate(outputs)}
     item_output = [-1] * len(item_index)
-    for item_id, output_id in conn.execute("SELECT item_id, output_id FROM items"):
+    for item_id, output_id in views.item_outputs(study):
         item_output[item_index[item_id]] = output_index.get(output_id, -1)
     core = {
         "topics": _table(
@@ -171,10 +144,6 @@ def _unblinded(
     }
     texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}
     return core, texts
-
-
-def _rows(conn: sqlite3.Connection, sql: str) -> list[list[Any]]:
-    return [list(row) for row in conn.execute(sql)]
 
 
 def _table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:

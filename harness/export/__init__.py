@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
-from harness.export.tables import INTERNAL_COLUMNS, TABLES
+from harness.export.tables import TABLES
 from harness.export.write import FORMATS, write_frame
 from harness.study import Study
+from harness.study.tables.views import export_frame
 from harness.study.unblinding import unblinded_at
 
 if TYPE_CHECKING:
@@ -29,8 +30,7 @@ def read_table(study: str | Path, table: str) -> pd.DataFrame:
             f"unknown table {table!r}; choose one of {', '.join(TABLES)}", column="TABLE"
         )
     with Study.open(study) as s:
-        frame = s.frame(TABLES[table].sql(unblinded=unblinded_at(s) is not None))
-    return frame.drop(columns=[c for c in INTERNAL_COLUMNS if c in frame.columns])
+        return export_frame(s, table, unblinded=unblinded_at(s) is not None)
 
 
 def export(study: str | Path, table: str, format: str = "csv", out: Path | None = None) -> Path:

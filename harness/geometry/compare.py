@@ -21,6 +21,7 @@ from harness.analysis.statistics.holm import holm_adjust
 from harness.errors import HarnessError
 from harness.geometry.probe import LAYER_MEAN, using
 from harness.study.store import Study
+from harness.study.tables.geometry import probed_models, split_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,11 +90,7 @@ def compare_split(
 
 def _paired(study: Study, model: str) -> pd.DataFrame:
     """One row per (layer, topic): split index of cross and mean of the single conditions."""
-    frame = study.frame(
-        "SELECT p.topic_id, p.condition, g.layer, g.split_index FROM geometry g "
-        "JOIN prompts p USING (prompt_id) WHERE g.model = ? AND g.head = ?",
-        (model, LAYER_MEAN),
-    )
+    frame = split_frame(study, model, LAYER_MEAN)
     wide = frame.pivot_table(
         index=["layer", "topic_id"], columns="condition", values="split_index", aggfunc="mean"
     )
@@ -137,7 +134,7 @@ def paired_p(diff: np.ndarray, test: str = "wilcoxon") -> float:
 
 def _stored_model(study: Study, model: str | None) -> str:
     """The model label the probe stored: given, or the only one present, or the embedded one."""
-    stored = [r[0] for r in study.rows("SELECT DISTINCT model FROM geometry ORDER BY model")]
+    stored = probed_models(study)
     if model is None:
         if len(stored) == 1:
             result: str = stored[0]

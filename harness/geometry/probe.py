@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +23,15 @@ from harness.geometry.tokens import EncodedPrompt, encode_prompt, parse_spans
 from harness.models.embedded import resolve
 from harness.study.lock import writes_study
 from harness.study.store import Study
+from harness.study.tables.geometry import (
+    Measure,
+    ProbePrompt,
+    insert_measures,
+    measures_frame,
+    model_shape,
+    probed_count,
+    unprobed_prompts,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,7 +40,6 @@ if TYPE_CHECKING:
     from harness.geometry.realmodel import LoadedModel
 
 LAYER_MEAN = -1  # the `head` value of a layer's summary row
-INSERT = "INSERT INTO geometry VALUES (?, ?, ?, ?, ?, ?, ?)"
 #: Prompts per forward pass: batched matrix products run faster on CPU than one prompt at a time.
 BATCH_SIZE = 8
 
@@ -81,15 +88,8 @@ def _run(
     on_prompt: Callable[[int, int], None] | None,
 ) -> ProbeRun:
     name = loaded.name if loaded else resolve(model)[0]
-    done = study.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry WHERE model = ?", (name,))[0][
-        0
-    ]
-    pending = study.rows(
-        "SELECT prompt_id, system, text, spans FROM prompts p WHERE NOT EXISTS "
-        "(SELECT 1 FROM geometry g WHERE g.prompt_id = p.prompt_id AND g.model = ?) "
-        "ORDER BY topic_id, condition",
-        (name,),
-    )
+    done = probed_count(study, name)
+    pending = unprobed_prompts(study, name)
     pending = pending[:limit] if limit is not None else pending
     if pending:
         from harness.geometry.realmodel import load
@@ -97,16 +97,14 @@ def _run(
         loaded = loaded or load(model)
         _measure_all(study, loaded, pending, chat_template, batch_size, on_prompt)
         _record(study, loaded, chat_template, len(pending))
-    layers, heads = study.rows(
-        "SELECT MAX(layer) + 1, MAX(head) + 1 FROM geometry WHERE model = ?", (name,)
-    )[0]
-    return ProbeRun(name, len(pending), done, layers or 0, heads or 0)
+    layers, heads = model_shape(study, name)
+    return ProbeRun(name, len(pending), done, layers, heads)
 
 
 def _measure_all(
     study: Study,
     loaded: LoadedModel,
-    pending: list[sqlite3.Row],
+    pending: list[ProbePrompt],
     chat_template: bool,
     batch_size: int,
     on_prompt: Callable[[int, int], None] | None,
@@ -121,16 +119,15 @@ def _measure_all(
         batch = encoded[start : start + batch_size]
         weights = last_token_attention(loaded, [e.input_ids for _, e in batch])
         for (row, e), w in zip(batch, weights, strict=True):
-            rows = [(row["prompt_id"], loaded.name, *m) for m in measure(w, e.slot_tokens)]
-            with study.transaction() as conn:
-                conn.executemany(INSERT, rows)
+            with study.transaction():
+                insert_measures(study, row["prompt_id"], loaded.name, measure(w, e.slot_tokens))
         if on_prompt:
             on_prompt(start + len(batch), len(encoded))
 
 
 def encode_row(
     loaded: LoadedModel,
-    row: Any,
+    row: ProbePrompt,
     chat_template: bool = True,
     study_file: Path | None = None,
 ) -> EncodedPrompt:
@@ -147,13 +144,13 @@ def encode_row(
     )
 
 
-def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[tuple[Any, ...]]:
+def measure(weights: np.ndarray, slot_tokens: dict[str, list[int]]) -> list[Measure]:
     """(layer, head, entropy, mass JSON, split) per head, plus head = -1 per layer."""
     from harness.geometry.entropy import entropy_bits, group_mass
 
     entropy = entropy_bits(weights)  # (layers, heads)
     mass = group_mass(weights, slot_tokens)  # slot -> (layers, heads)
-    rows = []
+    rows: list[Measure] = []
     for layer in range(weights.shape[0]):
         for head in range(weights.shape[1]):
             m = {s: float(v[layer, head]) for s, v in mass.items()}
@@ -209,14 +206,7 @@ def probe_frame(study: Study | str | Path, model: str | None = None) -> pd.DataF
     """The stored measures joined with topic and condition; one column per slot's mass."""
     import pandas as pd
 
-    sql = (
-        "SELECT g.prompt_id, p.topic_id, p.condition, g.model, g.layer, g.head, g.entropy, "
-        "g.mass, g.split_index FROM geometry g JOIN prompts p USING (prompt_id)"
-    )
-    params: tuple[str, ...] = ()
-    if model is not None:
-        sql, params = sql + " WHERE g.model = ?", (model,)
     with using(study) as opened:
-        frame = opened.frame(sql + " ORDER BY p.topic_id, p.condition, g.layer, g.head", params)
+        frame = measures_frame(opened, model)
     masses = pd.DataFrame([json.loads(m) for m in frame.pop("mass")], index=frame.index)
     return frame.join(masses.add_prefix("mass_"))

@@ -11,7 +11,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.study import Study
 from harness.study.blinding import commitment
-from harness.study.migrations import migrate
+from harness.study.migrations import MIGRATIONS, migrate
 from harness.study.schema import SCHEMA_VERSION
 from harness.study.store import DB_NAME, _statements
 
@@ -76,18 +76,37 @@ def test_version_1_store_moves_forward_keeping_rows_and_commitment(tmp_path: Pat
         assert (study.meta("migrations") or "").count("->") == SCHEMA_VERSION - 1
 
 
-def test_migrated_tables_have_the_columns_of_a_new_store(tmp_path: Path) -> None:
+def _layout(study: Study) -> dict[str, object]:
+    """Every table's columns (name, type, not null, key) and every index with its columns."""
+    tables = [r[0] for r in study.rows("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    indexes = study.rows(
+        "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+    )
+    return {
+        **{
+            table: [
+                (r["name"], r["type"], r["notnull"], r["pk"])
+                for r in study.rows(f"PRAGMA table_info({table})")
+            ]
+            for table in sorted(tables)
+        },
+        **{
+            f"index {name} on {table}": [
+                r["name"] for r in study.rows(f"PRAGMA index_info({name})")
+            ]
+            for name, table in sorted(tuple(r) for r in indexes)
+        },
+    }
+
+
+def test_migrated_store_has_the_tables_and_indexes_of_a_new_store(tmp_path: Path) -> None:
     _v1_store(tmp_path / "old")
-
-    def columns(study: Study, table: str) -> list[tuple]:
-        return [
-            (r["name"], r["type"], r["notnull"], r["pk"])
-            for r in study.rows(f"PRAGMA table_info({table})")
-        ]
-
     with Study.open(tmp_path / "old") as old, Study.open(tmp_path / "new", create=True) as new:
-        for table in ("items", "controls", "calibrations", "outputs"):
-            assert columns(old, table) == columns(new, table), table
+        assert _layout(old) == _layout(new)
+
+
+def test_every_version_has_its_step_forward() -> None:
+    assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION))
 
 
 def test_newer_or_corrupt_version_is_refused(tmp_path: Path) -> None:
@@ -158,3 +177,41 @@ def test_version_3_store_gets_model_keys_and_keeps_ids_rows_and_commitment(tmp_p
                 "model_key, params, started_at, finished_at) VALUES ('o-p2-0-y','p2',0,'ok',"
                 "'openai','g','openai/g','{}','t','t')"
             )
+
+
+def _v2_store(folder: Path) -> Path:
+    """A version-2 store as that version left it: the version-1 fixture moved forward one step,
+    holding a control, its item and a review of it (controls came with version 2)."""
+    db = _v1_store(folder)
+    conn = sqlite3.connect(db, isolation_level=None)
+    migrate(conn, 1, 2)
+    conn.execute(
+        "INSERT INTO controls VALUES ('c1', 'A with B', 'text', 'published', 'cross', 'bank', "
+        "'t1', '{}', 'calibration')"
+    )
+    conn.execute("INSERT INTO items VALUES ('i2', NULL, 'c1', 'text', 'A with B', 'text', '{}')")
+    conn.execute("INSERT INTO assignments VALUES ('i2', 'r1', 1)")
+    conn.execute(
+        "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+        "VALUES ('i2', 'r1', 'published', 'xlsx', '2026-01-02')"
+    )
+    conn.close()
+    return db
+
+
+def test_version_2_store_gets_calibrations_and_keeps_controls_and_commitment(
+    tmp_path: Path,
+) -> None:
+    db = _v2_store(tmp_path / "s")
+    before = commitment(sqlite3.connect(db))
+    with Study.open(tmp_path / "s") as study:
+        steps = study.meta("migrations") or ""
+        assert "schema 2 -> 3" in steps and "schema 1 -> 2" not in steps
+        assert study.meta("schema_version") == str(SCHEMA_VERSION)
+        assert study.count("calibrations") == 0
+        control = study.rows("SELECT item_id, control_id FROM items WHERE control_id IS NOT NULL")
+        assert [tuple(r) for r in control] == [("i2", "c1")]
+        assert study.count("reviews") == 2 and study.count("controls") == 1
+        assert study.rows("PRAGMA foreign_key_check") == []
+        # the control's key line (control:EXPECTED:KIND) is sealed as before
+        assert commitment(study.conn) == before

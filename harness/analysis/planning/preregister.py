@@ -23,6 +23,8 @@ from harness.study.manifest import (
     record_section,
 )
 from harness.study.store import Study
+from harness.study.tables.outputs import most_samples, output_models
+from harness.study.tables.views import reviewer_kinds, store_counts
 
 if TYPE_CHECKING:
     from harness.analysis.planning.plan_file import LoadedPlan, Plan
@@ -77,22 +79,17 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
 
 
 def _facts(study: Study) -> dict[str, Any]:
-    rows = study.rows("SELECT kind, COUNT(*) FROM reviewers GROUP BY kind")
-    samples = study.rows(
-        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM outputs "
-        "WHERE status = 'ok' GROUP BY prompt_id, model_key)"
-    )
-    models = [r[0] for r in study.rows("SELECT DISTINCT model FROM outputs ORDER BY model")]
+    counts = store_counts(study)
     return {
         "study_id": study.study_id,
-        "topics": study.count("topics"),
-        "prompts": study.count("prompts"),
-        "outputs": study.count("outputs", "status = 'ok'"),
-        "items": study.count("items"),
-        "reviews": study.count("reviews"),
-        "reviewers": {r[0]: r[1] for r in rows},
-        "samples": samples[0][0] if samples else None,
-        "models": models,
+        "topics": counts.topics,
+        "prompts": counts.prompts,
+        "outputs": counts.outputs_ok,
+        "items": counts.items,
+        "reviews": counts.reviews,
+        "reviewers": reviewer_kinds(study),
+        "samples": most_samples(study),
+        "models": output_models(study),
         "pilot": study.pilot,
         "demo": study.meta("demo") == "1",
     }

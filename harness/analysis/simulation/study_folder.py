@@ -21,6 +21,12 @@ from harness.study.blinding import commitment
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
 from harness.study.store import Study
+from harness.study.tables.simulated import (
+    insert_control_items,
+    insert_judged_items,
+    insert_simulated_outputs,
+    insert_simulated_prompts,
+)
 
 
 def write_simulated_study(
@@ -74,49 +80,25 @@ def store_judgments(
     reviewer_ids = [f"sim-reviewer-{r + 1}" for r in range(j.n_reviewers)]
     item_ids = [uuid.UUID(bytes=rng.bytes(16)).hex for _ in range(j.n_items)]
     distance = rng.uniform(0.3, 0.9, j.n_topics)
-    with study.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO topics VALUES (?, 'Field A', 1, 'Domain A', 'Field B', 2, 'Domain B', "
-            "'[\"a1\", \"a2\"]', '[\"b1\", \"b2\"]', 'relation', 3, ?, '{}')",
-            [(t, float(d)) for t, d in zip(topic_ids, distance, strict=True)],
+    outputs = []
+    for item in range(j.n_items):
+        topic, condition = topic_ids[j.item_topic[item]], CONDITIONS[j.item_condition[item]]
+        outputs.append((f"out-{item}", f"{topic}:{condition}", item % samples))
+    reviews = [
+        (item_ids[i], reviewer_ids[r], VERDICTS[v])
+        for i, r, v in zip(j.item.tolist(), j.reviewer.tolist(), j.verdict.tolist(), strict=True)
+    ]
+    with study.transaction():
+        insert_simulated_prompts(
+            study, list(zip(topic_ids, distance.tolist(), strict=True)), CONDITIONS
         )
-        conn.executemany(
-            "INSERT INTO prompts VALUES (?, ?, ?, 'simulated', '', NULL, 'simulated prompt', 10, "
-            "'{}')",
-            [(f"{t}:{c}", t, c) for t in topic_ids for c in CONDITIONS],
-        )
-        outputs = []
-        for item in range(j.n_items):
-            topic, condition = topic_ids[j.item_topic[item]], CONDITIONS[j.item_condition[item]]
-            outputs.append((f"out-{item}", f"{topic}:{condition}", item % samples, now, now))
-        conn.executemany(
-            "INSERT INTO outputs (output_id, prompt_id, sample, status, backend, model, "
-            "model_key, params, text, started_at, finished_at) VALUES (?, ?, ?, 'ok', 'simulated', "
-            "'simulated', 'simulated', '{}', 'simulated output', ?, ?)",
-            outputs,
-        )
-        conn.executemany(
-            "INSERT INTO items (item_id, output_id, original_text, core_combination, "
-            "display_text, steps) "
-            "VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
+        insert_simulated_outputs(study, outputs, now)
+        insert_judged_items(
+            study,
             [(item_ids[i], f"out-{i}") for i in range(j.n_items)],
-        )
-        conn.executemany(
-            "INSERT INTO reviewers VALUES (?, ?, 'retrieval', '[]', 1000000)",
             [(r, reviewer_kind) for r in reviewer_ids],
-        )
-        pairs = [
-            (item_ids[i], reviewer_ids[r])
-            for i, r in zip(j.item.tolist(), j.reviewer.tolist(), strict=True)
-        ]
-        conn.executemany(
-            "INSERT INTO assignments VALUES (?, ?, ?)",
-            [(i, r, n) for n, (i, r) in enumerate(pairs)],
-        )
-        conn.executemany(
-            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-            "VALUES (?, ?, ?, 'automated', ?)",
-            [(i, r, VERDICTS[v], now) for (i, r), v in zip(pairs, j.verdict.tolist(), strict=True)],
+            reviews,
+            now,
         )
     study.set_meta("simulated_design", json.dumps({"samples": samples}))
 
@@ -153,24 +135,5 @@ def store_controls(
             )
             items.append((item, control))
             reviews.append((item, f"sim-reviewer-{r + 1}", verdict))
-    with study.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO controls (control_id, statement, text, expected, kind, source, topic_id, "
-            "evidence, split) VALUES (?, ?, 'simulated control', ?, ?, 'bank', NULL, "
-            '\'{"title": "simulated", "year": 2020, "doi": null}\', \'held_out\')',
-            rows,
-        )
-        conn.executemany(
-            "INSERT INTO items (item_id, control_id, original_text, core_combination, "
-            "display_text, steps) VALUES (?, ?, 'simulated control', NULL, 'simulated control', "
-            "'{}')",
-            items,
-        )
-        conn.executemany(
-            "INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews]
-        )
-        conn.executemany(
-            "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
-            "VALUES (?, ?, ?, 'automated', ?)",
-            [(i, r, v, now) for i, r, v in reviews],
-        )
+    with study.transaction():
+        insert_control_items(study, rows, items, reviews, now)

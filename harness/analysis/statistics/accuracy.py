@@ -20,14 +20,6 @@ from scipy import stats
 
 from harness.analysis.statistics.consensus import VERDICTS, code_outcome
 
-CONTROLS_SQL = """
-SELECT r.item_id, i.control_id, r.reviewer_id, rv.kind AS reviewer_kind, r.verdict, c.expected,
-       c.kind AS control_kind, c.split
-FROM reviews r JOIN items i ON i.item_id = r.item_id
-JOIN controls c ON c.control_id = i.control_id
-JOIN reviewers rv ON rv.reviewer_id = r.reviewer_id
-"""
-
 
 def clopper_pearson(k: float, n: float, level: float) -> tuple[float, float]:
     """Exact two-sided interval for a binomial proportion (NaNs when n = 0); non-integer k and n

@@ -1,0 +1,139 @@
+"""Rows of a simulated study (topics, prompts, outputs, items, reviewers, assignments, reviews,
+control items) with fixed placeholder texts, written in the caller's transaction. Only
+`harness.analyze.simulated_study` writes these (dry runs of `analyze` and its benchmarks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.study.store import Study
+from harness.study.tables.outputs import OutputRecord, store_outputs
+from harness.study.tables.prompts import PromptRecord, insert_prompts
+from harness.study.tables.topics import TopicRecord, insert_topics
+
+_EVIDENCE = '{"title": "simulated", "year": 2020, "doi": null}'
+
+
+def insert_simulated_prompts(
+    study: Study, topics: Sequence[tuple[str, float]], conditions: Sequence[str]
+) -> None:
+    """Topics (id, embedding distance) between two placeholder fields, and one prompt
+    `TOPIC:CONDITION` per topic and condition."""
+    insert_topics(
+        study,
+        (
+            TopicRecord(
+                t,
+                "Field A",
+                1,
+                "Domain A",
+                "Field B",
+                2,
+                "Domain B",
+                '["a1", "a2"]',
+                '["b1", "b2"]',
+                "relation",
+                3,
+                d,
+                "{}",
+            )
+            for t, d in topics
+        ),
+    )
+    insert_prompts(
+        study,
+        (
+            PromptRecord(f"{t}:{c}", t, c, "simulated", "", None, "simulated prompt", 10, "{}")
+            for t, _ in topics
+            for c in conditions
+        ),
+    )
+
+
+def insert_simulated_outputs(
+    study: Study, outputs: Sequence[tuple[str, str, int]], created_at: str
+) -> None:
+    """Ok outputs (output id, prompt id, sample) of a placeholder model."""
+    store_outputs(
+        study,
+        (
+            OutputRecord(
+                o,
+                p,
+                n,
+                "ok",
+                "simulated",
+                "simulated",
+                "simulated",
+                None,
+                None,
+                "{}",
+                "simulated output",
+                None,
+                None,
+                None,
+                None,
+                None,
+                1,
+                None,
+                created_at,
+                created_at,
+            )
+            for o, p, n in outputs
+        ),
+    )
+
+
+def insert_judged_items(
+    study: Study,
+    items: Sequence[tuple[str, str]],
+    reviewers: Sequence[tuple[str, str]],
+    reviews: Sequence[tuple[str, str, str]],
+    created_at: str,
+) -> None:
+    """Items (item id, output id), automated-method reviewers (id, kind) with unbounded capacity,
+    and reviews (item id, reviewer id, verdict), each review also an assignment in that order."""
+    conn = study.conn
+    conn.executemany(
+        "INSERT INTO items (item_id, output_id, original_text, core_combination, display_text, "
+        "steps) VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
+        items,
+    )
+    conn.executemany("INSERT INTO reviewers VALUES (?, ?, 'retrieval', '[]', 1000000)", reviewers)
+    conn.executemany(
+        "INSERT INTO assignments VALUES (?, ?, ?)",
+        [(i, r, n) for n, (i, r, _) in enumerate(reviews)],
+    )
+    _insert_reviews(study, reviews, created_at)
+
+
+def insert_control_items(
+    study: Study,
+    controls: Sequence[tuple[str, str, str, str]],
+    items: Sequence[tuple[str, str]],
+    reviews: Sequence[tuple[str, str, str]],
+    created_at: str,
+) -> None:
+    """Held-out bank controls (id, statement, expected, kind), their items (item id, control
+    id) and reviews (item id, reviewer id, verdict), each review also an assignment."""
+    conn = study.conn
+    conn.executemany(
+        "INSERT INTO controls (control_id, statement, text, expected, kind, source, topic_id, "
+        "evidence, split) VALUES (?, ?, 'simulated control', ?, ?, 'bank', NULL, ?, 'held_out')",
+        [(*c, _EVIDENCE) for c in controls],
+    )
+    conn.executemany(
+        "INSERT INTO items (item_id, control_id, original_text, core_combination, display_text, "
+        "steps) VALUES (?, ?, 'simulated control', NULL, 'simulated control', '{}')",
+        items,
+    )
+    conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews])
+    _insert_reviews(study, reviews, created_at)
+
+
+def _insert_reviews(study: Study, reviews: Sequence[tuple[str, str, str]], created_at: str) -> None:
+    study.conn.executemany(
+        "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+        "VALUES (?, ?, ?, 'automated', ?)",
+        [(i, r, v, created_at) for i, r, v in reviews],
+    )
