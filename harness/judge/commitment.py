@@ -13,6 +13,7 @@ from harness.study.blinding import commitment, ensure_salt
 from harness.study.clock import utc_now
 from harness.study.manifest import load_manifest, record_section
 from harness.study.store import Study
+from harness.study.tables.items import count_items
 
 
 def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]:
@@ -21,7 +22,7 @@ def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]
     if not recorded:
         ensure_salt(study.conn)  # salted from the first commitment on; revealed with the store
     sha = commitment(study.conn)
-    n_items = study.count("items")
+    n_items = count_items(study)
     if recorded:
         if recorded.get("sha256") != sha:
             raise HarnessError(

@@ -1,0 +1,1 @@
+"""Typed access to the study store, one module per table."""
