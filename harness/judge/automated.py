@@ -159,7 +159,8 @@ def calibrate_automated(
     from harness.study.manifest import record_command
 
     run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, None)
-    rows, lines = [], []
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
     try:
         run.check_locked(None)
         run.prepare()
@@ -491,8 +492,8 @@ def search_record(
         record.dedup_key,
         SOURCE,
     )
-    # whatever a server echoed, no key reaches the store
-    return NewSearch(*scrub(list(values)), import_id=None)
+    # whatever a server echoed, no key reaches the store; no import (None) made it
+    return NewSearch(*scrub([*values, None]))
 
 
 def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
