@@ -97,6 +97,7 @@ def control_labels(study: Study) -> list[ControlLabels]:
 
 
 def controls_shown(study: Study) -> list[ControlShown]:
+    """Every control item's statement beside its display text and core combination."""
     return [
         ControlShown(*r)
         for r in study.rows(
