@@ -17,7 +17,7 @@ import pandas as pd
 
 from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
-from harness.study.blinding import commitment
+from harness.study.blinding import study_commitment
 from harness.study.history import MANIFEST_NAME
 from harness.study.store import Study
 from harness.study.tables.geometry import measure_count, prompt_means_frame
@@ -60,7 +60,7 @@ def verify_blinding(
 ) -> BlindingCheck:
     """Compare the key in the store with the manifest's commitment; a mismatch is fatal."""
     section = manifest.get("blinding") or {}
-    computed = commitment(study.conn)
+    computed = study_commitment(study)
     recorded = section.get("sha256")
     file = study.path / MANIFEST_NAME
     if recorded is None:

@@ -18,6 +18,10 @@ from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.scrub import scrub
+from harness.study.tables.assignments import count_assignments, pending_assignments
+from harness.study.tables.reviewers import automated_reviewers
+from harness.study.tables.reviews import NewReview, insert_reviews, verdict_counts
+from harness.study.tables.searches import NewSearch, insert_searches
 
 if TYPE_CHECKING:
     import sqlite3
@@ -155,7 +159,8 @@ def calibrate_automated(
     from harness.study.manifest import record_command
 
     run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, None)
-    rows, lines = [], []
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
     try:
         run.check_locked(None)
         run.prepare()
@@ -229,18 +234,15 @@ class _Run:
         )
         self.max_queries, self.backend = max_queries, backend
         self.pool = _SourcePool(sources or ["local"])
-        self.reviewers = study.rows(
-            "SELECT reviewer_id, method FROM reviewers "
-            "WHERE kind = 'automated' ORDER BY reviewer_id"
-        )
+        self.reviewers = automated_reviewers(study)
         self.makers = [
             (
-                r["reviewer_id"],
-                r["method"] or "",
+                r.reviewer_id,
+                r.method or "",
                 _once(
                     _reviewer_factory(
-                        r["reviewer_id"],
-                        r["method"],
+                        r.reviewer_id,
+                        r.method,
                         self.pool,
                         cutoff=self.cutoff,
                         max_queries=max_queries,
@@ -282,7 +284,7 @@ class _Run:
         """Build every reviewer that has work, before anything is stored: a missing key, an
         unreachable corpus or a refused server URL stops the run while the study is untouched."""
         for reviewer_id, _, make in self.makers:
-            if _pending(self.study, reviewer_id):
+            if pending_assignments(self.study, reviewer_id):
                 make()
 
     def close(self) -> None:
@@ -312,10 +314,10 @@ def _record_run(study: Study, run: _Run, rules: dict[str, Any]) -> None:
             **run.provenance(),
             "reviewers": [
                 {
-                    "id": r["reviewer_id"],
-                    "method": r["method"],
-                    "threshold": rules[r["reviewer_id"]].threshold,
-                    "rule": rules[r["reviewer_id"]].status,
+                    "id": r.reviewer_id,
+                    "method": r.method,
+                    "threshold": rules[r.reviewer_id].threshold,
+                    "rule": rules[r.reviewer_id].status,
                 }
                 for r in run.reviewers
             ],
@@ -399,16 +401,6 @@ def _reviewer_factory(
     )
 
 
-def _pending(study: Study, reviewer_id: str) -> list[Any]:
-    return study.rows(
-        "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
-        "JOIN items i ON i.item_id = a.item_id "
-        "LEFT JOIN reviews r ON r.item_id = a.item_id AND r.reviewer_id = a.reviewer_id "
-        "WHERE a.reviewer_id = ? AND r.item_id IS NULL ORDER BY a.position",
-        (reviewer_id,),
-    )
-
-
 def item_text(display_text: str, core: str | None, *, for_model: bool) -> str:
     """What an automated reviewer reads: the core combination (else the text), nothing else."""
     core = (core or "").strip()
@@ -424,19 +416,19 @@ def _review_pending(
     threshold: float,
     progress: Progress | None,
 ) -> int:
-    pending = _pending(study, reviewer_id)
+    pending = pending_assignments(study, reviewer_id)
     if not pending:
         return 0
     reviewer = make()
     reviewer.threshold = threshold  # the settled decision rule
     for_model = bool(getattr(reviewer, "reads_full_text", False))
     for done, row in enumerate(pending, start=1):
-        text = item_text(row["display_text"], row["core_combination"], for_model=for_model)
+        text = item_text(row.display_text, row.core_combination, for_model=for_model)
         try:
             decision = reviewer.review(text)
         except HarnessError as error:  # the server or a source failed: the rest stays pending
             raise _Stopped(done - 1, str(error)) from None
-        _write(study, row["item_id"], reviewer_id, decision)
+        _write(study, row.item_id, reviewer_id, decision)
         if progress is not None:
             progress(reviewer_id, done, len(pending))
     return len(pending)
@@ -459,29 +451,29 @@ def insert_review(
     conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
 ) -> None:
     """One automated review and its search records, inside the caller's transaction."""
-    conn.execute(
-        "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes,"
-        " source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL,"
-        " NULL, ?)",
-        (
-            item_id,
-            reviewer_id,
-            decision.verdict,
-            decision.confidence,
-            decision.prior_work,
-            decision.notes_json(),
-            SOURCE,
-            utc_now(),
-        ),
+    review = NewReview(
+        item_id,
+        reviewer_id,
+        decision.verdict,
+        decision.confidence,
+        decision.prior_work,
+        decision.notes_json(),
+        SOURCE,
+        None,
+        None,
+        utc_now(),
     )
-    for search in decision.searches:
-        conn.execute(*search_row(search.record, search.relevant, item_id, reviewer_id))
+    insert_reviews(conn, [review])
+    insert_searches(
+        conn,
+        [search_record(s.record, s.relevant, item_id, reviewer_id) for s in decision.searches],
+    )
 
 
-def search_row(
+def search_record(
     record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
-) -> tuple[str, tuple[Any, ...]]:
-    """The INSERT for one search record (also usable for records made outside a review)."""
+) -> NewSearch:
+    """One search record as stored (also usable for records made outside a review)."""
     import json
 
     values = (
@@ -500,26 +492,16 @@ def search_row(
         record.dedup_key,
         SOURCE,
     )
-    return (
-        "INSERT INTO searches (search_id, item_id, reviewer_id, database, interface, query,"
-        " parameters, filters, run_at, total_hits, hits, relevant_ids, dedup_key, source,"
-        " import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-        tuple(scrub(list(values))),  # whatever a server echoed, no key reaches the store
-    )
+    # whatever a server echoed, no key reaches the store; no import (None) made it
+    return NewSearch(*scrub([*values, None]))
 
 
 def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
-    counts = {
-        r["verdict"]: r["n"]
-        for r in study.rows(
-            "SELECT verdict, COUNT(*) AS n FROM reviews WHERE reviewer_id = ? GROUP BY verdict",
-            (reviewer_id,),
-        )
-    }
+    counts = verdict_counts(study, reviewer_id)
     return {
         "reviewer_id": reviewer_id,
         "method": method,
-        "assigned": study.count("assignments", "reviewer_id = ?", (reviewer_id,)),
+        "assigned": count_assignments(study, reviewer_id),
         "reviewed": sum(counts.values()),
         "new": new,
         "published": counts.get("published", 0),

@@ -32,6 +32,10 @@ from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import record_command, record_materials, record_section
 from harness.study.store import Study
+from harness.study.tables.assignments import assignments_frame, count_assignments
+from harness.study.tables.controls import count_controls
+from harness.study.tables.items import item_sources
+from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs, routing_items
 
 if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
     # rosters and controls files load in `blind`, not with `import harness`
@@ -170,10 +174,10 @@ def blind(
     options = backend_options(backend, base_url=base_url, concurrency=concurrency)
     with Study.open(study_dir) as study:
         cutoff = settle_cutoff(study, cutoff)
-        routed = bool(study.count("assignments"))
+        routed = bool(count_assignments(study))
         settings = stored_settings(study.path) if routed else control_settings(study_dir, plan)
         entries = load_controls_file(controls, cutoff) if controls and not routed else []
-        if not study.count("outputs", "status = 'ok'"):
+        if not count_ok_outputs(study):
             raise HarnessError(
                 "no model outputs to judge (run `harness collect` first)", file=study_dir
             )
@@ -254,11 +258,7 @@ def blind(
         _record_materials(study, judging_dir, reviewers, extract, normalise, controls)
         packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
         balance = routing.balance if routing else _stored_balance(study, roster)
-        late = study.count(
-            "outputs o",
-            "o.status = 'ok' AND TRIM(COALESCE(o.text, '')) != '' "
-            "AND NOT EXISTS (SELECT 1 FROM items i WHERE i.output_id = o.output_id)",
-        )
+        late = count_late_outputs(study)
         return BlindResult(
             items, routing, balance, packets, section, leak, findings, late, notes, report
         )
@@ -325,9 +325,9 @@ def _route_with_controls(
     from harness.judge.control_items import add_controls, wanted_per_reviewer
     from harness.judge.control_routing import merged_positions, route_controls
     from harness.judge.roster import store_roster
-    from harness.judge.routing import ITEMS_SQL, RoutingResult, balance_table, route, store_routing
+    from harness.judge.routing import RoutingResult, balance_table, route, store_routing
 
-    if not pool.candidates and not study.count("controls"):
+    if not pool.candidates and not count_controls(study):
         return route(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
     real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
     report.wanted = wanted_per_reviewer(study, roster, real.assignments, report.settings)
@@ -354,13 +354,9 @@ def _route_with_controls(
         seed=seed,
         distinct_topics=distinct_topics,
     )
-    keys = {
-        row[0]: row[1]
-        for row in study.rows("SELECT item_id, COALESCE(output_id, control_id) FROM items")
-    }
-    assignments = merged_positions(real.assignments, controls, keys, seed)
+    assignments = merged_positions(real.assignments, controls, item_sources(study), seed)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
-    balance = balance_table(study.frame(ITEMS_SQL), assignments, reviewers)
+    balance = balance_table(routing_items(study), assignments, reviewers)
     result = RoutingResult(assignments, balance, seed, k, distinct_topics, real.solver)
     store_roster(study, roster)
     return store_routing(study, result)
@@ -490,11 +486,11 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
 
 
 def _stored_balance(study: Study, roster: Roster) -> Any:
-    from harness.judge.routing import ITEMS_SQL, balance_table
+    from harness.judge.routing import balance_table
 
     return balance_table(
-        study.frame(ITEMS_SQL),
-        study.frame("SELECT item_id, reviewer_id, position FROM assignments"),
+        routing_items(study),
+        assignments_frame(study),
         sorted(roster.reviewers, key=lambda r: r.id),
     )
 
@@ -514,7 +510,7 @@ def _record_materials(
         files["roster"] = Path(reviewers)
     if controls is not None:
         files["controls"] = Path(controls)
-    if study.count("controls"):
+    if count_controls(study):
         files["prompt:control"] = writer_template()
     for spec in step_specs(extract, normalise):
         files[f"prompt:{spec.name}"] = spec.template

@@ -13,7 +13,6 @@ another threshold or other search settings can change how its items are decided.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +22,14 @@ from harness.errors import HarnessError
 from harness.judge.youden import Observation, accuracy, best_threshold
 from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
+from harness.study.tables.calibrations import (
+    CalibrationRecord,
+    save_calibration,
+    stored_calibration,
+)
+from harness.study.tables.controls import calibration_items
+from harness.study.tables.reviews import delete_calibration_reviews, reviews_outside_calibration
+from harness.study.tables.searches import delete_calibration_searches
 
 if TYPE_CHECKING:
     from harness.study.store import Study
@@ -35,17 +42,6 @@ RULES = {
     "(0 if unstated) >= threshold, else not_published",
 }
 DEFAULTS = {"retrieval": LEXICAL_THRESHOLD, "retrieval-dense": DENSE_THRESHOLD, "llm": 0.0}
-
-#: The control items that calibrate automated reviewers (and nothing else).
-CALIBRATION_ITEMS_SQL = (
-    "SELECT i.item_id, i.display_text, i.core_combination, c.expected FROM items i "
-    "JOIN controls c ON c.control_id = i.control_id WHERE c.split = 'calibration' "
-    "ORDER BY i.item_id"
-)
-_ON_CALIBRATION_ITEMS = (
-    "reviewer_id = ? AND item_id IN (SELECT i.item_id FROM items i JOIN controls c "
-    "ON c.control_id = i.control_id WHERE c.split = 'calibration')"
-)
 
 
 def method_kind(method: str) -> str:
@@ -91,32 +87,14 @@ class Rule:
         )
 
 
-def calibration_items(study: Study) -> list[Any]:
-    return study.rows(CALIBRATION_ITEMS_SQL)
-
-
 def other_reviews(study: Study, reviewer_id: str) -> int:
     """Reviews of items outside the calibration split: any one of them locks the rule."""
-    return int(
-        study.conn.execute(
-            "SELECT COUNT(*) FROM reviews r JOIN items i ON i.item_id = r.item_id "
-            "LEFT JOIN controls c ON c.control_id = i.control_id "
-            "WHERE r.reviewer_id = ? AND (c.split IS NULL OR c.split <> 'calibration')",
-            (reviewer_id,),
-        ).fetchone()[0]
-    )
+    return reviews_outside_calibration(study, reviewer_id)
 
 
 def stored_rule(study: Study, reviewer_id: str) -> Rule | None:
-    row = study.conn.execute(
-        "SELECT * FROM calibrations WHERE reviewer_id = ?", (reviewer_id,)
-    ).fetchone()
-    if row is None:
-        return None
-    data = dict(row)
-    data["settings"] = json.loads(data["settings"])
-    data["scores"] = json.loads(data["scores"])
-    return Rule(**data)
+    record = stored_calibration(study, reviewer_id)
+    return None if record is None else Rule(**asdict(record))
 
 
 def plan_unsure(study: Study) -> str:
@@ -147,8 +125,8 @@ def calibrate(
     for_model = bool(getattr(reviewer, "reads_full_text", False))
     assessed = []
     for done, row in enumerate(items, start=1):
-        text = item_text(row["display_text"], row["core_combination"], for_model=for_model)
-        assessed.append((row["item_id"], row["expected"], reviewer.assess(text, stop_at=None)))
+        text = item_text(row.display_text, row.core_combination, for_model=for_model)
+        assessed.append((row.item_id, row.expected, reviewer.assess(text, stop_at=None)))
         if progress is not None:
             progress(reviewer_id, done, len(items))
     rule = choose(
@@ -221,32 +199,11 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Any]] | None) -> N
                     "locked (it has reviewed items outside the calibration "
                     "split)"
                 )
-            for sql in ("DELETE FROM searches", "DELETE FROM reviews"):
-                conn.execute(f"{sql} WHERE {_ON_CALIBRATION_ITEMS}", (rule.reviewer_id,))
+            delete_calibration_searches(conn, rule.reviewer_id)
+            delete_calibration_reviews(conn, rule.reviewer_id)
             for item_id, decision in decisions:
                 insert_review(conn, item_id, rule.reviewer_id, decision)
-        conn.execute(
-            "INSERT OR REPLACE INTO calibrations VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                rule.reviewer_id,
-                rule.method,
-                rule.status,
-                rule.threshold,
-                rule.default_threshold,
-                rule.youden,
-                rule.sensitivity,
-                rule.specificity,
-                rule.youden_default,
-                rule.n_published,
-                rule.n_not_published,
-                rule.unsure,
-                json.dumps(rule.scores or []),
-                json.dumps(rule.settings, sort_keys=True),
-                rule.note,
-                rule.decided_at,
-            ),
-        )
+        save_calibration(conn, CalibrationRecord(**{**asdict(rule), "scores": rule.scores or []}))
 
     def change(data: dict[str, Any]) -> None:
         data.setdefault("calibration", {})[rule.reviewer_id] = rule.record()

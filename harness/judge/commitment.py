@@ -9,19 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.study.blinding import commitment, ensure_salt
+from harness.study.blinding import ensure_study_salt, study_commitment
 from harness.study.clock import utc_now
 from harness.study.manifest import load_manifest, record_section
 from harness.study.store import Study
+from harness.study.tables.items import count_items
 
 
 def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]:
     """Record manifest section `blinding` {sha256, made_at, n_items}; keep an identical one."""
     recorded = load_manifest(study.path).get("blinding")
     if not recorded:
-        ensure_salt(study.conn)  # salted from the first commitment on; revealed with the store
-    sha = commitment(study.conn)
-    n_items = study.count("items")
+        ensure_study_salt(study)  # salted from the first commitment on; revealed with the store
+    sha = study_commitment(study)
+    n_items = count_items(study)
     if recorded:
         if recorded.get("sha256") != sha:
             raise HarnessError(

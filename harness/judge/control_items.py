@@ -18,6 +18,8 @@ from harness.judge import controls as K
 from harness.judge.controls_file import FileControl
 from harness.judge.roster import Roster
 from harness.study.store import Study
+from harness.study.tables.assignments import control_assignments_per_reviewer
+from harness.study.tables.controls import control_labels, controls_shown, count_controls
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def add_controls(
     study: Study, pool: K.Pool, report: ControlsReport, *, k: int, seed: int, backend: Any
 ) -> list[str]:
     """Choose, write and store the controls (once: a rerun keeps the stored ones); errors."""
-    if study.count("controls"):
+    if count_controls(study):
         return []
     need = K.items_needed(report.wanted, k)
     chosen = K.select(pool.candidates, need, seed)
@@ -204,14 +206,11 @@ def add_controls(
 
 
 def stored_counts(study: Study) -> dict[str, dict[str, int]]:
-    rows = study.rows(
-        "SELECT c.expected, c.kind, c.source, COALESCE(c.split, 'none') "
-        "FROM controls c JOIN items i ON i.control_id = c.control_id"
-    )
-    counts: dict[str, dict[str, int]] = {}
-    for name, index in (("expected", 0), ("kind", 1), ("source", 2), ("split", 3)):
-        counts[name] = dict(Counter(r[index] for r in rows))
-    return counts
+    labels = control_labels(study)
+    return {
+        name: dict(Counter(getattr(label, name) for label in labels))
+        for name in ("expected", "kind", "source", "split")
+    }
 
 
 def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
@@ -222,12 +221,11 @@ def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
     import re
 
     shares = []
-    for statement, text, core in study.rows(
-        "SELECT c.statement, i.display_text, COALESCE(i.core_combination, '') FROM items i "
-        "JOIN controls c ON c.control_id = i.control_id"
-    ):
-        words = set(re.findall(r"[a-z]{4,}", statement.lower()))
-        shown = set(re.findall(r"[a-z]{4,}", f"{text} {core}".lower()))
+    for control in controls_shown(study):
+        words = set(re.findall(r"[a-z]{4,}", control.statement.lower()))
+        shown = set(
+            re.findall(r"[a-z]{4,}", f"{control.display_text} {control.core_combination}".lower())
+        )
         shares.append(len(words & shown) / len(words) if words else 1.0)
     if not shares:
         return {}
@@ -239,10 +237,4 @@ def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
 
 
 def assigned_per_reviewer(study: Study) -> dict[str, int]:
-    return {
-        r[0]: r[1]
-        for r in study.rows(
-            "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
-            "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id"
-        )
-    }
+    return control_assignments_per_reviewer(study)

@@ -15,16 +15,12 @@ import numpy as np
 
 from harness.judge.defaults import ROUTING_TIME_LIMIT
 from harness.judge.roster import Reviewer, Roster
-from harness.judge.routing import ITEMS_SQL, MIP_GAP, W_NOISE, _per_topic_limit, _Rows
+from harness.judge.routing import MIP_GAP, W_NOISE, _per_topic_limit, _Rows
 from harness.study.store import Study
+from harness.study.tables.controls import control_items_frame
+from harness.study.tables.judge_reads import routing_items
 
 W_COVER, W_UNDER, W_OVER, W_MIX = 10.0, 20.0, 1.0, 1.0
-
-CONTROL_ITEMS_SQL = """
-SELECT i.item_id, i.control_id, c.topic_id, c.expected, c.kind
-FROM items i JOIN controls c ON c.control_id = i.control_id
-ORDER BY i.control_id
-"""
 
 
 def reserved_roster(roster: Roster, share: float, minimum: int) -> Roster:
@@ -52,11 +48,11 @@ def route_controls(
     """DataFrame (item_id, reviewer_id) of the control items; `real` the real assignment."""
     import pandas as pd
 
-    controls = study.frame(CONTROL_ITEMS_SQL)
+    controls = control_items_frame(study)
     if controls.empty:
         return pd.DataFrame(columns=["item_id", "reviewer_id"])
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
-    topics = real.merge(study.frame(ITEMS_SQL)[["item_id", "topic_id"]], on="item_id")
+    topics = real.merge(routing_items(study)[["item_id", "topic_id"]], on="item_id")
     seen = {r: set(g.topic_id) for r, g in topics.groupby("reviewer_id")}
     used = real.reviewer_id.value_counts().to_dict()
     room = {r.id: max(0, r.capacity - used.get(r.id, 0)) for r in reviewers}

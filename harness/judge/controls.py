@@ -28,6 +28,9 @@ from harness.judge import defaults as D
 from harness.judge.controls_file import FileControl
 from harness.judge.items import new_item_id
 from harness.study.store import Study
+from harness.study.tables.controls import NewControl, insert_controls
+from harness.study.tables.items import NewItem, insert_items, item_ids
+from harness.study.tables.judge_reads import ok_output_params, topic_entries
 
 Expected = Literal["published", "not_published"]
 BANK_LISTS: tuple[tuple[str, Literal["cross", "single"]], ...] = (
@@ -78,8 +81,7 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
     pool = Pool()
     cut = _cut_year(cutoff)
     same_year = 0
-    for topic_id, data in study.rows("SELECT topic_id, data FROM topics ORDER BY topic_id"):
-        entry = json.loads(data or "{}")
+    for topic_id, entry in topic_entries(study):
         for key, kind in BANK_LISTS:
             for link in entry.get(key) or []:
                 expected = _expected(int(link["year"]), cut)
@@ -233,7 +235,7 @@ def output_params(study: Study, seed: int) -> Any:
     """The sampling settings of the study's outputs, so control texts come out alike."""
     from harness.models.base import GenerationParams
 
-    found = Counter(r[0] for r in study.rows("SELECT params FROM outputs WHERE status = 'ok'"))
+    found = Counter(ok_output_params(study))
     params = json.loads(found.most_common(1)[0][0]) if found else {}
     base = GenerationParams()
 
@@ -279,14 +281,14 @@ def store_controls(
     study: Study, chosen: list[Candidate], texts: dict[str, str], split_of: dict[str, str]
 ) -> int:
     """Controls and their items in one transaction, items with fresh random ids."""
-    taken = {r[0] for r in study.rows("SELECT item_id FROM items")}
+    taken = item_ids(study)
     controls, items = [], []
     order = list(chosen)
     secrets.SystemRandom().shuffle(order)
     for c in order:
         text = c.text or texts[c.control_id]
         controls.append(
-            (
+            NewControl(
                 c.control_id,
                 c.statement,
                 text,
@@ -294,7 +296,7 @@ def store_controls(
                 c.kind,
                 c.source,
                 c.topic_id,
-                json.dumps(c.evidence or {}),
+                c.evidence or {},
                 split_of[c.control_id],
             )
         )
@@ -302,16 +304,8 @@ def store_controls(
         while item_id in taken:
             item_id = new_item_id()
         taken.add(item_id)
-        items.append((item_id, c.control_id, text, None, text, "[]"))
+        items.append(NewItem(item_id, text, control_id=c.control_id))
     with study.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO controls (control_id, statement, text, expected, kind, "
-            "source, topic_id, evidence, split) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            controls,
-        )
-        conn.executemany(
-            "INSERT INTO items (item_id, control_id, original_text, "
-            "core_combination, display_text, steps) VALUES (?, ?, ?, ?, ?, ?)",
-            items,
-        )
+        insert_controls(conn, controls)
+        insert_items(conn, items)
     return len(items)

@@ -9,7 +9,6 @@ completion is committed on arrival, so an interrupted run resumes where it stopp
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import secrets
 from collections.abc import Callable
@@ -22,6 +21,20 @@ from harness.errors import HarnessError
 from harness.judge import defaults as D
 from harness.study.clock import utc_now
 from harness.study.store import Study
+from harness.study.tables.assignments import count_assignments
+from harness.study.tables.items import (
+    NewItem,
+    count_items,
+    insert_items,
+    item_ids,
+    item_steps,
+    recorded_steps,
+    set_core_combination,
+    set_display_text,
+    show_original_text,
+    steps_of,
+)
+from harness.study.tables.judge_reads import outputs_without_items
 from harness.study.text import storable
 
 STEPS = ("extract", "normalise")
@@ -76,26 +89,19 @@ def step_specs(extract: bool, normalise: bool, prompts_dir: Path | None = None) 
 # -- creating items -------------------------------------------------------------------------------
 def create_items(study: Study) -> tuple[int, int]:
     """One item per ok output that has none yet, inserted in random order; (created, blank)."""
-    rows = study.rows(
-        "SELECT o.output_id, o.text FROM outputs o LEFT JOIN items i ON i.output_id = o.output_id "
-        "WHERE o.status = 'ok' AND i.item_id IS NULL"
-    )
-    usable = [(r[0], r[1]) for r in rows if r[1] and r[1].strip()]
+    rows = outputs_without_items(study)
+    usable = [(r.output_id, r.text) for r in rows if r.text and r.text.strip()]
     secrets.SystemRandom().shuffle(usable)  # store order must not follow prompt order either
-    taken = {r[0] for r in study.rows("SELECT item_id FROM items")}
+    taken = item_ids(study)
     values = []
     for output_id, text in usable:
         item_id = new_item_id()
         while item_id in taken:
             item_id = new_item_id()
         taken.add(item_id)
-        values.append((item_id, output_id, text, None, text, "[]"))
+        values.append(NewItem(item_id, text, output_id=output_id))
     with study.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO items (item_id, output_id, original_text, core_combination, display_text, "
-            "steps) VALUES (?, ?, ?, ?, ?, ?)",
-            values,
-        )
+        insert_items(conn, values)
     return len(values), len(rows) - len(usable)
 
 
@@ -118,7 +124,7 @@ def make_items(
     frozen: nothing changes and `frozen` is set.
     """
     report = ItemsReport()
-    if study.count("assignments"):
+    if count_assignments(study):
         report.frozen = True
         return report
     report.created, report.skipped_blank = create_items(study)
@@ -127,7 +133,7 @@ def make_items(
     for name in STEPS:
         if name not in {s.name for s in specs}:
             report.steps[name]["removed"] = _remove_step(study, name)
-    if specs and study.count("items"):
+    if specs and count_items(study):
         opened = _open(backend, model, options or {})
         for spec in specs:
             done, failed, errors = _run_step(study, spec, opened, progress)
@@ -162,12 +168,10 @@ def _params(spec: StepSpec) -> Any:
 def _pending(study: Study, spec: StepSpec, want: dict[str, Any]) -> list[tuple[str, str]]:
     """Items whose step is missing, or was made with another prompt, backend, model or params."""
     pending = []
-    for item_id, text, steps in study.rows(
-        "SELECT item_id, original_text, steps FROM items ORDER BY item_id"
-    ):
-        entry = next((s for s in json.loads(steps) if s["step"] == spec.name), None)
+    for item in item_steps(study):
+        entry = next((s for s in item.steps if s["step"] == spec.name), None)
         if entry is None or any(entry.get(k) != v for k, v in want.items()):
-            pending.append((item_id, text))
+            pending.append((item.item_id, item.original_text))
     return pending
 
 
@@ -245,40 +249,28 @@ def _store_result(study: Study, spec: StepSpec, completion: Any, signature: dict
         "recorded_at": utc_now(),
     }
     with study.transaction() as conn:
-        row = conn.execute(
-            "SELECT original_text, steps FROM items WHERE item_id = ?", (completion.key,)
-        ).fetchone()
-        if row is None:
+        item = steps_of(study, completion.key)
+        if item is None:
             return
-        steps = [s for s in json.loads(row[1]) if s["step"] != spec.name] + [entry]
+        steps = [s for s in item.steps if s["step"] != spec.name] + [entry]
         if spec.name == "extract":
-            conn.execute(
-                "UPDATE items SET core_combination = ?, steps = ? WHERE item_id = ?",
-                (text or None, json.dumps(steps), completion.key),
-            )
+            set_core_combination(conn, completion.key, text or None, steps)
         else:  # an empty rewrite keeps the original text on display
-            conn.execute(
-                "UPDATE items SET display_text = ?, steps = ? WHERE item_id = ?",
-                (text or row[0], json.dumps(steps), completion.key),
-            )
+            set_display_text(conn, completion.key, text or item.original_text, steps)
 
 
 def _remove_step(study: Study, name: str) -> int:
     """Undo a step that is no longer asked for (items not yet routed)."""
     removed = 0
     with study.transaction() as conn:
-        for item_id, steps in conn.execute("SELECT item_id, steps FROM items").fetchall():
-            entries = json.loads(steps)
-            kept = [s for s in entries if s["step"] != name]
-            if len(kept) == len(entries):
+        for item in item_steps(study):
+            kept = [s for s in item.steps if s["step"] != name]
+            if len(kept) == len(item.steps):
                 continue
-            column = (
-                "core_combination = NULL" if name == "extract" else "display_text = original_text"
-            )
-            conn.execute(
-                f"UPDATE items SET {column}, steps = ? WHERE item_id = ?",
-                (json.dumps(kept), item_id),
-            )
+            if name == "extract":
+                set_core_combination(conn, item.item_id, None, kept)
+            else:
+                show_original_text(conn, item.item_id, kept)
             removed += 1
     return removed
 
@@ -286,8 +278,8 @@ def _remove_step(study: Study, name: str) -> int:
 def step_summary(study: Study) -> dict[str, dict[str, Any]]:
     """Per step: items that have it, and the backends, models and prompt hashes used."""
     summary: dict[str, dict[str, Any]] = {}
-    for (steps,) in study.rows("SELECT steps FROM items"):
-        for entry in json.loads(steps):
+    for steps in recorded_steps(study):
+        for entry in steps:
             s = summary.setdefault(entry["step"], {"items": 0, "outcomes": {}, "runs": []})
             s["items"] += 1
             s["outcomes"][entry["outcome"]] = s["outcomes"].get(entry["outcome"], 0) + 1

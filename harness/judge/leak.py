@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 import zipfile
@@ -28,16 +27,18 @@ import numpy as np
 from harness.judge import sheets_format as F
 from harness.judge.defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
 from harness.study.store import Study
+from harness.study.tables.assignments import control_positions
+from harness.study.tables.controls import control_ids
+from harness.study.tables.items import control_item_ids, display_texts, recorded_steps
+from harness.study.tables.judge_reads import (
+    condition_audit_frame,
+    control_audit_frame,
+    output_model_names,
+    prompt_messages,
+    topic_ids,
+)
 
 FEW_TOPICS = 10
-
-AUDIT_SQL = """
-SELECT i.item_id, i.display_text, COALESCE(i.core_combination, '') AS core, p.topic_id,
-       p.condition
-FROM items i JOIN outputs o ON o.output_id = i.output_id
-             JOIN prompts p ON p.prompt_id = o.prompt_id
-ORDER BY i.output_id
-"""
 
 
 @dataclass
@@ -102,7 +103,7 @@ class LeakAudit:
 def classifier_audit(
     study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP, seed: int = 0
 ) -> LeakAudit:
-    frame = study.frame(AUDIT_SQL)
+    frame = condition_audit_frame(study)
     y = (frame.condition == "cross").to_numpy(int)
     groups = frame.topic_id.to_numpy()
     n_topics = len(set(groups))
@@ -193,17 +194,6 @@ def cluster_bootstrap_ci(
 
 
 # -- controls: can they be told from real items? -------------------------------------------------
-CONTROL_AUDIT_SQL = """
-SELECT i.item_id, i.display_text, COALESCE(i.core_combination, '') AS core,
-       CASE WHEN i.control_id IS NULL THEN 0 ELSE 1 END AS is_control,
-       COALESCE(p.topic_id, c.topic_id, c.control_id) AS grp
-FROM items i LEFT JOIN outputs o ON o.output_id = i.output_id
-             LEFT JOIN prompts p ON p.prompt_id = o.prompt_id
-             LEFT JOIN controls c ON c.control_id = i.control_id
-ORDER BY COALESCE(i.output_id, i.control_id)
-"""
-
-
 @dataclass
 class ControlAudit:
     """Cross-validated AUC of telling control items from real ones, with a 95% interval."""
@@ -254,7 +244,7 @@ def control_audit(
     """None without controls. Features: TF-IDF of text and core combination plus their lengths
     (characters, words, sentences), so a length band would show too."""
 
-    frame = study.frame(CONTROL_AUDIT_SQL)
+    frame = control_audit_frame(study)
     y = frame.is_control.to_numpy(int)
     if not y.sum():
         return None
@@ -320,30 +310,21 @@ ID_PATTERN = re.compile(r"I-[A-Z2-7]{10}")
 #: that less often than this (so a small packet is never refused by chance).
 BLOCK_CHANCE = 1e-3
 
-POSITION_SQL = """
-SELECT a.reviewer_id, a.position, CASE WHEN i.control_id IS NULL THEN 0 ELSE 1 END
-FROM assignments a JOIN items i USING (item_id) ORDER BY a.reviewer_id, a.position
-"""
-
 
 def control_findings(study: Study) -> list[Finding]:
     """Ways packets could set controls apart besides their words: ids not from the one
     generator (error), controls in one block at the start or end of a packet where a random
     order would do that with chance under BLOCK_CHANCE (error), and control texts outside the
     length band of real texts (warning)."""
-    odd = [
-        item_id
-        for (item_id,) in study.rows("SELECT item_id FROM items WHERE control_id IS NOT NULL")
-        if not ID_PATTERN.fullmatch(item_id)
-    ]
+    odd = [item_id for item_id in control_item_ids(study) if not ID_PATTERN.fullmatch(item_id)]
     findings = (
         [Finding("store", "control items", "item id pattern", f"{len(odd)} ids", False)]
         if odd
         else []
     )
     by_reviewer: dict[str, list[int]] = {}
-    for reviewer, _, flag in study.rows(POSITION_SQL):
-        by_reviewer.setdefault(reviewer, []).append(flag)
+    for place in control_positions(study):
+        by_reviewer.setdefault(place.reviewer_id, []).append(int(place.is_control))
     for reviewer, flags in by_reviewer.items():
         n = sum(flags)
         if (
@@ -356,15 +337,10 @@ def control_findings(study: Study) -> list[Finding]:
                     reviewer, "item order", "controls in one block", f"{n} of {len(flags)}", False
                 )
             )
-    real = [
-        len(r[0]) for r in study.rows("SELECT display_text FROM items WHERE output_id IS NOT NULL")
-    ]
+    real = [len(text) for text in display_texts(study, "output")]
     if real:  # counted, not listed: naming the items would unblind whoever runs the study
         low, high = min(real), max(real)
-        outside = sum(
-            not low <= len(r[0]) <= high
-            for r in study.rows("SELECT display_text FROM items WHERE control_id IS NOT NULL")
-        )
+        outside = sum(not low <= len(text) <= high for text in display_texts(study, "control"))
         if outside:
             findings.append(
                 Finding(
@@ -398,24 +374,21 @@ class _Terms:
     """Compiled patterns for everything reviewers must not see."""
 
     def __init__(self, study: Study) -> None:
-        topic_ids = [r[0] for r in study.rows("SELECT topic_id FROM topics")]
+        ids = topic_ids(study)
         prompts = [
-            t.strip()
-            for r in study.rows("SELECT text, system FROM prompts")
-            for t in r
-            if t and len(t.strip()) >= 20
+            t.strip() for pair in prompt_messages(study) for t in pair if t and len(t.strip()) >= 20
         ]
         models = set()
-        for model, reported in study.rows("SELECT DISTINCT model, model_reported FROM outputs"):
-            for name in (model, reported):
+        for names in output_model_names(study):
+            for name in (names.model, names.reported):
                 if name:
                     models.update({name, Path(name).name})
-        for (steps,) in study.rows("SELECT steps FROM items"):
-            models.update(Path(s["model"]).name for s in json.loads(steps) if s.get("model"))
+        for steps in recorded_steps(study):
+            models.update(Path(s["model"]).name for s in steps if s.get("model"))
         models = {m for m in models if len(m) >= 4}
-        topic_ids += [r[0] for r in study.rows("SELECT control_id FROM controls")]
+        ids += control_ids(study)
         self.patterns = [
-            ("topic id", _alternation(topic_ids, word=True, flags=0)),
+            ("topic id", _alternation(ids, word=True, flags=0)),
             (
                 "prompt text",
                 _alternation(sorted(set(prompts), key=len, reverse=True), word=False, flags=0),

@@ -10,16 +10,9 @@ from typing import Any
 from harness.judge.defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
 from harness.judge.leak import auc, cluster_bootstrap_ci, out_of_fold, text_scorer
 from harness.study.store import Study
+from harness.study.tables.judge_reads import model_audit_frame
 
 __all__ = ["ModelAudit", "model_audit"]
-
-MODEL_AUDIT_SQL = """
-SELECT i.display_text, COALESCE(i.core_combination, '') AS core, p.topic_id,
-       o.model_key AS model
-FROM items i JOIN outputs o ON o.output_id = i.output_id
-             JOIN prompts p ON p.prompt_id = o.prompt_id
-ORDER BY i.output_id
-"""
 
 
 @dataclass
@@ -75,7 +68,7 @@ def model_audit(
     study: Study, *, folds: int = LEAK_FOLDS, n_boot: int = LEAK_BOOTSTRAP, seed: int = 0
 ) -> ModelAudit | None:
     """None when the study's items come from one model."""
-    frame = study.frame(MODEL_AUDIT_SQL)
+    frame = model_audit_frame(study)
     models = sorted(str(m) for m in frame.model.unique())
     if len(models) < 2:
         return None

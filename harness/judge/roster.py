@@ -6,7 +6,6 @@ when items are routed, and cannot change once assignments exist.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +17,8 @@ from harness.errors import HarnessError
 from harness.judge.defaults import DEMO_ROSTER, EXAMPLE_ROSTER
 from harness.materials._yaml import first_error, item_lines, load_yaml
 from harness.study.store import Study
+from harness.study.tables.assignments import count_assignments
+from harness.study.tables.reviewers import ReviewerRow, replace_reviewers, roster_rows
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 AUTOMATED_METHODS = ("retrieval", "retrieval-dense")
@@ -127,15 +128,17 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
 
 def stored_roster(study: Study) -> Roster | None:
     """The roster held in the study store, or None when none was stored yet."""
-    rows = study.rows(
-        "SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers ORDER BY rowid"
-    )
+    rows = roster_rows(study)
     if not rows:
         return None
     return Roster(
         reviewers=[
             Reviewer(
-                id=r[0], kind=r[1], method=r[2], expertise=tuple(json.loads(r[3])), capacity=r[4]
+                id=r.reviewer_id,
+                kind=r.kind,
+                method=r.method,
+                expertise=tuple(r.expertise),
+                capacity=r.capacity,
             )
             for r in rows
         ]
@@ -145,7 +148,7 @@ def stored_roster(study: Study) -> Roster | None:
 def store_roster(study: Study, roster: Roster, *, source: str | Path | None = None) -> None:
     """Write the roster into `reviewers`; refused when it differs from a roster already routed."""
     stored = stored_roster(study)
-    if study.count("assignments"):
+    if count_assignments(study):
         if stored is None or _key(stored) != _key(roster):
             raise HarnessError(
                 "items are already routed to the stored roster; a different roster cannot be "
@@ -153,16 +156,11 @@ def store_roster(study: Study, roster: Roster, *, source: str | Path | None = No
                 file=source,
             )
         return
+    rows = [
+        ReviewerRow(r.id, r.kind, r.method, list(r.expertise), r.capacity) for r in roster.reviewers
+    ]
     with study.transaction() as conn:
-        conn.execute("DELETE FROM reviewers")
-        conn.executemany(
-            "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [
-                (r.id, r.kind, r.method, json.dumps(list(r.expertise)), r.capacity)
-                for r in roster.reviewers
-            ],
-        )
+        replace_reviewers(conn, rows)
 
 
 def _key(roster: Roster) -> list[tuple[Any, ...]]:

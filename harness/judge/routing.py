@@ -20,18 +20,15 @@ from harness.errors import HarnessError
 from harness.judge.defaults import DEFAULT_K, ROUTING_TIME_LIMIT
 from harness.judge.roster import Reviewer, Roster
 from harness.study.store import Study
+from harness.study.tables.assignments import (
+    assignments_frame,
+    count_assignments,
+    insert_assignments,
+)
+from harness.study.tables.judge_reads import routing_items
 
 W_BALANCE, W_EXPERTISE, W_NOISE = 10.0, 1.0, 0.01
 MIP_GAP = 1e-4  # relative optimality gap at which the solver stops
-
-ITEMS_SQL = """
-SELECT i.item_id, i.output_id, p.topic_id, p.condition, o.model_key AS model, t.field_a,
-       t.field_b
-FROM items i JOIN outputs o ON o.output_id = i.output_id
-             JOIN prompts p ON p.prompt_id = o.prompt_id
-             JOIN topics t ON t.topic_id = p.topic_id
-ORDER BY i.output_id
-"""
 
 
 @dataclass
@@ -70,7 +67,7 @@ def route(
     study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0, distinct_topics: bool = True
 ) -> RoutingResult:
     """Assign every item to k reviewers and store the assignment (refused if one exists)."""
-    if study.count("assignments"):
+    if count_assignments(study):
         raise HarnessError("items are already routed in this study", file=study.path)
     from harness.judge.roster import store_roster
 
@@ -83,10 +80,7 @@ def store_routing(study: Study, result: RoutingResult) -> RoutingResult:
     """Store a planned assignment (real and control items) in one transaction."""
     rows = result.assignments[["item_id", "reviewer_id", "position"]].itertuples(index=False)
     with study.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
-            [(a, b, int(c)) for a, b, c in rows],
-        )
+        insert_assignments(conn, rows)
     return result
 
 
@@ -94,7 +88,7 @@ def check_routing(
     study: Study, roster: Roster, *, k: int = DEFAULT_K, distinct_topics: bool = True
 ) -> None:
     """Raise when the study's items cannot be routed to this roster (before any model runs)."""
-    items = study.frame(ITEMS_SQL)
+    items = routing_items(study)
     if items.empty:
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)
@@ -114,7 +108,7 @@ def plan_routing(
     """Compute (without storing) the assignment for the study's items."""
     import pandas as pd
 
-    items = study.frame(ITEMS_SQL)
+    items = routing_items(study)
     if items.empty:
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)
@@ -333,6 +327,4 @@ def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> An
 
 def stored_routing(study: Study) -> Any:
     """The stored assignment with the balance columns (for status and re-writing packets)."""
-    return study.frame(
-        "SELECT item_id, reviewer_id, position FROM assignments ORDER BY reviewer_id, position"
-    )
+    return assignments_frame(study)

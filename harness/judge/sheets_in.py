@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -26,6 +27,12 @@ from harness.judge.sheets_read import Problem, Source, Table, csv_kind, read_csv
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.store import Study
+from harness.study.tables.assignments import assigned_item_ids
+from harness.study.tables.imports import ImportRecord, current_import, insert_import, mark_replaced
+from harness.study.tables.items import item_ids
+from harness.study.tables.reviewers import reviewer_kind
+from harness.study.tables.reviews import NewReview, delete_imported_reviews, insert_reviews
+from harness.study.tables.searches import NewSearch, delete_imported_searches, insert_searches
 
 _DOI = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)?10\.\d{4,9}/\S+$", re.I)
 _URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.I)
@@ -221,22 +228,19 @@ def check_source(study: Study, source: Source) -> Checked | None:
         )
         return None
     reviewer_id = meta.get("reviewer_id", "")
-    found = study.rows("SELECT kind FROM reviewers WHERE reviewer_id = ?", (reviewer_id,))
-    if not found:
+    kind = reviewer_kind(study, reviewer_id)
+    if kind is None:
         source.problem(f"reviewer {reviewer_id!r} is not on this study's roster")
         return None
-    if found[0][0] != "human":
+    if kind != "human":
         source.problem(
             f"reviewer {reviewer_id!r} is automated; its reviews come from `harness judge --auto`"
         )
         return None
     if source.items is None or source.searches is None:
         return None
-    assigned = {
-        r[0]
-        for r in study.rows("SELECT item_id FROM assignments WHERE reviewer_id = ?", (reviewer_id,))
-    }
-    known = {r[0] for r in study.rows("SELECT item_id FROM items")}
+    assigned = assigned_item_ids(study, reviewer_id)
+    known = item_ids(study)
     reviews = _check_items(source, source.items, assigned, known, reviewer_id)
     searches = _check_searches(source, source.searches, assigned, known, reviewer_id)
     # a search row with its own problems still counts as recorded: one problem, not two
@@ -483,38 +487,33 @@ def parse_count(value: Any) -> int | ValueError:
 # -- storing --------------------------------------------------------------------------------------
 def _decide(study: Study, c: Checked, replace: bool, problems: list[Problem]) -> tuple[str, Any]:
     """('imported' | 'replaced' | 'unchanged', previous import id or None)."""
-    current = study.rows(
-        "SELECT import_id, file_name, file_sha256, imported_at FROM imports "
-        "WHERE reviewer_id = ? AND replaced_by IS NULL",
-        (c.reviewer_id,),
-    )
-    if not current:
+    current = current_import(study, c.reviewer_id)
+    if current is None:
         return "imported", None
-    import_id, name, sha, at = current[0]
-    if sha == c.source.sha256:
-        return "unchanged", import_id
+    if current.file_sha256 == c.source.sha256:
+        return "unchanged", current.import_id
     if not replace:
         problems.append(
             Problem(
                 c.source.name,
                 f"reviewer {c.reviewer_id} already has an "
-                f"import ({name}, {at}); use --replace to replace it",
+                f"import ({current.file_name}, {current.imported_at}); use --replace to replace it",
             )
         )
-        return "refused", import_id
-    return "replaced", import_id
+        return "refused", current.import_id
+    return "replaced", current.import_id
 
 
-def _store(conn: Any, c: Checked, previous: str | None) -> None:
+def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
+    """One checked file's import record, reviews and searches, replacing `previous`."""
     import_id = uuid.uuid4().hex
     now = utc_now()
     if previous is not None:
-        conn.execute("DELETE FROM reviews WHERE import_id = ?", (previous,))
-        conn.execute("DELETE FROM searches WHERE import_id = ?", (previous,))
-    conn.execute(
-        "INSERT INTO imports (import_id, reviewer_id, file_name, file_sha256, imported_at, "
-        "replaced_by, n_reviews, n_searches) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
-        (
+        delete_imported_reviews(conn, previous)
+        delete_imported_searches(conn, previous)
+    insert_import(
+        conn,
+        ImportRecord(
             import_id,
             c.reviewer_id,
             c.source.name,
@@ -525,14 +524,11 @@ def _store(conn: Any, c: Checked, previous: str | None) -> None:
         ),
     )
     if previous is not None:
-        conn.execute(
-            "UPDATE imports SET replaced_by = ? WHERE import_id = ?", (import_id, previous)
-        )
-    conn.executemany(
-        "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes, "
-        "source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        mark_replaced(conn, previous, by=import_id)
+    insert_reviews(
+        conn,
         [
-            (
+            NewReview(
                 r.item_id,
                 c.reviewer_id,
                 r.verdict,
@@ -547,27 +543,27 @@ def _store(conn: Any, c: Checked, previous: str | None) -> None:
             for r in c.reviews
         ],
     )
-    conn.executemany(
-        "INSERT INTO searches (search_id, item_id, reviewer_id, database, interface, query, "
-        "parameters, filters, run_at, total_hits, hits, relevant_ids, dedup_key, source, "
-        "import_id) VALUES (?, ?, ?, ?, NULL, ?, NULL, ?, ?, ?, '[]', ?, ?, ?, ?)",
-        [
-            (
-                uuid.uuid4().hex,
-                s.item_id,
-                c.reviewer_id,
-                s.database,
-                s.query,
-                json.dumps({"limits": s.filters}) if s.filters else None,
-                s.run_at,
-                s.total_hits,
-                json.dumps(s.relevant_ids),
-                dedup_key(s),
-                c.source.kind,
-                import_id,
-            )
-            for s in c.searches
-        ],
+    insert_searches(conn, [_search_record(s, c, import_id) for s in c.searches])
+
+
+def _search_record(s: Search, c: Checked, import_id: str) -> NewSearch:
+    """A returned search row as stored: no interface, parameters or hits (reviewers give ids)."""
+    return NewSearch(
+        uuid.uuid4().hex,
+        s.item_id,
+        c.reviewer_id,
+        s.database,
+        None,
+        s.query,
+        None,
+        json.dumps({"limits": s.filters}) if s.filters else None,
+        s.run_at,
+        s.total_hits,
+        "[]",
+        json.dumps(s.relevant_ids),
+        dedup_key(s),
+        c.source.kind,
+        import_id,
     )
 
 

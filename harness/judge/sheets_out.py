@@ -26,6 +26,7 @@ from harness.judge.defaults import (
     SEARCH_ROWS_PER_ITEM,
 )
 from harness.study.store import Study
+from harness.study.tables.assignments import assigned_human_reviewers, assigned_items
 
 EXCEL_1990 = 32874  # Excel serial number of 1990-01-01: earliest accepted search date
 
@@ -81,17 +82,10 @@ class Packet:
 def load_packets(study: Study, made_at: str, cutoff: str | None = None) -> list[Packet]:
     """The packet of every human reviewer with assignments, items in assigned order."""
     packets = []
-    for (reviewer_id,) in study.rows(
-        "SELECT DISTINCT a.reviewer_id FROM assignments a JOIN reviewers r USING (reviewer_id) "
-        "WHERE r.kind = 'human' ORDER BY a.reviewer_id"
-    ):
+    for reviewer_id in assigned_human_reviewers(study):
         items = [
-            (r[0], r[1], r[2] or "")
-            for r in study.rows(
-                "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
-                "JOIN items i USING (item_id) WHERE a.reviewer_id = ? ORDER BY a.position",
-                (reviewer_id,),
-            )
+            (r.item_id, r.display_text, r.core_combination or "")
+            for r in assigned_items(study, reviewer_id)
         ]
         packets.append(Packet(study.study_id, reviewer_id, made_at, cutoff, items))
     return packets

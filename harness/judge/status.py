@@ -20,33 +20,14 @@ from scipy import stats
 
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
-
-CONTROL_COUNTS_SQL = """
-SELECT r.reviewer_id AS reviewer, c.expected, r.verdict, COUNT(*) AS n
-FROM reviews r JOIN items i ON i.item_id = r.item_id
-JOIN controls c ON c.control_id = i.control_id
-JOIN reviewers rv ON rv.reviewer_id = r.reviewer_id
-WHERE NOT (rv.kind = 'automated' AND c.split = 'calibration')
-GROUP BY r.reviewer_id, c.expected, r.verdict
-"""
-
-STATUS_SQL = """
-SELECT r.reviewer_id AS reviewer, r.kind,
-       (SELECT COUNT(*) FROM assignments a WHERE a.reviewer_id = r.reviewer_id) AS assigned,
-       (SELECT COUNT(*) FROM reviews v JOIN assignments a
-            ON a.item_id = v.item_id AND a.reviewer_id = v.reviewer_id
-        WHERE v.reviewer_id = r.reviewer_id) AS returned,
-       (SELECT COUNT(*) FROM searches s WHERE s.reviewer_id = r.reviewer_id) AS searches,
-       (SELECT i.file_name || ' (' || i.imported_at || ')' FROM imports i
-        WHERE i.reviewer_id = r.reviewer_id AND i.replaced_by IS NULL) AS last_import
-FROM reviewers r ORDER BY r.kind DESC, r.reviewer_id
-"""
+from harness.study.tables.reviewers import review_progress
+from harness.study.tables.reviews import control_verdict_counts
 
 
 def review_status(study: Study) -> Any:
     """DataFrame: reviewer, kind, assigned, returned, missing, searches, last_import; after
     unblinding also controls, sensitivity, specificity and J with its exact interval."""
-    frame = study.frame(STATUS_SQL)
+    frame = review_progress(study)
     frame.insert(4, "missing", frame.assigned - frame.returned)
     frame["last_import"] = frame.last_import.fillna("")
     manifest = load_manifest(study.path)
@@ -70,7 +51,7 @@ def _plan_settings(manifest: dict[str, Any]) -> tuple[str, float]:
 
 def _with_accuracy(study: Study, frame: Any, settings: tuple[str, float]) -> Any:
     unsure, level = settings
-    counts = study.frame(CONTROL_COUNTS_SQL)
+    counts = control_verdict_counts(study)
     novel = {
         "not_published": True,
         "published": False,

@@ -10,6 +10,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.study.store import Study
 
 #: Meta key of the random salt that is hashed with the key. Without it a small study's key could be
 #: recovered from the published hash by trying every assignment of conditions to items.
@@ -66,3 +70,12 @@ def ensure_salt(conn: sqlite3.Connection) -> str:
 def commitment(conn: sqlite3.Connection) -> str:
     """SHA-256 (hex) of the canonical blinding key, with the study's salt, as stored now."""
     return hashlib.sha256(canonical_key(key_rows(conn), salt(conn))).hexdigest()
+
+
+def study_commitment(study: Study) -> str:
+    """The commitment of an open study (stages outside harness/study/ never see its connection)."""
+    return commitment(study.conn)
+
+
+def ensure_study_salt(study: Study) -> str:
+    return ensure_salt(study.conn)

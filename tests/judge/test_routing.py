@@ -5,7 +5,8 @@ import pytest
 from harness.errors import HarnessError
 from harness.judge.items import create_items
 from harness.judge.roster import Reviewer, Roster
-from harness.judge.routing import ITEMS_SQL, plan_routing, route
+from harness.judge.routing import plan_routing, route
+from harness.study.tables.judge_reads import routing_items
 
 
 def roster(*specs: tuple[str, str, int, tuple[str, ...]]) -> Roster:
@@ -43,7 +44,7 @@ HUMANS = roster(
 
 
 def routed_frame(study, result):
-    items = study.frame(ITEMS_SQL)
+    items = routing_items(study)
     return result.assignments.merge(items, on="item_id")
 
 

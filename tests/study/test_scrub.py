@@ -51,9 +51,10 @@ def test_manifest_never_holds_a_secret(tmp_path: Path, monkeypatch: pytest.Monke
 def test_echoed_keys_reach_neither_the_literature_cache_nor_the_search_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from dataclasses import astuple
     from types import SimpleNamespace
 
-    from harness.judge.automated import search_row
+    from harness.judge.automated import search_record
     from harness.literature.cache import CachedResponse, ResponseCache
 
     key = "oa-key-0123456789"
@@ -79,6 +80,6 @@ def test_echoed_keys_reach_neither_the_literature_cache_nor_the_search_record(
         dedup_key="d",
         hits_json=lambda: f'[{{"id": "W1", "title": "echo {key}"}}]',
     )
-    _, values = search_row(record, [], "I-1", "auto")
-    assert all(key not in str(v) for v in values)
-    assert "predictive coding" in values[5]
+    stored = search_record(record, [], "I-1", "auto")
+    assert all(key not in str(v) for v in astuple(stored))
+    assert "predictive coding" in stored.query

@@ -27,8 +27,7 @@ from harness.study.schema import SCHEMA
 
 PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 HOME = "study"
-# exemption removed once harness/judge/ goes through harness/study/tables/
-EXEMPT = ("judge",)
+EXEMPT: tuple[str, ...] = ()
 
 _SQL = re.compile(
     r"\s*(?:SELECT\s+\S"
@@ -81,6 +80,9 @@ def violations(source: str, filename: str) -> list[str]:
                 found.append(f"{filename}:{node.lineno}: SQL text {node.value.strip()[:50]!r}")
         elif isinstance(node, ast.Call) and is_store_call(node):
             found.append(f"{filename}:{node.lineno}: store call {ast.unparse(node)[:60]}")
+        elif isinstance(node, ast.Attribute) and node.attr == "conn":
+            # the store's connection is how SQL gets in; stages pass the Study itself
+            found.append(f"{filename}:{node.lineno}: store connection {ast.unparse(node)[:60]}")
     return found
 
 
@@ -181,3 +183,9 @@ def test_a_violation_names_file_and_line() -> None:
 
 def test_f_string_parts_are_checked() -> None:
     assert violations('q = f"INSERT INTO topics VALUES ({marks})"\n', "m.py")
+
+
+def test_the_store_connection_is_flagged() -> None:
+    assert violations("sha = commitment(study.conn)\n", "x.py") == [
+        "x.py:1: store connection study.conn"
+    ]

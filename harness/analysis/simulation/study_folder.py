@@ -17,7 +17,7 @@ from harness.analysis.planning.plan_file import Design
 from harness.analysis.simulation.full_design import latent_parameters, simulate_judgments
 from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
-from harness.study.blinding import commitment
+from harness.study.blinding import study_commitment
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
 from harness.study.store import Study
@@ -62,7 +62,7 @@ def write_simulated_study(
         record_section(
             folder,
             "blinding",
-            {"sha256": commitment(study.conn), "made_at": utc_now(), "n_items": judgments.n_items},
+            {"sha256": study_commitment(study), "made_at": utc_now(), "n_items": judgments.n_items},
         )
     return folder
 

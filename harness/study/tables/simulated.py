@@ -1,6 +1,6 @@
 """Rows of a simulated study (topics, prompts, outputs, items, reviewers, assignments, reviews,
 control items) with fixed placeholder texts, written in the caller's transaction. Only
-`harness.analyze.simulated_study` writes these (dry runs of `analyze` and its benchmarks)."""
+`harness.analysis.simulation.study_folder` writes these (dry runs of `analyze` and its benchmarks)."""
 
 from __future__ import annotations
 

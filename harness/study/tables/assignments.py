@@ -1,0 +1,119 @@
+"""The `assignments` table: which reviewer sees which item, in the reviewer's random order."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.study.store import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class AssignedItem:
+    """An assigned item as its reviewer sees it."""
+
+    item_id: str
+    display_text: str
+    core_combination: str | None
+
+
+@dataclass(frozen=True)
+class PositionFlag:
+    """Whether the item at a position of a reviewer's order is a control item."""
+
+    reviewer_id: str
+    position: int
+    is_control: bool
+
+
+def insert_assignments(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, int]]) -> None:
+    """(item_id, reviewer_id, position) rows."""
+    conn.executemany(
+        "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
+        [(item_id, reviewer_id, int(position)) for item_id, reviewer_id, position in rows],
+    )
+
+
+def count_assignments(study: Study, reviewer_id: str | None = None) -> int:
+    """All assignments, or those of one reviewer."""
+    if reviewer_id is None:
+        return study.count("assignments")
+    return study.count("assignments", "reviewer_id = ?", (reviewer_id,))
+
+
+def assignments_frame(study: Study) -> pd.DataFrame:
+    """item_id, reviewer_id, position of every assignment, by reviewer and position."""
+    return study.frame(
+        "SELECT item_id, reviewer_id, position FROM assignments ORDER BY reviewer_id, position"
+    )
+
+
+def assigned_item_ids(study: Study, reviewer_id: str) -> set[str]:
+    return {
+        r[0]
+        for r in study.rows("SELECT item_id FROM assignments WHERE reviewer_id = ?", (reviewer_id,))
+    }
+
+
+def assigned_items(study: Study, reviewer_id: str) -> list[AssignedItem]:
+    """A reviewer's items in assigned order."""
+    return [
+        AssignedItem(*r)
+        for r in study.rows(
+            "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
+            "JOIN items i USING (item_id) WHERE a.reviewer_id = ? ORDER BY a.position",
+            (reviewer_id,),
+        )
+    ]
+
+
+def pending_assignments(study: Study, reviewer_id: str) -> list[AssignedItem]:
+    """A reviewer's items without its review yet, in assigned order."""
+    return [
+        AssignedItem(*r)
+        for r in study.rows(
+            "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
+            "JOIN items i ON i.item_id = a.item_id "
+            "LEFT JOIN reviews r ON r.item_id = a.item_id AND r.reviewer_id = a.reviewer_id "
+            "WHERE a.reviewer_id = ? AND r.item_id IS NULL ORDER BY a.position",
+            (reviewer_id,),
+        )
+    ]
+
+
+def assigned_human_reviewers(study: Study) -> list[str]:
+    """Human reviewers with at least one assignment, by id."""
+    return [
+        r[0]
+        for r in study.rows(
+            "SELECT DISTINCT a.reviewer_id FROM assignments a JOIN reviewers r USING (reviewer_id) "
+            "WHERE r.kind = 'human' ORDER BY a.reviewer_id"
+        )
+    ]
+
+
+def control_assignments_per_reviewer(study: Study) -> dict[str, int]:
+    """reviewer_id -> control items assigned (reviewers without any left out)."""
+    return {
+        r[0]: r[1]
+        for r in study.rows(
+            "SELECT a.reviewer_id, COUNT(*) FROM assignments a JOIN items i USING (item_id) "
+            "WHERE i.control_id IS NOT NULL GROUP BY a.reviewer_id"
+        )
+    }
+
+
+def control_positions(study: Study) -> list[PositionFlag]:
+    """Every assignment, by reviewer and position, flagged when its item is a control."""
+    return [
+        PositionFlag(r[0], r[1], bool(r[2]))
+        for r in study.rows(
+            "SELECT a.reviewer_id, a.position, i.control_id IS NOT NULL "
+            "FROM assignments a JOIN items i USING (item_id) ORDER BY a.reviewer_id, a.position"
+        )
+    ]

@@ -1,0 +1,78 @@
+"""The `reviewers` table: the roster that items are routed to."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from harness.study.store import Study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class ReviewerRow:
+    reviewer_id: str
+    kind: Literal["human", "automated"]
+    method: str | None
+    expertise: list[str]
+    capacity: int
+
+
+def roster_rows(study: Study) -> list[ReviewerRow]:
+    """The stored roster in the order it was written."""
+    return [
+        ReviewerRow(r[0], r[1], r[2], json.loads(r[3]), r[4])
+        for r in study.rows(
+            "SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers ORDER BY rowid"
+        )
+    ]
+
+
+def automated_reviewers(study: Study) -> list[ReviewerRow]:
+    """The automated reviewers, by id."""
+    return [
+        ReviewerRow(r[0], r[1], r[2], json.loads(r[3]), r[4])
+        for r in study.rows(
+            "SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers "
+            "WHERE kind = 'automated' ORDER BY reviewer_id"
+        )
+    ]
+
+
+def reviewer_kind(study: Study, reviewer_id: str) -> str | None:
+    """'human' or 'automated'; None for a reviewer not on the roster."""
+    found = study.rows("SELECT kind FROM reviewers WHERE reviewer_id = ?", (reviewer_id,))
+    return str(found[0][0]) if found else None
+
+
+def replace_reviewers(conn: sqlite3.Connection, roster: Sequence[ReviewerRow]) -> None:
+    """The stored roster becomes `roster`, in its order."""
+    conn.execute("DELETE FROM reviewers")
+    conn.executemany(
+        "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(r.reviewer_id, r.kind, r.method, json.dumps(r.expertise), r.capacity) for r in roster],
+    )
+
+
+def review_progress(study: Study) -> pd.DataFrame:
+    """Per reviewer (humans first, then by id): reviewer, kind, assigned, returned, searches,
+    last_import ('FILE (UTC time)' of the import in force, else null)."""
+    return study.frame(
+        """
+SELECT r.reviewer_id AS reviewer, r.kind,
+       (SELECT COUNT(*) FROM assignments a WHERE a.reviewer_id = r.reviewer_id) AS assigned,
+       (SELECT COUNT(*) FROM reviews v JOIN assignments a
+            ON a.item_id = v.item_id AND a.reviewer_id = v.reviewer_id
+        WHERE v.reviewer_id = r.reviewer_id) AS returned,
+       (SELECT COUNT(*) FROM searches s WHERE s.reviewer_id = r.reviewer_id) AS searches,
+       (SELECT i.file_name || ' (' || i.imported_at || ')' FROM imports i
+        WHERE i.reviewer_id = r.reviewer_id AND i.replaced_by IS NULL) AS last_import
+FROM reviewers r ORDER BY r.kind DESC, r.reviewer_id
+"""
+    )
