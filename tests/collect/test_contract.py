@@ -18,6 +18,7 @@ from harness.models.base import (
 )
 from harness.models.budget import Budget
 from harness.study.manifest import load_manifest
+from tests.cli_run import run_subprocess
 from tests.collect.conftest import make_study
 
 
@@ -92,3 +93,13 @@ def test_an_object_that_is_not_a_backend_is_refused(tmp_path):
 
     with pytest.raises(HarnessError, match="neither a backend name nor a harness.models.ModelAPI"):
         collect(study, backend=Lookalike())  # type: ignore[arg-type]
+
+
+def test_the_cli_refuses_an_option_of_another_backend_in_one_line(tmp_path):
+    study = make_study(tmp_path / "s", 1)
+    done = run_subprocess(
+        "collect", "--study", str(study), "--model", "openai/m", "--model-arg", "threads=2"
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0
+    assert "--threads does not apply to the openai backend" in done.stderr
