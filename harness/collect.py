@@ -233,8 +233,8 @@ def collect(
     `backend` ("local", "openai" or a provider), a plain name; `backend` may also be a ModelAPI
     object. `options` are backend settings (the fields of LocalSettings or OpenAISettings:
     concurrency, rpm, tpm, timeout, base_url, batch_api, batch_size, ...); `model_args` are
-    `--model-arg` strings. Without a model, a study's one
-    model resumes. Secrets come from the environment and are never stored.
+    `--model-arg` strings. Without a model, a study's one model resumes. Secrets come from the
+    environment and are never stored.
     """
     results = _run_models(
         study,
@@ -579,10 +579,14 @@ def _within_budget(
 ) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
-    price = engine.prices.price(engine.model) if engine.prices is not None else None
-    if price is None:  # _check_budget refused the cap before anything was submitted
-        raise HarnessError(f"no price known for model {engine.model!r}", column="max_cost")
-    discount = engine.prices.batch_discount if engine.prices is not None else 1.0
+    prices = engine.prices
+    price = prices.price(engine.model) if prices is not None else None
+    if prices is None or price is None:  # a batch backend that declares no prices
+        raise HarnessError(
+            f"no price known for model {engine.model!r}, so --max-cost cannot be enforced",
+            column="max_cost",
+        )
+    discount = prices.batch_discount
     budget = Budget(max_cost)  # refusal is sticky: what is kept is a prefix, in order
     kept = [r for r in requests if budget.reserve(worst_case_cost(r, params, price, discount))]
     if budget.refused:
