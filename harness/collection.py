@@ -16,24 +16,18 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from harness.collection_plan import (
-    LOCAL_ONLY,
-    MODELS_KEY,
-    OPENAI_ONLY,
-    ModelRun,
-    plan,
-    stored_models,
-)
+from harness.collection_plan import MODELS_KEY, ModelRun, plan, stored_models
 from harness.errors import HarnessError
-from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
+from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
 from harness.models.endpoint import check_base_url
-from harness.models.model_args import request_fields
 from harness.models.providers import ModelSpec, stored_key
+from harness.models.settings import OpenAISettings
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -157,7 +151,7 @@ GENERATION = ("samples", "temperature", "top_p", "max_tokens", "seed")
 def collect_one(
     study: str | Path,
     *,
-    backend: str | Backend | None = None,
+    backend: str | ModelAPI | None = None,
     model: str | None = None,
     samples: int | None = None,
     temperature: float | None = None,
@@ -175,10 +169,11 @@ def collect_one(
     `collect(study, model=...)`).
 
     `model` is a provider string (`openai/gpt-4o-mini`, `vllm/NAME`, `local`, ...) or, with
-    `backend` ("local", "openai" or a provider), a plain name; `backend` may also be a Backend
-    object. `options` go to the backend (concurrency, rpm, tpm, timeout, base_url, batch_api,
-    batch_size, ...); `model_args` are `--model-arg` strings. Without a model, a study's one
-    model resumes. Secrets come from the environment and are never stored.
+    `backend` ("local", "openai" or a provider), a plain name; `backend` may also be a ModelAPI
+    object. `options` are backend settings (the fields of LocalSettings or OpenAISettings:
+    concurrency, rpm, tpm, timeout, base_url, batch_api, batch_size, ...); `model_args` are
+    `--model-arg` strings. Without a model, a study's one model resumes. Secrets come from the
+    environment and are never stored.
     """
     results = _run_models(
         study,
@@ -209,7 +204,7 @@ def collect_models(
     study: str | Path,
     *,
     models: list[str] | None = None,
-    backend: str | Backend | None = None,
+    backend: str | ModelAPI | None = None,
     model: str | None = None,
     max_cost: float | None = None,
     retry_errors: bool = False,
@@ -269,7 +264,7 @@ def collect(
 def _run_models(
     study: str | Path,
     models: list[str] | None,
-    backend: Any,
+    backend: str | ModelAPI | None,
     model: str | None,
     max_cost: float | None,
     retry_errors: bool,
@@ -286,12 +281,17 @@ def _run_models(
             raise HarnessError(
                 "the study has no prompts (run `harness generate` first)", file=handle.path
             )
-        given = backend if backend is not None and not isinstance(backend, str) else None
+        given = backend if isinstance(backend, ModelAPI) else None
+        if backend is not None and not isinstance(backend, (str, ModelAPI)):
+            raise HarnessError(
+                f"backend {backend!r} is neither a backend name nor a harness.models.ModelAPI",
+                column="backend",
+            )
         flags = {k: options.pop(k, None) for k in GENERATION}
         runs = plan(
             handle,
             models=models,
-            backend=None if given else backend,
+            backend=backend if isinstance(backend, str) else None,
             model=stored_key(given.name, given.model) if given else model,
             flags=flags,
             model_args=model_args,
@@ -320,31 +320,37 @@ def _run_models(
         handle.close()
 
 
-def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Any, list[str]]:
+def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[ModelAPI, list[str]]:
     """The backend of one model, its endpoint settled against the study's record."""
     from harness.models.openai_api import NO_KEY  # the client loads with the first backend
 
-    options = dict(run.options)
-    _check_options(run.spec.backend, options)
-    notes: list[str] = []
-    if run.spec.backend == "openai":
-        notes += _settle_endpoint(study, run.spec, options, new_endpoint)
-        options.setdefault("batch_state", StudyBatchState(study.path, run.settings["id_suffix"]))
-        body, omitted = request_fields(run.settings)
-        options.update(
-            extra_body=body, omit=omitted, token_param=run.settings.get("token_param", "max_tokens")
-        )
-        if not run.spec.sends_openai_key:  # OPENAI_API_KEY stays with OpenAI's servers
-            options.setdefault("api_key", NO_KEY)
-    return open_backend(run.spec.backend, run.spec.name, **options), notes
+    settings = run.backend_settings
+    if not isinstance(settings, OpenAISettings):
+        return open_configured(run.spec.name, settings), []
+    base_url, notes = _settle_endpoint(study, run.spec, settings.base_url, new_endpoint)
+    engine = open_configured(
+        run.spec.name,
+        replace(settings, base_url=base_url),
+        # OPENAI_API_KEY stays with OpenAI's servers
+        api_key=None if run.spec.sends_openai_key else NO_KEY,
+        batch_state=StudyBatchState(study.path, run.settings["id_suffix"]),
+    )
+    return engine, notes
 
 
 def _collect(
-    study: Study, run: ModelRun, given: Any, retry_errors: bool, progress: bool, new_endpoint: bool
+    study: Study,
+    run: ModelRun,
+    given: ModelAPI | None,
+    retry_errors: bool,
+    progress: bool,
+    new_endpoint: bool,
 ) -> CollectResult:
     from harness.models.openai_api import ParameterRejected
 
-    engine, notes = (given, []) if given is not None else _open_engine(study, run, new_endpoint)
+    engine, notes = (
+        (given, list[str]()) if given is not None else _open_engine(study, run, new_endpoint)
+    )
     settings, params, max_cost = run.settings, run.params, run.max_cost
     _check_budget(engine, max_cost)
     models = stored_models(study)
@@ -364,9 +370,9 @@ def _collect(
         json.dumps(run.recorded_params(_extra_params(engine)), sort_keys=True),
     )
     tally = _Tally(engine, max_cost)
-    if max_cost is not None and getattr(engine, "batch_api", False):
+    if max_cost is not None and engine.batch_api:
         requests = _within_budget(engine, requests, params, max_cost, tally)
-    elif max_cost is not None and hasattr(engine, "budget"):
+    elif max_cost is not None:
         engine.budget = Budget(max_cost)  # direct requests: worst case reserved before sending
     display = _Progress(total, done, tally) if progress else None
     stream = engine.complete(requests, params)
@@ -382,16 +388,16 @@ def _collect(
         ) from None
     finally:
         _close(stream)
-        if hasattr(engine, "budget") and engine.budget is not None:
+        if engine.budget is not None:
             tally.stopped = tally.stopped or ("max_cost" if engine.budget.refused else None)
             engine.budget = None
         if display:
             display.stop()
-        if given is None and hasattr(engine, "close"):
+        if given is None:
             engine.close()
     result = _result(study, engine, run, total, done, tally)
     result.notes.extend(notes)
-    _record(study, run, run_info, result, getattr(getattr(engine, "stats", None), "batch_ids", []))
+    _record(study, run, run_info, result, engine.stats.batch_ids if engine.stats else [])
     return result
 
 
@@ -444,17 +450,16 @@ def _close(stream: Iterator[Completion]) -> None:
 
 
 def _settle_endpoint(
-    study: Study, spec: ModelSpec, options: dict[str, Any], new_endpoint: bool
-) -> list[str]:
-    """A rerun goes to the server a model's outputs came from, unless told otherwise.
+    study: Study, spec: ModelSpec, base_url: str | None, new_endpoint: bool
+) -> tuple[str | None, list[str]]:
+    """(the base URL to use, notes): a rerun goes to the server a model's outputs came from,
+    unless told otherwise.
 
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
     recorded = recorded_section(load_manifest(study.path), spec.key).get("base_url")
-    asked = options.get("base_url") or (
-        os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None
-    )
+    asked = base_url or (os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
     if not recorded or output_count(study, spec.key) == 0:
         if asked is None and spec.default_url is not None:
             if not spec.default_url:
@@ -463,14 +468,13 @@ def _settle_endpoint(
                     f"--model-arg {spec.key}@base_url=URL)",
                     column="base_url",
                 )
-            options["base_url"] = spec.default_url
-        return []
+            return spec.default_url, []
+        return base_url, []
     if asked is None:
-        options["base_url"] = recorded
-        return [f"{spec.key}: endpoint {recorded}, as recorded in the study"]
+        return recorded, [f"{spec.key}: endpoint {recorded}, as recorded in the study"]
     shown = public_url(check_base_url(asked))
     if shown == recorded:
-        return []
+        return base_url, []
     if not new_endpoint:
         raise HarnessError(
             f"{spec.key}: this model's outputs came from {recorded}, not {shown}; pass "
@@ -479,7 +483,9 @@ def _settle_endpoint(
             file=study.path,
             column="base_url",
         )
-    return [f"{spec.key}: endpoint {shown} is new: its earlier outputs came from {recorded}"]
+    return base_url, [
+        f"{spec.key}: endpoint {shown} is new: its earlier outputs came from {recorded}"
+    ]
 
 
 def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -497,20 +503,12 @@ def recorded_section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
     return recorded_models(manifest).get(key) or {}
 
 
-def _check_options(backend: str, options: dict[str, Any]) -> None:
-    """Refuse an option the chosen backend would silently ignore."""
-    foreign = OPENAI_ONLY if backend == "local" else LOCAL_ONLY if backend == "openai" else set()
-    for name in sorted(foreign & {k for k, v in options.items() if v is not None}):
-        flag = "--" + name.replace("_", "-")
-        raise HarnessError(f"{flag} does not apply to the {backend} backend", column=name)
-
-
-def _check_budget(engine: Any, max_cost: float | None) -> None:
+def _check_budget(engine: ModelAPI, max_cost: float | None) -> None:
     if max_cost is None:
         return
     if max_cost <= 0:
         raise HarnessError(f"--max-cost must be positive (got {max_cost})")
-    prices = getattr(engine, "prices", None)
+    prices = engine.prices
     if prices is not None and prices.price(engine.model) is None:
         raise HarnessError(
             f"no price known for model {engine.model!r}, so --max-cost cannot be enforced; add it "
@@ -524,9 +522,9 @@ def _check_prices(runs: list[ModelRun]) -> None:
     from harness.models.prices import PriceTable
 
     for run in runs:
-        if run.max_cost is None or run.spec.backend != "openai":
+        if run.max_cost is None or not isinstance(run.backend_settings, OpenAISettings):
             continue
-        if PriceTable.load(run.options.get("prices")).price(run.spec.name or "") is None:
+        if PriceTable.load(run.backend_settings.prices).price(run.spec.name or "") is None:
             raise HarnessError(
                 f"no price known for model {run.spec.name!r}, so a cost cap cannot be "
                 "enforced; add it to a price table (YAML or JSON file named by "
@@ -536,7 +534,7 @@ def _check_prices(runs: list[ModelRun]) -> None:
 
 
 def _within_budget(
-    engine: Any,
+    engine: ModelAPI,
     requests: list[ChatRequest],
     params: GenerationParams,
     max_cost: float,
@@ -544,7 +542,14 @@ def _within_budget(
 ) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
-    price, discount = engine.prices.price(engine.model), engine.prices.batch_discount
+    prices = engine.prices
+    price = prices.price(engine.model) if prices is not None else None
+    if prices is None or price is None:  # a batch backend that declares no prices
+        raise HarnessError(
+            f"no price known for model {engine.model!r}, so --max-cost cannot be enforced",
+            column="max_cost",
+        )
+    discount = prices.batch_discount
     budget = Budget(max_cost)  # refusal is sticky: what is kept is a prefix, in order
     kept = [r for r in requests if budget.reserve(worst_case_cost(r, params, price, discount))]
     if budget.refused:
@@ -552,12 +557,12 @@ def _within_budget(
     return kept
 
 
-def _extra_params(engine: Any) -> dict[str, Any]:
-    return {"batch_api": True} if getattr(engine, "batch_api", False) else {}
+def _extra_params(engine: ModelAPI) -> dict[str, Any]:
+    return {"batch_api": True} if engine.batch_api else {}
 
 
 def _run_info(
-    engine: Any, run: ModelRun, max_cost: float | None, retry_errors: bool
+    engine: ModelAPI, run: ModelRun, max_cost: float | None, retry_errors: bool
 ) -> dict[str, Any]:
     """Parameters of this run for the manifest: no keys, no batch state objects."""
     info = {
@@ -567,6 +572,7 @@ def _run_info(
         "max_cost": max_cost,
         "retry_errors": retry_errors,
     }
+    chosen = asdict(run.backend_settings)
     for name in (
         "concurrency",
         "rpm",
@@ -577,11 +583,11 @@ def _run_info(
         "threads",
         "max_attempts",
     ):
-        if run.options.get(name) is not None:
-            info[name] = run.options[name]
-    if getattr(engine, "public_base_url", None):
+        if name in run.given:
+            info[name] = chosen[name]
+    if engine.public_base_url:
         info["base_url"] = engine.public_base_url
-    if getattr(engine, "fingerprint", None) and engine.name == "local":
+    if engine.fingerprint:
         info["weights"] = engine.fingerprint
     return info
 
@@ -589,7 +595,7 @@ def _run_info(
 class _Tally:
     """Running totals of this run."""
 
-    def __init__(self, engine: Any, max_cost: float | None) -> None:
+    def __init__(self, engine: ModelAPI, max_cost: float | None) -> None:
         self.engine, self.max_cost = engine, max_cost
         self.ok = self.failed = self.prompt_tokens = self.completion_tokens = 0
         self.cost = 0.0
@@ -614,7 +620,7 @@ class _Tally:
 
     @property
     def retries(self) -> int:
-        stats = getattr(self.engine, "stats", None)
+        stats = self.engine.stats
         return stats.retries if stats is not None else self.attempt_retries
 
     def over_budget(self) -> bool:
@@ -663,7 +669,7 @@ class _Progress:
     def update(self) -> None:
         t = self.tally
         cost = f"${t.cost:.4f}" if t.cost_known else "cost ?"
-        stats = getattr(t.engine, "stats", None)
+        stats = t.engine.stats
         extra = f" | {stats.status}" if stats is not None and stats.status else ""
         info = (
             f"retries {t.retries}  errors {t.failed}  "
@@ -673,7 +679,7 @@ class _Progress:
 
 
 def _result(
-    study: Study, engine: Any, run: ModelRun, total: int, done: int, tally: _Tally
+    study: Study, engine: ModelAPI, run: ModelRun, total: int, done: int, tally: _Tally
 ) -> CollectResult:
     from harness.collection_result import CollectResult
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.errors import HarnessError
@@ -24,6 +24,7 @@ from harness.models.model_args import (
     request_fields,
 )
 from harness.models.providers import ModelSpec, legacy_spec, parse_model, resolve_model
+from harness.models.settings import BackendSettings, OpenAISettings, build_settings, foreign
 from harness.study import Study
 from harness.study.tables.outputs import output_count
 
@@ -37,19 +38,19 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_tokens": (1, 1_000_000),
 }
 REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
-LOCAL_ONLY = frozenset({"batch_size", "threads"})
-OPENAI_ONLY = frozenset(
-    {"concurrency", "base_url", "rpm", "tpm", "timeout", "max_attempts", "batch_api", "prices"}
-)
 
 
 @dataclass
 class ModelRun:
-    """One model of a run: its spec, stored settings and this run's options."""
+    """One model of a run: its spec, stored settings and this run's backend settings.
+
+    `given` names the backend options set for this run (the manifest records those, not the
+    defaults)."""
 
     spec: ModelSpec
     settings: dict[str, Any]
-    options: dict[str, Any] = field(default_factory=dict)
+    backend_settings: BackendSettings
+    given: frozenset[str] = field(default_factory=frozenset)
     max_cost: float | None = None
 
     @property
@@ -127,13 +128,12 @@ def plan(
             **(scoped.get(texts[index], {}) if texts else {}),
         }
         # with several models, a run-wide option serves the models it applies to
-        foreign = (
-            (LOCAL_ONLY if spec.backend == "openai" else OPENAI_ONLY)
-            if len(specs) > 1
-            else frozenset()
-        )
         run_options = {
-            **{k: v for k, v in options.items() if k not in foreign},
+            **{
+                k: v
+                for k, v in options.items()
+                if v is not None and not (len(specs) > 1 and foreign(spec.backend, k))
+            },
             **{k: asked.pop(k) for k in list(asked) if k in RUN_OPTIONS},
         }
         cost = run_options.pop("max_cost", max_cost)
@@ -141,8 +141,26 @@ def plan(
         plain = not stored and index == 0 and output_count(study) == 0
         suffix = "" if plain else _suffix(spec.key)
         settings = _settings(study, spec, stored.get(spec.key), asked, suffix)
-        runs.append(ModelRun(spec, settings, run_options, cost))
+        backend_settings = _backend_settings(spec, settings, run_options)
+        runs.append(ModelRun(spec, settings, backend_settings, frozenset(run_options), cost))
     return runs
+
+
+def _backend_settings(
+    spec: ModelSpec, settings: dict[str, Any], run_options: dict[str, Any]
+) -> BackendSettings:
+    """The model's backend settings: this run's options, and for a remote model the request
+    body's shape from its stored settings."""
+    built = build_settings(spec.backend, run_options)
+    if not isinstance(built, OpenAISettings):
+        return built
+    body, omitted = request_fields(settings)
+    return replace(
+        built,
+        extra_body=body,
+        omit=omitted,
+        token_param=settings.get("token_param", "max_tokens"),
+    )
 
 
 def _spec(text: str, backend: str | None, stored: dict[str, dict[str, Any]]) -> ModelSpec:

@@ -1,4 +1,5 @@
-"""Model backends: one interface, a local transformers backend and an OpenAI-compatible backend.
+"""Model backends: one contract (`ModelAPI`), a local transformers backend and an
+OpenAI-compatible backend. docs/backends.md says how to add another.
 
     from harness.models import open_backend, chat, GenerationParams
     backend = open_backend("local")                     # the embedded SmolLM2-135M-Instruct
@@ -12,40 +13,79 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import HarnessError, PartialWork
-from harness.models.base import Backend, ChatRequest, Completion, GenerationParams
+from harness.models.base import (
+    Backend,
+    BackendStats,
+    ChatRequest,
+    Completion,
+    GenerationParams,
+    ModelAPI,
+)
+from harness.models.settings import (
+    SETTINGS,
+    BackendSettings,
+    LocalSettings,
+    OpenAISettings,
+    build_settings,
+)
 
-BACKENDS = ("local", "openai")
+BACKENDS = tuple(SETTINGS)
 
 __all__ = [
     "BACKENDS",
     "Backend",
+    "BackendSettings",
+    "BackendStats",
     "ChatRequest",
     "Completion",
     "GenerationParams",
+    "LocalSettings",
+    "ModelAPI",
+    "OpenAISettings",
     "chat",
     "open_backend",
+    "open_configured",
 ]
 
 
-def open_backend(backend: str = "local", model: str | None = None, **options: Any) -> Backend:
-    """A backend by name. `local`: model None = the embedded model; options `batch_size`,
-    `threads`. `openai`: options `api_key`, `base_url`, `concurrency`, `rpm`, `tpm`, `timeout`,
-    `max_attempts`, `prices`, `batch_api`, `batch_state`, `poll_interval` (see OpenAIBackend).
+def open_backend(
+    backend: str = "local",
+    model: str | None = None,
+    *,
+    api_key: str | None = None,
+    batch_state: Any = None,
+    **options: Any,
+) -> ModelAPI:
+    """A backend by name, its `options` those of `LocalSettings` or `OpenAISettings`.
+
+    `local`: model None is the embedded model. `openai`: `api_key` (else OPENAI_API_KEY) and
+    `batch_state` (where Batch API batches are remembered) are not settings: one is a secret,
+    the other a live object.
     """
-    if backend == "local":
+    settings = build_settings(backend, options)
+    return open_configured(model, settings, api_key=api_key, batch_state=batch_state)
+
+
+def open_configured(
+    model: str | None,
+    settings: BackendSettings,
+    *,
+    api_key: str | None = None,
+    batch_state: Any = None,
+) -> ModelAPI:
+    """The backend that `settings` configure (the settings type says which)."""
+    if isinstance(settings, LocalSettings):
         from harness.models.local import LocalBackend
 
-        return LocalBackend(model, **options)
-    if backend == "openai":
-        from harness.models.openai_api import OpenAIBackend
+        return LocalBackend.from_settings(model, settings)
+    from harness.models.openai_api import OpenAIBackend
 
-        if not model:
-            raise HarnessError("the openai backend needs --model (e.g. gpt-4o-mini)")
-        return OpenAIBackend(model, **options)
-    raise HarnessError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    if not model:
+        raise HarnessError("the openai backend needs --model (e.g. gpt-4o-mini)")
+    return OpenAIBackend.from_settings(model, settings, api_key=api_key, batch_state=batch_state)
 
 
-def chat(backend: Backend, messages: list[dict[str, str]], params: GenerationParams) -> str:
+def chat(backend: ModelAPI, messages: list[dict[str, str]], params: GenerationParams) -> str:
     """One request, one sample; returns the text or raises HarnessError with the failure reason."""
     result = None
     for completion in backend.complete([ChatRequest("chat", messages, 1)], params):

@@ -1,11 +1,21 @@
-"""The one interface every model backend implements: chat requests in, completions out."""
+"""The one contract every model backend implements: chat requests in, completions out.
+
+`ModelAPI` is the base class. Its one required method is `complete`; every other capability
+that a caller (mostly `harness/collect.py`) may use is declared here with a default that means
+"this backend does not have it", so callers read attributes instead of probing for them.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from harness.models.budget import Budget
+    from harness.models.prices import PriceTable
 
 
 @dataclass(frozen=True)
@@ -81,16 +91,100 @@ class Completion:
         return self.error is None
 
 
-@runtime_checkable
-class Backend(Protocol):
-    name: str  # "local" | "openai"
-    model: str  # as requested
+@dataclass
+class BackendStats:
+    """Live counters a progress display can read while requests run."""
 
+    retries: int = 0
+    rate_limited: int = 0
+    concurrency: int = 0
+    status: str = ""
+    batch_ids: list[str] = field(default_factory=list)
+
+
+class ModelAPI(ABC):
+    """A model backend: `complete` is required, every other capability has a default.
+
+    Subclasses set `name` (the backend's name, recorded with each output) and `model` (the model
+    as requested) and override only the capabilities they have. Callers use the attributes as
+    declared here: a default means "not supported", never an error.
+    """
+
+    #: the backend's name ("local", "openai", ...), stored in outputs.backend
+    name: str
+    #: the model as requested, stored in outputs.model and priced by `prices`
+    model: str
+    #: Cost cap for direct requests. `collect` sets it to a Budget for a run with --max-cost and
+    #: back to None afterwards; a backend that spends money reserves each request's worst-case
+    #: cost from it before sending and stops sending once a reservation is refused. A free
+    #: backend may ignore it.
+    budget: Budget | None = None
+    #: Live counters (retries, status line, Batch API ids) that `collect` shows in its progress
+    #: bar and records in the manifest; None when the backend keeps none (retries are then
+    #: counted from the completions' attempts).
+    stats: BackendStats | None = None
+    #: Prices per model. `collect` refuses a cost cap it cannot enforce (no price for the model)
+    #: and sizes Batch API submissions by them; None for a backend whose cost is not priced.
+    prices: PriceTable | None = None
+    #: True when `complete` goes through an asynchronous batch service: a submitted batch cannot
+    #: be stopped, so `collect` submits only what fits the budget at worst, and records the flag
+    #: with each output's parameters.
+    batch_api: bool = False
+
+    @abstractmethod
     def complete(
         self, requests: Sequence[ChatRequest], params: GenerationParams
     ) -> Iterator[Completion]:
-        """Yield completions as they finish (any order)."""
-        ...
+        """Yield one completion per sample of every request, as they finish (any order, but
+        a request's samples one after another). Failures come back with `error` set."""
+
+    def cost(
+        self,
+        model_reported: str | None,
+        prompt_tokens: int | None,
+        completion_tokens: int | None,
+        batch: bool = False,
+    ) -> float | None:
+        """USD for one response's usage, or None when unknown; backends fill
+        `Completion.cost_usd` with it and `collect` adds it up against --max-cost.
+
+        By default the price table prices the model the server reported, else the model as
+        requested; `batch` applies the table's Batch API discount.
+        """
+        if self.prices is None:
+            return None
+        cost = None
+        if model_reported:
+            cost = self.prices.cost(model_reported, prompt_tokens, completion_tokens, batch=batch)
+        if cost is None:
+            cost = self.prices.cost(self.model, prompt_tokens, completion_tokens, batch=batch)
+        return cost
+
+    @property
+    def public_base_url(self) -> str | None:
+        """The server's URL without credentials or query, for the manifest (which records it so
+        that a rerun goes back to the same server); None for a backend without a server."""
+        return None
+
+    @property
+    def fingerprint(self) -> str | None:
+        """An identity of the weights (a digest), recorded in the manifest as `weights`; None
+        where the backend cannot see the weights (a remote server reports its own)."""
+        return None
+
+    def close(self) -> None:  # noqa: B027 (a no-op unless a backend holds resources)
+        """Release connections, threads or memory; called once a caller that opened the backend
+        is done with it. The backend may still be used afterwards."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: The name older code and notebooks use for the contract.
+Backend = ModelAPI
 
 
 def failed(

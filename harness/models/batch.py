@@ -312,7 +312,7 @@ def _ingest(
                 finished_at=finished,
                 latency_s=latency,
                 attempts=1,
-                cost=run.backend._cost,
+                cost=run.backend.cost,
                 batch=True,
             )
     else:

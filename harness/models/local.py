@@ -33,13 +33,15 @@ from harness.models.base import (
     ChatRequest,
     Completion,
     GenerationParams,
+    ModelAPI,
     failed,
     unit_seed,
     validate,
 )
+from harness.models.settings import LocalSettings
 from harness.study.clock import utc_now
 
-DEFAULT_BATCH_SIZE = 8
+DEFAULT_BATCH_SIZE = LocalSettings.batch_size
 _TOP_P_SHORTLIST = 256  # nucleus sampling looks at this many tokens first, all only when needed
 
 
@@ -53,8 +55,12 @@ class _Unit:
     seed: int
 
 
-class LocalBackend:
-    """Batched chat generation with a local causal language model."""
+class LocalBackend(ModelAPI):
+    """Batched chat generation with a local causal language model.
+
+    Of the optional capabilities it has a weights fingerprint and free completions (cost 0);
+    it has no server, prices, live counters or batch service, and it ignores `budget`.
+    """
 
     name = "local"
 
@@ -78,6 +84,20 @@ class LocalBackend:
         self.threads = threads
         self._lm, self._tokenizer = lm, tokenizer
         self._fingerprint: str | None = None
+
+    @classmethod
+    def from_settings(cls, model: str | None, settings: LocalSettings) -> LocalBackend:
+        return cls(model, batch_size=settings.batch_size, threads=settings.threads)
+
+    def cost(
+        self,
+        model_reported: str | None,
+        prompt_tokens: int | None,
+        completion_tokens: int | None,
+        batch: bool = False,
+    ) -> float | None:
+        """Nothing: the model runs on this machine."""
+        return 0.0
 
     # -- loading -----------------------------------------------------------------------------
     def load(self) -> LocalBackend:
@@ -202,7 +222,7 @@ class LocalBackend:
             error=None,
             started_at=_ago(row.started),
             finished_at=utc_now(),
-            cost_usd=0.0,
+            cost_usd=self.cost(self.path.name, len(row.ids), len(row.tokens)),
         )
 
     def _failure(self, row: Row, reason: str) -> Completion:

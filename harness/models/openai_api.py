@@ -15,7 +15,6 @@ import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,16 @@ from harness.errors import HarnessError
 from harness.models._loop import LoopThread
 from harness.models._redact import public_url, redact
 from harness.models.base import (
+    BackendStats,
     ChatRequest,
     Completion,
     GenerationParams,
+    ModelAPI,
     failed,
     unit_seed,
     validate,
 )
-from harness.models.budget import Budget, worst_case_cost
+from harness.models.budget import worst_case_cost
 from harness.models.endpoint import check_base_url
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.prices import PriceTable
@@ -41,6 +42,7 @@ from harness.models.retry import (
     RetryPolicy,
     call_with_retry,
 )
+from harness.models.settings import OpenAISettings
 from harness.study.clock import utc_now
 
 log = logging.getLogger(__name__)
@@ -50,21 +52,17 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "EMPTY"
 
 
-@dataclass
-class BackendStats:
-    """Live counters a progress display can read while requests run."""
+class OpenAIBackend(ModelAPI):
+    """Chat completions over the OpenAI wire format, `n` samples per request.
 
-    retries: int = 0
-    rate_limited: int = 0
-    concurrency: int = 0
-    status: str = ""
-    batch_ids: list[str] = field(default_factory=list)
-
-
-class OpenAIBackend:
-    """Chat completions over the OpenAI wire format, `n` samples per request."""
+    It has every optional capability: it honours `budget`, keeps `stats`, prices completions
+    with `prices`, reports its server's `public_base_url`, may go through the Batch API
+    (`batch_api`), and `close` shuts its connections and event loop.
+    """
 
     name = "openai"
+    prices: PriceTable
+    stats: BackendStats
 
     def __init__(
         self,
@@ -114,12 +112,42 @@ class OpenAIBackend:
         self.extra_body = extra_body or {}
         self.omit = omit  # sampling parameters never sent (reasoning models reject them)
         self.stats = BackendStats(concurrency=concurrency)
-        self.budget: Budget | None = None  # set by the caller to cap the cost of direct requests
+        self.budget = None  # set by the caller to cap the cost of direct requests
         self._rates = (rpm, tpm)
         self._limits = RateLimits(rpm, tpm)
         self._limiter = AdaptiveConcurrency(concurrency)
         self._loop = LoopThread("harness-openai")
         self._client: Any = None
+
+    @classmethod
+    def from_settings(
+        cls,
+        model: str,
+        settings: OpenAISettings,
+        *,
+        api_key: str | None = None,
+        batch_state: Any = None,
+    ) -> OpenAIBackend:
+        s = settings
+        return cls(
+            model,
+            api_key=api_key,
+            base_url=s.base_url,
+            concurrency=s.concurrency,
+            rpm=s.rpm,
+            tpm=s.tpm,
+            timeout=s.timeout,
+            max_attempts=s.max_attempts,
+            base_delay=s.base_delay,
+            max_delay=s.max_delay,
+            prices=s.prices,
+            batch_api=s.batch_api,
+            batch_state=batch_state,
+            poll_interval=s.poll_interval,
+            token_param=s.token_param,
+            extra_body=dict(s.extra_body),
+            omit=s.omit,
+        )
 
     # -- public ------------------------------------------------------------------------------
     @property
@@ -155,12 +183,6 @@ class OpenAIBackend:
         # their asyncio primitives belonged to the stopped loop
         self._limits = RateLimits(*self._rates)
         self._limiter = AdaptiveConcurrency(self.concurrency)
-
-    def __enter__(self) -> OpenAIBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def redact(self, text: str) -> str:
         return redact(text, (self._api_key,))
@@ -324,22 +346,8 @@ class OpenAIBackend:
             finished_at=utc_now(),
             latency_s=time.perf_counter() - last[0],
             attempts=attempts,
-            cost=self._cost,
+            cost=self.cost,
         )
-
-    def _cost(
-        self,
-        model_reported: str | None,
-        prompt: int | None,
-        completion: int | None,
-        batch: bool = False,
-    ) -> float | None:
-        cost = None
-        if model_reported:
-            cost = self.prices.cost(model_reported, prompt, completion, batch=batch)
-        if cost is None:
-            cost = self.prices.cost(self.model, prompt, completion, batch=batch)
-        return cost
 
 
 def _billed(completions: list[Completion]) -> float | None:

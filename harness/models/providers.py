@@ -29,6 +29,8 @@ DEFAULT_URLS: dict[str, str | None] = {
     "openai-compatible": "",
 }
 PROVIDERS = ("local", *DEFAULT_URLS)
+#: provider -> the backend that serves it (a name of harness.models.settings.SETTINGS)
+BACKEND_OF: dict[str, str] = {"local": "local", **{p: "openai" for p in DEFAULT_URLS}}
 #: providers whose servers get OPENAI_API_KEY; self-hosted ones get none, so a key meant for
 #: OpenAI never reaches a local server (use openai-compatible/NAME for a server that wants one)
 SENDS_OPENAI_KEY = frozenset({"openai", "openai-compatible"})
@@ -48,7 +50,7 @@ class ModelSpec:
     @property
     def backend(self) -> str:
         """The backend that speaks to it: "local" or "openai" (the OpenAI wire format)."""
-        return "local" if self.provider == "local" else "openai"
+        return BACKEND_OF[self.provider]
 
     @property
     def default_url(self) -> str | None:

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from harness.models.base import ChatRequest, Completion, GenerationParams
+from harness.models.base import ChatRequest, Completion, GenerationParams, ModelAPI
 
 
-class ScriptedBackend:
+class ScriptedBackend(ModelAPI):
     """Answers each request with `answer(prompt)`; keys in `fail` fail; yields in reverse order."""
 
     name = "scripted"

@@ -10,6 +10,7 @@ from harness.errors import HarnessError
 from harness.judge.automated import calibrate_automated, run_automated
 from harness.judge.calibration import stored_rule
 from harness.literature.reviewers import RetrievalReviewer
+from harness.models.base import ModelAPI
 from harness.study.manifest import load_manifest
 from tests.judge.calibration_study import (
     CALIBRATED,
@@ -157,7 +158,7 @@ def test_a_user_threshold_is_fixed_and_replaces_calibration_reviews(study, corpu
     assert stored_rule(study, "lex").note == "threshold set by the user"
 
 
-class ByItem:
+class ByItem(ModelAPI):
     """A model backend that searches once, then answers by the item it was shown."""
 
     name, model = "scripted", "scripted-reviewer"

@@ -13,6 +13,7 @@ from openpyxl import load_workbook
 
 from harness.errors import HarnessError
 from harness.judge.leak import ID_PATTERN, control_findings, scan_packets
+from harness.models.base import ModelAPI
 from harness.study.blinding import KEY_SQL, canonical_key, commitment, salt
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
@@ -372,7 +373,7 @@ def test_a_good_second_entry_passes(tmp_path: Path) -> None:
     assert [e.line for e in entries] == [2, 6]
 
 
-class _NeverCalled:
+class _NeverCalled(ModelAPI):
     name, model = "never", "never"
 
     def complete(self, requests, params):

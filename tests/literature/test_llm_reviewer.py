@@ -10,13 +10,13 @@ import pytest
 from harness.errors import HarnessError
 from harness.literature import open_source
 from harness.literature.llm_reviewer import LlmReviewer, parse_reply
-from harness.models.base import ChatRequest, Completion, GenerationParams
+from harness.models.base import ChatRequest, Completion, GenerationParams, ModelAPI
 from tests.literature.conftest import CORPUS, write_jsonl
 
 IDEA = "Core combination: predictive coding with river sediment transport.\n\nForecast beds."
 
 
-class Replies:
+class Replies(ModelAPI):
     """A backend that answers with the next scripted reply and keeps every conversation."""
 
     name = "scripted"
