@@ -33,10 +33,10 @@ from harness.errors import HarnessError
 from harness.models import Backend, ChatRequest, Completion, GenerationParams, open_backend
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
-from harness.models.endpoint import check_base_url
 from harness.models.model_args import request_fields
 from harness.models.openai_api import NO_KEY, ParameterRejected
 from harness.models.providers import ModelSpec, stored_key
+from harness.models.replicas import split_urls
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -428,7 +428,8 @@ def _collect(
             engine.close()
     result = _result(study, engine, run, total, done, tally)
     result.notes.extend(notes)
-    _record(study, run, run_info, result, getattr(getattr(engine, "stats", None), "batch_ids", []))
+    batch_ids = getattr(getattr(engine, "stats", None), "batch_ids", [])
+    _record(study, run, run_info, result, batch_ids, getattr(engine, "replica_record", None))
     return result
 
 
@@ -488,7 +489,8 @@ def _settle_endpoint(
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
-    recorded = recorded_section(load_manifest(study.path), spec.key).get("base_url")
+    section = recorded_section(load_manifest(study.path), spec.key)
+    recorded = _recorded_urls(section)
     asked = options.get("base_url") or (
         os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None
     )
@@ -503,20 +505,37 @@ def _settle_endpoint(
             options["base_url"] = spec.default_url
         return []
     if asked is None:
-        options["base_url"] = recorded
-        return [f"{spec.key}: endpoint {recorded}, as recorded in the study"]
-    shown = public_url(check_base_url(asked))
-    if shown == recorded:
+        latest = section.get("base_url") or recorded[0]
+        options["base_url"] = latest
+        shown = ", ".join(latest) if isinstance(latest, list) else latest
+        return [f"{spec.key}: endpoint {shown}, as recorded in the study"]
+    # replicas the model's outputs came from may be left out (a node that is down); a new
+    # server needs --new-endpoint
+    new = [u for u in (public_url(u) or u for u in split_urls(asked)) if u not in recorded]
+    if not new:
         return []
     if not new_endpoint:
         raise HarnessError(
-            f"{spec.key}: this model's outputs came from {recorded}, not {shown}; pass "
-            "--new-endpoint to collect from another server (the change is recorded in the "
-            "manifest)",
+            f"{spec.key}: this model's outputs came from {', '.join(recorded)}, not "
+            f"{', '.join(new)}; pass --new-endpoint to collect from another server (the change "
+            "is recorded in the manifest)",
             file=study.path,
             column="base_url",
         )
-    return [f"{spec.key}: endpoint {shown} is new: its earlier outputs came from {recorded}"]
+    return [
+        f"{spec.key}: endpoint {', '.join(new)} is new: its earlier outputs came from "
+        f"{', '.join(recorded)}"
+    ]
+
+
+def _recorded_urls(section: dict[str, Any]) -> list[str]:
+    """Every server a model's runs recorded (one URL or a list of replicas per run), in order."""
+    urls: list[str] = []
+    for value in [section.get("base_url"), *(r.get("base_url") for r in section.get("runs", []))]:
+        for url in [value] if isinstance(value, str) else value or []:
+            if url not in urls:
+                urls.append(url)
+    return urls
 
 
 def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -616,7 +635,10 @@ def _run_info(
     ):
         if run.options.get(name) is not None:
             info[name] = run.options[name]
-    if getattr(engine, "public_base_url", None):
+    replicas = getattr(engine, "replica_urls", None) or []
+    if len(replicas) > 1:
+        info["base_url"] = replicas
+    elif getattr(engine, "public_base_url", None):
         info["base_url"] = engine.public_base_url
     if getattr(engine, "fingerprint", None) and engine.name == "local":
         info["weights"] = engine.fingerprint
@@ -747,6 +769,7 @@ def _record(
     run_info: dict[str, Any],
     result: CollectResult,
     batch_ids: list[str],
+    replicas: dict[str, dict[str, int]] | None = None,
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
     reported = study.rows(
@@ -767,6 +790,8 @@ def _record(
         "elapsed_s": round(result.elapsed_s, 3),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
     }
+    if replicas and len(replicas) > 1:
+        this_run["replicas"] = replicas  # answers and times taken out, per replica
     runs: list[dict[str, Any]] = previous.get("runs", []) + [this_run]
     batches = sorted({*previous.get("batch_ids", []), *batch_ids})
     models = recorded_models(manifest)

@@ -438,13 +438,13 @@ class OpenAIBackend:
             failure.fault = _is_fault(error)
             log.info(
                 "POST %s/chat/completions failed in %.2f s: %s",
-                replica.shown,
+                replica.where,
                 time.perf_counter() - t0,
                 failure.reason,
             )
             raise failure from None
         log.info(
-            "POST %s/chat/completions -> ok in %.2f s", replica.shown, time.perf_counter() - t0
+            "POST %s/chat/completions -> ok in %.2f s", replica.where, time.perf_counter() - t0
         )
         try:
             return check_reply(reply)

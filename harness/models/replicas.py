@@ -62,6 +62,11 @@ class Replica:
         return public_url(self.url) or self.url
 
     @property
+    def where(self) -> str:
+        """Host and path only, for log lines."""
+        return self.shown.split("://", 1)[-1]
+
+    @property
     def up(self) -> bool:
         return self.out_since is None
 
