@@ -13,8 +13,7 @@ KEY = "openai-compatible/gpt-4o-mini"
 def statuses(study) -> list[tuple[str, int, str]]:
     with Study.open(study) as s:
         return [
-            tuple(r)
-            for r in s.rows("SELECT prompt_id, sample, status FROM outputs ORDER BY 1, 2")
+            tuple(r) for r in s.rows("SELECT prompt_id, sample, status FROM outputs ORDER BY 1, 2")
         ]
 
 
@@ -41,8 +40,17 @@ def test_collect_spreads_over_replicas_and_survives_a_dead_one(study, serve, key
 def test_a_rerun_may_leave_a_replica_out_but_not_add_a_server(study, serve, key):
     a, b, c = serve(), serve(), serve()
     args = ["collect", "--study", str(study), *BASE[:2], "--max-tokens", "8"]
-    process = cli([*args, "--samples", "1", "--model-arg", f"{KEY}@base_url={a.base_url}",
-                   "--model-arg", f"{KEY}@base_url={b.base_url}"])
+    process = cli(
+        [
+            *args,
+            "--samples",
+            "1",
+            "--model-arg",
+            f"{KEY}@base_url={a.base_url}",
+            "--model-arg",
+            f"{KEY}@base_url={b.base_url}",
+        ]
+    )
     assert process.communicate(timeout=120) and process.returncode == 0
     assert load_manifest(study)["collect"]["models"][KEY]["base_url"] == [a.base_url, b.base_url]
     # without a URL the rerun goes to the recorded replicas; with one of them only, to it

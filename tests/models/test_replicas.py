@@ -171,6 +171,4 @@ def test_with_every_replica_down_a_request_fails_after_its_attempts(serve):
 
 def test_the_batch_api_takes_one_server():
     with pytest.raises(HarnessError, match="one base URL"):
-        OpenAIBackend(
-            "m", api_key=KEY, base_url="http://a:1/v1,http://b:2/v1", batch_api=True
-        )
+        OpenAIBackend("m", api_key=KEY, base_url="http://a:1/v1,http://b:2/v1", batch_api=True)
