@@ -25,6 +25,7 @@ Run: .venv/bin/python benchmarks/bench_collect.py [--only throughput|replicas|fa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -130,7 +131,7 @@ def timed_collect(urls: list[str], n: int, on_start: Any = None) -> tuple[float,
     folder = Path(tempfile.mkdtemp(prefix="bench-collect-"))
     study = study_with_prompts(folder / "s", n)
     if on_start is not None:
-        on_start()
+        on_start(study)
     t0 = time.perf_counter()
     result = collect(
         study,
@@ -252,10 +253,8 @@ def bench_replicas() -> None:
 
 
 def bench_failover() -> None:
-    """Three replicas, one killed (SIGKILL) a third of the way through: every prompt must end
-    ok exactly once, and the replicas must have answered each request once."""
-    import threading
-
+    """Three replicas, one killed (SIGKILL) once a third of the prompts are stored: every prompt
+    must end ok exactly once, and the replicas must have answered each request once."""
     from harness.study import Study
     from harness.study.manifest import load_manifest
 
@@ -263,10 +262,10 @@ def bench_failover() -> None:
     servers, urls = start_servers(3)
     try:
         warm_up(urls)
-        after = n / (3 * CONNECTIONS / LATENCY) / 3  # a third of the way at the limit's pace
-        timer = threading.Timer(after, servers[1].kill)
-        rate, study, result = timed_collect(urls, n, on_start=timer.start)
-        timer.join()
+        killed: list[float] = []
+        rate, study, result = timed_collect(
+            urls, n, on_start=lambda folder: kill_when_stored(folder, n // 3, servers[1], killed)
+        )
         with Study.open(study) as s:
             counts = dict(s.rows("SELECT status, COUNT(*) FROM outputs GROUP BY status"))
             distinct = s.rows("SELECT COUNT(DISTINCT prompt_id || '/' || sample) FROM outputs")[0][
@@ -280,13 +279,34 @@ def bench_failover() -> None:
         stop(servers)
     served = sum(r["served"] for r in replicas.values())
     print(
-        f"failover: {n} requests over three replicas, one killed after {after:.1f} s: {rate:.1f} req/s"
+        f"failover: {n} requests over three replicas, one killed with {killed[0]:.0f} outputs "
+        f"stored: {rate:.1f} req/s"
     )
     for url, record in replicas.items():
         print(f"  {url}: served {record['served']}, taken out {record['taken_out']} time(s)")
     exact = counts == {"ok": total} and distinct == total and served == total
     found = f"{counts.get('ok', 0)} ok of {total}, {distinct} distinct, {served} answers"
     line("every prompt ok exactly once", found, "all", exact)
+
+
+def kill_when_stored(
+    study: Path, count: int, victim: subprocess.Popen[str], killed: list[float]
+) -> None:
+    """Kill `victim` (SIGKILL) from a thread once `count` outputs are in the study."""
+    import sqlite3
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.05)
+            with contextlib.closing(sqlite3.connect(study / "study.sqlite")) as conn:
+                stored = conn.execute("SELECT COUNT(*) FROM outputs").fetchone()[0]
+            if stored >= count:
+                victim.kill()
+                killed.append(stored)
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def bench_local() -> None:
