@@ -29,8 +29,9 @@ __all__ = [
 
 def open_backend(backend: str = "local", model: str | None = None, **options: Any) -> Backend:
     """A backend by name. `local`: model None = the embedded model; options `batch_size`,
-    `threads`. `openai`: options `api_key`, `base_url`, `concurrency`, `rpm`, `tpm`, `timeout`,
-    `max_attempts`, `prices`, `batch_api`, `batch_state`, `poll_interval` (see OpenAIBackend).
+    `threads`. `openai`: options `api_key`, `base_url` (one URL, or several replicas as a list or separated
+    by commas), `concurrency` (per replica), `rpm`, `tpm`, `timeout`, `max_attempts`, `prices`,
+    `batch_api`, `batch_state`, `poll_interval` (see OpenAIBackend).
     """
     if backend == "local":
         from harness.models.local import LocalBackend

@@ -171,7 +171,10 @@ class OpenAIBackend:
 
     def close(self) -> None:
         """Close connections and stop the loop; the backend can still be used afterwards."""
-        for closing in (self._client.close() if self._client else None, self._close_pool()):
+        for closing in (
+            self._client.close() if self._client is not None else None,
+            self._close_pool() if self._pool is not None else None,
+        ):
             if closing is not None:
                 with contextlib.suppress(Exception):  # closing is best effort
                     self._loop.run(closing, timeout=5)
@@ -249,14 +252,26 @@ class OpenAIBackend:
             replica.client = openai.DefaultAsyncHttpxClient(
                 limits=limits(max_connections=size, max_keepalive_connections=size),
                 timeout=self.policy.timeout,
-                headers={
-                    "Authorization": f"Bearer {self._api_key}",
-                    "Content-Type": "application/json",
-                    "Accept": "application/json",
-                    "User-Agent": f"harness (openai-python {openai.__version__})",
-                },
+                headers=self._headers(openai.__version__),
             )
         return replica.client
+
+    def _headers(self, version: str) -> dict[str, str]:
+        """What the `openai` client sends with each request, organisation and project included
+        (from the environment, as that client reads them)."""
+        headers = {
+            "Authorization": f"Bearer {self._api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"harness (openai-python {version})",
+        }
+        for name, variable in (
+            ("OpenAI-Organization", "OPENAI_ORG_ID"),
+            ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+        ):
+            if value := os.environ.get(variable):
+                headers[name] = value
+        return headers
 
     async def _post(self, replica: Replica, payload: bytes) -> Any:
         """POST /chat/completions to one replica: the reply's JSON, or the exception the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -172,3 +173,18 @@ def test_with_every_replica_down_a_request_fails_after_its_attempts(serve):
 def test_the_batch_api_takes_one_server():
     with pytest.raises(HarnessError, match="one base URL"):
         OpenAIBackend("m", api_key=KEY, base_url="http://a:1/v1,http://b:2/v1", batch_api=True)
+
+
+def test_a_replica_that_comes_back_is_probed_and_serves_again(serve):
+    gone = serve()
+    port = gone.port
+    gone.__exit__(None, None, None)
+    live = serve(latency=0.01)
+    with backend([gone, live], concurrency=2) as engine:
+        assert all(c.ok for c in engine.complete(requests(10), PARAMS))
+        assert engine.replica_record[gone.base_url] == {"served": 0, "taken_out": 1}
+        back = serve(port=port, latency=0.01)
+        time.sleep(1.2)  # past the first probe's wait (1 s)
+        out = list(engine.complete(requests(40), PARAMS))
+    assert all(c.ok for c in out) and back.log.counts["requests"] > 0
+    assert sum(r["served"] for r in engine.replica_record.values()) == 50
