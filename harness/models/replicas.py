@@ -113,7 +113,9 @@ class ReplicaPool:
                 await self._wait(None)  # every untried replica that is in is full
             elif any(r.up for r in self.replicas) or self._probes_done > probes_seen:
                 return None
-            else:  # all out: wait for the next probe to tell
+            elif any(r.probing for r in self.replicas):
+                await self._wait(None)  # all out, a probe under way: its outcome wakes us
+            else:  # all out: wait until the next probe is due
                 wait = min(r.probe_at for r in self.replicas) - self.clock()
                 await self._wait(max(wait, 0.0) + 0.01)
 
