@@ -25,8 +25,8 @@ from harness.errors import HarnessError
 from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
-from harness.models.endpoint import check_base_url
 from harness.models.providers import ModelSpec, stored_key
+from harness.models.replicas import split_urls
 from harness.models.settings import OpenAISettings
 from harness.study import Study
 from harness.study.clock import utc_now
@@ -397,7 +397,8 @@ def _collect(
             engine.close()
     result = _result(study, engine, run, total, done, tally)
     result.notes.extend(notes)
-    _record(study, run, run_info, result, engine.stats.batch_ids if engine.stats else [])
+    batch_ids = engine.stats.batch_ids if engine.stats else []
+    _record(study, run, run_info, result, batch_ids, engine.replica_record())
     return result
 
 
@@ -450,15 +451,16 @@ def _close(stream: Iterator[Completion]) -> None:
 
 
 def _settle_endpoint(
-    study: Study, spec: ModelSpec, base_url: str | None, new_endpoint: bool
-) -> tuple[str | None, list[str]]:
+    study: Study, spec: ModelSpec, base_url: str | tuple[str, ...] | None, new_endpoint: bool
+) -> tuple[str | tuple[str, ...] | None, list[str]]:
     """(the base URL to use, notes): a rerun goes to the server a model's outputs came from,
     unless told otherwise.
 
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
-    recorded = recorded_section(load_manifest(study.path), spec.key).get("base_url")
+    section = recorded_section(load_manifest(study.path), spec.key)
+    recorded = _recorded_urls(section)
     asked = base_url or (os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
     if not recorded or output_count(study, spec.key) == 0:
         if asked is None and spec.default_url is not None:
@@ -471,21 +473,37 @@ def _settle_endpoint(
             return spec.default_url, []
         return base_url, []
     if asked is None:
-        return recorded, [f"{spec.key}: endpoint {recorded}, as recorded in the study"]
-    shown = public_url(check_base_url(asked))
-    if shown == recorded:
+        latest = section.get("base_url") or recorded[0]
+        shown = ", ".join(latest) if isinstance(latest, list) else latest
+        chosen = tuple(latest) if isinstance(latest, list) else latest
+        return chosen, [f"{spec.key}: endpoint {shown}, as recorded in the study"]
+    # replicas the model's outputs came from may be left out (a node that is down); a new
+    # server needs --new-endpoint
+    new = [u for u in (public_url(u) or u for u in split_urls(asked)) if u not in recorded]
+    if not new:
         return base_url, []
     if not new_endpoint:
         raise HarnessError(
-            f"{spec.key}: this model's outputs came from {recorded}, not {shown}; pass "
-            "--new-endpoint to collect from another server (the change is recorded in the "
-            "manifest)",
+            f"{spec.key}: this model's outputs came from {', '.join(recorded)}, not "
+            f"{', '.join(new)}; pass --new-endpoint to collect from another server (the change "
+            "is recorded in the manifest)",
             file=study.path,
             column="base_url",
         )
     return base_url, [
-        f"{spec.key}: endpoint {shown} is new: its earlier outputs came from {recorded}"
+        f"{spec.key}: endpoint {', '.join(new)} is new: its earlier outputs came from "
+        f"{', '.join(recorded)}"
     ]
+
+
+def _recorded_urls(section: dict[str, Any]) -> list[str]:
+    """Every server a model's runs recorded (one URL or a list of replicas per run), in order."""
+    urls: list[str] = []
+    for value in [section.get("base_url"), *(r.get("base_url") for r in section.get("runs", []))]:
+        for url in [value] if isinstance(value, str) else value or []:
+            if url not in urls:
+                urls.append(url)
+    return urls
 
 
 def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -585,7 +603,9 @@ def _run_info(
     ):
         if name in run.given:
             info[name] = chosen[name]
-    if engine.public_base_url:
+    if len(engine.replica_urls) > 1:
+        info["base_url"] = engine.replica_urls
+    elif engine.public_base_url:
         info["base_url"] = engine.public_base_url
     if engine.fingerprint:
         info["weights"] = engine.fingerprint
@@ -712,6 +732,7 @@ def _record(
     run_info: dict[str, Any],
     result: CollectResult,
     batch_ids: list[str],
+    replicas: dict[str, dict[str, int]] | None = None,
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
     reported = reported_models(study, run.key)
@@ -727,6 +748,8 @@ def _record(
         "elapsed_s": round(result.elapsed_s, 3),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
     }
+    if replicas and len(replicas) > 1:
+        this_run["replicas"] = replicas  # answers and times taken out, per replica
     runs: list[dict[str, Any]] = previous.get("runs", []) + [this_run]
     batches = sorted({*previous.get("batch_ids", []), *batch_ids})
     models = recorded_models(manifest)

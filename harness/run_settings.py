@@ -102,6 +102,8 @@ def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list
             k: getattr(entry, k)
             for k in ("base_url", "samples", "temperature", "top_p", "max_tokens")
         }
+        if entry.base_urls:
+            settings["base_url"] = ",".join(entry.base_urls)
         settings.update(entry.args)
         args += [
             f"{name}@{key}={_text(value)}" for key, value in settings.items() if value is not None

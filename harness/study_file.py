@@ -12,7 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
@@ -32,11 +39,18 @@ class ModelEntry(_Strict):
 
     model: str = "local"  # provider string: local, local/PATH, openai/NAME, ...
     base_url: str | None = None
+    base_urls: list[str] | None = Field(None, min_length=1)  # replicas of the model
     samples: int | None = Field(None, ge=1)
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     max_tokens: int | None = Field(None, ge=1)
     args: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--model-arg)
+
+    @model_validator(mode="after")
+    def _one_way_to_servers(self) -> ModelEntry:
+        if self.base_url is not None and self.base_urls is not None:
+            raise ValueError("give base_url (one server) or base_urls (replicas), not both")
+        return self
 
 
 class StudyFile(_Strict):

@@ -108,6 +108,24 @@ def test_several_models_become_provider_strings_and_model_arguments(tmp_path):
     ]
 
 
+def test_replicas_of_a_model_become_one_base_url_argument(tmp_path):
+    path = _write(
+        tmp_path,
+        "version: 1\nmodels:\n  - model: vllm/qwen\n    base_urls:\n"
+        "      - http://gpu1:8000/v1\n      - http://gpu2:8000/v1\n",
+    )
+    out = settings(path, FLAGS)
+    assert out["model_args"] == ["vllm/qwen@base_url=http://gpu1:8000/v1,http://gpu2:8000/v1"]
+    both = _write(
+        tmp_path,
+        "version: 1\nmodels:\n  - model: vllm/qwen\n    base_url: http://gpu1:8000/v1\n"
+        "    base_urls: [http://gpu2:8000/v1]\n",
+    )
+    with pytest.raises(HarnessError, match="not both") as caught:
+        load_study_file(both)
+    assert caught.value.row == 3 and caught.value.column == "models.0"
+
+
 @pytest.mark.parametrize(
     ("models", "words"),
     [

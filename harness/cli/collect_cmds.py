@@ -36,7 +36,9 @@ def collect(
     ),
     samples: int | None = typer.Option(None, min=1, help="Completions per prompt (default 1)."),
     concurrency: int | None = typer.Option(
-        None, min=1, help="openai: parallel requests to start with (default 16); cut on 429s."
+        None,
+        min=1,
+        help="openai: parallel requests to start with, per replica (default 16); cut on 429s.",
     ),
     max_tokens: int | None = typer.Option(
         None, min=1, help="Longest completion in tokens (default 256)."
@@ -60,10 +62,13 @@ def collect(
     batch_api: bool = typer.Option(
         False, "--batch-api", help="openai: use the Batch API (resumable; half price)."
     ),
-    base_url: str | None = typer.Option(
+    base_url: list[str] | None = typer.Option(
         None,
+        "--base-url",
         help="Server URL of the OpenAI-compatible model (default: the provider's usual "
-        "local URL; openai/: $OPENAI_BASE_URL or api.openai.com).",
+        "local URL; openai/: $OPENAI_BASE_URL or api.openai.com). Repeatable (or URLs "
+        "separated by commas): replicas of one model; each request goes to the replica with "
+        "the fewest in flight, and a failing replica is taken out and probed again later.",
     ),
     new_endpoint: bool = typer.Option(
         False,
@@ -103,7 +108,7 @@ def collect(
 
     options: dict[str, Any] = {
         "concurrency": concurrency,
-        "base_url": base_url,
+        "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
         "rpm": rpm,
         "tpm": tpm,
         "timeout": timeout,

@@ -60,7 +60,8 @@ def open_backend(
 
     `local`: model None is the embedded model. `openai`: `api_key` (else OPENAI_API_KEY) and
     `batch_state` (where Batch API batches are remembered) are not settings: one is a secret,
-    the other a live object.
+    the other a live object. `base_url` may name several replicas of one model (a list, or
+    URLs separated by commas); `concurrency` counts per replica.
     """
     settings = build_settings(backend, options)
     return open_configured(model, settings, api_key=api_key, batch_state=batch_state)

@@ -1,7 +1,7 @@
 """The one contract every model backend implements: chat requests in, completions out.
 
 `ModelAPI` is the base class. Its one required method is `complete`; every other capability
-that a caller (mostly `harness/collect.py`) may use is declared here with a default that means
+that a caller (mostly `harness/collection.py`) may use is declared here with a default that means
 "this backend does not have it", so callers read attributes instead of probing for them.
 """
 
@@ -165,6 +165,17 @@ class ModelAPI(ABC):
         """The server's URL without credentials or query, for the manifest (which records it so
         that a rerun goes back to the same server); None for a backend without a server."""
         return None
+
+    @property
+    def replica_urls(self) -> list[str]:
+        """Every replica's URL without credentials when a model is served by several servers
+        (the manifest records the list); empty for a backend with one server or none."""
+        return []
+
+    def replica_record(self) -> dict[str, dict[str, int]]:
+        """Per replica, after a run: answers served and times taken out (for the manifest);
+        empty for a backend with one server or none."""
+        return {}
 
     @property
     def fingerprint(self) -> str | None:

@@ -12,7 +12,9 @@ string is MODEL. Keys:
     samples                    completions per prompt for this model
     base_url, concurrency, rpm, tpm, timeout, max_attempts, batch_size, threads, max_cost,
     prices (a price table file for this model)
-                               run options (not part of the model's identity)
+                               run options (not part of the model's identity); base_url may
+                               list replicas separated by commas, and a repeated
+                               MODEL@base_url adds replicas
 """
 
 from __future__ import annotations
@@ -88,7 +90,10 @@ def parse_model_args(args: list[str], models: list[str]) -> dict[str | None, dic
     out: dict[str | None, dict[str, Any]] = {}
     for arg in args:
         target, key, value = _split(arg, models)
-        out.setdefault(target, {})[key] = parse_value(key, value)
+        scoped = out.setdefault(target, {})
+        if key == "base_url" and key in scoped:  # repeated: replicas of one model
+            value = f"{scoped[key]},{value}"
+        scoped[key] = parse_value(key, value)
     return out
 
 

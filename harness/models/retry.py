@@ -55,12 +55,14 @@ class AttemptError(Exception):
         retryable: bool,
         retry_after: float | None = None,
         rate_limited: bool = False,
+        fault: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.fault = fault  # the server failed (not the request): another replica may serve it
 
 
 class RetriesExhausted(Exception):
@@ -103,18 +105,21 @@ async def call_with_retry(
     gate: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     on_retry: Callable[[AttemptError], None] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    timed: bool = True,
 ) -> tuple[T, int]:
     """Run `attempt_fn` until it succeeds; returns (result, attempts) or raises RetriesExhausted.
 
     `attempt_fn` raises AttemptError to classify a failure. Each attempt first passes `gate` (a
     concurrency slot, held only while the attempt runs, not while backing off), then gets
-    `policy.timeout` seconds.
+    `policy.timeout` seconds (unless `timed` is False: an `attempt_fn` that times its own
+    calls, such as one that tries several replicas in turn).
     """
     attempt = 0
     while True:
         attempt += 1
         try:
-            async with gate() if gate else nullcontext(), asyncio.timeout(policy.timeout):
+            limit = policy.timeout if timed else None
+            async with gate() if gate else nullcontext(), asyncio.timeout(limit):
                 return await attempt_fn(), attempt
         except TimeoutError:
             error = AttemptError(f"timed out after {policy.timeout:g} s", retryable=True)

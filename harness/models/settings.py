@@ -31,8 +31,9 @@ class LocalSettings:
 class OpenAISettings:
     """How the OpenAI-compatible backend reaches its server, and the request body's shape."""
 
-    #: server URL; None: $OPENAI_BASE_URL or api.openai.com
-    base_url: str | None = None
+    #: server URL, or several replicas of the model (a tuple, or URLs separated by commas);
+    #: None: $OPENAI_BASE_URL or api.openai.com
+    base_url: str | tuple[str, ...] | None = None
     #: parallel requests to start with (cut when the server answers 429)
     concurrency: int = 16
     #: requests and tokens per minute; None: no limit of ours
@@ -94,4 +95,6 @@ def build_settings(backend: str, options: Mapping[str, Any]) -> BackendSettings:
         if foreign(backend, name):
             raise HarnessError(f"{flag} does not apply to the {backend} backend", column=name)
         raise HarnessError(f"unknown backend option {name!r}", column=name)
+    if isinstance(given.get("base_url"), list):  # replicas of one model
+        given["base_url"] = tuple(given["base_url"])
     return SETTINGS[backend](**given)

@@ -85,3 +85,10 @@ def test_bad_arguments_are_one_line_errors(arg, message):
     with pytest.raises(HarnessError, match=message.replace("[", r"\[")) as caught:
         parse_model_args([arg], MODELS)
     assert "\n" not in str(caught.value)
+
+
+def test_a_repeated_base_url_adds_replicas_and_other_keys_are_replaced():
+    out = parse_model_args(
+        ["m@base_url=http://a:1/v1", "m@base_url=http://b:2/v1", "m@rpm=5", "m@rpm=6"], ["m"]
+    )
+    assert out == {"m": {"base_url": "http://a:1/v1,http://b:2/v1", "rpm": 6.0}}

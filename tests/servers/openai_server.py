@@ -162,6 +162,9 @@ class OpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop serving (again: a no-op), aborting open connections as a killed server would."""
+        if self._thread is None or not self._thread.is_alive():
+            return
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
