@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
-from harness.models import embedded
+from harness.models import _rowcache, embedded
 from harness.models._decode import Decoder, Row
 from harness.models.base import (
     ChatRequest,
@@ -155,6 +155,10 @@ class LocalBackend:
         return list(tok(text, add_special_tokens=False)["input_ids"])
 
     def _decoder(self, params: GenerationParams) -> Decoder:
+        if _rowcache.supports(self._lm):
+            return _rowcache.RowDecoder(
+                self._lm, self._tokenizer.pad_token_id, self._eos, params, sample_tokens
+            )
         return Decoder(
             self._lm,
             self._cache_arg,
