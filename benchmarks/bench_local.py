@@ -7,13 +7,15 @@ its converted copy), sampling as collect does (temperature 0.7, top-p 0.95, up t
    whether every batch size gave byte-identical texts (per-completion seeds promise that);
 2. transformers' own `model.generate` on the same model object, batched at the best local batch
    size, same sampling settings: always measured;
-3. llama.cpp one request at a time through llama-cpp-python on the GGUF file itself, when
+3. with --generic, the generic decoder (one shared cache, float32: how every model decoded
+   before the per-row caches) at the same batch sizes, on a second copy of the weights;
+4. llama.cpp one request at a time through llama-cpp-python on the GGUF file itself, when
    `import llama_cpp` works here or `--llama-python` names an interpreter where it does (that
    interpreter runs this file as a worker and needs nothing but llama_cpp).
 
 Goal: best local batch / llama.cpp single-stream >= 1.0.
 Run: .venv/bin/python benchmarks/bench_local.py [--llama-python /path/to/python]
-     [--batch-sizes 1,8,16,32] [--prompts 18] [--max-tokens 128]
+     [--batch-sizes 1,8,16,32] [--prompts 18] [--max-tokens 128] [--generic]
 """
 
 from __future__ import annotations
@@ -87,6 +89,19 @@ def bench_backend(engine: Any, sizes: list[int], n: int, max_tokens: int) -> dic
     detail = "byte-identical" if same else f"texts differing from batch {sizes[0]}: {differing}"
     line("same seed, every batch size", detail, "identical", same)
     return rates
+
+
+def bench_generic(sizes: list[int], n: int, max_tokens: int) -> dict[int, float]:
+    """The generic decoder (one shared cache, float32), as every model ran before the per-row
+    caches: a second copy of the weights, so the first keeps its compute dtype."""
+    from unittest import mock
+
+    from harness.models import _rowcache
+    from harness.models.local import LocalBackend
+
+    print("generic decoder (one shared cache, float32), for comparison:")
+    with mock.patch.object(_rowcache, "supports", lambda lm: False):
+        return bench_backend(LocalBackend().load(), sizes, n, max_tokens)
 
 
 def bench_generate(engine: Any, batch: int, n: int, max_tokens: int) -> float:
@@ -183,6 +198,9 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1,8,16,32")
     parser.add_argument("--prompts", type=int, default=len(SUBJECTS))
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument(
+        "--generic", action="store_true", help="also time the generic decoder (float32)"
+    )
     parser.add_argument("--llama-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.llama_worker:
@@ -197,15 +215,15 @@ def main() -> None:
     from harness.models.local import LocalBackend
 
     engine = LocalBackend().load()
-    dtype = next(engine._lm.parameters()).dtype
     print(
         f"{args.prompts} prompts, up to {args.max_tokens} tokens, {torch.get_num_threads()} "
-        f"threads, weights in {dtype}, load average {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} CPUs"
+        f"threads, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     rates = bench_backend(engine, sizes, args.prompts, args.max_tokens)
+    print(f"(the backend computed in {next(engine._lm.parameters()).dtype}; generate uses it too)")
     best = max(rates, key=lambda s: rates[s])
+    generic = bench_generic(sizes, args.prompts, args.max_tokens) if args.generic else {}
     generate = bench_generate(engine, best, args.prompts, args.max_tokens)
     python = llama_python(args.llama_python)
     llama = bench_llama(python, engine, args.prompts, args.max_tokens) if python else None
@@ -215,6 +233,9 @@ def main() -> None:
     line(f"local best (batch {best}) / generate", f"{top / generate:.2f}x")
     if 1 in rates and best != 1:
         line(f"local best (batch {best}) / local batch 1", f"{top / rates[1]:.2f}x")
+    if generic:
+        before = max(generic, key=lambda s: generic[s])
+        line(f"local best / generic decoder best (batch {before})", f"{top / generic[before]:.2f}x")
     if llama is not None:
         ratio = top / llama
         line(f"local best (batch {best}) / llama.cpp single", f"{ratio:.2f}x", ">= 1.0", ratio >= 1)

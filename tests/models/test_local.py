@@ -64,6 +64,7 @@ def tiny(request, tiny_model, tiny_loaded, monkeypatch):
     per-row caches (Llama models) or with the generic decoder (every other architecture)."""
     if request.param == "shared cache":
         monkeypatch.setattr(_rowcache, "supports", lambda lm: False)
+        tiny_loaded._lm.to(torch.float32)  # as loaded: the row caches may have left it in bf16
     return LocalBackend(
         str(tiny_model), batch_size=8, lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer
     ).load()
@@ -118,6 +119,15 @@ def test_row_caches_give_byte_identical_texts_at_any_batch_size(tiny_model, tiny
         monkey.undo()
     assert len(runs[1]) == 18 and len({t for t, _ in runs[1].values()}) >= 12
     assert runs[8] == runs[1] and runs[16] == runs[1]
+
+
+def test_row_caches_that_grow_give_the_same_texts(tiny_model, tiny_loaded, monkeypatch):
+    backend = LocalBackend(str(tiny_model), lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer)
+    hot = GenerationParams(temperature=1.0, top_p=0.95, max_tokens=20, seed=6)
+    roomy = {u: c.text for u, c in texts(backend.load(), requests(), hot).items()}
+    monkeypatch.setattr(_rowcache, "_FIRST_CAPACITY", 3)  # every row's cache doubles, twice
+    grown = {u: c.text for u, c in texts(backend, requests(), hot).items()}
+    assert grown == roomy and all(roomy.values())
 
 
 def test_seeds_and_samples(tiny):
@@ -222,6 +232,19 @@ def test_sample_tokens_greedy_nucleus_and_distribution():
         int(sample_tokens(logits, full, [torch.Generator().manual_seed(s)])) for s in range(2000)
     ]
     assert 0.02 < draws.count(3) / 2000 < 0.09
+
+
+def test_a_rows_pick_does_not_depend_on_its_neighbours_nucleus():
+    torch.manual_seed(0)
+    peaked = torch.randn((1, 1000)) * 4  # nucleus inside the shortlist
+    flat = torch.zeros((1, 1000))  # nucleus wider than the shortlist: the whole vocabulary
+    params = GenerationParams(temperature=1.0, top_p=0.95)
+    for seed in range(200):
+        alone = sample_tokens(peaked, params, [torch.Generator().manual_seed(seed)])
+        both = sample_tokens(
+            torch.cat([peaked, flat]), params, [torch.Generator().manual_seed(seed)] * 2
+        )
+        assert int(both[0]) == int(alone[0])
 
 
 def test_nucleus_wider_than_the_shortlist_uses_the_whole_vocabulary():
