@@ -8,7 +8,8 @@ its converted copy), sampling as collect does (temperature 0.7, top-p 0.95, up t
 2. transformers' own `model.generate` on the same model object, batched at the best local batch
    size, same sampling settings: always measured;
 3. with --generic, the generic decoder (one shared cache, float32: how every model decoded
-   before the per-row caches) at the same batch sizes, on a second copy of the weights;
+   before the per-row caches) at the same batch sizes, on a second copy of the weights,
+   alternating with the backend at every batch size;
 4. llama.cpp one request at a time through llama-cpp-python on the GGUF file itself, when
    `import llama_cpp` works here or `--llama-python` names an interpreter where it does (that
    interpreter runs this file as a worker and needs nothing but llama_cpp).
@@ -66,42 +67,52 @@ def messages(n: int) -> list[list[dict[str, str]]]:
     ]
 
 
-def bench_backend(engine: Any, sizes: list[int], n: int, max_tokens: int) -> dict[int, float]:
-    """Tokens/s of the local backend at each batch size; reports whether texts differ."""
+def bench_backends(
+    engines: dict[str, Any], sizes: list[int], n: int, max_tokens: int
+) -> dict[str, dict[int, float]]:
+    """Tokens/s of each backend at each batch size, the backends alternating at every size so
+    that a change in the machine's load falls on both; reports whether texts differ."""
     from harness.models import ChatRequest, GenerationParams
 
     requests = [ChatRequest(f"p{i}", m) for i, m in enumerate(messages(n))]
     params = GenerationParams(TEMPERATURE, TOP_P, max_tokens, seed=SEED)
-    engine.batch_size = 1
-    list(engine.complete(requests[:1], GenerationParams(TEMPERATURE, TOP_P, 8, seed=SEED)))
-    rates, texts = {}, {}
+    rates: dict[str, dict[int, float]] = {label: {} for label in engines}
+    texts: dict[str, dict[int, dict[str, str]]] = {label: {} for label in engines}
+    for engine in engines.values():
+        engine.batch_size = 1
+        list(engine.complete(requests[:1], GenerationParams(TEMPERATURE, TOP_P, 8, seed=SEED)))
     for size in sizes:
-        engine.batch_size = size
-        t0 = time.perf_counter()
-        done = list(engine.complete(requests, params))
-        elapsed = time.perf_counter() - t0
-        tokens = sum(c.completion_tokens or 0 for c in done)
-        rates[size], texts[size] = tokens / elapsed, {c.key: c.text for c in done}
-        line(f"local backend, batch {size}", f"{tokens} tokens, {rates[size]:.1f} tokens/s")
-    first = texts[sizes[0]]
-    differing = {s: sum(t[k] != first[k] for k in first) for s, t in texts.items()}
-    same = all(d == 0 for d in differing.values())
-    detail = "byte-identical" if same else f"texts differing from batch {sizes[0]}: {differing}"
-    line("same seed, every batch size", detail, "identical", same)
+        for label, engine in engines.items():
+            engine.batch_size = size
+            t0 = time.perf_counter()
+            done = list(engine.complete(requests, params))
+            elapsed = time.perf_counter() - t0
+            tokens = sum(c.completion_tokens or 0 for c in done)
+            rates[label][size] = tokens / elapsed
+            texts[label][size] = {c.key: c.text for c in done}
+            line(f"{label}, batch {size}", f"{tokens} tokens, {rates[label][size]:.1f} tokens/s")
+    for label, runs in texts.items():
+        first = runs[sizes[0]]
+        differing = {s: sum(t[k] != first[k] for k in first) for s, t in runs.items()}
+        same = all(d == 0 for d in differing.values())
+        detail = "byte-identical" if same else f"texts differing from batch {sizes[0]}: {differing}"
+        line(f"{label}: same seed, every batch size", detail, "identical", same)
     return rates
 
 
-def bench_generic(sizes: list[int], n: int, max_tokens: int) -> dict[int, float]:
-    """The generic decoder (one shared cache, float32), as every model ran before the per-row
-    caches: a second copy of the weights, so the first keeps its compute dtype."""
-    from unittest import mock
+def generic_backend() -> Any:
+    """The generic decoder (one shared cache, float32), as every model decoded before the
+    per-row caches; its own copy of the weights, so the backend's keep their compute dtype."""
+    from harness.models._decode import Decoder
+    from harness.models.base import GenerationParams
+    from harness.models.local import LocalBackend, sample_tokens
 
-    from harness.models import _rowcache
-    from harness.models.local import LocalBackend
+    class Generic(LocalBackend):
+        def _decoder(self, params: GenerationParams) -> Decoder:
+            pad = self._tokenizer.pad_token_id
+            return Decoder(self._lm, self._cache_arg, pad, self._eos, params, sample_tokens)
 
-    print("generic decoder (one shared cache, float32), for comparison:")
-    with mock.patch.object(_rowcache, "supports", lambda lm: False):
-        return bench_backend(LocalBackend().load(), sizes, n, max_tokens)
+    return Generic().load()
 
 
 def bench_generate(engine: Any, batch: int, n: int, max_tokens: int) -> float:
@@ -220,10 +231,13 @@ def main() -> None:
         f"threads, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     sizes = [int(s) for s in args.batch_sizes.split(",")]
-    rates = bench_backend(engine, sizes, args.prompts, args.max_tokens)
+    engines = {"local backend": engine}
+    if args.generic:
+        engines["generic decoder (float32)"] = generic_backend()
+    measured = bench_backends(engines, sizes, args.prompts, args.max_tokens)
+    rates, generic = measured["local backend"], measured.get("generic decoder (float32)", {})
     print(f"(the backend computed in {next(engine._lm.parameters()).dtype}; generate uses it too)")
     best = max(rates, key=lambda s: rates[s])
-    generic = bench_generic(sizes, args.prompts, args.max_tokens) if args.generic else {}
     generate = bench_generate(engine, best, args.prompts, args.max_tokens)
     python = llama_python(args.llama_python)
     llama = bench_llama(python, engine, args.prompts, args.max_tokens) if python else None

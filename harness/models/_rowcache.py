@@ -67,9 +67,9 @@ def compute_dtype(lm: Any) -> torch.dtype:
 class RowCache:
     """Keys and values of one row for every layer, preallocated; `length` columns are filled."""
 
-    def __init__(self, layers: int, heads: int, dim: int, capacity: int, like: torch.Tensor):
-        self.keys = like.new_empty((layers, heads, capacity, dim))
-        self.values = like.new_empty((layers, heads, capacity, dim))
+    def __init__(self, layers: int, heads: int, dim: int, capacity: int, device: torch.device):
+        self.keys = torch.empty((layers, heads, capacity, dim), device=device)  # float32
+        self.values = torch.empty((layers, heads, capacity, dim), device=device)
         self.length = 0
 
     def reserve(self, extra: int) -> None:
@@ -124,7 +124,7 @@ class RowDecoder(Decoder):
                 self.kv_heads,
                 self.head_dim,
                 len(row.ids) + min(self.params.max_tokens, _FIRST_CAPACITY),
-                next(self.lm.parameters()),
+                self.device,
             )
             ids = torch.tensor([row.ids], device=self.device)
             logits.append(self._forward(ids, ids.new_tensor([list(range(len(row.ids)))]), [cache]))
@@ -161,7 +161,7 @@ class RowDecoder(Decoder):
         model = self.lm.model
         with torch.inference_mode():
             hidden = model.embed_tokens(tokens)
-            cos, sin = model.rotary_emb(hidden, positions)
+            cos, sin = model.rotary_emb(hidden[:0].float(), positions)  # float32, as attention
             for cache in caches:
                 cache.reserve(tokens.shape[1])
             for index, layer in enumerate(model.layers):
@@ -173,11 +173,12 @@ class RowDecoder(Decoder):
             return self.lm.lm_head(model.norm(hidden[:, -1])).float()
 
     def _attention(self, attn: Any, x: torch.Tensor, cos: Any, sin: Any) -> tuple[Any, Any, Any]:
-        """Queries, keys and values of `x` ([rows, heads, tokens, head_dim]), rotated."""
+        """Queries, keys and values of `x` ([rows, heads, tokens, head_dim]), rotated, in float32
+        (CPU attention in bfloat16 takes about three times as long as in float32)."""
         rows, width = x.shape[:2]
 
         def heads(projection: Any) -> torch.Tensor:
-            return projection(x).view(rows, width, -1, self.head_dim).transpose(1, 2)
+            return projection(x).view(rows, width, -1, self.head_dim).transpose(1, 2).float()
 
         q, k, v = heads(attn.q_proj), heads(attn.k_proj), heads(attn.v_proj)
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
@@ -201,7 +202,8 @@ class RowDecoder(Decoder):
                 scale=attn.scaling,
                 enable_gqa=True,
             )[0]
-        return attn.o_proj(out.transpose(1, 2).reshape(rows, width, -1))  # type: ignore[no-any-return]
+        merged = out.transpose(1, 2).reshape(rows, width, -1).to(attn.o_proj.weight.dtype)
+        return attn.o_proj(merged)  # type: ignore[no-any-return]
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
