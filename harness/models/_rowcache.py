@@ -58,7 +58,7 @@ def native_bf16() -> bool:
 
 def compute_dtype(lm: Any) -> torch.dtype:
     """bfloat16 on a CPU with native bf16 (about twice the float32 matmul rate), else as loaded."""
-    weight = next(lm.parameters())
+    weight: torch.Tensor = next(lm.parameters())
     if weight.device.type == "cpu" and weight.dtype == torch.float32 and native_bf16():
         return torch.bfloat16
     return weight.dtype
@@ -178,7 +178,8 @@ class RowDecoder(Decoder):
         rows, width = x.shape[:2]
 
         def heads(projection: Any) -> torch.Tensor:
-            return projection(x).view(rows, width, -1, self.head_dim).transpose(1, 2).float()
+            projected: torch.Tensor = projection(x)
+            return projected.view(rows, width, -1, self.head_dim).transpose(1, 2).float()
 
         q, k, v = heads(attn.q_proj), heads(attn.k_proj), heads(attn.v_proj)
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
