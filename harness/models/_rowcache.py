@@ -5,11 +5,12 @@ The forward pass is written out here over the model's own modules instead of cal
 
 - Batch invariance. Every number a row sees is computed the same way whatever else is in the
   batch: each row is prefilled alone; attention runs per row over exactly that row's keys (no
-  padding, so no reduction changes its order); and each decoding step runs in blocks of exactly
-  `ROW_BLOCK` rows (the last one padded), because BLAS kernels choose their summation order by
-  the number of rows (MKL float32 gives one row alone different last bits than the same row among
-  eight). Every product thus has one shape whatever the batch, and a completion's text is
-  byte-identical at batch 1, 8 or 32.
+  padding, so no reduction changes its order); and a decoding step's row count is padded to a
+  multiple of `ROW_BLOCK`. The BLAS kernels choose their summation order by the number of rows:
+  MKL (float32) gives a row alone, or a row among nine on two threads, different last bits than
+  the same row among eight, and oneDNN (bfloat16) does so below eight rows; with multiples of
+  eight both give every row the same bits at 8, 16, 24 or 32 rows. So a completion's text is
+  byte-identical at batch 1, 8 or 32 (tests/models/test_local.py checks it on each run).
 - No copying. Each row's cache is preallocated and written in place; a finished row is simply
   dropped and a newcomer joins without padding or concatenating anybody's cache.
 - Less per-step Python: no attention masks to build, no cache objects to consult.
@@ -29,9 +30,7 @@ import torch.nn.functional as F
 from harness.models._decode import Decoder, Row
 from harness.models.base import GenerationParams
 
-# rows per decoding step's forward pass, whatever the batch: bfloat16 products cost about the same
-# for 1 row as for 32 (weight-bound), float32 ones grow with the rows sooner
-ROW_BLOCK = {torch.bfloat16: 32, torch.float32: 8}
+ROW_BLOCK = 8  # a decoding step's row count is padded to a multiple of this
 _FIRST_CAPACITY = 256  # tokens a row's cache holds at first beyond its prompt; doubles when full
 
 
@@ -101,7 +100,6 @@ class RowDecoder(Decoder):
         dtype = dtype or compute_dtype(lm)
         if next(lm.parameters()).dtype != dtype:
             lm.to(dtype)  # once per model: later decoders find it converted
-        self.block = ROW_BLOCK.get(dtype, 8)
         config = lm.config
         self.head_dim = getattr(config, "head_dim", None) or (
             config.hidden_size // config.num_attention_heads
@@ -139,17 +137,14 @@ class RowDecoder(Decoder):
         self.logits = None
 
     def _advance(self, picked: Any) -> None:
-        """One token for every row, in blocks of exactly `self.block` rows (the last padded)."""
-        logits = []
-        for start in range(0, len(self.rows), self.block):
-            rows = self.rows[start : start + self.block]
-            tokens = torch.full((self.block, 1), self.pad_id, dtype=torch.long, device=self.device)
-            tokens[: len(rows), 0] = picked[start : start + len(rows)]
-            positions = torch.zeros_like(tokens)
-            positions[: len(rows), 0] = torch.tensor([r.position for r in rows])
-            caches = self.caches[start : start + len(rows)]
-            logits.append(self._forward(tokens, positions, caches)[: len(rows)])
-        self.logits = torch.cat(logits)
+        """One token for every row, the rows padded to a multiple of `ROW_BLOCK`."""
+        count = len(self.rows)
+        padded = -(-count // ROW_BLOCK) * ROW_BLOCK
+        tokens = torch.full((padded, 1), self.pad_id, dtype=torch.long, device=self.device)
+        tokens[:count, 0] = picked
+        positions = torch.zeros_like(tokens)
+        positions[:count, 0] = torch.tensor([r.position for r in self.rows])
+        self.logits = self._forward(tokens, positions, self.caches)[:count]
         for row in self.rows:
             row.position += 1
 
