@@ -32,26 +32,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPERATURE, TOP_P, SEED = 0.7, 0.95, 0
-SUBJECTS = [
-    "ant colonies",
-    "bond markets",
-    "protein folding",
-    "Gothic cathedrals",
-    "river deltas",
-    "sonnets",
-    "supply chains",
-    "coral reefs",
-    "jazz harmony",
-    "glaciers",
-    "vaccines",
-    "railway networks",
-    "tax law",
-    "bird migration",
-    "semiconductors",
-    "folk tales",
-    "volcanoes",
-    "chess openings",
-]
+PROMPTS = 18  # bench_collect's 16 topics and two more
 
 
 def line(name: str, value: str, goal: str = "", met: bool | None = None) -> None:
@@ -60,7 +41,10 @@ def line(name: str, value: str, goal: str = "", met: bool | None = None) -> None
 
 
 def messages(n: int) -> list[list[dict[str, str]]]:
-    pairs = zip(SUBJECTS, SUBJECTS[7:] + SUBJECTS[:7], strict=True)
+    from bench_collect import TOPICS  # this folder is on sys.path when a script runs from it
+
+    subjects = [*TOPICS, "volcanoes", "chess openings"]
+    pairs = zip(subjects, subjects[7:] + subjects[:7], strict=True)
     return [
         [{"role": "user", "content": f"Explain in detail how research on {a} could inform {b}."}]
         for a, b in list(pairs)[:n]
@@ -207,7 +191,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="local backend vs generate vs llama.cpp")
     parser.add_argument("--llama-python", help="interpreter with llama-cpp-python installed")
     parser.add_argument("--batch-sizes", default="1,8,16,32")
-    parser.add_argument("--prompts", type=int, default=len(SUBJECTS))
+    parser.add_argument("--prompts", type=int, default=PROMPTS)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument(
         "--generic", action="store_true", help="also time the generic decoder (float32)"
@@ -216,8 +200,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.llama_worker:
         return llama_worker()
-    if not 1 <= args.prompts <= len(SUBJECTS):
-        parser.error(f"--prompts must be between 1 and {len(SUBJECTS)}")
+    if not 1 <= args.prompts <= PROMPTS:
+        parser.error(f"--prompts must be between 1 and {PROMPTS}")
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
