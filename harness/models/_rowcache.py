@@ -20,6 +20,7 @@ Models of other architectures use the generic `Decoder` in `_decode.py`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,7 @@ class RowDecoder(Decoder):
         """Prefill each row alone, into its own cache, and add it to the batch."""
         logits = []
         for row in rows:
-            row.position, row.started = len(row.ids), _now()
+            row.position, row.started = len(row.ids), time.perf_counter()
             row.generator = torch.Generator().manual_seed(row.seed)
             cache = RowCache(
                 len(self.lm.model.layers),
@@ -205,9 +206,3 @@ class RowDecoder(Decoder):
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def _now() -> float:
-    import time
-
-    return time.perf_counter()
