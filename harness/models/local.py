@@ -6,10 +6,12 @@ GGUF file also works (see `embedded.resolve`). Nothing is fetched from a hub.
 Generation is our own decoding loop (`_decode.py`) rather than `model.generate`, for two
 reasons: each completion draws its randomness from its own generator, seeded from (seed, key,
 sample), so a completion does not depend on which other prompts shared its batch or on the order
-of a resumed run (up to the last-bit float differences between batch shapes, which at a high
-temperature can occasionally change a sampled token); and batching is continuous: a finished
-row leaves at once and the next waiting prompt takes its place, so the batch stays full however
-much answer lengths vary. Prompts are sorted by length to keep left padding small.
+of a resumed run; and batching is continuous: a finished row leaves at once and the next waiting
+prompt takes its place, so the batch stays full however much answer lengths vary. Llama models
+(the embedded one) decode with per-row caches and a forward pass whose arithmetic does not depend
+on the batch (`_rowcache.py`): their texts are byte-identical at any batch size. Other models
+share one left-padded cache, where last-bit float differences between batch shapes can
+occasionally change a sampled token at a high temperature. Prompts are sorted by length.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
-from harness.models import embedded
+from harness.models import _rowcache, embedded
 from harness.models._decode import Decoder, Row
 from harness.models.base import (
     ChatRequest,
@@ -175,6 +177,10 @@ class LocalBackend(ModelAPI):
         return list(tok(text, add_special_tokens=False)["input_ids"])
 
     def _decoder(self, params: GenerationParams) -> Decoder:
+        if _rowcache.supports(self._lm):
+            return _rowcache.RowDecoder(
+                self._lm, self._tokenizer.pad_token_id, self._eos, params, sample_tokens
+            )
         return Decoder(
             self._lm,
             self._cache_arg,
@@ -265,7 +271,8 @@ def sample_tokens(logits: Any, params: GenerationParams, generators: list[Any]) 
     """Next token per row: greedy at temperature 0, else temperature + nucleus (top-p) sampling.
 
     Each row draws one uniform number from its own generator and inverts the cumulative
-    distribution, so rows never share random state.
+    distribution, so rows never share random state; whether a row's nucleus needs the whole
+    vocabulary is decided per row, so a row's pick never depends on the others in the batch.
     """
     import torch
 
@@ -274,13 +281,24 @@ def sample_tokens(logits: Any, params: GenerationParams, generators: list[Any]) 
     probs = torch.softmax(logits.float() / params.temperature, dim=-1)
     u = torch.stack([torch.rand((), generator=g) for g in generators]).to(probs.device)
     if params.top_p >= 1:
-        order, ranked = None, probs
-    else:
-        ranked, order = probs.topk(min(_TOP_P_SHORTLIST, probs.shape[-1]), dim=-1)
-        if bool((ranked.sum(-1) < params.top_p).any()):  # nucleus wider than the shortlist
-            ranked, order = probs.sort(dim=-1, descending=True)
+        return _invert(probs, None, u, 1.0)
+    ranked, order = probs.topk(min(_TOP_P_SHORTLIST, probs.shape[-1]), dim=-1)
+    choice = _invert(ranked, order, u, params.top_p)
+    wide = (ranked.sum(-1) < params.top_p).nonzero()[:, 0]  # nucleus wider than the shortlist
+    if len(wide):
+        ranked, order = probs[wide].sort(dim=-1, descending=True)
+        choice[wide] = _invert(ranked, order, u[wide], params.top_p)
+    return choice
+
+
+def _invert(ranked: Any, order: Any, u: Any, top_p: float) -> Any:
+    """Token at quantile `u` of each row's distribution, cut to its smallest prefix holding
+    `top_p` of the mass (`ranked` sorted descending, `order` its token ids; None: unsorted)."""
+    import torch
+
+    if top_p < 1:
         before = ranked.cumsum(-1) - ranked
-        ranked = ranked * (before < params.top_p)  # smallest prefix with mass >= top_p
+        ranked = ranked * (before < top_p)
     cumulative = ranked.cumsum(-1)
     target = (u * cumulative[:, -1]).unsqueeze(-1)
     choice = torch.searchsorted(cumulative, target, right=True).clamp(max=ranked.shape[-1] - 1)

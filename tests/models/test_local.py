@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.models import ChatRequest, GenerationParams, chat, open_backend
+from harness.models import ChatRequest, GenerationParams, _decode, _rowcache, chat, open_backend
 from harness.models.base import unit_seed
 from harness.models.local import LocalBackend, sample_tokens
 
@@ -58,9 +58,13 @@ def tiny_loaded(tiny_model):
     return LocalBackend(str(tiny_model)).load()
 
 
-@pytest.fixture
-def tiny(tiny_model, tiny_loaded):
-    """A fresh backend (tests change its settings) sharing the loaded weights."""
+@pytest.fixture(params=["row caches", "shared cache"])
+def tiny(request, tiny_model, tiny_loaded, monkeypatch):
+    """A fresh backend (tests change its settings) sharing the loaded weights, decoding with
+    per-row caches (Llama models) or with the generic decoder (every other architecture)."""
+    if request.param == "shared cache":
+        monkeypatch.setattr(_rowcache, "supports", lambda lm: False)
+        tiny_loaded._lm.to(torch.float32)  # as loaded: the row caches may have left it in bf16
     return LocalBackend(
         str(tiny_model), batch_size=8, lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer
     ).load()
@@ -92,6 +96,38 @@ def test_completion_does_not_depend_on_batch_or_order(tiny, params):
     for unit, completion in together.items():
         assert completion.text == alone[unit].text
         assert completion.completion_tokens == alone[unit].completion_tokens
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_row_caches_give_byte_identical_texts_at_any_batch_size(tiny_model, tiny_loaded, dtype):
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(_rowcache, "compute_dtype", lambda lm: dtype)
+    try:
+        backend = LocalBackend(
+            str(tiny_model), lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer
+        )
+        hot = GenerationParams(temperature=1.0, top_p=0.95, max_tokens=40, seed=5)
+        runs = {}
+        for size in (1, 8, 16, 32):  # rows padded to 8, 8, 16 and 24
+            backend.batch_size = size
+            runs[size] = {
+                u: (c.text, c.finish_reason)
+                for u, c in texts(backend.load(), requests(3), hot).items()
+            }
+        assert next(tiny_loaded._lm.parameters()).dtype == dtype
+    finally:
+        monkey.undo()
+    assert len(runs[1]) == 18 and len({t for t, _ in runs[1].values()}) >= 12
+    assert runs[8] == runs[1] and runs[16] == runs[1] and runs[32] == runs[1]
+
+
+def test_row_caches_that_grow_give_the_same_texts(tiny_model, tiny_loaded, monkeypatch):
+    backend = LocalBackend(str(tiny_model), lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer)
+    hot = GenerationParams(temperature=1.0, top_p=0.95, max_tokens=20, seed=6)
+    roomy = {u: c.text for u, c in texts(backend.load(), requests(), hot).items()}
+    monkeypatch.setattr(_rowcache, "_FIRST_CAPACITY", 3)  # every row's cache doubles, twice
+    grown = {u: c.text for u, c in texts(backend, requests(), hot).items()}
+    assert grown == roomy and all(roomy.values())
 
 
 def test_seeds_and_samples(tiny):
@@ -142,8 +178,6 @@ def test_stop_token_ends_a_row_and_the_others_continue(tiny):
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
 def test_rows_joining_a_running_batch_get_what_they_would_alone(tiny, monkeypatch, temperature):
-    from harness.models import _decode
-
     params = GenerationParams(temperature=temperature, top_p=0.9, max_tokens=12, seed=4)
     raw = [
         tiny.generate(
@@ -155,11 +189,16 @@ def test_rows_joining_a_running_batch_get_what_they_would_alone(tiny, monkeypatc
     tiny.batch_size = 1
     alone = texts(tiny, requests(samples=2), params)
     joins = []
-    real = _decode._join_caches
-    monkeypatch.setattr(_decode, "_join_caches", lambda *a: joins.append(1) or real(*a))
+    for cls in (_decode.Decoder, _rowcache.RowDecoder):
+        real = cls.join
+        monkeypatch.setattr(
+            cls,
+            "join",
+            lambda self, rows, real=real: joins.append(bool(self.rows)) or real(self, rows),
+        )
     tiny.batch_size = 3
     together = texts(tiny, requests(samples=2), params)
-    assert joins, "no row joined a running batch"
+    assert any(joins), "no row joined a running batch"
     assert {u: (c.text, c.finish_reason) for u, c in together.items()} == {
         u: (c.text, c.finish_reason) for u, c in alone.items()
     }
@@ -193,6 +232,19 @@ def test_sample_tokens_greedy_nucleus_and_distribution():
         int(sample_tokens(logits, full, [torch.Generator().manual_seed(s)])) for s in range(2000)
     ]
     assert 0.02 < draws.count(3) / 2000 < 0.09
+
+
+def test_a_rows_pick_does_not_depend_on_its_neighbours_nucleus():
+    torch.manual_seed(0)
+    peaked = torch.randn((1, 1000)) * 4  # nucleus inside the shortlist
+    flat = torch.zeros((1, 1000))  # nucleus wider than the shortlist: the whole vocabulary
+    params = GenerationParams(temperature=1.0, top_p=0.95)
+    for seed in range(200):
+        alone = sample_tokens(peaked, params, [torch.Generator().manual_seed(seed)])
+        both = sample_tokens(
+            torch.cat([peaked, flat]), params, [torch.Generator().manual_seed(seed)] * 2
+        )
+        assert int(both[0]) == int(alone[0])
 
 
 def test_nucleus_wider_than_the_shortlist_uses_the_whole_vocabulary():
