@@ -293,9 +293,12 @@ def models(result: AnalysisResult, dpi: int) -> bytes:
     ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
     ax.invert_yaxis()
     ax.set_xlabel("difference in proportion judged novel (cross - single)")
-    ax.set_title(
-        f"Each model's difference (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}", fontsize=9
+    what = (
+        f"Each configuration of {m.of_model}: its difference"
+        if m.kind == "configurations"
+        else "Each model's difference"
     )
+    ax.set_title(f"{what} (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}", fontsize=9)
     return _png(fig, dpi)
 
 
@@ -315,6 +318,13 @@ def render_all(result: AnalysisResult, dpi: int) -> dict[str, bytes]:
         for name, (make, _) in FIGURES.items()
         if name in figure_names(result)
     }
+
+
+def caption(result: AnalysisResult, name: str) -> str:
+    """A figure's caption; the forest plot's names configurations of one model as such."""
+    if name == "models" and result.models is not None and result.models.kind == "configurations":
+        return f"Each configuration's difference, configurations of {result.models.of_model} (forest plot)"
+    return FIGURES[name][1]
 
 
 def figure_names(result: AnalysisResult) -> list[str]:

@@ -52,6 +52,7 @@ from harness.analyze.sample_size import (
 )
 from harness.analyze.verdict import AccuracyGate, decide, literal_rule, withheld_reasons
 from harness.errors import HarnessError
+from harness.models.configurations import wording
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
@@ -238,6 +239,7 @@ def compute(
 def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsResult | None:
     if a is None:
         return None
+    words = wording([m.model for m in a.models])
     return ModelsResult(
         models=[
             {
@@ -264,6 +266,9 @@ def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsRe
         interaction_p=a.interaction_p,
         alpha=a.alpha,
         leak_auc=(manifest.get("leak_audit") or {}).get("models"),
+        kind=words.kind,
+        of_model=words.of_model,
+        heading=words.heading,
     )
 
 
