@@ -120,7 +120,8 @@ def plan(
     targets = [*texts, *(k for k in keys if k not in texts), *unique]
     scoped = parse_model_args(model_args or [], targets)
     remote = [s for s in specs if s.backend == "openai"]
-    if options.get("base_url") and len(remote) > 1:
+    # configurations of one model share its server; several models may not
+    if options.get("base_url") and len({s.model_string for s in remote}) > 1:
         raise HarnessError(
             "--base-url is ambiguous with several OpenAI-compatible models; give "
             "each its own with --model-arg MODEL@base_url=URL",
