@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from harness.analyze.results import AnalysisResult, Estimate
+from harness.analyze.results import AnalysisResult, Estimate, ModelsResult
 
 CROSS_COLOUR, SINGLE_COLOUR, GREY = "#c0392b", "#2471a3", "#7f8c8d"
 
@@ -293,13 +293,17 @@ def models(result: AnalysisResult, dpi: int) -> bytes:
     ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
     ax.invert_yaxis()
     ax.set_xlabel("difference in proportion judged novel (cross - single)")
+    ax.set_title(forest_title(m), fontsize=9)
+    return _png(fig, dpi)
+
+
+def forest_title(m: ModelsResult) -> str:
     what = (
         f"Each configuration of {m.of_model}: its difference"
         if m.kind == "configurations"
         else "Each model's difference"
     )
-    ax.set_title(f"{what} (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}", fontsize=9)
-    return _png(fig, dpi)
+    return f"{what} (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}"
 
 
 FIGURES = {
