@@ -47,12 +47,16 @@ def demo_requests(count: int) -> list[ChatRequest]:
     return requests
 
 
-def timed(base: LocalBackend, batch: int, requests: list[ChatRequest]) -> tuple[float, list[str]]:
+def timed(
+    base: LocalBackend, batch: int, requests: list[ChatRequest]
+) -> tuple[float, float, list[str]]:
+    """(wall seconds, CPU seconds of this process, texts) of one run."""
     backend = LocalBackend(None, batch_size=batch, lm=base._lm, tokenizer=base._tokenizer).load()
     params = GenerationParams(max_tokens=RUN_MAX_TOKENS)  # the demo's sampling and length
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     done = sorted(backend.complete(requests, params), key=lambda c: c.key)
-    return time.perf_counter() - start, [c.text or "" for c in done]
+    texts = [c.text or "" for c in done]
+    return time.perf_counter() - start, time.process_time() - cpu, texts
 
 
 def main() -> None:
@@ -62,17 +66,20 @@ def main() -> None:
     base = LocalBackend(None).load()
     timed(base, 8, requests[:4])  # warm-up: first-call overheads stay out of the ratio
     runs = [(batch, *timed(base, batch, requests)) for batch in (8, DEMO_BATCH_SIZE, 8)]
-    texts = {tuple(t) for _, _, t in runs}
-    tokens = sum(len(base._tokenizer(t)["input_ids"]) for t in runs[0][2])
-    for batch, seconds, _ in runs:
-        print(f"batch {batch:>2}: {seconds:7.1f} s, {tokens / seconds:6.1f} tokens/s")
-    default = (runs[0][1] + runs[2][1]) / 2
-    ratio = default / runs[1][1]
+    texts = {tuple(t) for *_, t in runs}
+    tokens = sum(len(base._tokenizer(t)["input_ids"]) for t in runs[0][3])
+    for batch, wall, cpu, _ in runs:
+        print(
+            f"batch {batch:>2}: {wall:7.1f} s wall, {cpu:7.1f} s CPU, {tokens / wall:6.1f} tokens/s"
+        )
     print(f"same completions at every batch size: {'yes' if len(texts) == 1 else 'NO'}")
-    print(
-        f"batch {DEMO_BATCH_SIZE} vs 8: {ratio:.2f}x (goal >= {GOAL}x) -> "
-        f"{'PASS' if ratio >= GOAL else 'FAIL'}"
-    )
+    # CPU seconds are the steadier measure on a shared machine; wall time is what a user waits
+    for name, column in (("wall", 1), ("CPU", 2)):
+        ratio = (runs[0][column] + runs[2][column]) / 2 / runs[1][column]
+        print(
+            f"batch {DEMO_BATCH_SIZE} vs 8 ({name} time): {ratio:.2f}x (goal >= {GOAL}x) -> "
+            f"{'PASS' if ratio >= GOAL else 'FAIL'}"
+        )
 
 
 if __name__ == "__main__":
