@@ -6,7 +6,8 @@ DEMO_BATCH_SIZE and at 8 again, all in one process sharing the loaded weights; t
 run shows how much the machine's load moved between runs. Prints tokens per second and the ratio
 DEMO_BATCH_SIZE / batch 8 (against the mean of the two batch-8 runs). Every run draws the same
 tokens (per-completion generators), which the script checks, so the ratio is a ratio of times.
-Goal: the demo's batch size is at least 1.3x as fast as batch 8.
+Goal: at least 1.15x, the speed-up of generation the demo's two configurations need to stay
+within 20 minutes on 2 cores, venv included (README, "Measured").
 
 Run: .venv/bin/python benchmarks/bench_local_batch.py [--prompts 48]
 """
@@ -30,7 +31,7 @@ from harness.models.local import LocalBackend  # noqa: E402
 from harness.run import DEMO_BATCH_SIZE, RUN_MAX_TOKENS  # noqa: E402
 from harness.study import Study  # noqa: E402
 
-GOAL = 1.3
+GOAL = 1.15
 
 
 def demo_requests(count: int) -> list[ChatRequest]:
