@@ -585,6 +585,8 @@ def _run_info(
     """Parameters of this run for the manifest: no keys, no batch state objects."""
     info = {
         "model_key": run.key,
+        "provider_string": run.spec.model_string,  # the model itself; the key adds its label
+        **({"label": run.spec.label} if run.spec.label else {}),
         **{k: v for k, v in run.settings.items() if k != "id_suffix"},
         "model": engine.model,
         "max_cost": max_cost,

@@ -1,6 +1,7 @@
 """Which models a `collect` run serves, and with what settings.
 
-A study files its models' settings under their keys (provider strings) in the meta table. Once a
+A study files its models' settings under their keys (provider strings, `MODEL#LABEL` for one
+configuration of a model run under several settings) in the meta table. Once a
 model has outputs, the settings that make its outputs what they are (sampling parameters, token
 parameter name, body fields) are fixed; run options (endpoint, concurrency, cost cap) may change.
 A rerun without models resumes every model of the study with its stored settings.
@@ -109,11 +110,20 @@ def plan(
     specs = [_spec(text, backend, stored) for text in texts] or _default_specs(backend, stored)
     keys = [s.key for s in specs]
     if len(set(keys)) < len(keys):
-        raise HarnessError(f"a model is named twice ({', '.join(keys)})", column="model")
-    # MODEL@KEY=VALUE names a model as its --model string or by its key
-    scoped = parse_model_args(model_args or [], [*texts, *(k for k in keys if k not in texts)])
+        raise HarnessError(
+            f"a model is named twice ({', '.join(keys)}); to run one model under several "
+            "settings, label each configuration (MODEL#LABEL, e.g. local#greedy)",
+            column="model",
+        )
+    # MODEL@KEY=VALUE names a model as its --model string or by its key; LABEL@KEY=VALUE
+    # names a configuration by its label alone where no other model has that label
+    labels = [s.label for s in specs if s.label]
+    unique = [x for x in labels if labels.count(x) == 1 and x not in {*texts, *keys}]
+    targets = [*texts, *(k for k in keys if k not in texts), *unique]
+    scoped = parse_model_args(model_args or [], targets)
     remote = [s for s in specs if s.backend == "openai"]
-    if options.get("base_url") and len(remote) > 1:
+    # configurations of one model share its server; several models may not
+    if options.get("base_url") and len({s.model_string for s in remote}) > 1:
         raise HarnessError(
             "--base-url is ambiguous with several OpenAI-compatible models; give "
             "each its own with --model-arg MODEL@base_url=URL",
@@ -124,6 +134,7 @@ def plan(
         asked = {
             **{k: v for k, v in flags.items() if v is not None},
             **scoped.get(None, {}),
+            **scoped.get(spec.label or spec.key, {}),
             **scoped.get(spec.key, {}),
             **(scoped.get(texts[index], {}) if texts else {}),
         }

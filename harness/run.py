@@ -1,8 +1,9 @@
 """`harness run`: every stage in order on the embedded defaults, resuming where a study stopped.
 
-This is the demonstration pipeline: the embedded 135M-parameter model, the bundled topic bank,
-the offline demonstration corpus and automated reviewers. The study is marked `demo` so that its
-report says its verdict demonstrates the machinery and is not evidence.
+This is the demonstration pipeline: the embedded 135M-parameter model at two sampling
+configurations, the bundled topic bank, the offline demonstration corpus and automated reviewers.
+The study is marked `demo` so that its report says its verdict demonstrates the machinery and is
+not evidence.
 """
 
 from __future__ import annotations
@@ -22,6 +23,15 @@ from harness.study.tables.views import store_counts
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
+#: The demo's local model runs at two configurations, each filed under MODEL#LABEL: the default
+#: sampling (temperature 0.7, top_p 0.95) and greedy decoding. `harness run --one-configuration`
+#: runs it once, at the default sampling, filed under the model's own key.
+DEMO_CONFIGURATIONS: dict[str, list[str]] = {"sampled": [], "greedy": ["temperature=0"]}
+#: Prompts per batch of the local model in the demo's collect and blinded steps. On a CPU each
+#: decoding step reads every weight whatever the batch, so 32 rows give more tokens per second
+#: than the backend's default 8 (benchmarks/bench_local.py prints the ratios); a completion does
+#: not depend on its batch (its own generator, cache and batch-invariant matrix shapes).
+DEMO_BATCH_SIZE = 32
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +79,7 @@ def run_study(
     demo: bool = True,
     models: list[str] | None = None,
     model_args: list[str] | None = None,
+    configurations: bool = True,
 ) -> RunResult:
     """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order.
 
@@ -78,7 +89,9 @@ def run_study(
     before it. `plan` is the analysis plan to preregister (default: bundled); `study_file` is
     the manifest record of a study file the settings came from (`harness.study_file`). `models`
     (provider strings) and `model_args` (`MODEL@KEY=VALUE`) collect several models, as
-    `harness collect` does; the blind steps and the probe use the local `model`.
+    `harness collect` does; the blind steps and the probe use the local `model`. Without
+    `models`, `configurations` collects the local model at each of DEMO_CONFIGURATIONS (a study
+    begun with other models resumes them instead).
     """
     folder = Path(study)
     timings: dict[str, float] = {}
@@ -101,6 +114,8 @@ def run_study(
         from harness.study.manifest import record_section
 
         record_section(folder, "study_file", study_file)
+    if models is None and configurations:
+        models, model_args = _configurations(folder, model)
     stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed, models, model_args))
     stage(
         "judge --blind",
@@ -158,6 +173,21 @@ def _chosen(folder: Path) -> str:
     return ""
 
 
+def _configurations(folder: Path, model: str | None) -> tuple[list[str] | None, list[str]]:
+    """The --model and --model-arg values of the demo's configurations of the local `model`."""
+    from harness.collection_plan import stored_models
+    from harness.models.providers import LABEL_MARK, resolve_model
+
+    base = resolve_model(model).model_string if model else "local"
+    keys = [base + LABEL_MARK + label for label in DEMO_CONFIGURATIONS]
+    with Study.open(folder) as s:
+        stored = set(stored_models(s))
+    if stored - set(keys):  # a study collected otherwise goes on as it began
+        return None, []
+    args = [f"{label}@{arg}" for label, values in DEMO_CONFIGURATIONS.items() for arg in values]
+    return keys, [f"batch_size={DEMO_BATCH_SIZE}", *args]
+
+
 def _collect(
     folder: Path,
     model: str | None,
@@ -190,6 +220,7 @@ def _collect(
                 max_tokens=max_tokens,
                 seed=seed,
                 progress=True,
+                batch_size=DEMO_BATCH_SIZE,
             )
         ]
     if any(r.stopped == "interrupted" for r in results):
@@ -215,6 +246,7 @@ def _blind(
 ) -> str:
     from harness.judge.blind import blind
     from harness.judge.roster import demo_roster_path
+    from harness.models import open_backend
 
     result = blind(
         folder,
@@ -222,7 +254,7 @@ def _blind(
         seed=seed,
         extract=extract,
         normalise=normalise,
-        backend="local",
+        backend=open_backend("local", model, batch_size=DEMO_BATCH_SIZE),
         model=model,
         cutoff=cutoff,
         bank_controls=controls,

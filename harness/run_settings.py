@@ -24,6 +24,7 @@ def settings(config: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
         "topics": None,
         "seed": DEFAULT_SEED,
         "model": None,
+        "configurations": True,
         "samples": 1,
         "max_tokens": RUN_MAX_TOKENS,
         "extract": True,
@@ -51,7 +52,9 @@ def _from_file(config: Path) -> dict[str, Any]:
     loaded = load_study_file(config)
     c = loaded.config
     models, model_args = model_settings(c.models, loaded.resolve, config)
-    local = next((m.partition("/")[2] for m in models if m.startswith("local/")), None)
+    from harness.models.providers import model_of
+
+    local = next((model_of(m).partition("/")[2] for m in models if m.startswith("local/")), None)
     return {
         "pilot": c.pilot,
         "limit": c.limit,
@@ -79,7 +82,7 @@ def _from_file(config: Path) -> dict[str, Any]:
 def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list[str], list[str]]:
     """Provider strings and `MODEL@KEY=VALUE` model arguments of the file's model entries
     (local paths resolved against the file's folder)."""
-    from harness.models.providers import parse_model
+    from harness.models.providers import LABEL_MARK, parse_model
 
     models: list[str] = []
     args: list[str] = []
@@ -87,15 +90,18 @@ def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list
         name = entry.model
         if name.startswith("local/"):
             name = f"local/{resolve(name.partition('/')[2])}"
+        if entry.label is not None:
+            name += LABEL_MARK + entry.label
+        field = f"models.{n}.label" if entry.label is not None else f"models.{n}.model"
         try:
             parse_model(name)
         except HarnessError as error:
-            raise HarnessError(
-                str(error.message), file=config, column=f"models.{n}.model"
-            ) from None
+            raise HarnessError(str(error.message), file=config, column=field) from None
         if name in models:
             raise HarnessError(
-                f"model {name} is listed twice", file=config, column=f"models.{n}.model"
+                f"model {name} is listed twice (give each configuration of a model its own label)",
+                file=config,
+                column=field,
             )
         models.append(name)
         settings = {

@@ -38,6 +38,7 @@ class ModelEntry(_Strict):
     """One model of the study and its own generation settings."""
 
     model: str = "local"  # provider string: local, local/PATH, openai/NAME, ...
+    label: str | None = None  # names one configuration of a model listed more than once
     base_url: str | None = None
     base_urls: list[str] | None = Field(None, min_length=1)  # replicas of the model
     samples: int | None = Field(None, ge=1)
@@ -137,6 +138,7 @@ def load_study_file(path: str | Path) -> LoadedStudyFile:
             column=".".join(loc) or None,
         ) from None
     loaded = LoadedStudyFile(config, file, hashlib.sha256(raw).hexdigest())
+    _check_models(config, lines, file)
     for key in ("topics", "roster", "plan"):
         target = loaded.resolve(getattr(config, key))
         if target is not None and not target.exists():
@@ -144,3 +146,25 @@ def load_study_file(path: str | Path) -> LoadedStudyFile:
                 f"{key} file not found: {target}", file=file, row=line_of(lines, (key,)), column=key
             )
     return loaded
+
+
+def _check_models(config: StudyFile, lines: dict[tuple[str, ...], int], file: Path) -> None:
+    """Every entry a valid provider string with its label, and no model key listed twice."""
+    from harness.models.providers import LABEL_MARK, parse_model
+
+    seen: set[str] = set()
+    for n, entry in enumerate(config.models):
+        loc = ("models", str(n), "model" if entry.label is None else "label")
+        name = entry.model + ("" if entry.label is None else LABEL_MARK + entry.label)
+        try:
+            key = parse_model(name).key
+            if key in seen:
+                raise HarnessError(
+                    f"model {key} is listed twice (give each configuration of a model its "
+                    "own label)"
+                )
+        except HarnessError as error:
+            raise HarnessError(
+                error.message, file=file, row=line_of(lines, loc), column=".".join(loc)
+            ) from None
+        seen.add(key)

@@ -65,3 +65,33 @@ def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
     assert "6 domain pairs" in _chosen(tmp_path / "s")
     generate(tmp_path / "l", limit=5, pilot=True)
     assert _chosen(tmp_path / "l").startswith(" (the first 5 of ")
+
+
+def test_the_demo_collects_two_configurations_of_its_local_model(tmp_path):
+    import json as _json
+
+    from harness.collection_plan import MODELS_KEY
+    from harness.generation import generate
+    from harness.run import DEMO_BATCH_SIZE, _configurations
+
+    generate(tmp_path / "new", limit=2, pilot=True)
+    models, args = _configurations(tmp_path / "new", None)
+    assert models == ["local#sampled", "local#greedy"]
+    assert args == [f"batch_size={DEMO_BATCH_SIZE}", "greedy@temperature=0"]
+    assert _configurations(tmp_path / "new", "m.gguf")[0] == [
+        "local/m.gguf#sampled",
+        "local/m.gguf#greedy",
+    ]
+    # a study begun before configurations (one model, key `local`) resumes as it began
+    generate(tmp_path / "old", limit=2, pilot=True)
+    with Study.open(tmp_path / "old") as s:
+        s.set_meta(MODELS_KEY, _json.dumps({"local": {"backend": "local", "model": ""}}))
+    assert _configurations(tmp_path / "old", None) == (None, [])
+
+
+def test_run_help_offers_one_configuration(tmp_path):
+    from tests.cli_run import run_subprocess
+
+    done = run_subprocess("run", "--help")
+    assert done.returncode == 0 and "--one-configuration" in done.stdout
+    assert "local#greedy" in done.stdout

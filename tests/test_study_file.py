@@ -21,6 +21,7 @@ FLAGS = dict.fromkeys(
         "topics",
         "seed",
         "model",
+        "configurations",
         "samples",
         "max_tokens",
         "extract",
@@ -140,6 +141,40 @@ def test_bad_model_entries_name_the_entry(tmp_path, models, words):
     assert caught.value.column.startswith("models.")
 
 
+def test_labelled_entries_are_configurations_of_one_model(tmp_path):
+    path = _write(
+        tmp_path,
+        "version: 1\nmodels:\n  - model: local\n    label: sampled\n"
+        "  - model: local\n    label: greedy\n    temperature: 0\n",
+    )
+    out = settings(path, FLAGS)
+    assert out["models"] == ["local#sampled", "local#greedy"]
+    assert out["model_args"] == ["local#greedy@temperature=0.0"] and out["model"] is None
+
+
+@pytest.mark.parametrize(
+    ("models", "row", "column", "words"),
+    [
+        (
+            "  - model: local\n    label: a\n  - model: local\n    label: a\n",
+            6,
+            "models.1.label",
+            "model local#a is listed twice (give each configuration",
+        ),
+        ("  - model: local\n  - model: local\n", 4, "models.1.model", "listed twice"),
+        ("  - model: local\n    label: 'x:y'\n", 4, "models.0.label", "bad configuration label"),
+        ("  - model: local#\n", 3, "models.0.model", "bad configuration label ''"),
+    ],
+)
+def test_bad_labels_name_file_line_and_field(tmp_path, models, row, column, words):
+    path = _write(tmp_path, "version: 1\nmodels:\n" + models)
+    with pytest.raises(HarnessError) as caught:
+        load_study_file(path)
+    assert words in str(caught.value)
+    assert (caught.value.row, caught.value.column) == (row, column)
+    assert str(caught.value).startswith(f"{path}:{row}: {column}: ")
+
+
 def test_cli_reports_a_bad_study_file_in_one_line_and_writes_nothing(tmp_path):
     path = _write(tmp_path, "version: 1\nsampels: 2\n")
     done = run_subprocess("run", "--study", str(tmp_path / "s"), "--config", str(path))
@@ -158,3 +193,4 @@ def test_the_documented_example_is_valid(tmp_path):
         (tmp_path / name).write_text("x", encoding="utf-8")
     config = load_study_file(_write(docs, example)).config
     assert config.subset == 60 and config.models[0].model == "local"
+    assert [m.label for m in config.models] == ["sampled", "greedy"]

@@ -55,6 +55,7 @@ from harness.analysis.statistics.equivalence import Equivalence, betting, paired
 from harness.analysis.statistics.pooled import Pooled, pooled_test
 from harness.analysis.statistics.primary import PrimaryOutcome, run_primary
 from harness.analysis.statistics.verdict import AccuracyGate, decide, literal_rule, withheld_reasons
+from harness.models.configurations import wording
 from harness.study.clock import utc_now
 
 if TYPE_CHECKING:
@@ -170,6 +171,7 @@ def compute(
 def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsResult | None:
     if a is None:
         return None
+    words = wording([m.model for m in a.models])
     return ModelsResult(
         models=[
             {
@@ -196,6 +198,9 @@ def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsRe
         interaction_p=a.interaction_p,
         alpha=a.alpha,
         leak_auc=(manifest.get("leak_audit") or {}).get("models"),
+        kind=words.kind,
+        of_model=words.of_model,
+        heading=words.heading,
     )
 
 

@@ -19,13 +19,16 @@ def collect(
         "--model",
         help="A provider string, repeatable: local (the embedded "
         "SmolLM2-135M-Instruct), local/PATH (folder or .gguf), openai/NAME, vllm/NAME, "
-        "llamacpp/NAME, ollama/NAME, openai-compatible/NAME (with --base-url). With --backend, "
-        "a plain model name. Default: every model the study holds, else local.",
+        "llamacpp/NAME, ollama/NAME, openai-compatible/NAME (with --base-url). MODEL#LABEL "
+        "names one configuration of a model run under several settings (local#greedy, "
+        "local#sampled: each its own key, reported as configurations of one model). With "
+        "--backend, a plain model name. Default: every model the study holds, else local.",
     ),
     model_arg: list[str] | None = typer.Option(
         None,
         "--model-arg",
-        help="KEY=VALUE for every model, or MODEL@KEY=VALUE for one, "
+        help="KEY=VALUE for every model, or MODEL@KEY=VALUE for one (MODEL: its --model "
+        "string, or a configuration's LABEL alone), "
         "repeatable. Keys: temperature, top_p, seed (a number or omit), max_tokens, token_param "
         "(max_tokens or max_completion_tokens), reasoning_effort, stop (text or JSON list), "
         "extra.NAME (any request body field), samples, base_url, concurrency, rpm, tpm, timeout, "

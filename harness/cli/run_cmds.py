@@ -40,6 +40,14 @@ def run(
         "--model",
         help="Local model folder or .gguf (default: the embedded SmolLM2-135M-Instruct).",
     ),
+    configurations: bool | None = typer.Option(
+        None,
+        "--configurations/--one-configuration",
+        help="Collect the local model at two configurations, local#sampled (default "
+        "sampling) and local#greedy (temperature 0), analysed and reported as configurations "
+        "of one model (default); --one-configuration: once, at the default sampling. A study "
+        "file lists its own models (a label per entry names a configuration).",
+    ),
     samples: int | None = typer.Option(
         None, "--samples", min=1, help="Completions per prompt (default 1)."
     ),
@@ -86,6 +94,7 @@ def run(
         "topics": topics,
         "seed": seed,
         "model": model,
+        "configurations": configurations,
         "samples": samples,
         "max_tokens": max_tokens,
         "extract": extract,

@@ -1,6 +1,7 @@
 """Leak audit for several models: how well a classifier tells each model's outputs from the others'
 in what reviewers see. Packets never name a model (the packet scan checks names); this measures
-whether the style of a model gives it away, next to the condition AUC."""
+whether the style of a model gives it away, next to the condition AUC. Keys that are
+configurations of one model (`local#sampled`, `local#greedy`) are spoken of as such."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from harness.judge.defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
 from harness.judge.leak import auc, cluster_bootstrap_ci, out_of_fold, text_scorer
+from harness.models.configurations import Wording, wording
 from harness.study.store import Study
 from harness.study.tables.judge_reads import model_audit_frame
 
@@ -26,14 +28,19 @@ class ModelAudit:
     n_items: int = 0
     folds: int = 0
     method: str = (
-        "TF-IDF (words, 1-2 grams) + logistic regression, one model against the "
+        "TF-IDF (words, 1-2 grams) + logistic regression, one model (or configuration) against the "
         "others, out-of-fold scores with topics kept whole, topic-cluster bootstrap CI"
     )
     note: str = ""
 
+    @property
+    def words(self) -> Wording:
+        return wording(self.models)
+
     def summary(self) -> str:
+        words = self.words
         if not self.auc:
-            return f"Leak audit (models): not run ({self.note})"
+            return f"Leak audit ({words.nouns}): not run ({self.note})"
         parts = [
             f"{name} {a:.3f} (95% CI {lo:.3f} to {hi:.3f})"
             for name, a, lo, hi in zip(
@@ -41,10 +48,10 @@ class ModelAudit:
             )
             if a is not None and lo is not None and hi is not None
         ]
+        of = f" of {words.of_model}" if words.of_model else ""
         return (
-            "Leak audit (models): AUC of telling a model's items from the others' "
-            + "; ".join(parts)
-            + f" ({self.n_items} items, {self.folds} folds)."
+            f"Leak audit ({words.nouns}{of}): AUC of telling a {words.noun}'s items from the "
+            "others' " + "; ".join(parts) + f" ({self.n_items} items, {self.folds} folds)."
         )
 
     def _labels(self) -> list[str]:
@@ -53,6 +60,8 @@ class ModelAudit:
     def as_dict(self) -> dict[str, Any]:
         return {
             "models": self.models,
+            "kind": self.words.kind,  # "configurations": settings of one model (of_model)
+            "of_model": self.words.of_model,
             "labels": self._labels(),
             "auc": self.auc,
             "ci_low": self.ci_low,

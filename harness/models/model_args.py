@@ -1,7 +1,8 @@
 """`--model-arg KEY=VALUE`: per-model generation settings and run options.
 
 `KEY=VALUE` applies to every model of the run; `MODEL@KEY=VALUE` to the model whose `--model`
-string is MODEL. Keys:
+string is MODEL, or to the configuration `MODEL#LABEL` named by its LABEL alone (when no other
+model has that label). Keys:
 
     temperature, top_p, seed   a number, or `omit` (not sent: reasoning models reject them)
     max_tokens                 the completion limit (sent under `token_param`)

@@ -10,11 +10,18 @@
 
 The string as written (with `local` for the embedded model) is the model's key in a study: its
 outputs, settings and provenance are filed under it.
+
+    MODEL#LABEL                a configuration of MODEL: `local#greedy` and `local#t1.0` are one
+                               model run under two settings, each filed under its own key
+
+A label is letters, digits, `.`, `_` and `-` (no `#`, `:`, `/`, `@` or `=`, so it cannot be read
+as part of an Ollama tag, a Hugging Face name, a path or a model argument).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.defaults import EMBEDDED_MODEL_NAME
@@ -34,18 +41,27 @@ BACKEND_OF: dict[str, str] = {"local": "local", **{p: "openai" for p in DEFAULT_
 #: providers whose servers get OPENAI_API_KEY; self-hosted ones get none, so a key meant for
 #: OpenAI never reaches a local server (use openai-compatible/NAME for a server that wants one)
 SENDS_OPENAI_KEY = frozenset({"openai", "openai-compatible"})
+LABEL_MARK = "#"
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A parsed provider string: `provider`, and the model name or path (None: embedded)."""
+    """A parsed provider string: `provider`, the model name or path (None: embedded) and the
+    configuration label (None: the model's only configuration)."""
 
     provider: str
     name: str | None
+    label: str | None = None
+
+    @property
+    def model_string(self) -> str:
+        """The provider string of the model itself, without the label."""
+        return self.provider if self.name is None else f"{self.provider}/{self.name}"
 
     @property
     def key(self) -> str:
-        return self.provider if self.name is None else f"{self.provider}/{self.name}"
+        return self.model_string + (f"{LABEL_MARK}{self.label}" if self.label else "")
 
     @property
     def backend(self) -> str:
@@ -66,9 +82,41 @@ def is_provider_string(text: str) -> bool:
     return text == "local" or text.split("/", 1)[0] in PROVIDERS and "/" in text
 
 
-def parse_model(text: str) -> ModelSpec:
-    """A provider string as a ModelSpec; a one-line HarnessError names what is wrong."""
+def split_label(text: str) -> tuple[str, str | None]:
+    """(provider string, label or None) of `MODEL#LABEL`; a bad label is a one-line error."""
     text = text.strip()
+    if LABEL_MARK not in text:
+        return text, None
+    model, _, label = text.rpartition(LABEL_MARK)
+    if not model.strip():
+        raise HarnessError(
+            f"{text!r} names no model before {LABEL_MARK!r} (write MODEL{LABEL_MARK}LABEL, "
+            "e.g. local#greedy)",
+            column="model",
+        )
+    if not _LABEL.match(label):
+        raise HarnessError(
+            f"bad configuration label {label!r} in {text!r} (1-40 letters, digits, '.', '_' "
+            "or '-', starting with a letter or digit; e.g. local#greedy)",
+            column="model",
+        )
+    return model.strip(), label
+
+
+def parse_model(text: str) -> ModelSpec:
+    """A provider string, with an optional `#LABEL`, as a ModelSpec; a one-line HarnessError
+    names what is wrong."""
+    text, label = split_label(text)
+    spec = _parse_model(text)
+    return replace(spec, label=label) if label else spec
+
+
+def model_of(key: str) -> str:
+    """The provider string of a study's model key (the key without its label)."""
+    return key.rpartition(LABEL_MARK)[0] if LABEL_MARK in key else key
+
+
+def _parse_model(text: str) -> ModelSpec:
     if not text:
         raise HarnessError(
             "empty model (give a provider string such as openai/gpt-4o-mini)", column="model"
@@ -114,7 +162,13 @@ def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
 
 def resolve_model(text: str, backend: str | None = None) -> ModelSpec:
     """What `--model TEXT` means: a provider string, or with `--backend` (or without a known
-    provider prefix) the older plain name or local path."""
+    provider prefix) the older plain name or local path; `#LABEL` names a configuration."""
+    text, label = split_label(text)
+    spec = _resolve_model(text, backend)
+    return replace(spec, label=label) if label else spec
+
+
+def _resolve_model(text: str, backend: str | None) -> ModelSpec:
     if backend is not None:
         return legacy_spec(backend, text)
     if is_provider_string(text):

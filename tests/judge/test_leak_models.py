@@ -46,3 +46,17 @@ def test_one_model_has_no_model_audit(tmp_path):
     folder = write_simulated_study(tmp_path / "one", Design(samples=1, reviewers=1), topics=5)
     with Study.open(folder) as study:
         assert model_audit(study) is None
+
+
+def test_configurations_of_one_model_are_named_as_such(tmp_path):
+    folder = _study(tmp_path, 2, marked=True)
+    with Study.open(folder) as study, study.transaction() as conn:
+        conn.execute("UPDATE outputs SET model_key = 'local#t' || (sample + 1)")
+    with Study.open(folder) as study:
+        audit = model_audit(study, n_boot=50)
+    assert audit is not None and audit.as_dict()["kind"] == "configurations"
+    summary = audit.summary()
+    assert summary.startswith(
+        "Leak audit (configurations of local (SmolLM2-135M-Instruct)): AUC of telling a "
+        "configuration's items from the others' local#t2 vs local#t1"
+    )

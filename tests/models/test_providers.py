@@ -8,6 +8,7 @@ from harness.errors import HarnessError
 from harness.models.providers import (
     ModelSpec,
     legacy_spec,
+    model_of,
     parse_model,
     resolve_model,
     stored_key,
@@ -90,3 +91,58 @@ def test_keys_of_outputs_stored_before_provider_strings():
     assert stored_key("local", "SmolLM2-135M-Instruct") == "local"
     assert stored_key("local", "m.gguf") == "local/m.gguf"
     assert stored_key("openai", "gpt-4o-mini") == "openai/gpt-4o-mini"
+
+
+@pytest.mark.parametrize(
+    ("text", "model_string", "label"),
+    [
+        ("local#greedy", "local", "greedy"),
+        ("local/embedded#t1.0", "local", "t1.0"),
+        ("ollama/llama3.1:8b#hot_2", "ollama/llama3.1:8b", "hot_2"),
+        ("vllm/Qwen/Qwen2.5-7B-Instruct#a-b", "vllm/Qwen/Qwen2.5-7B-Instruct", "a-b"),
+    ],
+)
+def test_a_label_names_a_configuration_of_a_model(text, model_string, label):
+    spec = parse_model(text)
+    assert (spec.model_string, spec.label, spec.key) == (
+        model_string,
+        label,
+        f"{model_string}#{label}",
+    )
+    assert parse_model(spec.key) == spec and model_of(spec.key) == model_string
+    assert resolve_model(text) == spec  # the --model form reads it the same way
+    assert parse_model(model_string).label is None and model_of(model_string) == model_string
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("local#", "bad configuration label ''"),
+        ("#greedy", "names no model before '#'"),
+        ("local#bad:tag", "bad configuration label 'bad:tag'"),
+        ("local#a/b", "bad configuration label 'a/b'"),
+        ("local#x@y", "bad configuration label 'x@y'"),
+        ("local#-x", "bad configuration label '-x'"),
+        ("local#" + "x" * 41, "bad configuration label"),
+    ],
+)
+def test_bad_labels_are_one_line_errors(text, message):
+    with pytest.raises(HarnessError, match=message) as error:
+        resolve_model(text)
+    assert "\n" not in str(error.value) and error.value.column == "model"
+
+
+def test_keys_are_configurations_only_when_they_share_one_model():
+    from harness.models.configurations import wording
+
+    same = wording(["local#greedy", "local#sampled"])
+    assert (same.kind, same.of_model) == ("configurations", "local (SmolLM2-135M-Instruct)")
+    assert same.heading == "Across configurations of local (SmolLM2-135M-Instruct)"
+    assert wording(["openai/a#x", "openai/a#y"]).of_model == "openai/a"
+    for keys in (
+        ["local", "openai/a"],
+        ["local#x", "openai/a#x"],
+        ["local", "local#x"],
+        ["local#x"],
+    ):
+        assert wording(keys).kind == "models" and wording(keys).heading == "Across models"

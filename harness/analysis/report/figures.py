@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from harness.analysis.report.results import AnalysisResult, Estimate
+from harness.analysis.report.results import AnalysisResult, Estimate, ModelsResult
 
 CROSS_COLOUR, SINGLE_COLOUR, GREY = "#c0392b", "#2471a3", "#7f8c8d"
 
@@ -293,10 +293,17 @@ def models(result: AnalysisResult, dpi: int) -> bytes:
     ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
     ax.invert_yaxis()
     ax.set_xlabel("difference in proportion judged novel (cross - single)")
-    ax.set_title(
-        f"Each model's difference (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}", fontsize=9
-    )
+    ax.set_title(forest_title(m), fontsize=9)
     return _png(fig, dpi)
+
+
+def forest_title(m: ModelsResult) -> str:
+    what = (
+        f"Each configuration of {m.of_model}: its difference"
+        if m.kind == "configurations"
+        else "Each model's difference"
+    )
+    return f"{what} (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}"
 
 
 FIGURES = {
@@ -315,6 +322,13 @@ def render_all(result: AnalysisResult, dpi: int) -> dict[str, bytes]:
         for name, (make, _) in FIGURES.items()
         if name in figure_names(result)
     }
+
+
+def caption(result: AnalysisResult, name: str) -> str:
+    """A figure's caption; the forest plot's names configurations of one model as such."""
+    if name == "models" and result.models is not None and result.models.kind == "configurations":
+        return f"Each configuration's difference, configurations of {result.models.of_model} (forest plot)"
+    return FIGURES[name][1]
 
 
 def figure_names(result: AnalysisResult) -> list[str]:

@@ -179,6 +179,10 @@ class ModelsResult(_Model):
     interaction_p: float | None
     alpha: float
     leak_auc: dict[str, Any] | None = None  # how well a classifier tells the models apart
+    # "configurations" when every key is a labelled configuration of one model (of_model)
+    kind: Literal["models", "configurations"] = "models"
+    of_model: str | None = None
+    heading: str = "Across models"
 
 
 class VerdictResult(_Model):

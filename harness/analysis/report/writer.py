@@ -7,9 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.planning.plan_file import Plan
-from harness.analysis.report.figures import FIGURES, figure_names, render_all
+from harness.analysis.report.figures import caption, figure_names, render_all
 from harness.analysis.report.render import Block, html_page, markdown
-from harness.analysis.report.results import AnalysisResult, ControlsResult, Estimate, fmt, fmt_p
+from harness.analysis.report.results import (
+    AnalysisResult,
+    ControlsResult,
+    Estimate,
+    ModelsResult,
+    fmt,
+    fmt_p,
+)
+from harness.models.configurations import wording
 
 MAX_TOPIC_ROWS = 200
 MAX_PAIR_ROWS = 60
@@ -66,7 +74,7 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     blocks += _checks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
-    blocks += [Block("figure", FIGURES[name][1], name=name) for name in figure_names(r)]
+    blocks += [Block("figure", caption(r, name), name=name) for name in figure_names(r)]
     blocks += _topics(r)
     blocks += [Block("h2", "The analysis plan as executed"), Block("pre", plan_text.rstrip())]
     return blocks
@@ -128,21 +136,43 @@ def _models(r: AnalysisResult) -> list[Block]:
         ]
         for x in m.models
     ]
+    one, many = (
+        ("configuration", "configurations") if m.kind == "configurations" else ("model", "models")
+    )
     text = (
-        f"Each model's difference on the {m.topics} topics complete in every model, with "
-        f"its one-sided relabelling test and Holm's adjustment over models (alpha "
-        f"{m.alpha:g}); per-model verdicts are secondary to the pooled one. Pooled over "
-        f"models (relabelling the conditions of a topic for all models at once): "
+        f"Each {one}'s difference on the {m.topics} topics complete in every {one}, with "
+        f"its one-sided relabelling test and Holm's adjustment over {many} (alpha "
+        f"{m.alpha:g}); per-{one} verdicts are secondary to the pooled one. Pooled over "
+        f"{many} (relabelling the conditions of a topic for all {many} at once): "
         f"{fmt(m.pooled_estimate, signed=True)}, p = {fmt_p(m.pooled_p_greater)} "
-        f"({m.pooled_method}). Heterogeneity: Cochran's Q = {fmt(m.q)} on {m.q_df} df, "
-        f"I^2 = {fmt(m.i2)} (descriptive: the models share topics)"
+        f"({m.pooled_method}). Heterogeneity{_across(m)}: Cochran's Q = {fmt(m.q)} on {m.q_df} "
+        f"df, I^2 = {fmt(m.i2)} (descriptive: the {many} share topics)"
     )
     if m.interaction_p is not None and m.interaction_df:
         a, b = m.interaction_df
         text += (
-            f"; model-by-condition interaction (Hotelling's T^2 on paired contrasts): "
+            f"; {one}-by-condition interaction (Hotelling's T^2 on paired contrasts): "
             f"F({a}, {b}) = {fmt(m.interaction_f)}, p = {fmt_p(m.interaction_p)}"
         )
+    return [
+        Block("h2", m.heading),
+        Block("p", text + _leak_models(m, one) + "."),
+        Block(
+            "table",
+            header=[one, "topics", "difference", "interval", "p", "Holm p", "verdict"],
+            rows=rows,
+        ),
+    ]
+
+
+def _across(m: ModelsResult) -> str:
+    """Where the heterogeneity lies: between models, or between settings of one model."""
+    if m.kind == "configurations":
+        return f" across configurations of one model ({m.of_model}), i.e. across its settings"
+    return ""
+
+
+def _leak_models(m: ModelsResult, one: str) -> str:
     leak = m.leak_auc or {}
     pairs = [
         f"{label} {a:.3f} [{lo:.3f}, {hi:.3f}]"
@@ -155,21 +185,13 @@ def _models(r: AnalysisResult) -> list[Block]:
         )
         if a is not None and lo is not None and hi is not None
     ]
-    if pairs:
-        text += (
-            ". Leak audit: a classifier tells a model's items from the others' with AUC "
-            + "; ".join(pairs)
-            + " (0.5: indistinguishable; packets never name a model)"
-        )
-    return [
-        Block("h2", "Across models"),
-        Block("p", text + "."),
-        Block(
-            "table",
-            header=["model", "topics", "difference", "interval", "p", "Holm p", "verdict"],
-            rows=rows,
-        ),
-    ]
+    if not pairs:
+        return ""
+    return (
+        f". Leak audit: a classifier tells a {one}'s items from the others' with AUC "
+        + "; ".join(pairs)
+        + f" (0.5: indistinguishable; packets never name a {one})"
+    )
 
 
 def _accuracy(r: AnalysisResult) -> list[Block]:
@@ -339,10 +361,16 @@ def _design(r: AnalysisResult) -> list[Block]:
             f"{d.reviews_per_item['mean']:.2f} "
             f"({d.reviews_per_item['min']:.0f}-{d.reviews_per_item['max']:.0f})",
         ],
-        ["Models", ", ".join(d.models) or "n/a"],
+        _models_row(d.models),
         ["Pilot / demonstration / simulated", f"{d.pilot} / {d.demo} / {d.simulated}"],
     ]
     return [Block("h2", "Design"), Block("table", header=["", "value"], rows=rows)]
+
+
+def _models_row(keys: list[str]) -> list[str]:
+    words = wording(keys)
+    of = f" (of {words.of_model})" if words.of_model else ""
+    return [words.kind.capitalize(), (", ".join(keys) + of) or "n/a"]
 
 
 def _method(r: AnalysisResult, plan: Plan) -> list[Block]:

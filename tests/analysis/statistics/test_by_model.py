@@ -55,3 +55,62 @@ def test_one_model_has_no_section(tmp_path, fast_plan):
         tmp_path / "one", Design(samples=1, reviewers=2), topics=20, seed=4
     )
     assert analyze(folder, fast_plan, write_report=False).models is None
+
+
+@pytest.fixture()
+def two_configurations(tmp_path):
+    """Two sampling configurations of the embedded model, with the models leak audit recorded."""
+    from harness.judge.leak_models import model_audit
+    from harness.study.manifest import record_section
+
+    folder = write_simulated_study(
+        tmp_path / "c", Design(samples=2, reviewers=2), topics=40, seed=3, effect=0.1
+    )
+    with Study.open(folder) as study:
+        with study.transaction() as conn:
+            conn.execute(
+                "UPDATE outputs SET model_key = CASE sample WHEN 0 THEN 'local#sampled' "
+                "ELSE 'local#greedy' END"
+            )
+        audit = model_audit(study, n_boot=50)
+    assert audit is not None
+    record_section(folder, "leak_audit", {"models": audit.as_dict()})
+    return folder
+
+
+def test_configurations_of_one_model_are_reported_as_configurations(two_configurations, fast_plan):
+    from harness.analysis.report.figures import forest_title
+
+    result = analyze(two_configurations, fast_plan)
+    m = result.models
+    assert m is not None and (m.kind, m.of_model) == (
+        "configurations",
+        "local (SmolLM2-135M-Instruct)",
+    )
+    report = (two_configurations / "report" / "report.md").read_text(encoding="utf-8")
+    section = report.split("## Across configurations of local (SmolLM2-135M-Instruct)\n")[1]
+    section = section.split("\n## ")[0]
+    assert "models" not in section.lower() and "model's" not in section
+    assert "Heterogeneity across configurations of one model" in section
+    assert "configuration-by-condition interaction" in section
+    assert "tells a configuration's items from the others' with AUC local#sampled vs" in section
+    assert "| configuration | topics |" in section and "local#greedy" in section
+    assert "Each configuration's difference, configurations of local" in report  # the caption
+    assert "| Configurations | local#greedy, local#sampled (of local (" in report
+    assert "Across models" not in report
+    html = (two_configurations / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Across configurations of local (SmolLM2-135M-Instruct)" in html
+    saved = json.loads((two_configurations / "report" / "report.json").read_text(encoding="utf-8"))
+    assert saved["models"]["kind"] == "configurations"
+    assert saved["models"]["heading"] == "Across configurations of local (SmolLM2-135M-Instruct)"
+    assert saved["models"]["leak_auc"]["kind"] == "configurations"
+    assert forest_title(m).startswith("Each configuration of local (SmolLM2-135M-Instruct)")
+
+
+def test_several_models_keep_the_models_wording(two_models, fast_plan):
+    from harness.analysis.report.figures import forest_title
+
+    result = analyze(two_models, fast_plan, write_report=False)
+    assert result.models is not None and result.models.kind == "models"
+    assert result.models.heading == "Across models" and result.models.of_model is None
+    assert forest_title(result.models).startswith("Each model's difference")
