@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +119,8 @@ def read_xlsx(path: Path) -> Source:
     from openpyxl import load_workbook
     from openpyxl.utils.exceptions import InvalidFileException
 
+    import zipfile  # only reading a workbook needs it
+
     source = Source("xlsx", path.name, [path], file_sha256(path))
     oversized = _oversized_archive(path)
     if oversized:
@@ -148,6 +149,8 @@ def _oversized_archive(path: Path) -> str | None:
     zipfile never inflates a member beyond the size its directory declares, so bounding the
     declared sizes bounds memory, zip bombs included.
     """
+    import zipfile
+
     if path.stat().st_size > L.MAX_FILE_BYTES:
         return (
             f"the file is {path.stat().st_size / 1e6:.0f} MB; a reviewer packet is far "
