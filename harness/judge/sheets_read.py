@@ -116,10 +116,10 @@ def _header_map(headers: list[Any], columns: tuple[F.Column, ...]) -> dict[str, 
 
 # -- xlsx -----------------------------------------------------------------------------------------
 def read_xlsx(path: Path) -> Source:
+    import zipfile  # only reading a workbook needs it
+
     from openpyxl import load_workbook
     from openpyxl.utils.exceptions import InvalidFileException
-
-    import zipfile  # only reading a workbook needs it
 
     source = Source("xlsx", path.name, [path], file_sha256(path))
     oversized = _oversized_archive(path)
