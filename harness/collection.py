@@ -20,32 +20,17 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from harness.collection_plan import MODELS_KEY, ModelRun, plan, stored_models
 from harness.errors import HarnessError
-from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
-from harness.models._redact import public_url
-from harness.models.budget import Budget, worst_case_cost
-from harness.models.providers import ModelSpec, stored_key
-from harness.models.replicas import split_urls
-from harness.models.settings import OpenAISettings
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_command, record_section
-from harness.study.tables.meta import write_meta
-from harness.study.tables.outputs import (
-    OutputRecord,
-    output_count,
-    output_states,
-    reported_models,
-    status_counts,
-    store_outputs,
-)
-from harness.study.tables.prompts import prompt_count, prompt_messages
-from harness.study.text import storable
 
 if TYPE_CHECKING:  # a pydantic model: it loads when a run reports, not with `import harness`
+    from harness.collection_plan import ModelRun
     from harness.collection_result import CollectResult
+    from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI
+    from harness.models.providers import ModelSpec
+    from harness.study.tables.outputs import OutputRecord
 
 BATCHES_KEY = "collect_batches"
 
@@ -80,6 +65,10 @@ def pending_requests(
 ) -> tuple[list[ChatRequest], set[tuple[str, int]], int]:
     """(requests, the (prompt, sample) pairs to store, count of pairs already done) of one
     model."""
+    from harness.models import ChatRequest
+    from harness.study.tables.outputs import output_states
+    from harness.study.tables.prompts import prompt_messages
+
     status = output_states(study, key)
     wanted: set[tuple[str, int]] = set()
     requests, done = [], 0
@@ -115,11 +104,16 @@ def store(study: Study, group: list[Completion], filing: Filing) -> None:
     """The completions of one request, one transaction: a crash never keeps some samples of a
     request without the others, so a resumed run asks for the whole request again and gets what
     an uninterrupted run got. An ok row is never replaced; a failed one may be."""
+    from harness.study.tables.outputs import store_outputs
+
     with study.transaction():
         store_outputs(study, [_output_record(c, filing) for c in group])
 
 
 def _output_record(c: Completion, f: Filing) -> OutputRecord:
+    from harness.study.tables.outputs import OutputRecord
+    from harness.study.text import storable
+
     return OutputRecord(
         output_id(c.key, c.sample, f.suffix),
         c.key,
@@ -275,6 +269,11 @@ def _run_models(
     single: bool,
     options: dict[str, Any],
 ) -> list[CollectResult]:
+    from harness.collection_plan import plan
+    from harness.models import ModelAPI
+    from harness.models.providers import stored_key
+    from harness.study.tables.prompts import prompt_count
+
     handle = Study.open(study)
     try:
         if prompt_count(handle) == 0:
@@ -322,7 +321,9 @@ def _run_models(
 
 def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[ModelAPI, list[str]]:
     """The backend of one model, its endpoint settled against the study's record."""
+    from harness.models import open_configured
     from harness.models.openai_api import NO_KEY  # the client loads with the first backend
+    from harness.models.settings import OpenAISettings
 
     settings = run.backend_settings
     if not isinstance(settings, OpenAISettings):
@@ -346,7 +347,12 @@ def _collect(
     progress: bool,
     new_endpoint: bool,
 ) -> CollectResult:
+    from harness.collection_plan import MODELS_KEY, stored_models
+    from harness.models.budget import Budget
     from harness.models.openai_api import ParameterRejected
+    from harness.study.manifest import record_command
+    from harness.study.tables.meta import write_meta
+    from harness.study.tables.prompts import prompt_count
 
     engine, notes = (
         (given, list[str]()) if given is not None else _open_engine(study, run, new_endpoint)
@@ -459,6 +465,11 @@ def _settle_endpoint(
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
+    from harness.models._redact import public_url
+    from harness.models.replicas import split_urls
+    from harness.study.manifest import load_manifest
+    from harness.study.tables.outputs import output_count
+
     section = recorded_section(load_manifest(study.path), spec.key)
     recorded = _recorded_urls(section)
     asked = base_url or (os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
@@ -509,6 +520,8 @@ def _recorded_urls(section: dict[str, Any]) -> list[str]:
 def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The manifest's record of each model: `collect.models`, or the one-model section an older
     study wrote, filed under its key."""
+    from harness.models.providers import stored_key
+
     section = manifest.get("collect") or {}
     if "models" in section:
         return dict(section["models"])
@@ -538,6 +551,7 @@ def _check_budget(engine: ModelAPI, max_cost: float | None) -> None:
 def _check_prices(runs: list[ModelRun]) -> None:
     """Every capped remote model needs a price, checked before any model runs."""
     from harness.models.prices import PriceTable
+    from harness.models.settings import OpenAISettings
 
     for run in runs:
         if run.max_cost is None or not isinstance(run.backend_settings, OpenAISettings):
@@ -560,6 +574,8 @@ def _within_budget(
 ) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
+    from harness.models.budget import Budget, worst_case_cost
+
     prices = engine.prices
     price = prices.price(engine.model) if prices is not None else None
     if prices is None or price is None:  # a batch backend that declares no prices
@@ -704,6 +720,7 @@ def _result(
     study: Study, engine: ModelAPI, run: ModelRun, total: int, done: int, tally: _Tally
 ) -> CollectResult:
     from harness.collection_result import CollectResult
+    from harness.study.tables.outputs import status_counts
 
     counts = status_counts(study, run.key)
     return CollectResult(
@@ -737,6 +754,9 @@ def _record(
     replicas: dict[str, dict[str, int]] | None = None,
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
+    from harness.study.manifest import load_manifest, record_section
+    from harness.study.tables.outputs import reported_models
+
     reported = reported_models(study, run.key)
     manifest = load_manifest(study.path)
     previous = recorded_section(manifest, run.key)

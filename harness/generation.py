@@ -10,17 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
-from harness.match_audit import MatchAudit, audit_prompts
-from harness.materials.templates import Family, load_families, render, system_message
 from harness.study import Study
 from harness.study.lock import creates_study
-from harness.study.manifest import record_command, record_materials, record_section
-from harness.study.tables.meta import write_meta
-from harness.study.tables.prompts import PromptRecord, insert_prompts, stored_prompts
-from harness.study.tables.topics import TopicRecord, insert_topics
 
 if TYPE_CHECKING:  # pydantic models: they load with the bank, in `generate`
+    from harness.match_audit import MatchAudit
+    from harness.materials.templates import Family
     from harness.materials.topics import Topic, TopicBank
+    from harness.study.tables.prompts import PromptRecord
+    from harness.study.tables.topics import TopicRecord
 
 CONDITIONS = ("single_a", "single_b", "cross")
 
@@ -66,6 +64,8 @@ def assign_families(topic_ids: list[str], families: list[Family], seed: int) -> 
 def render_prompts(
     bank: TopicBank, families: list[Family], system: str | None, seed: int, tokenizer: Any
 ) -> list[PromptRow]:
+    from harness.materials.templates import render
+
     chosen = assign_families([t.id for t in bank.topics], families, seed)
     drafts = []
     for topic in bank.topics:
@@ -99,7 +99,9 @@ def generate(
 
     `limit` keeps the first N topics; `subset` N topics chosen by the seeded spread-keeping rule
     of harness.materials.subset (`subset_seed`, default `seed`)."""
+    from harness.match_audit import audit_prompts
     from harness.materials.bank import load_topic_bank
+    from harness.materials.templates import load_families, system_message
 
     bank = load_topic_bank(topics)
     selection = select_topics(bank, limit, subset, seed if subset_seed is None else subset_seed)
@@ -160,6 +162,7 @@ def select_topics(
 
 def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
     from harness.field_distance import cosine_distances
+    from harness.study.tables.topics import TopicRecord
 
     tax = bank.taxonomy
     used = {n for t in bank.topics for n in (t.field_a, t.field_b)}
@@ -190,6 +193,8 @@ def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
 
 
 def _prompt_record(r: PromptRow) -> PromptRecord:
+    from harness.study.tables.prompts import PromptRecord
+
     spans = json.dumps({k: list(v) for k, v in sorted(r.spans.items())})
     return PromptRecord(
         r.prompt_id,
@@ -213,6 +218,10 @@ def _store(
     selection: dict[str, Any],
 ) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
+    from harness.study.tables.meta import write_meta
+    from harness.study.tables.prompts import insert_prompts, stored_prompts
+    from harness.study.tables.topics import insert_topics
+
     new = [_prompt_record(r) for r in rows]
     with Study.open(folder, create=True) as study:
         existing = stored_prompts(study)
@@ -242,6 +251,8 @@ def _record(
     audit: MatchAudit,
     selection: dict[str, Any],
 ) -> None:
+    from harness.study.manifest import record_command, record_materials, record_section
+
     files = {f"topics/{p.name}": p for p in bank.files}
     files["topics/taxonomy.yaml"] = bank.taxonomy_file
     record_materials(folder, "topics", files)

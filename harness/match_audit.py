@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from statistics import mean, pstdev
 from typing import Any, Protocol
 
 
@@ -54,6 +53,8 @@ def _masked(p: _Prompt) -> str:
 
 
 def audit_prompts(prompts: list[Any]) -> MatchAudit:
+    from statistics import mean, pstdev  # statistics pulls in decimal, fractions and random
+
     by_topic: dict[str, dict[str, _Prompt]] = defaultdict(dict)
     for p in prompts:
         by_topic[p.topic_id][p.condition] = p

@@ -19,7 +19,6 @@ from typing import Any
 from harness.defaults import DEFAULT_SEED
 from harness.study import Study
 from harness.study.lock import creates_study
-from harness.study.tables.views import store_counts
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
@@ -136,6 +135,7 @@ def _generate(
     folder: Path, topics: Path | None, seed: int, pilot: bool, choice: dict[str, int | None]
 ) -> str:
     from harness.generation import generate
+    from harness.study.tables.views import store_counts
 
     if (folder / "study.sqlite").exists():
         with Study.open(folder) as s:

@@ -8,11 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.study import Study
-from harness.study.history import check_history
-from harness.study.manifest import load_manifest, verify_materials
-from harness.study.tables.outputs import outputs_by_model, repeated_texts
-from harness.study.tables.views import store_counts
-from harness.study.unblinding import unblinded_at
 
 
 @dataclass(frozen=True)
@@ -23,6 +18,10 @@ class StageStatus:
 
 
 def study_status(path: str | Path) -> list[StageStatus]:
+    from harness.study.manifest import load_manifest
+    from harness.study.tables.views import store_counts
+    from harness.study.unblinding import unblinded_at
+
     with Study.open(path) as s:
         counts = store_counts(s)
         prompts, topics, probed = counts.prompts, counts.topics, counts.probed_prompts
@@ -66,6 +65,8 @@ def study_status(path: str | Path) -> list[StageStatus]:
 
 def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
     """One row per model (provider string) of the study; one plain row when it has one."""
+    from harness.study.tables.outputs import outputs_by_model, repeated_texts
+
     wanted = {
         key: int(settings.get("samples") or 1)
         for key, settings in json.loads(s.meta("collect_models") or "{}").items()
@@ -110,6 +111,9 @@ def print_status(path: str | Path) -> None:
 
 def print_verify(path: str | Path) -> int:
     """Print each materials file's status; return 1 when anything changed or went missing."""
+    from harness.study.history import check_history
+    from harness.study.manifest import load_manifest, verify_materials
+
     Study.open(path).close()  # a clear error when this is not a study
     check_history(path)  # "0 changed" must not hide a manifest that is gone
     changes = verify_materials(path)

@@ -19,25 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.geometry.tokens import EncodedPrompt, encode_prompt, parse_spans
-from harness.models.embedded import resolve
 from harness.study.lock import writes_study
 from harness.study.store import Study
-from harness.study.tables.geometry import (
-    Measure,
-    ProbePrompt,
-    insert_measures,
-    measures_frame,
-    model_shape,
-    probed_count,
-    unprobed_prompts,
-)
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
     from harness.geometry.realmodel import LoadedModel
+    from harness.geometry.tokens import EncodedPrompt
+    from harness.study.tables.geometry import Measure, ProbePrompt
 
 LAYER_MEAN = -1  # the `head` value of a layer's summary row
 #: Prompts per forward pass: batched matrix products run faster on CPU than one prompt at a time.
@@ -87,6 +78,9 @@ def _run(
     batch_size: int,
     on_prompt: Callable[[int, int], None] | None,
 ) -> ProbeRun:
+    from harness.models.embedded import resolve
+    from harness.study.tables.geometry import model_shape, probed_count, unprobed_prompts
+
     name = loaded.name if loaded else resolve(model)[0]
     done = probed_count(study, name)
     pending = unprobed_prompts(study, name)
@@ -111,6 +105,7 @@ def _measure_all(
 ) -> None:
     """Forward passes in batches of similar length; each prompt committed on its own."""
     from harness.geometry.realmodel import last_token_attention
+    from harness.study.tables.geometry import insert_measures
 
     # every prompt is checked and tokenized before the model runs: bad spans fail fast
     encoded = [(row, encode_row(loaded, row, chat_template, study.path)) for row in pending]
@@ -132,6 +127,8 @@ def encode_row(
     study_file: Path | None = None,
 ) -> EncodedPrompt:
     """A prompts-table row as the model sees it, with its slots' token positions."""
+    from harness.geometry.tokens import encode_prompt, parse_spans
+
     where = {"file": study_file, "row": row["prompt_id"]}
     spans = parse_spans(row["spans"], row["text"], where=where)
     return encode_prompt(
@@ -205,6 +202,8 @@ def using(study: Study | str | Path) -> Iterator[Study]:
 def probe_frame(study: Study | str | Path, model: str | None = None) -> pd.DataFrame:
     """The stored measures joined with topic and condition; one column per slot's mass."""
     import pandas as pd
+
+    from harness.study.tables.geometry import measures_frame
 
     with using(study) as opened:
         frame = measures_frame(opened, model)

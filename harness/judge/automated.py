@@ -14,14 +14,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
-from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.scrub import scrub
-from harness.study.tables.assignments import count_assignments, pending_assignments
-from harness.study.tables.reviewers import automated_reviewers
-from harness.study.tables.reviews import NewReview, insert_reviews, verdict_counts
-from harness.study.tables.searches import NewSearch, insert_searches
 
 if TYPE_CHECKING:
     import sqlite3
@@ -31,6 +25,7 @@ if TYPE_CHECKING:
     from harness.literature.base import Source
     from harness.literature.reviewers import Decision
     from harness.study.store import Study
+    from harness.study.tables.searches import NewSearch
 
 SOURCE = "automated"
 Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
@@ -63,6 +58,7 @@ def run_automated(
     import pandas as pd
 
     from harness.judge.calibration import settle
+    from harness.study.scrub import scrub
 
     run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, threshold)
     rows = []
@@ -157,6 +153,7 @@ def calibrate_automated(
 
     from harness.judge.calibration import settle
     from harness.study.manifest import record_command
+    from harness.study.scrub import scrub
 
     run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, None)
     rows: list[dict[str, Any]] = []
@@ -218,6 +215,7 @@ class _Run:
         from harness.judge.auto_settings import check_auto_settings
         from harness.judge.backend import backend_options
         from harness.judge.cutoff import settle_cutoff
+        from harness.study.tables.reviewers import automated_reviewers
 
         check_auto_settings(
             backend=backend,
@@ -283,6 +281,8 @@ class _Run:
     def prepare(self) -> None:
         """Build every reviewer that has work, before anything is stored: a missing key, an
         unreachable corpus or a refused server URL stops the run while the study is untouched."""
+        from harness.study.tables.assignments import pending_assignments
+
         for reviewer_id, _, make in self.makers:
             if pending_assignments(self.study, reviewer_id):
                 make()
@@ -362,6 +362,8 @@ def _reviewer_factory(
 
     It is built with the default threshold; the settled rule sets the one it reviews with.
     """
+    from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
+
     method = (method or "").strip()
     if method in ("retrieval", "retrieval-dense"):
         dense = method == "retrieval-dense"
@@ -416,6 +418,8 @@ def _review_pending(
     threshold: float,
     progress: Progress | None,
 ) -> int:
+    from harness.study.tables.assignments import pending_assignments
+
     pending = pending_assignments(study, reviewer_id)
     if not pending:
         return 0
@@ -438,6 +442,8 @@ class _Stopped(Exception):
     """A reviewer stopped by a failure after `done` reviews."""
 
     def __init__(self, done: int, reason: str) -> None:
+        from harness.study.scrub import scrub
+
         super().__init__(reason)
         self.done, self.reason = done, scrub(reason)
 
@@ -451,6 +457,9 @@ def insert_review(
     conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
 ) -> None:
     """One automated review and its search records, inside the caller's transaction."""
+    from harness.study.tables.reviews import NewReview, insert_reviews
+    from harness.study.tables.searches import insert_searches
+
     review = NewReview(
         item_id,
         reviewer_id,
@@ -476,6 +485,9 @@ def search_record(
     """One search record as stored (also usable for records made outside a review)."""
     import json
 
+    from harness.study.scrub import scrub
+    from harness.study.tables.searches import NewSearch
+
     values = (
         uuid.uuid4().hex,
         item_id,
@@ -497,6 +509,9 @@ def search_record(
 
 
 def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
+    from harness.study.tables.assignments import count_assignments
+    from harness.study.tables.reviews import verdict_counts
+
     counts = verdict_counts(study, reviewer_id)
     return {
         "reviewer_id": reviewer_id,

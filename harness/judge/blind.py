@@ -14,33 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
-from harness.judge import commitment as C
-from harness.judge.backend import backend_options, public_options
-from harness.judge.cutoff import normalise_cutoff, settle_cutoff, store_cutoff
-from harness.judge.defaults import DEFAULT_K, JUDGING_FILES
-from harness.judge.items import (
-    ItemsReport,
-    Progress,
-    _open,
-    create_items,
-    make_items,
-    step_specs,
-    step_summary,
-)
-from harness.judge.sheets_out import write_packets
+from harness.judge.defaults import DEFAULT_K
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import record_command, record_materials, record_section
 from harness.study.store import Study
-from harness.study.tables.assignments import assignments_frame, count_assignments
-from harness.study.tables.controls import count_controls
-from harness.study.tables.items import item_sources
-from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs, routing_items
 
 if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
     # rosters and controls files load in `blind`, not with `import harness`
     from harness.judge.control_items import ControlsReport
     from harness.judge.controls import Pool
+    from harness.judge.items import ItemsReport, Progress
     from harness.judge.leak import Finding, LeakAudit
     from harness.judge.roster import Roster
     from harness.judge.routing import RoutingResult
@@ -62,6 +45,8 @@ class BlindResult:
     controls: ControlsReport | None = None
 
     def summary(self) -> str:
+        from harness.judge import commitment as C
+
         lines = []
         it = self.items
         if it.frozen:
@@ -135,6 +120,7 @@ def blind(
     numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
     one).
     """
+    from harness.judge.backend import backend_options, public_options
     from harness.judge.control_items import (
         ControlsReport,
         assigned_per_reviewer,
@@ -145,7 +131,12 @@ def blind(
         stored_settings,
     )
     from harness.judge.controls_file import load_controls_file
+    from harness.judge.cutoff import normalise_cutoff, settle_cutoff
+    from harness.judge.items import step_summary
     from harness.judge.roster import store_roster
+    from harness.study.manifest import record_command, record_section
+    from harness.study.tables.assignments import count_assignments
+    from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs
 
     if progress is True:
         with _progress_bar() as bar:
@@ -269,6 +260,7 @@ def _blinded_items(
 ) -> ItemsReport:
     """Items with their blinded steps run. Before the first routing, the roster is checked
     against the items first, so a routing problem is found before any model runs."""
+    from harness.judge.items import create_items, make_items
     from harness.judge.routing import check_routing
 
     created = 0
@@ -289,8 +281,12 @@ def _publish(
     study: Study, cutoff: str | None, judging_dir: Path, seed: int
 ) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
     """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
+    from harness.judge import commitment as C
+    from harness.judge.cutoff import store_cutoff
     from harness.judge.leak import classifier_audit, control_audit, control_findings, scan_packets
     from harness.judge.leak_models import model_audit
+    from harness.judge.sheets_out import write_packets
+    from harness.study.manifest import record_section
 
     made_at = _existing_commitment(study) or utc_now()
     store_cutoff(study, cutoff)  # the date the packets state
@@ -324,8 +320,12 @@ def _route_with_controls(
     steps on them, route them, and store one assignment with one random order per reviewer."""
     from harness.judge.control_items import add_controls, wanted_per_reviewer
     from harness.judge.control_routing import merged_positions, route_controls
+    from harness.judge.items import _open, make_items
     from harness.judge.roster import store_roster
     from harness.judge.routing import RoutingResult, balance_table, route, store_routing
+    from harness.study.tables.controls import count_controls
+    from harness.study.tables.items import item_sources
+    from harness.study.tables.judge_reads import routing_items
 
     if not pool.candidates and not count_controls(study):
         return route(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
@@ -487,6 +487,8 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
 
 def _stored_balance(study: Study, roster: Roster) -> Any:
     from harness.judge.routing import balance_table
+    from harness.study.tables.assignments import assignments_frame
+    from harness.study.tables.judge_reads import routing_items
 
     return balance_table(
         routing_items(study),
@@ -504,6 +506,10 @@ def _record_materials(
     controls: str | Path | None,
 ) -> None:
     from harness.judge.controls import writer_template
+    from harness.judge.defaults import JUDGING_FILES
+    from harness.judge.items import step_specs
+    from harness.study.manifest import record_materials
+    from harness.study.tables.controls import count_controls
 
     files = {name: judging / name for name in JUDGING_FILES}
     if reviewers is not None:

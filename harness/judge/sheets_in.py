@@ -19,20 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import HarnessError
-from harness.judge import sheets_format as F
-from harness.judge.sheets_read import Problem, Source, Table, csv_kind, read_csv_pair, read_xlsx
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.store import Study
-from harness.study.tables.assignments import assigned_item_ids
-from harness.study.tables.imports import ImportRecord, current_import, insert_import, mark_replaced
-from harness.study.tables.items import item_ids
-from harness.study.tables.reviewers import reviewer_kind
-from harness.study.tables.reviews import NewReview, delete_imported_reviews, insert_reviews
-from harness.study.tables.searches import NewSearch, delete_imported_searches, insert_searches
+
+if TYPE_CHECKING:
+    from harness.judge.sheets_read import Problem, Source, Table
+    from harness.study.tables.searches import NewSearch
 
 _DOI = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)?10\.\d{4,9}/\S+$", re.I)
 _URL = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.I)
@@ -94,6 +90,8 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
     """
     import pandas as pd
 
+    from harness.judge.sheets_read import Problem
+
     if not files:
         raise HarnessError(
             "give at least one returned packet (.xlsx, or items.csv with searches.csv)",
@@ -145,6 +143,8 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
 def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
     """Each .xlsx is a source; an items CSV pairs with the searches CSV beside it (or the only
     one given)."""
+    from harness.judge.sheets_read import Problem, csv_kind, read_csv_pair, read_xlsx
+
     sources: list[Source] = []
     problems: list[Problem] = []
     items_csv: list[Path] = []
@@ -209,6 +209,11 @@ def _partner(
 # -- checking -------------------------------------------------------------------------------------
 def check_source(study: Study, source: Source) -> Checked | None:
     """Check one source against the study; problems are added to `source.problems`."""
+    from harness.judge import sheets_format as F
+    from harness.study.tables.assignments import assigned_item_ids
+    from harness.study.tables.items import item_ids
+    from harness.study.tables.reviewers import reviewer_kind
+
     meta = source.meta
     if not meta:
         return None
@@ -287,6 +292,8 @@ def _item_id(
 def _check_items(
     source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
 ) -> dict[str, tuple[Review, int]]:
+    from harness.judge import sheets_format as F
+
     inputs = [c.key for c in F.ITEM_COLUMNS if c.editable]
     reviews: dict[str, tuple[Review, int]] = {}
     for row in table.rows:
@@ -325,6 +332,8 @@ def _check_items(
 def _review(
     source: Source, table: Table, number: int, item_id: str, answers: dict[str, str]
 ) -> Review:
+    from harness.judge import sheets_format as F
+
     verdict = answers["verdict"].casefold().replace(" ", "_").replace("-", "_")
     if not verdict:
         source.problem(f"missing verdict for item {item_id}", table, number, "verdict")
@@ -375,6 +384,8 @@ def bad_references(text: str) -> list[str]:
 def _check_searches(
     source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
 ) -> list[Search]:
+    from harness.judge import sheets_format as F
+
     searches: list[Search] = []
     seen: dict[tuple[str, ...], int] = {}
     now = datetime.now(UTC)
@@ -487,6 +498,9 @@ def parse_count(value: Any) -> int | ValueError:
 # -- storing --------------------------------------------------------------------------------------
 def _decide(study: Study, c: Checked, replace: bool, problems: list[Problem]) -> tuple[str, Any]:
     """('imported' | 'replaced' | 'unchanged', previous import id or None)."""
+    from harness.judge.sheets_read import Problem
+    from harness.study.tables.imports import current_import
+
     current = current_import(study, c.reviewer_id)
     if current is None:
         return "imported", None
@@ -506,6 +520,10 @@ def _decide(study: Study, c: Checked, replace: bool, problems: list[Problem]) ->
 
 def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
     """One checked file's import record, reviews and searches, replacing `previous`."""
+    from harness.study.tables.imports import ImportRecord, insert_import, mark_replaced
+    from harness.study.tables.reviews import NewReview, delete_imported_reviews, insert_reviews
+    from harness.study.tables.searches import delete_imported_searches, insert_searches
+
     import_id = uuid.uuid4().hex
     now = utc_now()
     if previous is not None:
@@ -548,6 +566,8 @@ def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
 
 def _search_record(s: Search, c: Checked, import_id: str) -> NewSearch:
     """A returned search row as stored: no interface, parameters or hits (reviewers give ids)."""
+    from harness.study.tables.searches import NewSearch
+
     return NewSearch(
         uuid.uuid4().hex,
         s.item_id,

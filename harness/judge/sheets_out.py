@@ -8,7 +8,6 @@ further rows that say so.
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from dataclasses import dataclass
@@ -140,6 +139,8 @@ def _atomic(path: Path, write: Any) -> Path:
 
 # -- CSV ------------------------------------------------------------------------------------------
 def _csv_writer(handle: Any) -> Any:
+    import csv  # only writing a packet needs it
+
     return csv.writer(handle, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
 
 

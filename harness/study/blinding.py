@@ -8,7 +8,6 @@ unblinding) need the same canonical form, and stages must not import each other.
 from __future__ import annotations
 
 import hashlib
-import secrets
 import sqlite3
 from typing import TYPE_CHECKING
 
@@ -60,6 +59,8 @@ def ensure_salt(conn: sqlite3.Connection) -> str:
     found = salt(conn)
     if found:
         return found
+    import secrets
+
     made = secrets.token_hex(16)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SALT_KEY, made))

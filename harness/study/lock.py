@@ -13,7 +13,6 @@ import contextlib
 import functools
 import json
 import os
-import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -111,6 +110,8 @@ def _remove_if_unused(folder: Path) -> None:
 
 
 def _write_holder(folder: Path, command: str | None) -> None:
+    import socket  # pulls in ssl-sized modules at start-up; only a stage that writes needs it
+
     info = {
         "pid": os.getpid(),
         "host": socket.gethostname(),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -99,6 +98,7 @@ def update_manifest(
 
 def environment() -> dict[str, Any]:
     """Harness, Python and package versions of the running process."""
+    import platform
     from importlib import metadata  # reads every installed distribution: only when recording
 
     versions: dict[str, str | None] = {}

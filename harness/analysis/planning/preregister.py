@@ -16,15 +16,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import (
-    load_manifest,
-    record_command,
-    record_materials,
-    record_section,
-)
 from harness.study.store import Study
-from harness.study.tables.outputs import most_samples, output_models
-from harness.study.tables.views import reviewer_kinds, store_counts
 
 if TYPE_CHECKING:
     from harness.analysis.planning.plan_file import LoadedPlan, Plan
@@ -58,6 +50,12 @@ class PreregResult:
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
     from harness.analysis.planning.plan_file import load_plan
+    from harness.study.manifest import (
+        load_manifest,
+        record_command,
+        record_materials,
+        record_section,
+    )
 
     folder = Path(study_dir)
     loaded = load_plan(plan)
@@ -79,6 +77,9 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
 
 
 def _facts(study: Study) -> dict[str, Any]:
+    from harness.study.tables.outputs import most_samples, output_models
+    from harness.study.tables.views import reviewer_kinds, store_counts
+
     counts = store_counts(study)
     return {
         "study_id": study.study_id,
