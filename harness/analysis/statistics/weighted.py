@@ -37,6 +37,11 @@ class Weighted:
     shares: dict[str, float]  # each reviewer's share of the real judgments' weight
     uncovered: float  # share held by reviewers without controls of both kinds
 
+    def floor(self, bound: float) -> float:
+        """A lower bound of the J that shrank d from one of the covered reviewers' weighted J:
+        reviewers without controls count as J = 0 (worst case), so their share scales it down."""
+        return bound if bound <= 0 else (1.0 - self.uncovered) * bound
+
 
 def kish(shares: np.ndarray, correct: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weighted rate and effective n (Kish's, or less when reviewers' rates differ) over the
@@ -61,7 +66,8 @@ def weighted_accuracy(
     """Weighted sensitivity and specificity with effective counts for the exact intervals.
 
     Reviewers of real items without controls of both kinds cannot be weighted in; their share is
-    reported as `uncovered` and the others' shares are renormalised."""
+    reported as `uncovered`, the others' shares are renormalised, and bounds on J go through
+    `Weighted.floor`."""
     covered = [a for a in reviewers if a.estimable and shares.get(a.label, 0.0) > 0]
     raw = np.array([shares[a.label] for a in covered], dtype=float)
     total = float(sum(v for v in shares.values() if v > 0))
