@@ -301,6 +301,7 @@ def _controls_result(
         corrected_high=corr.ci_high if corr else None,
         corrected_level=1.0 - plan.primary.alpha,
         corrected_note=corr.note if corr else "no control judgments",
+        corrected_unreliable=bool(corr and corr.unreliable),
         equivalence=_equivalence_result(ctl.equivalence) if ctl.equivalence else None,
         youden_bound=_num(ctl.youden_bound) if ctl.youden_bound is not None else None,
         needs=needs,
