@@ -19,13 +19,13 @@ judgments (harness.analysis.statistics.weighted), so d'_t = (sum_r A_tr - B_tr (
 The point estimate replaces 1/J by the second-order (delta-method) reciprocal J / (J^2 + v),
 v the estimated variance of J: 1/J-hat over-corrects on average by about v / J^2 (12 % at
 J = 0.2 and 7 % at J = 0.4 with 45 + 45 controls, by enumeration), J / (J^2 + v) leaves under
-1.5 % at J >= 0.4 (tests/analysis/statistics/test_corrected.py). The expansion behind it holds only
-while v / J-hat^2 is small: beyond RELIABLE (J-hat's coefficient of variation above 1/2) the
-omitted terms (3 v^2 / J^4 and up) are no longer negligible and J / (J^2 + v) over-shrinks (true difference 0.2, J = 0.2, 45 + 45 controls: bias
--0.049 against +0.026 for 1/J-hat). There the estimate is 1/J-hat and the result is flagged
-unreliable: J-hat is too uncertain for any correction to be trusted. The bootstrap interval
-stays the percentile interval of the plain ratio, whose coverage the simulation benchmark
-measures.
+1.5 % at J >= 0.4 (tests/analysis/statistics/test_corrected.py). The expansion behind it
+holds only while v / J-hat^2 is small: beyond RELIABLE (J-hat's coefficient of variation above
+1/2) the omitted terms (3 v^2 / J^4 and up) are no longer negligible and J / (J^2 + v)
+over-shrinks (true difference 0.2, J = 0.2, 45 + 45 controls: bias -0.049 against +0.026 for
+1/J-hat). There the estimate is 1/J-hat and the result is flagged unreliable: J-hat is too
+uncertain for any correction to be trusted. The bootstrap interval stays the percentile interval
+of the plain ratio, whose coverage the simulation benchmark measures.
 """
 
 from __future__ import annotations
