@@ -1,6 +1,6 @@
 """Reviewers weighted by their share of the real judgments: the pooled exact interval when the
-shares follow the controls, Kish's effective counts otherwise, and the renormalised shares of
-reviewers without controls."""
+shares follow the controls, fewer effective counts than Kish's when reviewers' rates differ, and
+the renormalised shares of reviewers without controls."""
 
 from __future__ import annotations
 
