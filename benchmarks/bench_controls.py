@@ -38,7 +38,7 @@ from harness.analysis.simulation.known_accuracy import (
     mixed_reviewers_batch,
 )
 from harness.analysis.simulation.verdicts import simulate_verdicts
-from harness.analysis.statistics.corrected import MIN_J
+from harness.analysis.statistics.corrected import MIN_J, RELIABLE, inverse_youden
 from harness.analysis.statistics.equivalence import betting_capital
 
 PLAN = load_plan().plan
@@ -208,20 +208,23 @@ def equivalence(studies: int, rng: np.random.Generator) -> None:
         )
 
 
-def _relative_bias(sens: float, spec: float, n: int, second_order: bool) -> tuple[float, float]:
+def _relative_bias(sens: float, spec: float, n: int, estimator: str) -> tuple[float, float, float]:
     """E[estimate] / truth - 1 by exact enumeration of n + n control judgments (the estimate
-    is d x g(J-hat), d independent of the controls; no estimate when J-hat <= MIN_J), and the
-    share of studies without an estimate."""
+    is d x g(J-hat), d independent of the controls; no estimate when J-hat <= MIN_J), the
+    share of studies without an estimate, and the share of estimates flagged unreliable.
+    `estimator`: "plain" 1/J-hat, "second" J / (J^2 + v) always, "ours" what analyze uses."""
     k = np.arange(n + 1)
     prob = np.outer(stats.binom.pmf(k, n, sens), stats.binom.pmf(k, n, spec))
     s, p = k[:, None] / n, k[None, :] / n
     j_hat = s + p - 1.0
     var = s * (1 - s) / n + p * (1 - p) / n
     ok = j_hat > MIN_J
+    ours, reliable = inverse_youden(j_hat, var)
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = j_hat / (j_hat**2 + var) if second_order else 1.0 / j_hat
+        g = {"plain": 1.0 / j_hat, "second": j_hat / (j_hat**2 + var), "ours": ours}[estimator]
     mean = float((prob * np.where(ok, g, 0.0)).sum() / (prob * ok).sum())
-    return mean * (sens + spec - 1.0) - 1.0, float((prob * ~ok).sum())
+    flagged = float((prob * (ok & ~reliable)).sum() / (prob * ok).sum())
+    return mean * (sens + spec - 1.0) - 1.0, float((prob * ~ok).sum()), flagged
 
 
 def bias_by_controls(studies: int, rng: np.random.Generator) -> None:
@@ -229,19 +232,22 @@ def bias_by_controls(studies: int, rng: np.random.Generator) -> None:
     effect = 2 * PLAN.equivalence.sesoi
     print(
         f"\n2b. Bias of the corrected estimate at a true difference of {effect:g} by the number "
-        "of control judgments per kind (exact enumeration; pooled over reviewers)"
+        "of control judgments per kind (exact enumeration; pooled over reviewers); 'estimate' "
+        f"is J / (J^2 + v) where v / J-hat^2 <= {RELIABLE:g}, else 1/J-hat flagged unreliable"
     )
     print(
         f"{'sens':>5} {'spec':>5} {'J':>5} {'n+n':>8} {'1/J-hat':>9} {'2nd order':>10} "
-        f"{'no est':>7}"
+        f"{'estimate':>9} {'flagged':>8} {'no est':>7}"
     )
     for sens, spec in ((0.6, 0.6), (0.6, 0.8), (0.6, 0.95)):
         for n in (45, 90, 135, 180, 270):
-            plain, _ = _relative_bias(sens, spec, n, second_order=False)
-            ours, missing = _relative_bias(sens, spec, n, second_order=True)
+            plain = _relative_bias(sens, spec, n, "plain")[0]
+            second = _relative_bias(sens, spec, n, "second")[0]
+            ours, missing, flagged = _relative_bias(sens, spec, n, "ours")
             print(
                 f"{sens:>5.2f} {spec:>5.2f} {sens + spec - 1:>5.2f} {f'{n}+{n}':>8} "
-                f"{plain * effect:>+9.4f} {ours * effect:>+10.4f} {missing:>7.1%}"
+                f"{plain * effect:>+9.4f} {second * effect:>+10.4f} {ours * effect:>+9.4f} "
+                f"{flagged:>8.1%} {missing:>7.1%}"
             )
 
 

@@ -49,6 +49,7 @@ from harness.analysis.statistics.controls import (
 from harness.analysis.statistics.decisive import (
     controls_needed,
     corrected_tost_topics,
+    design_effect,
     expected_accuracy,
 )
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t, tango
@@ -221,11 +222,12 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
     sens = acc.sensitivity if observed else plan.planning.sensitivity
     spec = acc.specificity if observed else plan.planning.specificity
     basis = "the accuracy observed" if observed else "the plan's assumed accuracy"
-    needed = controls_needed(sens, spec, c.min_youden, c.level, target)
+    deff, roster = _roster_design(ctl)
+    needed = controls_needed(sens, spec, c.min_youden, c.level, target, deff)
     sd = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
     topics = None
     if needed is not None:
-        judged = max(needed, int(acc.published + acc.unpublished))
+        judged = max(round(needed / deff), int(acc.published + acc.unpublished))
         bound = expected_accuracy(sens, spec, judged, c.level).youden_lower(alpha / 2)
         topics = corrected_tost_topics(sd, plan.equivalence.sesoi, bound, alpha, target)
     text = (
@@ -237,7 +239,8 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
     else:
         text += (
             f", about {needed} control judgments (half published) let the exact lower "
-            f"bound of J reach {c.min_youden:g} with probability {target:.0%}"
+            f"bound of J reach {c.min_youden:g} with probability {target:.0%} ({roster}: "
+            f"design effect {deff:.2f})"
         )
         if topics is not None:
             text += (
@@ -249,10 +252,25 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
         "sensitivity": sens,
         "specificity": spec,
         "basis": basis,
+        "design_effect": deff,
         "controls": needed,
         "topics": topics,
         "text": text,
     }
+
+
+def _roster_design(ctl: ControlsAnalysis) -> tuple[float, str]:
+    """Design effect of the observed reviewers' shares and control judgments, or 1 (equal shares,
+    equal controls per reviewer) when no reviewer of real items has controls of both kinds."""
+    counts = {a.label: a.published + a.unpublished for a in ctl.table if a.scope == "reviewer"}
+    shares = ctl.weighted.shares
+    labels = [x for x in shares if counts.get(x, 0) > 0]
+    if not labels:
+        return 1.0, "assuming equal shares of the real judgments and equal controls per reviewer"
+    deff = design_effect(
+        np.array([shares[x] for x in labels]), np.array([counts[x] for x in labels])
+    )
+    return deff, "with the observed reviewers' shares of the real judgments and controls"
 
 
 def _controls_result(
@@ -301,6 +319,7 @@ def _controls_result(
         corrected_high=corr.ci_high if corr else None,
         corrected_level=1.0 - plan.primary.alpha,
         corrected_note=corr.note if corr else "no control judgments",
+        corrected_unreliable=bool(corr and corr.unreliable),
         equivalence=_equivalence_result(ctl.equivalence) if ctl.equivalence else None,
         youden_bound=_num(ctl.youden_bound) if ctl.youden_bound is not None else None,
         needs=needs,

@@ -71,7 +71,8 @@ def accuracy_lines(a: dict[str, Any], i: dict[str, Any]) -> list[str]:
         f"    with {a['controls']} control judgments the expected exact lower bound of J is "
         f"{a['youden_bound']:.3f}, which {gate} the plan's minimum {a['min_youden']:g}; "
         f"the gate passes with probability {a['gate_power']:.3f}; control judgments needed "
-        f"for {i['target']:.0%}: {a['controls_needed']}",
+        f"for {i['target']:.0%}: {a['controls_needed']} (equal shares of the real judgments and "
+        "equal controls per reviewer: design effect 1; uneven shares need deff times as many)",
         f"    refuted (equivalence on the corrected scale, margin SESOI x J's one-sided lower "
         f"bound {a['margin_bound']:.3f}, alpha/2): power {_num(a['refute_power'])}; topics "
         f"needed {a['refute_needed']} (normal approximation of the paired TOST; the default "

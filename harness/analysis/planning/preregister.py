@@ -260,7 +260,10 @@ def controls_lines(plan: Plan) -> list[str]:
         f"- Planning assumes sensitivity {p.sensitivity:g} and specificity {p.specificity:g} "
         f"(J {p.sensitivity + p.specificity - 1:.2f}); about "
         f"{_safe(needed)} control judgments let J's exact lower bound reach "
-        f"{c.min_youden:g} with probability {p.power:g} (n/a: the assumed J is not above it).",
+        f"{c.min_youden:g} with probability {p.power:g} (n/a: the assumed J is not above it), "
+        "assuming equal shares of the real judgments and equal controls per reviewer (design "
+        "effect 1); uneven shares need the design effect (sum_r n_r) sum_r (w_r^2 / n_r) times "
+        "as many.",
     ]
 
 

@@ -160,6 +160,7 @@ class ControlsResult(_Model):
     youden_bound: float | None  # J_L that scaled the observed-scale margin
     needs: dict[str, Any]  # accuracy, controls and topics a decisive study needs
     leak_auc: dict[str, Any] | None  # controls-vs-real separability from the leak audit
+    corrected_unreliable: bool = False  # J-hat too uncertain: plain 1/J-hat (see the note)
 
 
 class ModelsResult(_Model):

@@ -17,7 +17,7 @@ from scipy import stats
 
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.simulation.known_accuracy import Batch
-from harness.analysis.statistics.corrected import MIN_J
+from harness.analysis.statistics.corrected import MIN_J, inverse_youden
 from harness.analysis.statistics.equivalence import betting_capital
 from harness.analysis.statistics.permutation import relabel_test
 from harness.analysis.statistics.weighted import kish
@@ -165,6 +165,6 @@ def simulate_verdicts(
     refuted = ~supported & gate & ((less < alpha) | equivalent)
     with np.errstate(invalid="ignore", divide="ignore"):
         youden = pub_k / pub_n + unpub_k / unpub_n - 1.0
-        estimate = np.where(youden > MIN_J, d.mean(axis=1) * youden / (youden**2 + var), np.nan)
+        estimate = np.where(youden > MIN_J, d.mean(axis=1) * inverse_youden(youden, var)[0], np.nan)
     low, high = _bootstrap(d, acc, resamples or c.bootstrap, rng)
     return Verdicts(supported, refuted, gate, _flagged(batch, alpha), estimate, low, high)

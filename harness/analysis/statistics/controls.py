@@ -6,7 +6,9 @@ the observed difference is J times the true one (J of every reviewer weighted by
 the real judgments, harness.analysis.statistics.weighted), so |true| >= SESOI implies |observed| >=
 J * SESOI >= J_L * SESOI whenever J >= J_L. Testing the observed differences against the margin
 J_L * SESOI at alpha/2, with J_L the one-sided exact (Bonferroni) lower bound of J at 1 - alpha/2,
-keeps the size at most alpha, with whatever validity the observed-scale test has. With a
+keeps the size at most alpha, with whatever validity the observed-scale test has. Reviewers of
+real items without controls of both kinds count as J = 0 (the worst case), so J_L and the gate's
+bound are the covered reviewers' bounds times (1 - their uncovered share). With a
 per-reviewer correction no such bound exists, and equivalence rests on the bootstrap interval.
 """
 
@@ -106,7 +108,7 @@ def analyse_controls(
     shares = group_shares(j, y, table, groups, len(labels))
     weighted = weighted_accuracy(kept, dict(zip(labels, shares.tolist(), strict=True)), c.level)
     acc = weighted.accuracy
-    gate_ok, gate_reason = _gate(acc, weighted.uncovered, plan)
+    gate_ok, gate_reason = _gate(weighted, plan)
     if gate_ok:
         gate_ok, gate_reason = _varied(y, gate_reason)
     if gate_ok:
@@ -114,7 +116,7 @@ def analyse_controls(
     corrected = equivalence = bound = None
     if len(coded):
         corrected = _corrected(j, y, table, coded, labels, groups, weighted, plan)
-        equivalence, bound = _corrected_equivalence(table.d, acc, corrected, plan, consensus)
+        equivalence, bound = _corrected_equivalence(table.d, weighted, corrected, plan, consensus)
     return ControlsAnalysis(
         table=accuracy,
         excluded=excluded,
@@ -141,8 +143,8 @@ def _reviewer_groups(j: Judgments, reviewers: list[str]) -> tuple[list[str], np.
     return [*reviewers, "<none>"], np.where(groups < 0, len(reviewers), groups)
 
 
-def _gate(acc: Accuracy, uncovered: float, plan: Plan) -> tuple[bool, str]:
-    c = plan.controls
+def _gate(weighted: Weighted, plan: Plan) -> tuple[bool, str]:
+    c, acc, uncovered = plan.controls, weighted.accuracy, weighted.uncovered
     if not acc.estimable:
         what = (
             "no control items were judged"
@@ -161,9 +163,10 @@ def _gate(acc: Accuracy, uncovered: float, plan: Plan) -> tuple[bool, str]:
         "control judgments"
     )
     if uncovered > 0:
+        low = weighted.floor(low)
         text += (
             f"; reviewers with {uncovered:.1%} of the real judgments had no controls of "
-            "both kinds and are assumed as accurate as the others"
+            f"both kinds and count as J = 0, so the lower bound is {low:.3f}"
         )
     if low < c.min_youden:
         return False, (
@@ -248,14 +251,18 @@ def _corrected(
 
 
 def _corrected_equivalence(
-    d: np.ndarray, acc: Accuracy, corrected: Corrected, plan: Plan, consensus: dict[str, int]
+    d: np.ndarray,
+    weighted: Weighted,
+    corrected: Corrected,
+    plan: Plan,
+    consensus: dict[str, int],
 ) -> tuple[Equivalence | None, float | None]:
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     if plan.controls.correction == "per_reviewer":
         return _bootstrap_equivalence(corrected, plan), None
-    if not acc.estimable:
+    if not weighted.accuracy.estimable:
         return None, None
-    bound = acc.youden_lower(alpha / 2)
+    bound = weighted.floor(weighted.accuracy.youden_lower(alpha / 2))
     if not math.isfinite(bound) or bound <= 0:
         return None, bound
     margin = bound * sesoi

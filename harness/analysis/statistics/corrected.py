@@ -19,8 +19,13 @@ judgments (harness.analysis.statistics.weighted), so d'_t = (sum_r A_tr - B_tr (
 The point estimate replaces 1/J by the second-order (delta-method) reciprocal J / (J^2 + v),
 v the estimated variance of J: 1/J-hat over-corrects on average by about v / J^2 (12 % at
 J = 0.2 and 7 % at J = 0.4 with 45 + 45 controls, by enumeration), J / (J^2 + v) leaves under
-1.5 % at J >= 0.4 (tests/analysis/statistics/test_corrected.py). The bootstrap interval stays the percentile
-interval of the plain ratio, whose coverage the simulation benchmark measures.
+1.5 % at J >= 0.4 (tests/analysis/statistics/test_corrected.py). The expansion behind it
+holds only while v / J-hat^2 is small: beyond RELIABLE (J-hat's coefficient of variation above
+1/2) the omitted terms (3 v^2 / J^4 and up) are no longer negligible and J / (J^2 + v)
+over-shrinks (true difference 0.2, J = 0.2, 45 + 45 controls: bias -0.049 against +0.026 for
+1/J-hat). There the estimate is 1/J-hat and the result is flagged unreliable: J-hat is too
+uncertain for any correction to be trusted. The bootstrap interval stays the percentile interval
+of the plain ratio, whose coverage the simulation benchmark measures.
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ from harness.analysis.statistics.consensus import CROSS, SINGLE_A, SINGLE_B, Jud
 MIN_J = 0.05  # below this J the correction divides by ~0: no corrected estimate
 CHUNK = 250  # bootstrap resamples per vectorised block, at most ...
 CELLS = 4_000_000  # ... this many resampled topic-group cells at once
+# largest v / J-hat^2 for the second-order estimate: J-hat's coefficient of variation up to 1/2,
+# so J lies more than 2 SD above 0 and the expansion of 1/J converges. Beyond it 1/J-hat is used
+# and the estimate is flagged unreliable. (0.1 switched too early: at J = 0.4 with 45 + 45
+# controls the bias went from -0.003 to +0.006; benchmarks/bench_controls.py part 2b.)
+RELIABLE = 0.25
 CorrectionMethod = Literal["pooled", "per_reviewer"]
 
 
@@ -72,6 +82,7 @@ class Corrected:
     resamples: int
     invalid_share: float  # share of resamples with some J* <= MIN_J
     note: str
+    unreliable: bool = False  # some v / J-hat^2 > RELIABLE: plain 1/J-hat, J-hat too uncertain
 
 
 def judgment_weights(j: Judgments, y: np.ndarray, table: TopicTable) -> np.ndarray:
@@ -111,6 +122,15 @@ def group_shares(
     """Each group's share of the absolute weights of the real judgments in d_t."""
     total = np.bincount(groups, weights=np.abs(judgment_weights(j, y, table)), minlength=n_groups)
     return total / total.sum() if total.sum() > 0 else total
+
+
+def inverse_youden(youden: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Estimate of 1/J: second-order J / (J^2 + v) where v / J^2 <= RELIABLE, else 1/J-hat;
+    and where the second-order form was used."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reliable = var <= RELIABLE * youden**2
+        inverse: np.ndarray = np.where(reliable, youden / (youden**2 + var), 1.0 / youden)
+    return inverse, reliable
 
 
 def _ratio(a: np.ndarray, b: np.ndarray, sens: np.ndarray, inverse: np.ndarray) -> np.ndarray:
@@ -174,7 +194,7 @@ def corrected_difference(
             f"J = {float(youden.min()):.3f} <= {MIN_J}: the reviewers do not "
             "discriminate, so the correction would divide by about zero",
         )
-    inverse = youden / (youden**2 + var)
+    inverse, reliable = inverse_youden(youden, var)
     estimate = float(_ratio(a.mean(axis=0), b.mean(axis=0), sens, inverse))
     draws, invalid = _bootstrap(a, b, counts, shares, resamples, seed)
     tail = (1.0 - level) / 2.0
@@ -190,13 +210,24 @@ def corrected_difference(
         level,
         resamples,
         float(invalid.mean()),
-        "second-order estimate; percentile bootstrap over topics and control "
-        "judgments"
+        _estimate_note(youden, var, reliable)
+        + "; percentile bootstrap over topics and control judgments"
         + (
             f"; {invalid.mean():.1%} of resamples had J* <= {MIN_J} and count as unbounded"
             if invalid.any()
             else ""
         ),
+        unreliable=not bool(reliable.all()),
+    )
+
+
+def _estimate_note(youden: np.ndarray, var: np.ndarray, reliable: np.ndarray) -> str:
+    if reliable.all():
+        return "second-order estimate"
+    worst = float(np.max(var / youden**2))
+    return (
+        f"UNRELIABLE: J is too uncertain (var / J^2 = {worst:.2f} > {RELIABLE:g}), so the "
+        "estimate uses 1/J-hat, which over-corrects on average"
     )
 
 

@@ -6,6 +6,14 @@ scaled by J's lower bound. These helpers turn an assumed accuracy into the numbe
 judgments with which J's bound passes the minimum with the plan's power, and the topics that then
 give the equivalence test its target power (normal approximation of the paired TOST; the
 default betting test needs more, see docs/methodology.md).
+
+The gate runs on the weighted accuracy's effective counts (harness.analysis.statistics.weighted),
+n_eff = N / deff with N the control judgments and deff = N sum_r (w_r^2 / n_r) the design effect
+of the reviewers' shares w_r of the real judgments and their controls n_r. The power is
+computed on n_eff, so N = deff x the effective judgments needed: counting on pooled judgments
+understated it (sens = spec = 0.9, minimum J 0.3: 53 judgments for power 0.8, but spread as 13
+over each of 4 reviewers with shares 0.45 / 0.45 / 0.05 / 0.05 the gate passed 28 %). Equal
+shares with equal controls per reviewer give deff = 1.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from harness.analysis.statistics.accuracy import Accuracy
 from harness.errors import HarnessError
 
 MAX_CONTROLS = 1_000_000
+SETTLE = 64  # judgments beyond the bisection's answer checked for a dip below the target power
 
 
 def expected_accuracy(
@@ -74,15 +83,32 @@ def gate_power(
     return float(np.sum(stats.binom.pmf(np.arange(pub + 1), pub, sensitivity) * reach))
 
 
+def design_effect(shares: np.ndarray, controls: np.ndarray) -> float:
+    """deff = (sum_r n_r) sum_r (w_r^2 / n_r) over reviewers with controls, shares renormalised
+    over them: the factor by which weighting shrinks the control judgments to effective ones."""
+    shares, controls = np.asarray(shares, dtype=float), np.asarray(controls, dtype=float)
+    keep = (controls > 0) & (shares > 0)
+    if not keep.any():
+        return 1.0
+    w = shares[keep] / shares[keep].sum()
+    return float(controls[keep].sum() * np.sum(w**2 / controls[keep]))
+
+
 def controls_needed(
-    sensitivity: float, specificity: float, min_youden: float, level: float, power: float = 0.8
+    sensitivity: float,
+    specificity: float,
+    min_youden: float,
+    level: float,
+    power: float = 0.8,
+    design: float = 1.0,
 ) -> int | None:
     """Fewest control judgments (half published) with which the gate on J passes with
-    probability `power` (exact, `gate_power`); None when the assumed J is not above the minimum.
+    probability `power` (exact, `gate_power` on the effective judgments N / `design`); None
+    when the assumed J is not above the minimum.
 
-    The probability is not monotone in n at every step (the counts are discrete), so the
-    search returns the first n of a bisection between a failing and a passing n; n + 2 rarely
-    differs."""
+    The probability is saw-toothed in n (the counts are discrete), so a bisection between a
+    failing and a passing n can land on a tooth: the answer is the first n after which the
+    power stays at or above `power` over the next SETTLE judgments."""
     if sensitivity + specificity - 1.0 <= min_youden:
         return None
 
@@ -101,7 +127,9 @@ def controls_needed(
             high = mid
         else:
             low = mid
-    return high
+    failing = [n for n in range(high, high + SETTLE + 1) if not enough(n)]
+    effective = failing[-1] + 1 if failing else high
+    return int(math.ceil(effective * max(design, 1.0) - 1e-9))
 
 
 def corrected_tost_topics(

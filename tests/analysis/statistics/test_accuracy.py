@@ -4,6 +4,7 @@ differential check, exclusion, and the decisive-study helpers."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,8 @@ from harness.analysis.statistics.accuracy import (
     differential,
     excluded_reviewers,
 )
-from harness.analysis.statistics.decisive import controls_needed, gate_power
+from harness.analysis.statistics.decisive import controls_needed, design_effect, gate_power
+from harness.analysis.statistics.weighted import weighted_accuracy
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (17, 40), (1, 1)])
@@ -171,3 +173,51 @@ def test_leak_auc_is_read_from_the_leak_audit_of_the_blind_stage() -> None:
     }
     assert leak_auc({"leak_audit": {"auc": 0.5}}) is None  # the real-items audit is not this
     assert leak_auc({}) is None
+
+
+def test_controls_needed_is_where_the_saw_toothed_power_settles():
+    # 0.8 / 0.8: a bisection lands on 156, but 157 gives 0.796; power stays >= 0.8 from 159 on
+    n = controls_needed(0.8, 0.8, 0.3, 0.95, 0.8)
+    assert gate_power(0.8, 0.8, n - 1, 0.3, 0.95) < 0.8
+    assert all(gate_power(0.8, 0.8, m, 0.3, 0.95) >= 0.8 for m in range(n, n + 40))
+
+
+def test_design_effect_of_shares_and_controls():
+    assert design_effect(np.full(4, 0.25), np.full(4, 20)) == pytest.approx(1.0)
+    assert design_effect(np.array([0.45, 0.45, 0.05, 0.05]), np.full(4, 13)) == pytest.approx(1.64)
+    # reviewers without controls are left out and the shares renormalised
+    assert design_effect(np.array([0.5, 0.5, 0.2]), np.array([10, 10, 0])) == pytest.approx(1.0)
+
+
+def _weighted_gate_passes(per_reviewer: int, shares: dict[str, float], runs: int) -> float:
+    """Seeded Monte Carlo of the gate on the weighted accuracy, sens = spec = 0.9."""
+    rng = np.random.default_rng(7)
+    pub = per_reviewer // 2
+    unpub = per_reviewer - pub
+    passed = 0
+    for _ in range(runs):
+        reviewers = [
+            Accuracy(
+                x,
+                "reviewer",
+                "human",
+                pub,
+                rng.binomial(pub, 0.9),
+                unpub,
+                rng.binomial(unpub, 0.9),
+                0.95,
+            )
+            for x in shares
+        ]
+        passed += weighted_accuracy(reviewers, shares, 0.95).accuracy.youden_ci()[0] >= 0.3
+    return passed / runs
+
+
+def test_controls_needed_with_the_design_effect_reaches_the_power_of_the_weighted_gate():
+    shares = {"a": 0.45, "b": 0.45, "c": 0.05, "d": 0.05}
+    pooled = controls_needed(0.9, 0.9, 0.3, 0.95, 0.8)  # 53: on pooled judgments
+    deff = design_effect(np.array(list(shares.values())), np.full(4, pooled / 4))
+    weighted = controls_needed(0.9, 0.9, 0.3, 0.95, 0.8, deff)
+    assert weighted == math.ceil(pooled * deff)
+    assert _weighted_gate_passes(pooled // 4, shares, 1500) < 0.4
+    assert _weighted_gate_passes(math.ceil(weighted / 4), shares, 1500) > 0.75

@@ -133,7 +133,11 @@ def _relative_bias(sens: float, spec: float, n: int, estimator: str) -> float:
     total = weight = 0.0
     for k, m in itertools.product(range(n + 1), repeat=2):
         p = stats.binom.pmf(k, n, sens) * stats.binom.pmf(m, n, spec)
-        if estimator == "plain":
+        if estimator == "second":
+            j_hat = (k + m) / n - 1.0
+            var = (k / n) * (1 - k / n) / n + (m / n) * (1 - m / n) / n
+            value = a[0, 0] * j_hat / (j_hat**2 + var) if j_hat > 0.05 else None
+        elif estimator == "plain":
             j_hat = (k + m) / n - 1.0
             value = a[0, 0] / j_hat if j_hat > 0.05 else None
         else:
@@ -159,3 +163,35 @@ def test_second_order_estimate_removes_most_of_the_ratio_bias(sens: float, spec:
     assert plain > 0.02  # 1 / J-hat over-corrects
     assert abs(ours) < 0.015  # |bias| < 0.003 at a true difference of 0.2
     assert abs(ours) < plain / 4
+
+
+def test_at_j_0_2_the_estimate_is_less_biased_than_either_fixed_form():
+    # 45 + 45 controls, J = 0.2: 1/J-hat over-corrects (+13 %), J / (J^2 + v) over-shrinks
+    # (-25 %); switching on v / J-hat^2 leaves less than either
+    plain = _relative_bias(0.6, 0.6, 45, "plain")
+    second = _relative_bias(0.6, 0.6, 45, "second")
+    ours = _relative_bias(0.6, 0.6, 45, "ours")
+    assert second < -0.2 and plain > 0.1
+    assert abs(ours) < min(plain, -second) / 1.5
+
+
+def test_an_uncertain_j_uses_the_plain_ratio_and_is_flagged():
+    a = np.array([[0.04], [0.04]])
+    low, high = (
+        corrected_difference(
+            a,
+            np.zeros_like(a),
+            _counts([45], [k], [45], [k]),
+            method="pooled",
+            resamples=50,
+            level=0.95,
+            seed=1,
+        )
+        for k in (27, 41)
+    )
+    # J-hat = 27/45 + 27/45 - 1 = 0.2, v = 2 * 0.24 / 45: v / J^2 = 0.27 > RELIABLE
+    assert low.estimate == pytest.approx(0.04 / 0.2)
+    assert low.unreliable and "UNRELIABLE" in low.note
+    # J-hat = 0.82: second order, below 1/J-hat
+    assert not high.unreliable and high.estimate is not None
+    assert high.estimate < 0.04 / (82 / 45 - 1)
