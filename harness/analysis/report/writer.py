@@ -124,14 +124,21 @@ def _models(r: AnalysisResult) -> list[Block]:
             f"[{fmt(x['ci_low'], signed=True)}, {fmt(x['ci_high'], signed=True)}]",
             fmt_p(x["p_greater"]),
             fmt_p(x["p_holm"]),
-            "supported" if x["supported"] else "not supported",
+            str(x.get("verdict") or ("supported" if x["supported"] else "not supported")),
         ]
         for x in m.models
     ]
+    role = (
+        "the verdict follows them (per_model: supported when any model is, refuted only when "
+        "every model is)"
+        if m.primary == "per_model"
+        else "per-model verdicts are secondary to the pooled one"
+    )
     text = (
+        f"Primary analysis across models, fixed in the plan: {m.primary}. "
         f"Each model's difference on the {m.topics} topics complete in every model, with "
         f"its one-sided relabelling test and Holm's adjustment over models (alpha "
-        f"{m.alpha:g}); per-model verdicts are secondary to the pooled one. Pooled over "
+        f"{m.alpha:g}); {role}. Pooled over "
         f"models (relabelling the conditions of a topic for all models at once): "
         f"{fmt(m.pooled_estimate, signed=True)}, p = {fmt_p(m.pooled_p_greater)} "
         f"({m.pooled_method}). Heterogeneity: Cochran's Q = {fmt(m.q)} on {m.q_df} df, "
