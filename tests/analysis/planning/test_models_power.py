@@ -144,3 +144,28 @@ def test_cli_power_with_one_model_has_no_models_lines_and_bad_values_fail():
     assert bad.returncode == 2 and "--models" in bad.stderr
     bad = _harness("--models", "2", "--model-correlation", "1.5")
     assert bad.returncode == 2 and "--model-correlation" in bad.stderr
+
+
+def test_prereg_states_the_models_rule_of_the_plan():
+    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.planning.preregister import models_lines
+
+    plan = load_plan().plan
+    assert "pooled: the primary test relabels" in models_lines(plan, 3)[0]
+    per_model = plan.model_copy(
+        update={"models": plan.models.model_copy(update={"primary": "per_model"})}
+    )
+    text = "\n".join(models_lines(per_model, 1))
+    assert "per_model: a model is `supported`" in text and "`refuted` only when every model" in text
+    assert "With one model the choice has no effect" in text
+
+
+def test_power_api_adds_models_only_above_one():
+    from harness.analysis.planning.power_analysis import power
+
+    assert power(topics=50).models is None
+    result = power(topics=50, models=4, model_correlation=0.2)
+    assert result.models is not None and result.models["models"] == 4
+    assert result.models["sd_pooled"] == pytest.approx(pooled_sd(result.analytic["sd"], 4, 0.2))
+    with pytest.raises(HarnessError):
+        power(topics=50, models=2, model_correlation=-0.1)
