@@ -221,7 +221,7 @@ def power(
             topics=inputs["topics"],
             effect=inputs["effect"],
             sd=analytic["sd"],
-            models=inputs["models"],
+            models=int(inputs["models"]),
             correlation=inputs["model_correlation"],
             alpha=inputs["alpha"],
             target=inputs["target"],
