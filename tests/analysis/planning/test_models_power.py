@@ -82,28 +82,11 @@ def test_per_model_power_is_holms_power_for_the_model_with_the_effect():
 
 
 def test_topics_needed_reach_the_target_and_one_fewer_does_not():
-    m = models_power(
-        topics=50, effect=0.1, sd=0.5, models=4, correlation=0.3, alpha=0.05, target=0.8
-    )
+    fixed = {"effect": 0.1, "sd": 0.5, "models": 4, "correlation": 0.3, "alpha": 0.05}
+    m = models_power(topics=50, target=0.8, **fixed)
     assert m.pooled_needed is not None and m.per_model_needed is not None
-    again = models_power(
-        topics=m.pooled_needed,
-        effect=0.1,
-        sd=0.5,
-        models=4,
-        correlation=0.3,
-        alpha=0.05,
-        target=0.8,
-    )
-    fewer = models_power(
-        topics=m.pooled_needed - 1,
-        effect=0.1,
-        sd=0.5,
-        models=4,
-        correlation=0.3,
-        alpha=0.05,
-        target=0.8,
-    )
+    again = models_power(topics=m.pooled_needed, target=0.8, **fixed)
+    fewer = models_power(topics=m.pooled_needed - 1, target=0.8, **fixed)
     assert again.pooled_power >= 0.8 > fewer.pooled_power
     assert m.per_model_needed > m.pooled_needed  # a Holm-adjusted test on one model's topics
 
