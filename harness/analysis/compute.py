@@ -53,6 +53,11 @@ from harness.analysis.statistics.decisive import (
     expected_accuracy,
 )
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t, tango
+from harness.analysis.statistics.model_verdict import (
+    ModelVerdict,
+    decide_per_model,
+    model_verdicts,
+)
 from harness.analysis.statistics.pooled import Pooled, pooled_test
 from harness.analysis.statistics.primary import PrimaryOutcome, run_primary
 from harness.analysis.statistics.verdict import AccuracyGate, decide, literal_rule, withheld_reasons
@@ -121,13 +126,12 @@ def compute(
         estimable=math.isfinite(primary.estimate),
     )
     needs = _needs(ctl, table.d, plan)
-    decision = decide(
-        primary,
-        equivalence,
-        plan,
-        withheld,
-        AccuracyGate(ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs["text"]),
-    )
+    gate = AccuracyGate(ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs["text"])
+    decision = decide(primary, equivalence, plan, withheld, gate)
+    across = study_across_models(j, plan)
+    verdicts = model_verdicts(across, plan, gate, ctl.youden_bound) if across else []
+    if across is not None and plan.models.primary == "per_model":
+        decision = decide_per_model(verdicts, withheld)
     prereg = manifest.get("prereg") or {}
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
@@ -162,18 +166,32 @@ def compute(
             literal_label=literal[0],
             literal_reason=literal[1],
         ),
-        notes=_notes(design, verification, prereg),
+        notes=_notes(design, verification, prereg) + _models_note(plan, design, across),
         topics=_records(table.frame()),
         controls=_controls_result(ctl, plan, needs, manifest),
-        models=_models_result(study_across_models(j, plan), manifest),
+        models=_models_result(across, verdicts, plan, manifest),
     )
 
 
-def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsResult | None:
+def _models_note(plan: Plan, design: DesignSummary, across: AcrossModels | None) -> list[str]:
+    if plan.models.primary != "per_model" or across is not None:
+        return []
+    if len(design.models) < 2:
+        return ["The plan's models.primary per_model is ignored: the study has one model."]
+    return [
+        "The plan's models.primary per_model could not apply: fewer than two topics are "
+        "complete in every model, so the verdict is the pooled one."
+    ]
+
+
+def _models_result(
+    a: AcrossModels | None, verdicts: list[ModelVerdict], plan: Plan, manifest: dict[str, Any]
+) -> ModelsResult | None:
     if a is None:
         return None
     words = wording([m.model for m in a.models])
     return ModelsResult(
+        primary=plan.models.primary,
         models=[
             {
                 "model": m.model,
@@ -184,8 +202,11 @@ def _models_result(a: AcrossModels | None, manifest: dict[str, Any]) -> ModelsRe
                 "p_greater": m.p_greater,
                 "p_holm": m.p_holm,
                 "supported": m.supported,
+                "p_less": m.p_less,
+                "verdict": v.label,
+                "verdict_reason": v.reason,
             }
-            for m in a.models
+            for m, v in zip(a.models, verdicts, strict=True)
         ],
         topics=a.models[0].topics,
         pooled_estimate=_num(a.pooled.mean),

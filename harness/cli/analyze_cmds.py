@@ -130,12 +130,28 @@ def power(
     bank_reps: int = typer.Option(
         400, "--bank-reps", min=10, help="Simulated studies per equivalence figure of --bank."
     ),
+    models: int | None = typer.Option(
+        None,
+        "--models",
+        min=1,
+        help="Models answering the same prompts (default: the plan's planning.models); above 1 "
+        "adds the pooled and per-model (Holm) designs.",
+    ),
+    model_correlation: float | None = typer.Option(
+        None,
+        "--model-correlation",
+        min=0.0,
+        max=1.0,
+        help="Correlation of a topic's difference between two models "
+        "(default: the plan's planning.model_correlation, 0.5).",
+    ),
 ) -> None:
     """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
     normal approximation; simulation searched until it reaches the target power).
 
     Example: harness power --topics 50 --p-single 0.3 --effect 0.1 --simulate
     Example: harness power --bank --sensitivity 0.85 --specificity 0.9
+    Example: harness power --models 3 --model-correlation 0.5
     """
     from harness.analysis import power as run
 
@@ -157,5 +173,7 @@ def power(
         specificity=specificity,
         bank=bank_file or bank or None,
         bank_reps=bank_reps,
+        models=models,
+        model_correlation=model_correlation,
     )
     typer.echo(result.summary())

@@ -108,6 +108,8 @@ class Planning(_Section):
     sensitivity: float = Field(0.9, gt=0.0, le=1.0)  # expected reviewer accuracy on controls
     specificity: float = Field(0.9, gt=0.0, le=1.0)
     controls: int = Field(100, ge=0)  # control judgments in the study (pooled)
+    models: int = Field(1, ge=1, le=100)  # models answering the same prompts
+    model_correlation: float = Field(0.5, ge=0.0, le=1.0)  # of a topic's d_t between two models
 
 
 class Controls(_Section):
@@ -122,6 +124,12 @@ class Controls(_Section):
     correction: Literal["pooled", "per_reviewer"] = "pooled"
     bootstrap: int = Field(2000, ge=200, le=1_000_000)
     seed: int = 20261202
+
+
+class Models(_Section):
+    """How several models of one study enter the primary analysis (one model: ignored)."""
+
+    primary: Literal["pooled", "per_model"] = "pooled"
 
 
 class Report(_Section):
@@ -145,6 +153,7 @@ class Plan(_Section):
     agreement: Agreement = Field(default_factory=Agreement)
     planning: Planning = Field(default_factory=Planning)
     controls: Controls = Field(default_factory=Controls)
+    models: Models = Field(default_factory=Models)
     report: Report = Field(default_factory=Report)
 
     @field_validator("hypothesis")
@@ -195,6 +204,23 @@ def load_plan(path: str | Path | None = None) -> LoadedPlan:
             row=line_of(lines, loc),
             column=".".join(loc) or None,
         ) from None
+    problem = _cross_field_problem(plan)
+    if problem is not None:
+        raise HarnessError(
+            problem, file=file, row=line_of(lines, ("models", "primary")), column="models.primary"
+        )
     return LoadedPlan(
         plan=plan, path=str(file.resolve()), sha256=hashlib.sha256(raw).hexdigest(), text=text
     )
+
+
+def _cross_field_problem(plan: Plan) -> str | None:
+    """Per-model refutation scales each model's margin by the pooled J's lower bound and tests
+    that model's own d_t, which needs a pooled correction and a test on d_t."""
+    if plan.models.primary != "per_model":
+        return None
+    if plan.controls.correction != "pooled":
+        return "models.primary per_model needs controls.correction: pooled"
+    if plan.equivalence.method == "tango":
+        return "models.primary per_model needs equivalence.method betting or paired_t"
+    return None

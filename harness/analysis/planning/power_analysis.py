@@ -30,6 +30,7 @@ class PowerResult:
     notes: list[str] = field(default_factory=list)
     accuracy: dict[str, Any] | None = None
     bank: dict[str, Any] | None = None
+    models: dict[str, Any] | None = None  # several models (ModelsPower.as_dict)
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic
@@ -48,6 +49,10 @@ class PowerResult:
             f"{a['sd_equivalence']:.3f}): power {a['tost_power']:.3f}; topics needed "
             f"{a['tost_needed']}",
         ]
+        if self.models:
+            from harness.analysis.planning.models_power import models_lines
+
+            lines += models_lines(self.models, i["topics"], i["effect"])
         if self.accuracy:
             lines += accuracy_lines(self.accuracy, i)
         if self.bank:
@@ -154,11 +159,15 @@ def power(
     specificity: float | None = None,
     bank: str | Path | bool | None = None,
     bank_reps: int | None = None,
+    models: int | None = None,
+    model_correlation: float | None = None,
 ) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
     design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
     file or folder) adds what a study on all of that bank's topics can decide (`bank_reps`
-    simulated studies per equivalence figure, default `bank_power.BANK_REPS`)."""
+    simulated studies per equivalence figure, default `bank_power.BANK_REPS`). `models` (default
+    the plan's planning.models) above 1 adds the pooled and per-model designs' power with
+    `model_correlation` between models (harness.analysis.planning.models_power)."""
     import numpy as np
 
     from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
@@ -183,9 +192,17 @@ def power(
         "sesoi": sesoi or base.equivalence.sesoi,
         # equivalence power is computed for arms that truly do not differ
         "equivalence_difference": 0.0,
+        "models": p.models if models is None else models,
+        "model_correlation": p.model_correlation
+        if model_correlation is None
+        else model_correlation,
     }
     if inputs["topics"] < 2:
         raise HarnessError("--topics must be at least 2", column="topics")
+    if inputs["models"] < 1:
+        raise HarnessError("--models must be at least 1", column="models")
+    if not 0.0 <= inputs["model_correlation"] <= 1.0:
+        raise HarnessError("--model-correlation must lie in [0, 1]", column="model_correlation")
     analytic = _analytic(inputs)
     grid = np.unique(np.geomspace(10, max(4 * inputs["topics"], 400), 40).astype(int))
     curve = power_curve(
@@ -198,6 +215,18 @@ def power(
         sd_equivalence=analytic["sd_equivalence"],
     )
     result = PowerResult(inputs, analytic, curve, accuracy=_accuracy(base, inputs))
+    if inputs["models"] > 1:
+        from harness.analysis.planning.models_power import models_power
+
+        result.models = models_power(
+            topics=inputs["topics"],
+            effect=inputs["effect"],
+            sd=analytic["sd"],
+            models=int(inputs["models"]),
+            correlation=inputs["model_correlation"],
+            alpha=inputs["alpha"],
+            target=inputs["target"],
+        ).as_dict()
     if sized is not None:
         count, label = sized
         result.bank = bank_power(

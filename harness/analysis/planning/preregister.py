@@ -204,6 +204,7 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
             "",
         ]
     lines += ["## Reviewer accuracy (control items)", ""] + controls_lines(plan) + [""]
+    lines += ["## Several models", ""] + models_lines(plan, len(facts["models"])) + [""]
     lines += ["## Materials", ""] + _materials(manifest) + [""]
     lines += [
         "## Analysis plan",
@@ -219,6 +220,31 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
     ]
     lines += [f"## Power analysis for {topics} topics", ""] + power_lines(plan, topics) + [""]
     return "\n".join(lines)
+
+
+def models_lines(plan: Plan, models: int) -> list[str]:
+    """How several models enter the primary analysis (plan `models.primary`)."""
+    if plan.models.primary == "pooled":
+        rule = (
+            "pooled: the primary test relabels each topic's conditions on its proportions "
+            "averaged over models (labels move only within a topic, for all models at once); "
+            "each model's test with Holm's adjustment and its verdict are reported beside the "
+            "verdict, which stays the pooled one."
+        )
+    else:
+        rule = (
+            f"per_model: a model is `supported` when its one-sided relabelling test is "
+            f"significant after Holm over the models (alpha {plan.primary.alpha:g}), `refuted` "
+            f"when the reviewers pass the J gate and its own differences lie inside the "
+            f"corrected margin (TOST at alpha/2 against {plan.equivalence.sesoi:g} times J's "
+            f"lower bound) or its test is significant the other way; the study is `supported` "
+            f"when any model is, `refuted` only when every model is, `inconclusive` otherwise."
+        )
+    count = f"{models} models so far" if models else "no model yet"
+    lines = [f"- Primary analysis across models ({count}): {rule}"]
+    if models == 1:
+        lines.append("- With one model the choice has no effect (the report says so).")
+    return lines
 
 
 def controls_lines(plan: Plan) -> list[str]:

@@ -166,8 +166,10 @@ class ControlsResult(_Model):
 class ModelsResult(_Model):
     """Several models in one study: each model's difference, the pooled test, heterogeneity."""
 
+    primary: Literal["pooled", "per_model"] = "pooled"  # the plan's models.primary
     models: list[dict[str, Any]]  # model, topics, estimate, ci_low, ci_high, p_greater,
-    # p_holm, supported (Holm-adjusted p < alpha)
+    # p_holm, supported (Holm-adjusted p < alpha), p_less, verdict and verdict_reason (the
+    # per-model rule of harness.analysis.statistics.model_verdict)
     topics: int  # topics complete in every model
     pooled_estimate: float | None
     pooled_p_greater: float

@@ -132,17 +132,24 @@ def _models(r: AnalysisResult) -> list[Block]:
             f"[{fmt(x['ci_low'], signed=True)}, {fmt(x['ci_high'], signed=True)}]",
             fmt_p(x["p_greater"]),
             fmt_p(x["p_holm"]),
-            "supported" if x["supported"] else "not supported",
+            str(x.get("verdict") or ("supported" if x["supported"] else "not supported")),
         ]
         for x in m.models
     ]
     one, many = (
         ("configuration", "configurations") if m.kind == "configurations" else ("model", "models")
     )
+    role = (
+        f"the verdict follows them (per_model: supported when any {one} is, refuted only when "
+        f"every {one} is)"
+        if m.primary == "per_model"
+        else f"per-{one} verdicts are secondary to the pooled one"
+    )
     text = (
+        f"Primary analysis across {many}, fixed in the plan: {m.primary}. "
         f"Each {one}'s difference on the {m.topics} topics complete in every {one}, with "
         f"its one-sided relabelling test and Holm's adjustment over {many} (alpha "
-        f"{m.alpha:g}); per-{one} verdicts are secondary to the pooled one. Pooled over "
+        f"{m.alpha:g}); {role}. Pooled over "
         f"{many} (relabelling the conditions of a topic for all {many} at once): "
         f"{fmt(m.pooled_estimate, signed=True)}, p = {fmt_p(m.pooled_p_greater)} "
         f"({m.pooled_method}). Heterogeneity{_across(m)}: Cochran's Q = {fmt(m.q)} on {m.q_df} "

@@ -39,6 +39,7 @@ class ModelEffect:
     p_greater: float  # one-sided primary test (relabelling, mid-p as the plan says)
     p_holm: float  # Holm-adjusted over models
     supported: bool  # p_holm < alpha
+    p_less: float = 1.0  # one-sided test the other way (single above cross), unadjusted
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class AcrossModels:
     interaction_df: tuple[int, int] | None
     interaction_p: float | None
     alpha: float
+    differences: np.ndarray | None = None  # (topics, models) d_t behind the estimates
 
     def summary(self) -> str:
         lines = [
@@ -121,6 +123,7 @@ def across_models(
     d = differences(p, single)  # (T, M)
     tests = [_test(p[:, m], single, permutations, seed) for m in range(len(models))]
     raw = [t.p_greater_mid if mid_p else t.p_greater for t in tests]
+    less = [t.p_less_mid if mid_p else t.p_less for t in tests]
     holm = multipletests(raw, alpha=alpha, method="holm")[1] if raw else []
     effects = [
         ModelEffect(
@@ -131,6 +134,7 @@ def across_models(
             float(raw[m]),
             float(holm[m]),
             bool(holm[m] < alpha),
+            float(less[m]),
         )
         for m, name in enumerate(models)
     ]
@@ -148,6 +152,7 @@ def across_models(
         dfs,
         p_int,
         alpha,
+        d,
     )
 
 

@@ -71,3 +71,40 @@ def test_missing_hypothesis_and_invalid_yaml(tmp_path):
 def test_a_minimal_plan_takes_the_defaults(tmp_path):
     plan = load_plan(_write(tmp_path, HYP + "equivalence:\n  sesoi: 0.05\n")).plan
     assert plan.equivalence.sesoi == 0.05 and plan.primary.alpha == 0.05
+
+
+def test_models_primary_defaults_to_pooled_and_accepts_per_model(tmp_path):
+    assert load_plan().plan.models.primary == "pooled"
+    path = _write(tmp_path, HYP + "models:\n  primary: per_model\n")
+    assert load_plan(path).plan.models.primary == "per_model"
+
+
+def test_unknown_models_primary_is_one_line_naming_the_field(tmp_path):
+    path = _write(tmp_path, HYP + "models:\n  primary: each\n")
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    assert caught.value.row == 3 and caught.value.column == "models.primary"
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needs"),
+    [
+        ("controls:\n  correction: per_reviewer\n", "controls.correction"),
+        ("equivalence:\n  method: tango\n", "equivalence.method"),
+    ],
+)
+def test_per_model_refuses_settings_it_cannot_apply(tmp_path, extra, needs):
+    path = _write(tmp_path, HYP + extra + "models:\n  primary: per_model\n")
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    error = caught.value
+    assert error.column == "models.primary" and error.row == 3 + extra.count("\n")
+    assert needs in str(error) and "\n" not in str(error)
+
+
+def test_model_correlation_out_of_range_names_its_line(tmp_path):
+    path = _write(tmp_path, HYP + "planning:\n  models: 3\n  model_correlation: 1.5\n")
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    assert caught.value.row == 4 and caught.value.column == "planning.model_correlation"

@@ -114,3 +114,44 @@ def test_several_models_keep_the_models_wording(two_models, fast_plan):
     assert result.models is not None and result.models.kind == "models"
     assert result.models.heading == "Across models" and result.models.of_model is None
     assert forest_title(result.models).startswith("Each model's difference")
+
+
+def _per_model(fast_plan, tmp_path):
+    text = (
+        fast_plan.read_text(encoding="utf-8")
+        .replace("primary: pooled            #", "primary: per_model         #")
+        .replace("minimum:\n  topics: 50", "minimum:\n  topics: 20")
+    )
+    path = tmp_path / "per_model.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_per_model_plan_decides_from_the_models_and_says_so(two_models, fast_plan, tmp_path):
+    result = analyze(two_models, _per_model(fast_plan, tmp_path), allow_deviation=True)
+    assert result.models is not None and result.models.primary == "per_model"
+    labels = [m["verdict"] for m in result.models.models]
+    assert set(labels) <= {"supported", "refuted", "inconclusive"}
+    expected = (
+        "supported"
+        if "supported" in labels
+        else "refuted"
+        if set(labels) == {"refuted"}
+        else "inconclusive"
+    )
+    assert result.verdict.label == expected
+    assert result.verdict.reason.startswith("per-model primary analysis")
+    saved = json.loads((two_models / "report" / "report.json").read_text(encoding="utf-8"))
+    assert saved["models"]["primary"] == "per_model"
+    assert saved["plan"]["models"]["primary"] == "per_model"
+    report = (two_models / "report" / "report.md").read_text(encoding="utf-8")
+    assert "Primary analysis across models, fixed in the plan: per_model" in report
+
+
+def test_one_model_study_ignores_per_model_and_says_so(tmp_path, fast_plan):
+    folder = write_simulated_study(
+        tmp_path / "one", Design(samples=1, reviewers=2), topics=20, seed=4
+    )
+    result = analyze(folder, _per_model(fast_plan, tmp_path), write_report=False)
+    assert result.models is None
+    assert any("per_model is ignored: the study has one model" in n for n in result.notes)
