@@ -404,7 +404,7 @@ def _collect(
     result = _result(study, engine, run, total, done, tally)
     result.notes.extend(notes)
     batch_ids = engine.stats.batch_ids if engine.stats else []
-    _record(study, run, run_info, result, batch_ids, engine.replica_record())
+    _record(study, run, run_info, result, batch_ids, engine.replica_record(), engine.run_settings())
     return result
 
 
@@ -752,8 +752,10 @@ def _record(
     result: CollectResult,
     batch_ids: list[str],
     replicas: dict[str, dict[str, int]] | None = None,
+    chosen: dict[str, Any] | None = None,
 ) -> None:
-    """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs."""
+    """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs
+    (each with what the backend chose for itself, such as the CPU threads it used)."""
     from harness.study.manifest import load_manifest, record_section
     from harness.study.tables.outputs import reported_models
 
@@ -770,6 +772,7 @@ def _record(
         "elapsed_s": round(result.elapsed_s, 3),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
     }
+    this_run.update(chosen or {})
     if replicas and len(replicas) > 1:
         this_run["replicas"] = replicas  # answers and times taken out, per replica
     runs: list[dict[str, Any]] = previous.get("runs", []) + [this_run]

@@ -172,6 +172,11 @@ class ModelAPI(ABC):
         (the manifest records the list); empty for a backend with one server or none."""
         return []
 
+    def run_settings(self) -> dict[str, Any]:
+        """Settings the backend chose for itself in its last run that can change its texts (the
+        local backend's CPU thread count), for the manifest; empty when it chose none."""
+        return {}
+
     def replica_record(self) -> dict[str, dict[str, int]]:
         """Per replica, after a run: answers served and times taken out (for the manifest);
         empty for a backend with one server or none."""

@@ -128,6 +128,15 @@ class LocalBackend(ModelAPI):
             self._fingerprint = "sha256:" + weights_digest(self.path)[:16]
         return self._fingerprint
 
+    def run_settings(self) -> dict[str, Any]:
+        """The CPU threads the last run used: the matrix kernels split their sums by thread, so
+        with `threads` unset (as many as are idle) a busy machine can draw other tokens."""
+        if self._lm is None:
+            return {}
+        import torch
+
+        return {"threads_used": torch.get_num_threads()}
+
     # -- generation --------------------------------------------------------------------------
     def complete(
         self, requests: Sequence[ChatRequest], params: GenerationParams

@@ -65,6 +65,9 @@ class Counting(ModelAPI):
     def close(self) -> None:
         self.closed += 1
 
+    def run_settings(self) -> dict[str, object]:
+        return {"threads_used": 3}
+
 
 def test_collect_reads_the_declared_capabilities(tmp_path):
     study = make_study(tmp_path / "s", 2)
@@ -80,6 +83,7 @@ def test_collect_reads_the_declared_capabilities(tmp_path):
     record = load_manifest(study)["collect"]["models"][result.model_key]
     assert record["weights"] == "sha256:0123abcd" and "base_url" not in record
     assert '"batch_api"' not in str(record["params"])
+    assert record["runs"][-1]["threads_used"] == 3  # what the backend chose, with its run
 
 
 def test_an_object_that_is_not_a_backend_is_refused(tmp_path):
@@ -103,3 +107,9 @@ def test_the_cli_refuses_an_option_of_another_backend_in_one_line(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().count("\n") == 0
     assert "--threads does not apply to the openai backend" in done.stderr
+
+
+def test_a_local_backend_reports_threads_only_once_loaded():
+    from harness.models.local import LocalBackend
+
+    assert LocalBackend().run_settings() == {}
