@@ -12,8 +12,7 @@ name used, torch, transformers, pandas and matplotlib inside the functions that 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from harness._lazy import lazy_exports
 
 _API = {
     "Attention": "harness.geometry.attention",
@@ -44,14 +43,7 @@ _API = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _API:
-        return getattr(importlib.import_module(_API[name]), name)
-    raise AttributeError(f"module 'harness.geometry' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+__getattr__, __dir__ = lazy_exports(__name__, _API)
 
 
 __all__ = sorted(_API)

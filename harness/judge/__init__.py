@@ -5,8 +5,7 @@ The public functions are re-exported lazily so that importing the package stays 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from harness._lazy import lazy_exports
 
 _API = {
     "blind": "harness.judge.blind",
@@ -29,14 +28,7 @@ _API = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _API:
-        return getattr(importlib.import_module(_API[name]), name)
-    raise AttributeError(f"module 'harness.judge' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+__getattr__, __dir__ = lazy_exports(__name__, _API)
 
 
 __all__ = list(_API)

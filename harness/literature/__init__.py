@@ -10,10 +10,10 @@ corpus is given), `openalex`, `arxiv`, `semanticscholar`, `crossref`.
 
 from __future__ import annotations
 
-import importlib
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from harness._lazy import lazy_exports
 from harness.errors import HarnessError
 from harness.literature.defaults import DEFAULT_LIMIT, SOURCE_NAMES
 
@@ -25,10 +25,7 @@ if TYPE_CHECKING:
 _BASE = ("Hit", "SearchRecord", "SentRequest", "Source", "dedup_key")
 
 
-def __getattr__(name: str) -> Any:
-    if name in _BASE:
-        return getattr(importlib.import_module("harness.literature.base"), name)
-    raise AttributeError(f"module 'harness.literature' has no attribute {name!r}")
+__getattr__, _ = lazy_exports(__name__, dict.fromkeys(_BASE, "harness.literature.base"))
 
 
 __all__ = [
