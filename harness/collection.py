@@ -12,7 +12,6 @@ and provenance, and a model added later collects only its own outputs.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -50,11 +49,15 @@ class StudyBatchState:
         self.key = BATCHES_KEY + (f":{suffix}" if suffix else "")
 
     def load(self) -> list[dict[str, Any]]:
+        import json
+
         with Study.open(self.path) as study:
             batches: list[dict[str, Any]] = json.loads(study.meta(self.key) or "[]")
             return batches
 
     def save(self, batches: list[dict[str, Any]]) -> None:
+        import json
+
         with Study.open(self.path) as study:
             study.set_meta(self.key, json.dumps(batches))
 
@@ -347,6 +350,8 @@ def _collect(
     progress: bool,
     new_endpoint: bool,
 ) -> CollectResult:
+    import json
+
     from harness.collection_plan import MODELS_KEY, stored_models
     from harness.models.budget import Budget
     from harness.models.openai_api import ParameterRejected

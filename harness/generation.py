@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +54,8 @@ def slot_values(topic: Topic, condition: str) -> dict[str, str]:
 
 def assign_families(topic_ids: list[str], families: list[Family], seed: int) -> dict[str, Family]:
     """Balanced, seeded: shuffle the topics, then deal families round-robin (counts differ <= 1)."""
+    import random
+
     order = sorted(topic_ids)
     random.Random(seed).shuffle(order)
     return {tid: families[i % len(families)] for i, tid in enumerate(order)}
@@ -161,6 +161,8 @@ def select_topics(
 
 
 def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
+    import json
+
     from harness.field_distance import cosine_distances
     from harness.study.tables.topics import TopicRecord
 
@@ -193,6 +195,8 @@ def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
 
 
 def _prompt_record(r: PromptRow) -> PromptRecord:
+    import json
+
     from harness.study.tables.prompts import PromptRecord
 
     spans = json.dumps({k: list(v) for k, v in sorted(r.spans.items())})
@@ -218,6 +222,8 @@ def _store(
     selection: dict[str, Any],
 ) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
+    import json
+
     from harness.study.tables.meta import write_meta
     from harness.study.tables.prompts import insert_prompts, stored_prompts
     from harness.study.tables.topics import insert_topics

@@ -8,10 +8,8 @@ without the CLI leaves logging to the caller, as the stdlib expects.
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
-from typing import TextIO
 
 LOGGER = "harness"
 LEVELS = ("debug", "info", "warning", "error")
@@ -20,25 +18,25 @@ _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _MARK = "_harness_handler"
 
 
-class _Stderr(logging.StreamHandler[TextIO]):
+class _CurrentStderr:
     """Writes to whatever `sys.stderr` is at the time (progress bars and tests replace it)."""
 
-    @property
-    def stream(self) -> TextIO:
-        return sys.stderr
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
 
-    @stream.setter
-    def stream(self, _value: object) -> None:
-        pass
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def configure(level: str = "warning") -> None:
     """Send `harness.*` records at `level` and above to stderr; replaces an earlier set-up."""
+    import logging
+
     if level.lower() not in LEVELS:
         raise ValueError(f"log level must be one of {', '.join(LEVELS)}")
     reset()
     logger = logging.getLogger(LOGGER)
-    handler = _Stderr()
+    handler = logging.StreamHandler(_CurrentStderr())
     handler.setLevel(level.upper())
     handler.setFormatter(logging.Formatter(_FORMAT))
     setattr(handler, _MARK, "stderr")
@@ -48,6 +46,10 @@ def configure(level: str = "warning") -> None:
 
 def log_to_study(folder: str | Path) -> None:
     """Append this process's records to `<folder>/logs/harness.log` (only after `configure`)."""
+    if "logging" not in sys.modules:  # `configure` imports it: no set-up to follow
+        return
+    import logging
+
     logger = logging.getLogger(LOGGER)
     stderr = next((h for h in logger.handlers if getattr(h, _MARK, None) == "stderr"), None)
     if stderr is None:
@@ -68,6 +70,10 @@ def log_to_study(folder: str | Path) -> None:
 
 def reset() -> None:
     """Remove the handlers `configure` and `log_to_study` added (the CLI does so when it ends)."""
+    if "logging" not in sys.modules:  # `configure` imports it: nothing was added
+        return
+    import logging
+
     logger = logging.getLogger(LOGGER)
     for handler in [h for h in logger.handlers if getattr(h, _MARK, False)]:
         logger.removeHandler(handler)

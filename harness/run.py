@@ -8,8 +8,6 @@ not evidence.
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +30,6 @@ DEMO_CONFIGURATIONS: dict[str, list[str]] = {"sampled": [], "greedy": ["temperat
 #: not depend on its batch (its own generator, cache and batch-invariant matrix shapes).
 DEMO_BATCH_SIZE = 32
 
-log = logging.getLogger(__name__)
 
 #: The demo's publication-date cut-off. The bank's known links run from 1798 to 2018 with no link
 #: from 1985, so this date splits them into published and unpublished controls almost evenly
@@ -92,6 +89,8 @@ def run_study(
     `models`, `configurations` collects the local model at each of DEMO_CONFIGURATIONS (a study
     begun with other models resumes them instead).
     """
+    import logging
+
     folder = Path(study)
     timings: dict[str, float] = {}
 
@@ -100,7 +99,7 @@ def run_study(
         start = time.perf_counter()
         message = work()
         timings[name] = time.perf_counter() - start
-        log.info("stage %s finished in %.2f s", name, timings[name])
+        logging.getLogger(__name__).info("stage %s finished in %.2f s", name, timings[name])
         if message:
             echo(message)
 
@@ -160,6 +159,8 @@ def _generate(
 
 def _chosen(folder: Path) -> str:
     """How the topics were chosen, as recorded by generate (empty for the whole bank)."""
+    import json
+
     with Study.open(folder) as s:
         selection = json.loads(s.meta("topic_selection") or "{}")
     if selection.get("rule") == "subset":

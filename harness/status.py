@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +64,8 @@ def study_status(path: str | Path) -> list[StageStatus]:
 
 def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
     """One row per model (provider string) of the study; one plain row when it has one."""
+    import json
+
     from harness.study.tables.outputs import outputs_by_model, repeated_texts
 
     wanted = {

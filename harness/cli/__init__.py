@@ -14,6 +14,7 @@ import sys
 import time
 
 from harness.cli._app import app
+from harness.cli._group import build_group
 from harness.defaults import quiet_libraries
 from harness.errors import HarnessError, PartialWork
 from harness.logs import reset as reset_logging
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     quiet_libraries()
     started = time.monotonic()
     try:
-        code = app(args=argv, prog_name="harness", standalone_mode=False)
+        code = build_group(app).main(args=argv, prog_name="harness", standalone_mode=False)
     except HarnessError as error:
         sys.stderr.write(f"error: {error}\n")
         raise SystemExit(PARTIAL_EXIT if isinstance(error, PartialWork) else USAGE_EXIT) from None
@@ -86,11 +87,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _log_finished(started: float) -> None:
-    import logging
-
     from harness.cli._app import invoked
 
     if invoked:  # options were parsed and a command ran
+        import logging
+
         logging.getLogger("harness.cli").info(
             "command %s finished in %.2f s", invoked[0], time.monotonic() - started
         )

@@ -52,7 +52,8 @@ def check(
     """
     import json
 
-    from harness.curation import Rules, check_bank
+    from harness.curation.check import check_bank
+    from harness.curation.rules import Rules
     from harness.defaults import DEFAULT_SEED
 
     rules = Rules(cutoffs=tuple(_year(c) for c in cutoff)) if cutoff else Rules()

@@ -1,9 +1,4 @@
-"""Curation of topic banks: the quality checks of `harness topics check` and the drafting of
-candidate topics (`harness topics draft`) into a review file, never into a bank."""
-
-from __future__ import annotations
-
-from harness.curation.check import CheckReport, check_bank
-from harness.curation.rules import Finding, Rules, Section
-
-__all__ = ["CheckReport", "Finding", "Rules", "Section", "check_bank"]
+"""Curation of topic banks: the quality checks of `harness topics check` (`check_bank` in
+`harness.curation.check`, the rules in `harness.curation.rules`) and the drafting of candidate
+topics (`harness topics draft`, `draft_topics` in `harness.curation.draft`) into a review file,
+never into a bank."""

@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.curation.rules import Rules, Section
-
 if TYPE_CHECKING:  # the checks read YAML and the topic models: they load in `check_bank`
     from harness.curation.entries import Located
+    from harness.curation.rules import Rules, Section
 
 
 @dataclass
@@ -83,6 +82,7 @@ def check_bank(
     from harness.curation.duplicates import check_duplicates
     from harness.curation.entries import read_banks
     from harness.curation.links import check_links
+    from harness.curation.rules import Rules
     from harness.curation.spread import check_spread, check_subset
     from harness.defaults import materials_dir
 

@@ -9,7 +9,6 @@ adds only publications they have verified.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +67,8 @@ def messages(request: DraftRequest, tax: Taxonomy, avoid: list[str]) -> list[dic
 
 def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
     """The topic in a reply (the first JSON object in it), validated like a bank entry."""
+    import json
+
     from harness.materials.topics import validate_entry
 
     match = re.search(r"\{.*\}", text, flags=re.DOTALL)

@@ -8,9 +8,7 @@ the loss.
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,8 @@ REBUILD = (
 
 
 def read_manifest_file(path: Path) -> dict[str, Any]:
+    import json
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -46,6 +46,8 @@ def read_manifest_file(path: Path) -> dict[str, Any]:
 
 def has_history(folder: Path) -> bool:
     """True when the store records that a manifest was written for this study."""
+    import sqlite3
+
     db = folder / DB_NAME
     if not db.exists():
         return False
@@ -83,6 +85,8 @@ def check_history(folder: str | Path, *, mark: bool = False) -> None:
 
 def mark_started(folder: Path) -> None:
     """Note in the store that this study has a manifest (called when one is first written)."""
+    import sqlite3
+
     db = folder / DB_NAME
     if not db.exists():
         return
@@ -100,6 +104,8 @@ def rebuild(folder: str | Path) -> Path:
 
     A damaged file is kept beside it as `manifest.json.damaged-<time>`.
     """
+    import json
+
     folder = Path(folder)
     path = folder / MANIFEST_NAME
     now = utc_now()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 import sys
 import threading
@@ -34,6 +33,8 @@ _guard = threading.Lock()
 
 
 def _holder(folder: Path) -> str:
+    import json
+
     try:
         info = json.loads((folder / HOLDER_NAME).read_text(encoding="utf-8"))
         return (
@@ -110,6 +111,7 @@ def _remove_if_unused(folder: Path) -> None:
 
 
 def _write_holder(folder: Path, command: str | None) -> None:
+    import json
     import socket  # pulls in ssl-sized modules at start-up; only a stage that writes needs it
 
     info = {

@@ -6,8 +6,6 @@ crash never leaves a half-written manifest.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -50,6 +48,8 @@ TRACKED_PACKAGES = (
 
 
 def sha256_file(path: str | Path) -> str:
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -78,6 +78,8 @@ def update_manifest(
     study_dir: str | Path, change: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
     """Apply `change` to the manifest in place and write it atomically."""
+    import json
+
     folder = Path(study_dir)
     with _locked(folder):
         first = not (folder / MANIFEST_NAME).exists()

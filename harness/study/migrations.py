@@ -7,11 +7,13 @@ between versions.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from harness.study.clock import utc_now
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 def _v1_to_v2(conn: sqlite3.Connection) -> None:
@@ -78,6 +80,8 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
 
     Output ids are kept, so items, reviews and the blinding commitment are untouched.
     """
+    import json
+
     from harness.models.providers import stored_key
 
     conn.create_function("stored_key", 2, stored_key, deterministic=True)
@@ -110,6 +114,8 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
 
 def migrate(conn: sqlite3.Connection, found: int, target: int) -> list[str]:
     """Run the steps from `found` to `target`; returns one line per step for the manifest."""
+    import sqlite3
+
     done = []
     # Rebuilding a referenced table needs foreign-key enforcement off (SQLite's documented
     # procedure); it cannot change inside a transaction, so it is switched around each step.

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +15,8 @@ from harness.study.migrations import migrate
 from harness.study.schema import SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import pandas as pd
 
 DB_NAME = "study.sqlite"
@@ -33,6 +33,8 @@ class Study:
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False) -> Study:
         """Open a study folder; with `create`, make it (and its store) when it does not exist."""
+        import sqlite3
+
         folder = Path(path)
         db = folder / DB_NAME
         if not db.exists():
@@ -51,6 +53,8 @@ class Study:
         return study
 
     def _initialise(self) -> None:
+        import uuid
+
         with self.transaction() as conn:
             for statement in _statements(SCHEMA):
                 conn.execute(statement)
@@ -105,6 +109,8 @@ class Study:
 
     # -- reading -------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
+        import sqlite3
+
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.OperationalError:
@@ -143,6 +149,8 @@ class Study:
 
 def _connect(db: Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN/COMMIT ourselves so that each unit of work is explicit.
+    import sqlite3
+
     if db.exists() and not os.access(db.parent, os.W_OK):
         # A read-only folder (an archived study): read without the WAL files SQLite cannot make.
         # Unmerged WAL content is read through the WAL files (mode=ro); without any, the file

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from harness.cli import main
-from harness.curation import Rules, check_bank
+from harness.curation.check import check_bank
+from harness.curation.rules import Rules
 from tests.curation.conftest import write_bank
 
 

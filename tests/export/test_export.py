@@ -10,7 +10,9 @@ import pytest
 from pandas.api.types import is_numeric_dtype
 
 from harness.errors import HarnessError
-from harness.export import FORMATS, TABLES, export, read_table
+from harness.export import export, read_table
+from harness.export.tables import TABLES
+from harness.export.write import FORMATS
 from harness.study.store import Study
 from harness.study.unblinding import mark_unblinded, unblinded_at
 from tests.cli_run import run_cli

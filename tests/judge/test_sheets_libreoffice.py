@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.judge.sheets_in import ImportProblems, import_reviews, parse_count, parse_date
+from harness.judge.sheets_check import parse_count, parse_date
+from harness.judge.sheets_in import ImportProblems, import_reviews
 from harness.judge.sheets_read import read_csv_pair, read_xlsx
 from harness.study.store import Study
 from tests.judge.libreoffice_fixtures import (
