@@ -22,7 +22,7 @@ from harness.export import export_prompts, export_table, read_table
 from harness.generation import generate
 from harness.geometry.probe import run_probe
 from harness.judge.automated import calibrate_automated, run_automated
-from harness.judge.blind import blind
+from harness.judge.blinding import blind
 from harness.judge.sheets_in import import_reviews
 from harness.literature import search
 from harness.materials.bank import load_topic_bank

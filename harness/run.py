@@ -244,7 +244,7 @@ def _blind(
     cutoff: str | None,
     controls: bool,
 ) -> str:
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
     from harness.judge.roster import demo_roster_path
     from harness.models import open_backend
 
