@@ -20,12 +20,12 @@ from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.export import export_prompts, export_table, read_table
 from harness.generation import generate
-from harness.geometry.probe import run_probe
 from harness.judge.automated import calibrate_automated, run_automated
 from harness.judge.blinding import blind
 from harness.judge.sheets_in import import_reviews
 from harness.literature import search
 from harness.materials.bank import load_topic_bank
+from harness.probing import run_probe
 from harness.run import run_study
 from harness.status import study_status
 from harness.study.store import Study

@@ -284,7 +284,7 @@ def _auto(folder: Path) -> str:
 
 def _probe(folder: Path, model: str | None) -> str:
     from harness.geometry.compare import compare_split
-    from harness.geometry.probe import run_probe
+    from harness.probing import run_probe
 
     run = run_probe(folder, model)
     return run.summary() + "\n" + compare_split(folder).summary()
