@@ -2,9 +2,10 @@
 
 The public Python API. Each stage is a function named after its CLI command, defined in a module
 named for what it does (`generate` in `harness.generation`, `collect` in `harness.collection`,
-`analyze` in `harness.analysis`). The modules this file imports keep heavy libraries (numpy,
-pandas, torch, ...) inside the functions that use them, so `import harness` and `harness --help`
-stay fast; ruff's banned-module-level-imports rule (pyproject.toml) keeps it so.
+`blind` in `harness.judge.blinding`, `run_probe` in `harness.probing`, `analyze` in
+`harness.analysis.run`). The modules this file imports keep heavy libraries (numpy, pandas, torch,
+...) inside the functions that use them, so `import harness` and `harness --help` stay fast; ruff's
+banned-module-level-imports rule (pyproject.toml) keeps it so.
 """
 
 from __future__ import annotations
