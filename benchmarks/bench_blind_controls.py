@@ -55,7 +55,7 @@ def collected_copy(source: Path, target: Path) -> Path:
 
 
 def timed_blind(folder: Path, controls: bool) -> tuple[float, float, int]:
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
     from harness.judge.roster import demo_roster_path
     from harness.run import DEMO_CUTOFF
 

@@ -245,7 +245,7 @@ def _blind(
     cutoff: str | None,
     controls: bool,
 ) -> str:
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
     from harness.judge.roster import demo_roster_path
     from harness.models import open_backend
 
@@ -285,7 +285,7 @@ def _auto(folder: Path) -> str:
 
 def _probe(folder: Path, model: str | None) -> str:
     from harness.geometry.compare import compare_split
-    from harness.geometry.probe import run_probe
+    from harness.probing import run_probe
 
     run = run_probe(folder, model)
     return run.summary() + "\n" + compare_split(folder).summary()

@@ -36,6 +36,22 @@ def test_each_name_keeps_its_type(name):
     assert kind(first), f"harness.{name} is {type(first).__name__}"
 
 
+def test_no_stage_function_shares_its_name_with_its_module():
+    """A module named like the function it defines (`harness.judge.blind.blind`) makes
+    `from package import name` give the function or the module depending on what was imported.
+    A package's own function (`harness.export.export`) has no module to be confused with."""
+    functions = [
+        getattr(harness, n) for n in harness.__all__ if inspect.isfunction(getattr(harness, n))
+    ]
+    clashes = [
+        f"{f.__module__}.{f.__name__}"
+        for f in functions
+        if f.__module__.rsplit(".", 1)[-1] == f.__name__
+        and not hasattr(sys.modules[f.__module__], "__path__")
+    ]
+    assert clashes == []
+
+
 def test_version_and_all():
     assert isinstance(harness.__version__, str)
     assert set(harness.__all__) >= {

@@ -32,6 +32,7 @@ NOT_AT_STARTUP = (
     "harness.judge.sheets_out",
     "harness.judge.sheets_read",
     "harness.match_audit",
+    "harness.geometry",  # the numpy attention library; `harness.run_probe` loads it when it runs
 )
 
 PROBE = """

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +21,35 @@ def test_walk_finds_the_package():
 @pytest.mark.parametrize("name", MODULES)
 def test_module_imports(name):
     importlib.import_module(name)
+
+
+def module_getattr_lines(source: str) -> list[int]:
+    """Lines where a module defines or assigns `__getattr__` at its top level (a lazy export)."""
+    lines = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__getattr__":
+            lines.append(node.lineno)
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign | ast.AugAssign):
+            targets = [node.target]
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        if "__getattr__" in names:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_getattr_finder_sees_both_forms():
+    source = "def __getattr__(name):\n    pass\n\n__getattr__, __dir__ = make()\n"
+    assert module_getattr_lines(source) == [1, 4]
+    assert module_getattr_lines("class A:\n    def __getattr__(self, name): ...\n") == []
+
+
+def test_no_module_getattr():
+    """Every public name is a plain attribute: no module re-exports through `__getattr__`."""
+    root = Path(harness.__file__).parent
+    found = [
+        f"{path.relative_to(root.parent)}:{line}"
+        for path in sorted(root.rglob("*.py"))
+        for line in module_getattr_lines(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -110,7 +110,7 @@ def probe(
     from rich.progress import Progress
 
     from harness.geometry.compare import compare_split
-    from harness.geometry.probe import run_probe
+    from harness.probing import run_probe
 
     with Progress(transient=True, console=Console(stderr=True)) as bar:  # stdout: results only
         task = bar.add_task("probing prompts", total=None)

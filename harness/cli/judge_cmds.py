@@ -203,7 +203,7 @@ def _blind(
     distinct: bool,
     options: dict[str, Any],
 ) -> None:
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
 
     result = blind(
         study,

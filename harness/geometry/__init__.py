@@ -1,49 +1,61 @@
 """Attention geometry: scaled dot-product attention as a tested numpy library, the seed
-document's two experiments reproduced exactly, and a probe that measures the same quantities
-inside a real transformer on a study's prompts.
+document's two experiments reproduced exactly, and what the probe measures inside a real
+transformer on a study's prompts.
 
     >>> from harness.geometry import scaling_experiment
     >>> print(scaling_experiment().summary())          # the seed's table, same digits
 
-The names below are re-exported lazily (as in `harness.judge`): importing the package loads
-nothing heavy, so `harness.run_probe` costs `import harness` nothing; numpy loads with the first
-name used, torch, transformers, pandas and matplotlib inside the functions that need them.
+Importing the package loads numpy; torch, transformers, pandas and matplotlib load inside the
+functions that need them. `import harness` does not import this package: the probe stage,
+`harness.run_probe`, is defined in `harness.probing` and loads the package when it runs.
 """
 
 from __future__ import annotations
 
-from harness._lazy import lazy_exports
+from harness.geometry.attention import (
+    Attention,
+    attention_scores,
+    causal_mask,
+    combine_masks,
+    padding_mask,
+    scaled_dot_product_attention,
+    softmax,
+)
+from harness.geometry.compare import ProbeComparison, compare_split
+from harness.geometry.entropy import entropy_bits, group_mass, split_index
+from harness.geometry.heatmap import SentenceAttention, draw_heatmap, sentence_attention
+from harness.geometry.multihead import MultiHeadAttention, MultiHeadOutput
+from harness.geometry.probe import probe_frame
+from harness.geometry.pyrandom import PythonRandom
+from harness.geometry.seeds import (
+    FieldsResult,
+    ScalingResult,
+    fields_experiment,
+    scaling_experiment,
+)
 
-_API = {
-    "Attention": "harness.geometry.attention",
-    "attention_scores": "harness.geometry.attention",
-    "causal_mask": "harness.geometry.attention",
-    "combine_masks": "harness.geometry.attention",
-    "padding_mask": "harness.geometry.attention",
-    "scaled_dot_product_attention": "harness.geometry.attention",
-    "softmax": "harness.geometry.attention",
-    "ProbeComparison": "harness.geometry.compare",
-    "compare_split": "harness.geometry.compare",
-    "entropy_bits": "harness.geometry.entropy",
-    "group_mass": "harness.geometry.entropy",
-    "split_index": "harness.geometry.entropy",
-    "SentenceAttention": "harness.geometry.heatmap",
-    "draw_heatmap": "harness.geometry.heatmap",
-    "sentence_attention": "harness.geometry.heatmap",
-    "MultiHeadAttention": "harness.geometry.multihead",
-    "MultiHeadOutput": "harness.geometry.multihead",
-    "ProbeRun": "harness.geometry.probe",
-    "probe_frame": "harness.geometry.probe",
-    "run_probe": "harness.geometry.probe",
-    "PythonRandom": "harness.geometry.pyrandom",
-    "FieldsResult": "harness.geometry.seeds",
-    "ScalingResult": "harness.geometry.seeds",
-    "fields_experiment": "harness.geometry.seeds",
-    "scaling_experiment": "harness.geometry.seeds",
-}
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _API)
-
-
-__all__ = sorted(_API)
+__all__ = [
+    "Attention",
+    "FieldsResult",
+    "MultiHeadAttention",
+    "MultiHeadOutput",
+    "ProbeComparison",
+    "PythonRandom",
+    "ScalingResult",
+    "SentenceAttention",
+    "attention_scores",
+    "causal_mask",
+    "combine_masks",
+    "compare_split",
+    "draw_heatmap",
+    "entropy_bits",
+    "fields_experiment",
+    "group_mass",
+    "padding_mask",
+    "probe_frame",
+    "scaled_dot_product_attention",
+    "scaling_experiment",
+    "sentence_attention",
+    "softmax",
+    "split_index",
+]

@@ -1,34 +1,18 @@
 """Blinded review: items, routing to reviewers, packets out and in, automated reviewers.
 
-The public functions are re-exported lazily so that importing the package stays cheap.
+The package re-exports nothing: its modules load numpy, scikit-learn and pydantic models, and
+`import harness` must stay light. The stage functions are public at the top level, `harness.blind`
+(defined in `harness.judge.blinding`), `harness.import_reviews` (`harness.judge.sheets_in`),
+`harness.run_automated` and `harness.calibrate_automated` (`harness.judge.automated`); everything
+else is imported from its module:
+
+    BlindResult                           harness.judge.blinding
+    ImportProblems                        harness.judge.sheets_in
+    review_status                         harness.judge.status
+    load_roster, Roster, Reviewer         harness.judge.roster
+    make_items                            harness.judge.items
+    route, plan_routing                   harness.judge.routing
+    write_packets                         harness.judge.sheets_out
+    write_commitment                      harness.judge.commitment
+    classifier_audit, scan_packets        harness.judge.leak
 """
-
-from __future__ import annotations
-
-from harness._lazy import lazy_exports
-
-_API = {
-    "blind": "harness.judge.blind",
-    "BlindResult": "harness.judge.blind",
-    "import_reviews": "harness.judge.sheets_in",
-    "ImportProblems": "harness.judge.sheets_in",
-    "review_status": "harness.judge.status",
-    "load_roster": "harness.judge.roster",
-    "Roster": "harness.judge.roster",
-    "Reviewer": "harness.judge.roster",
-    "make_items": "harness.judge.items",
-    "route": "harness.judge.routing",
-    "plan_routing": "harness.judge.routing",
-    "write_packets": "harness.judge.sheets_out",
-    "write_commitment": "harness.judge.commitment",
-    "classifier_audit": "harness.judge.leak",
-    "scan_packets": "harness.judge.leak",
-    "run_automated": "harness.judge.automated",
-    "calibrate_automated": "harness.judge.automated",
-}
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _API)
-
-
-__all__ = list(_API)

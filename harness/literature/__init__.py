@@ -6,6 +6,9 @@
 
 Sources: `local` (BM25 over a JSONL/Parquet/datasets corpus; the demonstration corpus when no
 corpus is given), `openalex`, `arxiv`, `semanticscholar`, `crossref`.
+
+The record types (`Hit`, `SearchRecord`, `SentRequest`, `Source`, `dedup_key`) are pydantic
+models: they are imported from `harness.literature.base`, so that `import harness` stays light.
 """
 
 from __future__ import annotations
@@ -13,31 +16,13 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from harness._lazy import lazy_exports
 from harness.errors import HarnessError
 from harness.literature.defaults import DEFAULT_LIMIT, SOURCE_NAMES
 
 if TYPE_CHECKING:
     from harness.literature.base import SearchRecord, Source
 
-# The record types are pydantic models: they load on first use (as in `harness.judge`), so that
-# `import harness` stays light.
-_BASE = ("Hit", "SearchRecord", "SentRequest", "Source", "dedup_key")
-
-
-__getattr__, _ = lazy_exports(__name__, dict.fromkeys(_BASE, "harness.literature.base"))
-
-
-__all__ = [
-    "Hit",
-    "SearchRecord",
-    "SentRequest",
-    "Source",
-    "dedup_key",
-    "open_source",
-    "search",
-    "SOURCE_NAMES",
-]
+__all__ = ["SOURCE_NAMES", "open_source", "search"]
 
 
 def open_source(name: str, **options: Any) -> Source:

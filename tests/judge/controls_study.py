@@ -93,7 +93,7 @@ def small_plan(folder: Path) -> Path:
 
 def make_controlled(root: Path) -> Path:
     """The study folder, blinded with controls (seed 5)."""
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
 
     study = fill_study(root / "study", n_topics=N_TOPICS)
     with study.transaction() as conn:

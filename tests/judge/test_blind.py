@@ -9,7 +9,7 @@ from openpyxl import load_workbook
 from harness.cli import main
 from harness.defaults import materials_dir
 from harness.errors import HarnessError, PartialWork
-from harness.judge.blind import blind
+from harness.judge.blinding import blind
 from harness.judge.roster import demo_roster_path
 from harness.study.blinding import commitment
 from harness.study.manifest import load_manifest

@@ -336,7 +336,7 @@ def _second(key: str, line: str) -> str:
 def test_every_bad_entry_gets_its_line_and_field_and_nothing_is_written(
     tmp_path: Path, key: str, line: str, row: int, field: str
 ) -> None:
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
     from tests.judge.conftest import fill_study
     from tests.judge.controls_study import ROSTER
 
@@ -417,7 +417,7 @@ def test_the_example_controls_file_is_valid() -> None:
 
 
 def test_rerun_keeps_controls_and_commitment(controlled: Study) -> None:
-    from harness.judge.blind import blind
+    from harness.judge.blinding import blind
 
     before = load_manifest(controlled.path)
     rows = controlled.rows("SELECT * FROM controls ORDER BY control_id")

@@ -10,7 +10,7 @@ import pytest
 from harness.cli import main
 from harness.errors import HarnessError
 from harness.judge.automated import run_automated
-from harness.judge.blind import blind
+from harness.judge.blinding import blind
 from harness.judge.cutoff import normalise_cutoff, stored_cutoff
 from harness.study.manifest import load_manifest
 from harness.study.store import Study

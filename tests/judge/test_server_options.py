@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import HarnessError
-from harness.judge.blind import blind
+from harness.judge.blinding import blind
 from harness.judge.roster import demo_roster_path
 from harness.study.manifest import load_manifest
 from harness.study.store import Study

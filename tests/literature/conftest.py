@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.literature import Source, open_source
+from harness.literature import open_source
+from harness.literature.base import Source
 from tests.servers.literature_server import LiteratureServer
 
 #: (source name, server route) for the four remote APIs.

@@ -1,4 +1,6 @@
-"""`harness judge --blind`: items, routing, packets, the blinding commitment and the leak audit.
+"""The blinding stage, `blind` (`harness judge --blind`): items, routing, packets, the blinding
+commitment and the leak audit. The key it commits to (item -> condition) and that key's canonical
+form and SHA-256 are in `harness.study.blinding`, which `analyze` reads too.
 
 Each step resumes: items and their steps are committed one by one; once items are routed they are
 frozen, and a rerun only rewrites the packets from the stored assignment (same commitment).
