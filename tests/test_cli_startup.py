@@ -9,7 +9,7 @@ import sys
 HEAVY = ("torch", "transformers", "datasets", "statsmodels", "pandas", "sklearn")
 
 # Loaded by the functions that use them, never by `import harness` or `harness --help`:
-# libraries (and stdlib modules of 5-30 ms) and the stage helpers that import them.
+# libraries, stdlib modules of 1-30 ms and the stage helpers that import them.
 NOT_AT_STARTUP = (
     *HEAVY,
     "numpy",
@@ -26,12 +26,22 @@ NOT_AT_STARTUP = (
     "zipfile",
     "statistics",
     "csv",
+    "json",
+    "sqlite3",
+    "hashlib",
+    "logging",
+    "random",
     "harness.collection_plan",
     "harness.models.replicas",
     "harness.judge.items",
     "harness.judge.sheets_out",
     "harness.judge.sheets_read",
     "harness.match_audit",
+    "harness.judge.sheets_check",
+    "harness.explore.data",
+    "harness.export.tables",
+    "harness.curation.rules",
+    "harness.study.tables.views",
     "harness.geometry",  # the numpy attention library; `harness.run_probe` loads it when it runs
 )
 
