@@ -42,6 +42,8 @@ NOT_AT_STARTUP = (
     "harness.export.tables",
     "harness.curation.rules",
     "harness.study.tables.views",
+    "harness.study.migrations",
+    "harness.study.manifest",
     "harness.geometry",  # the numpy attention library; `harness.run_probe` loads it when it runs
 )
 

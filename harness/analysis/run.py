@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.store import Study
 
 if TYPE_CHECKING:
@@ -29,6 +28,7 @@ def analyze(
     """Run the preregistered analysis of a study and write `report/` (md, html, json, png)."""
     from harness.analysis.compute import compute
     from harness.analysis.data import load_study
+    from harness.study.manifest import load_manifest, record_command, record_section
     from harness.study.unblinding import mark_unblinded
 
     folder = Path(study_dir)

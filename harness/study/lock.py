@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
-from harness.study.history import check_history
 
 LOCK_NAME = ".study.lock"
 HOLDER_NAME = ".study.lock.json"
@@ -90,6 +89,8 @@ def study_lock(
         _write_holder(folder, command)
         try:
             if check:
+                from harness.study.history import check_history
+
                 check_history(folder, mark=True)
             yield
         finally:

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError, SchemaVersionError
 from harness.logs import log_to_study
 from harness.study.clock import utc_now
-from harness.study.migrations import migrate
-from harness.study.schema import SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import sqlite3
@@ -55,6 +53,8 @@ class Study:
     def _initialise(self) -> None:
         import uuid
 
+        from harness.study.schema import SCHEMA, SCHEMA_VERSION
+
         with self.transaction() as conn:
             for statement in _statements(SCHEMA):
                 conn.execute(statement)
@@ -65,6 +65,10 @@ class Study:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('created_at', ?)", (utc_now(),))
 
     def _check_version(self, db: Path) -> None:
+        # the schema and its migrations load when a study is opened, not with `import harness`
+        from harness.study.migrations import migrate
+        from harness.study.schema import SCHEMA_VERSION
+
         found = self.meta("schema_version")
         if found is None:
             raise HarnessError("not a study store (no schema version)", file=db)
