@@ -145,6 +145,12 @@ def power(
         help="Correlation of a topic's difference between two models "
         "(default: the plan's planning.model_correlation, 0.5).",
     ),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="Study file (study.yaml): its topics, models, outputs per prompt, plan and bank "
+        "are the defaults; the flags above override them.",
+    ),
 ) -> None:
     """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
     normal approximation; simulation searched until it reaches the target power).
@@ -152,6 +158,7 @@ def power(
     Example: harness power --topics 50 --p-single 0.3 --effect 0.1 --simulate
     Example: harness power --bank --sensitivity 0.85 --specificity 0.9
     Example: harness power --models 3 --model-correlation 0.5
+    Example: harness power --config study.yaml --simulate
     """
     from harness.analysis import power as run
 
@@ -175,5 +182,6 @@ def power(
         bank_reps=bank_reps,
         models=models,
         model_correlation=model_correlation,
+        study_file=config,
     )
     typer.echo(result.summary())

@@ -161,13 +161,16 @@ def power(
     bank_reps: int | None = None,
     models: int | None = None,
     model_correlation: float | None = None,
+    study_file: str | Path | None = None,
 ) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
     design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
     file or folder) adds what a study on all of that bank's topics can decide (`bank_reps`
     simulated studies per equivalence figure, default `bank_power.BANK_REPS`). `models` (default
     the plan's planning.models) above 1 adds the pooled and per-model designs' power with
-    `model_correlation` between models (harness.analysis.planning.models_power)."""
+    `model_correlation` between models (harness.analysis.planning.models_power). `study_file`
+    (a study.yaml) gives the topics, models, outputs per prompt, plan and bank of the study it
+    describes wherever the arguments leave them unset."""
     import numpy as np
 
     from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
@@ -175,11 +178,21 @@ def power(
     from harness.analysis.planning.sample_size import power_curve
     from harness.analysis.simulation.full_design import simulate_design
 
+    from_file = None
+    if study_file is not None:
+        from harness.analysis.planning.study_design import study_design
+
+        from_file = study_design(study_file)
+        topics = topics or from_file.topics
+        models = from_file.models if models is None else models
+        samples = samples or from_file.samples
+        plan = from_file.plan if plan is None else plan
+        bank = (from_file.bank or True) if bank is True else bank
     base = plan if isinstance(plan, Plan) else load_plan(plan).plan
     base = _with_accuracy(base, sensitivity, specificity)
     p = base.planning
     sized = (
-        None if bank is None or bank is False else _bank_size(None if bank is True else Path(bank))
+        None if bank is None or bank is False else bank_size(None if bank is True else Path(bank))
     )
     inputs = {
         # with a bank and no --topics, every figure is for the bank's size
@@ -215,6 +228,8 @@ def power(
         sd_equivalence=analytic["sd_equivalence"],
     )
     result = PowerResult(inputs, analytic, curve, accuracy=_accuracy(base, inputs))
+    if from_file is not None:
+        result.notes.append(from_file.line())
     if inputs["models"] > 1:
         from harness.analysis.planning.models_power import models_power
 
@@ -276,7 +291,8 @@ def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | N
     return plan.model_copy(update={"planning": plan.planning.model_copy(update=update)})
 
 
-def _bank_size(path: Path | None) -> tuple[int, str]:
+def bank_size(path: Path | None) -> tuple[int, str]:
+    """Topics in a bank (None: the bundled one) and how to name it."""
     from harness.materials.bank import load_topic_bank
 
     loaded = load_topic_bank(path)
