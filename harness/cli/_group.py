@@ -112,10 +112,13 @@ def build_group(app: typer.Typer) -> LazyGroup:
         name = command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
         pending[name] = _converter(typer.main.get_command_from_info, command, settings)
         group.summaries[name] = _command_summary(command)
+    groups = dict(settings)
+    # newer typer passes its "did you mean" setting to sub-groups; 0.15 has no such parameter
+    if "suggest_commands" in inspect.signature(typer.main.get_group_from_info).parameters:
+        groups["suggest_commands"] = app.suggest_commands
     for sub in app.registered_groups:
         solved = typer.main.solve_typer_info_defaults(sub)
         name = solved.name or ""
-        groups = dict(settings, suggest_commands=app.suggest_commands)
         pending[name] = _converter(typer.main.get_group_from_info, sub, groups)
         group.summaries[name] = (
             solved.help or "",
