@@ -200,6 +200,7 @@ def add_controls(
         "backend": getattr(backend, "name", None),
         "model": getattr(backend, "model", None),
         "params": asdict(params),
+        "run_settings": backend.run_settings(),
         "written": len(texts),
     }
     return []

@@ -196,11 +196,13 @@ def _run_step(
         for item_id, text in pending
     ]
     done, errors = 0, []
+    settings: dict[str, Any] | None = None  # read once the backend has run
     for completion in backend.complete(requests, params):
         if completion.error is not None or completion.text is None:
             errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
             continue
-        _store_result(study, spec, completion, signature)
+        settings = backend.run_settings() if settings is None else settings
+        _store_result(study, spec, completion, {**signature, "run_settings": settings})
         done += 1
         if progress is not None:
             progress(spec.name, done, len(requests))
@@ -284,6 +286,8 @@ def step_summary(study: Study) -> dict[str, dict[str, Any]]:
             s["items"] += 1
             s["outcomes"][entry["outcome"]] = s["outcomes"].get(entry["outcome"], 0) + 1
             run = {k: entry[k] for k in ("prompt", "prompt_sha256", "backend", "model", "params")}
+            if entry.get("run_settings"):  # threads, precision: the texts depend on them
+                run["run_settings"] = entry["run_settings"]
             if run not in s["runs"]:
                 s["runs"].append(run)
     return summary

@@ -129,13 +129,21 @@ class LocalBackend(ModelAPI):
         return self._fingerprint
 
     def run_settings(self) -> dict[str, Any]:
-        """The CPU threads the last run used: the matrix kernels split their sums by thread, so
-        with `threads` unset (as many as are idle) a busy machine can draw other tokens."""
+        """What the texts of the last run depend on beyond the seed: the CPU threads (the matrix
+        kernels split their sums by thread, so with `threads` unset, as many as are idle, a busy
+        machine can draw other tokens), the decoder, and the precision of the matrix products
+        (bfloat16 on a CPU that multiplies it natively, else as loaded)."""
         if self._lm is None:
             return {}
         import torch
 
-        return {"threads_used": torch.get_num_threads()}
+        rows = _rowcache.supports(self._lm)
+        dtype = _rowcache.compute_dtype(self._lm) if rows else next(self._lm.parameters()).dtype
+        return {
+            "threads_used": torch.get_num_threads(),
+            "decoder": "row caches" if rows else "generic",
+            "matmul_dtype": str(dtype).removeprefix("torch."),
+        }
 
     # -- generation --------------------------------------------------------------------------
     def complete(

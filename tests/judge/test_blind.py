@@ -125,6 +125,37 @@ def test_failed_steps_stop_before_routing(tmp_path: Path) -> None:
         assert opened.count("assignments") == 0 and opened.count("items") == 18
 
 
+def test_each_items_step_keeps_the_backend_settings_it_ran_with(tmp_path: Path) -> None:
+    """A step resumed on another thread count: both runs are in the manifest, each item has its."""
+    study = tmp_path / "s"
+    fill_study(study, n_topics=6).close()
+
+    class Threads(ScriptedBackend):
+        def __init__(self, threads: int, fail_every: int = 0) -> None:
+            super().__init__()
+            self.threads, self.fail_every = threads, fail_every
+
+        def complete(self, requests, params):
+            if self.fail_every:
+                self.fail = {r.key for r in requests[:: self.fail_every]}
+            return super().complete(requests, params)
+
+        def run_settings(self) -> dict[str, object]:
+            return {"threads_used": self.threads}
+
+    with pytest.raises(PartialWork):
+        blind(study, reviewers=roster_file(tmp_path), backend=Threads(2, 2), normalise=False)
+    blind(study, reviewers=roster_file(tmp_path), backend=Threads(1), normalise=False)
+    runs = load_manifest(study)["blinded_steps"]["extract"]["runs"]
+    threads_of_runs = sorted(run["run_settings"]["threads_used"] for run in runs)
+    assert threads_of_runs == [1, 2]  # runs are listed in store order, not in time order
+    with Study.open(study) as opened:
+        from harness.study.tables.items import recorded_steps
+
+        threads = [steps[0]["run_settings"]["threads_used"] for steps in recorded_steps(opened)]
+    assert sorted(threads) == [1] * 9 + [2] * 9
+
+
 def test_routing_problems_surface_before_any_model_runs(tmp_path: Path) -> None:
     study = tmp_path / "s"
     fill_study(study, n_topics=6).close()

@@ -54,6 +54,7 @@ def test_bank_controls_are_split_by_the_cutoff_year(controlled: Study) -> None:
         title = json.loads(r["evidence"])["title"]
         assert (r["kind"] == "single") == title.startswith("Within")
     section = load_manifest(controlled.path)["controls"]
+    assert section["writer"]["run_settings"] == {}  # what the backend chose (the fake: nothing)
     assert section["fidelity"]["n"] == len(rows)
     assert 0.0 <= section["fidelity"]["mean_word_share"] <= 1.0
     notes = section["notes"]

@@ -262,6 +262,21 @@ def test_unit_seed_depends_on_seed_key_and_sample():
     assert len(seeds) == 8 and all(0 <= s < 2**63 for s in seeds)
 
 
+@pytest.mark.parametrize("native", [False, True])
+def test_a_run_records_its_decoder_and_matmul_precision(tiny_model, monkeypatch, native):
+    """The texts depend on the precision, so the manifest must say which one a run used."""
+    monkeypatch.setattr(_rowcache, "native_bf16", lambda: native)
+    backend = LocalBackend(str(tiny_model), batch_size=2).load()  # own weights: may become bf16
+    texts(backend, requests()[:2], GenerationParams(temperature=0, max_tokens=3))
+    settings = backend.run_settings()
+    assert settings["decoder"] == "row caches"
+    assert settings["matmul_dtype"] == ("bfloat16" if native else "float32")
+    assert settings["matmul_dtype"] == str(next(backend._lm.parameters()).dtype)[len("torch.") :]
+    assert settings["threads_used"] == torch.get_num_threads()
+    monkeypatch.setattr(_rowcache, "supports", lambda lm: False)
+    assert backend.run_settings()["decoder"] == "generic"
+
+
 def test_bad_local_model_path_is_a_user_error(tmp_path):
     from harness.errors import HarnessError
 
