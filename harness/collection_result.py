@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class CollectResult(BaseModel):
     """What one `collect` run did for one model; `summary()` prints it."""
+
+    model_config = ConfigDict(protected_namespaces=())  # model_key: pydantic < 2.10 warns
 
     study: str
     model_key: str

@@ -31,7 +31,7 @@ REFERENCE = "docs/study-file.md"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
 
 class ModelEntry(_Strict):

@@ -53,3 +53,22 @@ def test_no_module_getattr():
         for line in module_getattr_lines(path.read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+def test_models_with_model_fields_lift_pydantics_protected_namespace():
+    """pydantic before 2.10 warns on stderr, on every command, about a field named `model_...`
+    unless its model clears `protected_namespaces` (the declared minimum is older)."""
+    from pydantic import BaseModel
+
+    for name in MODULES:
+        importlib.import_module(name)
+    pending, clashing = list(BaseModel.__subclasses__()), []
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        if not model.__module__.startswith("harness."):
+            continue
+        fields = [f for f in model.model_fields if f.startswith("model_")]
+        if fields and model.model_config.get("protected_namespaces") != ():
+            clashing.append(f"{model.__module__}.{model.__qualname__}: {fields}")
+    assert not clashing

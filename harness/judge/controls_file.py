@@ -24,7 +24,7 @@ LIST_KEY = "controls"
 class Evidence(BaseModel):
     """The work that settles the answer: published before the cut-off, or first after it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
     title: str = Field(min_length=3)
     year: int = Field(ge=1500, le=2100)
     doi: str | None = None
@@ -33,7 +33,7 @@ class Evidence(BaseModel):
 class ControlEntry(BaseModel):
     """One control as the researcher writes it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
     statement: str = Field(min_length=10, max_length=500)
     expected: Literal["published", "not_published"]
     kind: Literal["cross", "single"]

@@ -27,7 +27,7 @@ AUTOMATED_METHODS = ("retrieval", "retrieval-dense")
 class Reviewer(BaseModel):
     """One reviewer: a person who fills a packet, or an automated method."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
 
     id: str = Field(pattern=ID_PATTERN)
     kind: Literal["human", "automated"]
@@ -50,7 +50,7 @@ class Reviewer(BaseModel):
 
 
 class Roster(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
     reviewers: list[Reviewer] = Field(min_length=1)
 

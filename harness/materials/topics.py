@@ -16,7 +16,7 @@ class KnownLink(BaseModel):
     """A published work: an intersection of the topic's two fields (`known_links`) or, in
     `known_within_a` / `known_within_b`, a combination of the two concepts of one field."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
     title: str = Field(min_length=3)
     year: int = Field(ge=1500, le=2100)
     doi: str | None = None
@@ -25,7 +25,7 @@ class KnownLink(BaseModel):
 
 
 class Topic(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
     field_a: str
     field_b: str

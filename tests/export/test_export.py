@@ -102,7 +102,8 @@ def _read_back(path, fmt, expected: pd.DataFrame) -> pd.DataFrame:
         text = {c: str for c in expected.columns if not is_numeric_dtype(expected[c])}
         return pd.read_csv(path, dtype=text, keep_default_na=True)
     if fmt == "jsonl":
-        return pd.read_json(path, lines=True, dtype=False)
+        # pandas 2 turns `*_at` columns into timestamps unless told not to; the file holds text
+        return pd.read_json(path, lines=True, dtype=False, convert_dates=False)
     if fmt == "parquet":
         return pd.read_parquet(path)
     from datasets import load_from_disk

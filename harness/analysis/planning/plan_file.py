@@ -34,7 +34,8 @@ SECONDARY_ANALYSES: tuple[SecondaryAnalysis, ...] = get_args(SecondaryAnalysis)
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # fields may start with "model_" (planning.model_correlation): pydantic before 2.10 warns
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
 
 
 class Outcome(_Section):
@@ -170,7 +171,7 @@ class Plan(_Section):
 class LoadedPlan(BaseModel):
     """A plan together with where it came from and the SHA-256 of its bytes."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     plan: Plan
     path: str

@@ -19,7 +19,7 @@ Scale = Literal["difference", "odds ratio", "slope"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
 
 class Estimate(_Model):

@@ -152,3 +152,31 @@ def test_secondary_heavy_models_subsample(tmp_path, fast_plan):
     assert "random subsample of 20 of 50 topics" in gee.note
     clogit = next(e for e in result.estimates if e.name == "conditional_logit")
     assert "random subsample of 20 of 50 topics" in clogit.note
+
+
+def test_the_mixed_model_starts_from_the_same_seeded_values_on_every_statsmodels():
+    """statsmodels before 0.15 has no `rng` in fit_vb: the same draw goes in as `sd`."""
+    from scipy import sparse
+    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
+
+    from harness.analysis.statistics.secondary import _fit_vb
+
+    rng = np.random.default_rng(3)
+    topic = np.repeat(np.arange(12), 6)
+    cross = np.tile([0.0, 1.0], 36)
+    endog = (rng.random(72) < 0.3 + 0.3 * cross).astype(float)
+    random = sparse.csr_matrix((np.ones(72), (np.arange(72), topic)))
+    exog = np.column_stack([np.ones(72), cross])
+    model = BinomialBayesMixedGLM(endog, exog, random, np.zeros(12, dtype=int))
+
+    class Before015:  # fit_vb as statsmodels 0.14 has it: no rng
+        k_fep, k_vcp, k_vc = model.k_fep, model.k_vcp, model.k_vc
+
+        def fit_vb(self, mean=None, sd=None, fit_method="BFGS"):
+            assert sd is not None  # else 0.14 would draw from numpy's global state
+            return model.fit_vb(mean=mean, sd=sd, fit_method=fit_method)
+
+    new, old = _fit_vb(model, 7), _fit_vb(Before015(), 7)
+    assert new.fe_mean == pytest.approx(old.fe_mean, rel=1e-6, abs=1e-9)
+    assert new.fe_sd == pytest.approx(old.fe_sd, rel=1e-6, abs=1e-9)
+    assert _fit_vb(model, 7).fe_mean == pytest.approx(new.fe_mean, rel=0, abs=0)
