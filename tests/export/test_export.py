@@ -102,8 +102,10 @@ def _read_back(path, fmt, expected: pd.DataFrame) -> pd.DataFrame:
         text = {c: str for c in expected.columns if not is_numeric_dtype(expected[c])}
         return pd.read_csv(path, dtype=text, keep_default_na=True)
     if fmt == "jsonl":
-        # pandas 2 turns `*_at` columns into timestamps unless told not to; the file holds text
-        return pd.read_json(path, lines=True, dtype=False, convert_dates=False)
+        # pandas 2 turns `*_at` columns into timestamps unless told not to (pandas 3 does not,
+        # and deprecates the keyword); the file holds text
+        dates = {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
+        return pd.read_json(path, lines=True, dtype=False, **dates)
     if fmt == "parquet":
         return pd.read_parquet(path)
     from datasets import load_from_disk
