@@ -9,6 +9,7 @@ harness's commands; `harness --help` needs only their names and first lines, and
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ import typer.main
 from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
-    from typer.models import CommandInfo, TyperInfo
+    from typer.models import CommandInfo
 
 __all__ = ["LazyGroup", "build_group"]
 
@@ -96,7 +97,7 @@ class LazyGroup(TyperGroup):
 
 def build_group(app: typer.Typer) -> LazyGroup:
     """The click group for `app` (a typer app with a callback), its commands converted lazily."""
-    settings = {
+    settings: dict[str, Any] = {
         "pretty_exceptions_short": app.pretty_exceptions_short,
         "rich_markup_mode": app.rich_markup_mode,
     }
@@ -110,7 +111,7 @@ def build_group(app: typer.Typer) -> LazyGroup:
     group.summaries = {}
     for command in app.registered_commands:
         name = command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
-        pending[name] = _converter(typer.main.get_command_from_info, command, settings)
+        pending[name] = functools.partial(typer.main.get_command_from_info, command, **settings)
         group.summaries[name] = _command_summary(command)
     groups = dict(settings)
     # newer typer passes its "did you mean" setting to sub-groups; 0.15 has no such parameter
@@ -119,7 +120,7 @@ def build_group(app: typer.Typer) -> LazyGroup:
     for sub in app.registered_groups:
         solved = typer.main.solve_typer_info_defaults(sub)
         name = solved.name or ""
-        pending[name] = _converter(typer.main.get_group_from_info, sub, groups)
+        pending[name] = functools.partial(typer.main.get_group_from_info, sub, **groups)
         group.summaries[name] = (
             solved.help or "",
             solved.short_help,
@@ -128,12 +129,6 @@ def build_group(app: typer.Typer) -> LazyGroup:
         )
     group.commands = _Commands(pending)
     return group
-
-
-def _converter(
-    convert: Callable[..., Any], info: CommandInfo | TyperInfo, settings: dict[str, Any]
-) -> Callable[[], Any]:
-    return lambda: convert(info, **settings)
 
 
 def _command_summary(command: CommandInfo) -> tuple[str, str | None, bool, bool]:
