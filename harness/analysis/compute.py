@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.analysis.adjudication import Adjudicated, analyse_adjudication, roles_of
 from harness.analysis.data import StudyData
 from harness.analysis.planning.plan_file import LoadedPlan, Plan
 from harness.analysis.planning.sample_size import (
@@ -60,7 +61,13 @@ from harness.analysis.statistics.model_verdict import (
 )
 from harness.analysis.statistics.pooled import Pooled, pooled_test
 from harness.analysis.statistics.primary import PrimaryOutcome, run_primary
-from harness.analysis.statistics.verdict import AccuracyGate, decide, literal_rule, withheld_reasons
+from harness.analysis.statistics.verdict import (
+    AccuracyGate,
+    decide,
+    decide_adjudicated,
+    literal_rule,
+    withheld_reasons,
+)
 from harness.models.configurations import wording
 from harness.study.clock import utc_now
 
@@ -104,6 +111,8 @@ def compute(
     from harness import __version__
 
     plan = loaded.plan
+    adjudicated = analyse_adjudication(data, plan, manifest)
+    data = _primary_reviewers(data)
     coded, accuracy, excluded = reviewer_accuracy(data.controls, plan)
     if excluded:  # reviewers below the plan's J threshold are left out of every analysis
         data = replace(data, judgments=keep_reviewers(data.judgments, excluded))
@@ -113,7 +122,9 @@ def compute(
     table = primary.table
     counts = consensus_counts(*table.consensus(plan.consensus.threshold, plan.primary.seed))
     equivalence = _observed_equivalence(table.d, counts, table.n_complete, plan)
-    ctl = analyse_controls(j, y, table, coded, accuracy, excluded, plan, counts)
+    ctl = _leak_gate(
+        analyse_controls(j, y, table, coded, accuracy, excluded, plan, counts), plan, manifest
+    )
     pooled = pooled_test(y, j.condition, plan.single, plan.literal_rule.alternative)
     literal = literal_rule(pooled, plan, primary.n_topics)
     design = _design(data, plan, primary)
@@ -132,6 +143,8 @@ def compute(
     verdicts = model_verdicts(across, plan, gate, ctl.youden_bound) if across else []
     if across is not None and plan.models.primary == "per_model":
         decision = decide_per_model(verdicts, withheld)
+    if adjudicated is not None:
+        decision = decide_adjudicated(adjudicated.ppi, plan, withheld + adjudicated.withheld)
     prereg = manifest.get("prereg") or {}
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
@@ -165,12 +178,67 @@ def compute(
             withheld=decision.withheld,
             literal_label=literal[0],
             literal_reason=literal[1],
+            basis="adjudicated" if adjudicated is not None else "provisional",
+            basis_note=_basis_note(adjudicated),
         ),
-        notes=_notes(design, verification, prereg) + _models_note(plan, design, across),
+        adjudication=adjudicated.result if adjudicated is not None else None,
+        notes=_notes(design, verification, prereg)
+        + _models_note(plan, design, across)
+        + _adjudication_notes(adjudicated),
         topics=_records(table.frame()),
         controls=_controls_result(ctl, plan, needs, manifest),
         models=_models_result(across, verdicts, plan, manifest),
     )
+
+
+def _primary_reviewers(data: StudyData) -> StudyData:
+    """Every analysis but the adjudicated one reads the primary reviewers only: adjudicators
+    judge a sample, and mixing their verdicts in would weigh the drawn topics differently."""
+    roles = roles_of(data)
+    if not (roles == "adjudicator").any():
+        return data
+    j = data.judgments
+    return replace(data, judgments=j.subset(roles[j.reviewer] != "adjudicator"))
+
+
+def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> ControlsAnalysis:
+    """Control-based accuracy is not used when the leak audit tells controls from real items:
+    the controls are then another population, and accuracy on them says little about the
+    real items."""
+    audit = leak_auc(manifest) or {}
+    low = audit.get("ci_low")
+    if low is None or low <= plan.controls.max_leak_auc or not ctl.gate_ok:
+        return ctl
+    reason = (
+        f"the leak audit tells control items from real items (AUC {audit.get('auc', math.nan):.2f}, "
+        f"lower bound {low:.2f} > {plan.controls.max_leak_auc:g}), so accuracy on the controls "
+        "does not describe the real items and is not used"
+    )
+    return replace(ctl, gate_ok=False, gate_reason=reason)
+
+
+def _basis_note(adjudicated: Adjudicated | None) -> str:
+    if adjudicated is None:
+        return "resting on reviewers not validated on the real items: no adjudicated sample"
+    if adjudicated.result.automated_adjudicators:
+        return "the adjudicators are automated"
+    return ""
+
+
+def _adjudication_notes(adjudicated: Adjudicated | None) -> list[str]:
+    if adjudicated is None:
+        return [
+            "PROVISIONAL: the study has no adjudicated sample, so no reviewer was measured "
+            "on the real items; the verdict rests on the primary reviewers and their "
+            "accuracy on planted controls."
+        ]
+    if adjudicated.result.automated_adjudicators:
+        return [
+            "AUTOMATED ADJUDICATORS: the careful reviewers who judged the adjudicated sample "
+            "are automated, not people who search the literature; the verdict's scale is "
+            "theirs."
+        ]
+    return []
 
 
 def _models_note(plan: Plan, design: DesignSummary, across: AcrossModels | None) -> list[str]:

@@ -20,6 +20,7 @@ from harness.errors import HarnessError
 from harness.study.blinding import study_commitment
 from harness.study.history import MANIFEST_NAME
 from harness.study.store import Study
+from harness.study.tables.adjudication import sample_topics
 from harness.study.tables.geometry import measure_count, prompt_means_frame
 from harness.study.tables.topics import topic_frame
 from harness.study.tables.views import (
@@ -53,6 +54,17 @@ class StudyData:
     first_review_at: str | None
     meta: dict[str, Any]
     controls: pd.DataFrame | None = None  # one row per review of a control item
+    # per reviewer code of `judgments`: 'primary' or 'adjudicator'
+    roles: np.ndarray | None = None
+    # the topics drawn for adjudication (sealed in the blinding key); empty: no sample
+    sampled_topics: frozenset[str] = frozenset()
+
+    @property
+    def sampled(self) -> np.ndarray:
+        """Per topic code of `judgments`: drawn for adjudication."""
+        ids = self.judgments.topic_ids
+        result: np.ndarray = np.isin(np.asarray(ids, dtype=object), list(self.sampled_topics))
+        return result
 
 
 def verify_blinding(
@@ -132,7 +144,16 @@ def load_study(
         first_review_at=str(reviews["created_at"].min()) if len(reviews) else None,
         meta=meta,
         controls=control_review_frame(study),
+        roles=_roles(reviewers),
+        sampled_topics=frozenset(t for t, _ in sample_topics(study)),
     )
+
+
+def _roles(reviewers: pd.DataFrame) -> np.ndarray:
+    """Each reviewer's role, in the order of the judgments' reviewer codes (sorted ids)."""
+    if "role" not in reviewers.columns:
+        return np.full(len(reviewers), "primary", dtype=object)
+    return reviewers["role"].fillna("primary").to_numpy(dtype=object)
 
 
 def _judgments(reviews: pd.DataFrame, topics: pd.DataFrame, reviewers: pd.DataFrame) -> Judgments:

@@ -33,9 +33,12 @@ def build_study(
     distances: dict[str, float] | None = None,
     geometry: list[tuple[str, str, float, float]] | None = None,
     controls: Iterable[ControlJudgment] = (),
+    roles: dict[str, str] | None = None,
+    sample: Iterable[str] = (),
 ) -> Path:
     """A study whose items are (topic, condition, sample); every judgment becomes a review.
-    Control judgments become control items (one per control_id) and their reviews."""
+    Control judgments become control items (one per control_id) and their reviews. `roles`
+    marks adjudicators; `sample` lists the topics drawn for adjudication."""
     rows = list(judgments)
     topic_ids = topics or sorted({r[0] for r in rows})
     with Study.open(path, create=True) as study, study.transaction() as conn:
@@ -58,7 +61,15 @@ def build_study(
                     (f"{t}/{c}", t, c, f"prompt {t} {c}"),
                 )
         for reviewer, kind in reviewers.items():
-            conn.execute("INSERT INTO reviewers VALUES (?, ?, NULL, '[]', 1000)", (reviewer, kind))
+            conn.execute(
+                "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity, role) "
+                "VALUES (?, ?, NULL, '[]', 1000, ?)",
+                (reviewer, kind, (roles or {}).get(reviewer, "primary")),
+            )
+        conn.executemany(
+            "INSERT INTO adjudication_sample (topic_id, stratum) VALUES (?, 'all')",
+            [(t,) for t in sample],
+        )
         items: dict[tuple[str, str, int], str] = {}
         for topic, condition, sample, reviewer, verdict in rows:
             key = (topic, condition, sample)

@@ -188,6 +188,43 @@ class ModelsResult(_Model):
     heading: str = "Across models"
 
 
+class AdjudicationResult(_Model):
+    """The prediction-powered test on the adjudicated scale, and accuracy on the real items."""
+
+    estimator: str  # ppi++ | ppi | classical
+    interval: str  # t | normal
+    combine: str  # how adjudicators' verdicts on an item combine: mean | majority
+    adjudicators: list[dict[str, str]]  # reviewer_id, kind
+    automated_adjudicators: bool  # any adjudicator is automated
+    topics_sampled: int  # drawn (sealed in the blinding key)
+    topics_labelled: int  # drawn, complete for both tiers: d_t and f_t
+    topics_unlabelled: int  # not drawn, complete for the primary reviewers: f_t only
+    missing: list[str]  # drawn topics the primary reviewers completed, the adjudicators not
+    estimate: float | None
+    se: float | None
+    ci_low: float | None  # two-sided, at ci_level
+    ci_high: float | None
+    ci_level: float
+    tost_low: float | None  # the (1 - 2 alpha) interval that the equivalence test reads
+    tost_high: float | None
+    lam: float  # PPI++'s power-tuning parameter (0: adjudicated topics only)
+    df: float | None  # of the t reference (None: normal)
+    p_greater: float | None
+    p_less: float | None
+    p_tost: float | None
+    p_below_sesoi: float | None  # non-superiority: H0 theta >= SESOI
+    sesoi: float
+    alpha: float
+    classical_estimate: float | None  # mean d_t over the adjudicated topics alone
+    classical_se: float | None
+    effective_topics: float | None  # adjudicated topics the classical test would need
+    mean_f: float | None  # the primary reviewers' mean difference, all complete topics
+    correlation: float | None  # of d_t and f_t on the adjudicated topics
+    accuracy: list[dict[str, Any]]  # Accuracy.row() per reviewer / kind / pooled, with arm
+    differential: list[dict[str, Any]]  # per reviewer kind and pooled: cross vs single
+    draw: dict[str, Any]  # the manifest's record of the draw
+
+
 class VerdictResult(_Model):
     label: str
     reason: str
@@ -195,6 +232,10 @@ class VerdictResult(_Model):
     withheld: list[str]
     literal_label: str
     literal_reason: str
+    # adjudicated: the prediction-powered test; provisional: no adjudicated sample, so the
+    # verdict rests on reviewers whose accuracy on the real items is not measured
+    basis: Literal["adjudicated", "provisional"] = "provisional"
+    basis_note: str = ""
 
 
 class Verification(_Model):
@@ -253,6 +294,7 @@ class AnalysisResult(_Model):
     verdict: VerdictResult
     controls: ControlsResult | None = None
     models: ModelsResult | None = None
+    adjudication: AdjudicationResult | None = None
     notes: list[str]
     topics: list[dict[str, Any]]
     report_files: dict[str, str] = Field(default_factory=dict)
@@ -272,11 +314,18 @@ class AnalysisResult(_Model):
     # -- text ------------------------------------------------------------------------------------
     def headline(self) -> str:
         v = self.verdict
-        return f"VERDICT: {v.label.upper()} - {v.reason}"
+        return f"{verdict_title(v)} - {v.reason}"
 
     def summary(self) -> str:
         """A fixed-width summary a reader can check number by number against the report."""
         return "\n".join(_summary_lines(self))
+
+
+def verdict_title(v: VerdictResult) -> str:
+    """`VERDICT: LABEL`, marked PROVISIONAL when no adjudicated sample backs it, with what the
+    adjudicators were when they were automated."""
+    head = "VERDICT" if v.basis == "adjudicated" else "PROVISIONAL VERDICT"
+    return f"{head}: {v.label.upper()}" + (f" ({v.basis_note})" if v.basis_note else "")
 
 
 def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
@@ -328,8 +377,11 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
     lines += [
         f"Literal rule: pooled z-test (ignores pairing): {fmt(lit.p_cross)} vs "
         f"{fmt(lit.p_single)}, {lit.alternative} p = {fmt_p(lit.p_value)} -> {lit.label}",
+    ]
+    lines += _adjudication_lines(r.adjudication)
+    lines += [
         THIN,
-        f"VERDICT: {r.verdict.label.upper()}",
+        verdict_title(r.verdict),
         f"  {r.verdict.reason}",
     ]
     if r.verdict.qualifier:
@@ -341,6 +393,23 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
             f" topics needed for {pw.target:.0%}: {pw.topics_needed}"
         )
     lines.append(RULE)
+    return lines
+
+
+def _adjudication_lines(a: AdjudicationResult | None) -> list[str]:
+    if a is None:
+        return ["Adjudicated:  no adjudication sample: the verdict is provisional"]
+    who = "automated" if a.automated_adjudicators else "human"
+    lines = [
+        f"Adjudicated:  {a.estimator.upper()} ({who} adjudicators, {a.topics_labelled} of "
+        f"{a.topics_sampled} drawn topics + {a.topics_unlabelled} primary-only), "
+        f"lambda {a.lam:.2f}",
+        f"  difference {fmt(a.estimate, signed=True)} {a.ci_level:.0%} CI "
+        f"[{fmt(a.ci_low, signed=True)}, {fmt(a.ci_high, signed=True)}]; one-sided p = "
+        f"{fmt_p(a.p_greater)}; TOST +/-{a.sesoi:g} p = {fmt_p(a.p_tost)}",
+    ]
+    if a.missing:
+        lines.append(f"  {len(a.missing)} drawn topic(s) lack adjudication: the verdict waits")
     return lines
 
 

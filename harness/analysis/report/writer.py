@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.planning.plan_file import Plan
+from harness.analysis.report.adjudication_section import adjudication_blocks
 from harness.analysis.report.figures import caption, figure_names, render_all
 from harness.analysis.report.render import Block, html_page, markdown
 from harness.analysis.report.results import (
@@ -69,8 +70,8 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
             name=EXPLORER,
         )
     ]
-    blocks += _verdict(r) + _design(r) + _method(r, plan) + _primary(r) + _models(r)
-    blocks += _accuracy(r)
+    blocks += _verdict(r) + adjudication_blocks(r) + _design(r) + _method(r, plan)
+    blocks += _primary(r) + _models(r) + _accuracy(r)
     blocks += _checks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
@@ -82,7 +83,9 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
 
 def _verdict(r: AnalysisResult) -> list[Block]:
     v = r.verdict
-    out = [Block("h2", "Verdict"), Block("p", f"**{v.label.upper()}**: {v.reason}.")]
+    basis = ("provisional: " if v.basis == "provisional" else "") + v.basis_note
+    title = f"**{v.label.upper()}**" + (f" ({basis})" if basis else "")
+    out = [Block("h2", "Verdict"), Block("p", f"{title}: {v.reason}.")]
     if v.qualifier:
         out.append(Block("p", f"Note: {v.qualifier}."))
     p = r.power

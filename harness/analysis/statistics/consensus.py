@@ -166,9 +166,17 @@ class TopicTable:
 
 
 def topic_table(
-    j: Judgments, *, unsure: str, min_reviewers: int, single: str = "mean_of_singles"
+    j: Judgments,
+    *,
+    unsure: str,
+    min_reviewers: int,
+    single: str = "mean_of_singles",
+    combine: str = "mean",
 ) -> TopicTable:
-    """Item scores (mean over reviewers), then topic-by-condition means over eligible items."""
+    """Item scores (mean over reviewers), then topic-by-condition means over eligible items.
+
+    `combine: majority` makes an item's score its reviewers' majority verdict (0.5 on a tie),
+    the rule for adjudicators whose disagreement a third settles."""
     y = code_outcome(j.verdict, unsure)
     coded = ~np.isnan(y)
     n_items = j.n_items
@@ -177,6 +185,8 @@ def topic_table(
     novel = np.bincount(j.item[coded], weights=y[coded], minlength=n_items)
     with np.errstate(invalid="ignore", divide="ignore"):
         score = np.where(valid > 0, novel / np.maximum(valid, 1), np.nan)
+    if combine == "majority":
+        score = np.where(score > 0.5, 1.0, np.where(score < 0.5, 0.0, score))
     eligible = (reviews >= min_reviewers) & (valid > 0)
     cell = j.item_topic * 3 + j.item_condition
     size = j.n_topics * 3

@@ -1,5 +1,9 @@
 """The verdict the plan fixes in advance, and the hypothesis author's literal rule beside it.
 
+With an adjudicated sample the verdict is `decide_adjudicated`'s: prediction-powered tests of the
+difference as the adjudicators judge it. Without one, `decide` gives a *provisional* verdict on
+the primary reviewers' own scale, gated by their accuracy on the planted controls:
+
 - supported: the one-sided primary test is significant (cross above single), on the observed
   scale: valid whatever the reviewers' accuracy when misclassification does not depend on the
   condition; the differential-accuracy check is reported beside it;
@@ -21,6 +25,7 @@ from typing import Literal
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.equivalence import Equivalence
 from harness.analysis.statistics.pooled import Pooled
+from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.primary import PrimaryOutcome
 
 
@@ -189,3 +194,48 @@ def literal_rule(pooled: Pooled, plan: Plan, topics: int) -> tuple[str, str]:
     if significant:
         return "refuted", f"a significant difference against the prediction ({numbers})"
     return "refuted", f"no significant difference on {topics} topics ({numbers})"
+
+
+def decide_adjudicated(ppi: PPIResult, plan: Plan, withheld: list[str]) -> Decision:
+    """The verdict on the adjudicated scale (prediction-powered): valid whatever the primary
+    reviewers' accuracy, which sets only the power, so no accuracy gate stands before it."""
+    if withheld:
+        return Decision("no verdict", "; ".join(withheld), withheld=withheld)
+    alpha, margin = plan.primary.alpha, plan.equivalence.sesoi
+    low, high = ppi.interval(1 - 2 * alpha)
+    numbers = (
+        f"difference {ppi.estimate:+.3f} on the adjudicated scale, {1 - 2 * alpha:.0%} "
+        f"interval [{low:+.3f}, {high:+.3f}], {ppi.n_labelled} adjudicated and "
+        f"{ppi.n_unlabelled} primary-only topics"
+    )
+    if ppi.p_greater() < alpha:
+        qualifier = None
+        if ppi.p_tost(margin) < alpha:
+            qualifier = f"the difference is significant but smaller than the SESOI ({margin:g})"
+        return Decision(
+            "supported",
+            f"cross-field prompts were judged novel more often ({numbers}; one-sided "
+            f"p = {ppi.p_greater():.4g} < {alpha:g})",
+            qualifier,
+        )
+    if ppi.p_less() < alpha:
+        return Decision(
+            "refuted",
+            f"single-field prompts were judged novel more often ({numbers}; one-sided "
+            f"p = {ppi.p_less():.4g} < {alpha:g})",
+        )
+    by_equivalence = plan.equivalence.refute_by == "equivalence"
+    p_inside = ppi.p_tost(margin) if by_equivalence else ppi.p_less(margin)
+    what = f"inside +/-{margin:g}" if by_equivalence else f"below +{margin:g}"
+    if p_inside < alpha:
+        return Decision(
+            "refuted",
+            f"no difference of interest: the difference is shown {what} ({numbers}; "
+            f"p = {p_inside:.4g} < {alpha:g}) and the one-sided test is not significant "
+            f"(p = {ppi.p_greater():.4g})",
+        )
+    return Decision(
+        "inconclusive",
+        f"the one-sided test is not significant (p = {ppi.p_greater():.4g} >= {alpha:g}) and "
+        f"a difference as large as the SESOI is not excluded ({numbers}; p = {p_inside:.4g})",
+    )

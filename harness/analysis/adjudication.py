@@ -1,0 +1,188 @@
+"""The adjudicated scale: the prediction-powered estimate of the difference, the verdict's
+tests on it, and the primary reviewers' accuracy on the real items drawn for adjudication.
+
+Accuracy is coded as on the controls (`statistics.accuracy`): sensitivity is the share of items
+the adjudicators call published that a reviewer calls not novel, specificity the share of items
+they call unpublished that the reviewer calls novel; per arm (cross, single) with a Fisher test of
+the difference, because accuracy that differs between the arms biases the primary reviewers'
+comparison (the prediction-powered test stays valid, only its power suffers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from harness.analysis.data import StudyData
+from harness.analysis.planning.plan_file import Plan
+from harness.analysis.report.results import AdjudicationResult
+from harness.analysis.statistics.accuracy import accuracy_table, differential
+from harness.analysis.statistics.adjudicated import (
+    ADJUDICATOR,
+    Tiers,
+    labelled_judgments,
+    tiers,
+)
+from harness.analysis.statistics.ppi import PPIResult
+
+
+@dataclass(frozen=True)
+class Adjudicated:
+    """What the verdict needs (the estimate and what withholds it) and what the report shows."""
+
+    ppi: PPIResult
+    withheld: list[str]
+    result: AdjudicationResult
+
+
+def roles_of(data: StudyData) -> np.ndarray:
+    roles = data.roles
+    if roles is None:
+        return np.full(data.judgments.n_reviewers, "primary", dtype=object)
+    return roles
+
+
+def analyse_adjudication(
+    data: StudyData, plan: Plan, manifest: dict[str, Any]
+) -> Adjudicated | None:
+    """None when the study has no adjudicated sample (its verdict is then provisional)."""
+    if not data.sampled_topics:
+        return None
+    roles = roles_of(data)
+    t = tiers(data.judgments, roles, data.sampled, plan)
+    ppi = t.estimate(plan)
+    withheld = _withheld(t, ppi)
+    coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
+    result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
+    return Adjudicated(ppi, withheld, result)
+
+
+def _withheld(t: Tiers, ppi: PPIResult) -> list[str]:
+    out = []
+    if t.missing:
+        out.append(
+            f"{len(t.missing)} of {int(t.sampled.sum())} topics drawn for adjudication are "
+            f"complete for the primary reviewers but not for the adjudicators (first: "
+            f"{t.missing[0]}); leaving them out could bias the estimate, so the verdict waits "
+            "for their adjudications"
+        )
+    if ppi.n_labelled < 2:
+        out.append(f"only {ppi.n_labelled} adjudicated topic(s): at least 2 are needed")
+    return out
+
+
+def _result(
+    data: StudyData,
+    plan: Plan,
+    t: Tiers,
+    ppi: PPIResult,
+    coded: pd.DataFrame,
+    draw: dict[str, Any],
+) -> AdjudicationResult:
+    alpha, level = plan.primary.alpha, plan.controls.level
+    ci = ppi.interval(level) if ppi.n_labelled >= 2 else (math.nan, math.nan)
+    tost = ppi.interval(1 - 2 * alpha) if ppi.n_labelled >= 2 else (math.nan, math.nan)
+    sesoi = plan.equivalence.sesoi
+    adjudicators = _adjudicators(data, roles_of(data))
+    lab = t.labelled
+    return AdjudicationResult(
+        estimator=ppi.estimator,
+        interval=plan.adjudication.interval,
+        combine=plan.adjudication.combine,
+        adjudicators=adjudicators,
+        automated_adjudicators=any(a["kind"] == "automated" for a in adjudicators),
+        topics_sampled=int(t.sampled.sum()),
+        topics_labelled=ppi.n_labelled,
+        topics_unlabelled=ppi.n_unlabelled,
+        missing=t.missing,
+        estimate=_num(ppi.estimate),
+        se=_num(ppi.se),
+        ci_low=_num(ci[0]),
+        ci_high=_num(ci[1]),
+        ci_level=level,
+        tost_low=_num(tost[0]),
+        tost_high=_num(tost[1]),
+        lam=ppi.lam,
+        df=_num(ppi.df),
+        p_greater=_p(ppi, ppi.p_greater),
+        p_less=_p(ppi, ppi.p_less),
+        p_tost=_p(ppi, lambda: ppi.p_tost(sesoi)),
+        p_below_sesoi=_p(ppi, lambda: ppi.p_less(sesoi)),
+        sesoi=sesoi,
+        alpha=alpha,
+        classical_estimate=_num(ppi.classical_estimate),
+        classical_se=_num(ppi.classical_se),
+        effective_topics=_num(ppi.effective_topics),
+        mean_f=_num(float(np.nanmean(t.f))) if np.isfinite(t.f).any() else None,
+        correlation=_correlation(t.d[lab], t.f[lab]),
+        accuracy=accuracy_rows(coded, level),
+        differential=differential_rows(coded, alpha),
+        draw=dict(draw),
+    )
+
+
+def accuracy_rows(coded: pd.DataFrame, level: float) -> list[dict[str, Any]]:
+    """Per reviewer, per kind and pooled; for both arms together and for each arm."""
+    if coded.empty:
+        return []
+    rows: list[dict[str, Any]] = []
+    for arm, part in (("both", coded), *coded.groupby("control_kind", sort=True)):
+        rows += [{**a.row(), "arm": str(arm)} for a in accuracy_table(part, level)]
+    return rows
+
+
+def differential_rows(coded: pd.DataFrame, alpha: float) -> list[dict[str, Any]]:
+    """Fisher tests of equal sensitivity and specificity between the arms, per reviewer, per
+    kind and pooled (judgments counted as independent: a screen, not a verdict)."""
+    if coded.empty:
+        return []
+    groups = [(str(r), "reviewer", g) for r, g in coded.groupby("reviewer_id", sort=True)]
+    groups += [(f"all {k} reviewers", "kind", g) for k, g in coded.groupby("reviewer_kind")]
+    groups.append(("all reviewers", "pooled", coded))
+    out = []
+    for label, scope, group in groups:
+        diff = differential(group, alpha)
+        if diff is not None:
+            out.append({"label": label, "scope": scope, **_diff_row(diff)})
+    return out
+
+
+def _diff_row(diff: Any) -> dict[str, Any]:
+    return {
+        "sensitivity_cross": _num(diff.sens_cross),
+        "sensitivity_single": _num(diff.sens_single),
+        "p_sensitivity": diff.p_sensitivity,
+        "specificity_cross": _num(diff.spec_cross),
+        "specificity_single": _num(diff.spec_single),
+        "p_specificity": diff.p_specificity,
+        "favours_hypothesis": diff.favours_hypothesis,
+    }
+
+
+def _adjudicators(data: StudyData, roles: np.ndarray) -> list[dict[str, str]]:
+    j = data.judgments
+    ids = np.asarray(j.reviewer_ids if j.reviewer_ids is not None else [], dtype=object)
+    kinds = np.asarray(j.reviewer_kind if j.reviewer_kind is not None else [], dtype=object)
+    return [
+        {"reviewer_id": str(ids[i]), "kind": str(kinds[i])}
+        for i in range(len(ids))
+        if roles[i] == ADJUDICATOR
+    ]
+
+
+def _correlation(d: np.ndarray, f: np.ndarray) -> float | None:
+    if d.size < 3 or np.std(d) == 0 or np.std(f) == 0:
+        return None
+    return _num(float(np.corrcoef(d, f)[0, 1]))
+
+
+def _p(ppi: PPIResult, test: Any) -> float | None:
+    return _num(test()) if ppi.n_labelled >= 2 else None
+
+
+def _num(value: float | None) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None

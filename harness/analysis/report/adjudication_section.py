@@ -1,0 +1,131 @@
+"""The report's section on the adjudicated scale: the prediction-powered estimate and tests, the
+draw, and the primary reviewers' accuracy on the real items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.analysis.report.render import Block
+from harness.analysis.report.results import AnalysisResult, fmt, fmt_p
+
+
+def adjudication_blocks(r: AnalysisResult) -> list[Block]:
+    a = r.adjudication
+    if a is None:
+        return [
+            Block("h2", "Adjudicated scale"),
+            Block(
+                "p",
+                "This study has no adjudicated sample: no careful reviewer judged a random "
+                "sample of its real items, so the primary reviewers' accuracy on the population "
+                "they judged is unknown and the verdict above is provisional. A plan with an "
+                "`adjudication:` section and a roster with `role: adjudicator` reviewers make "
+                "one (`harness judge --blind` draws it before any review).",
+            ),
+        ]
+    who = "automated" if a.automated_adjudicators else "human"
+    out = [
+        Block("h2", "Adjudicated scale (prediction-powered)"),
+        Block("p", _method_text(a, who)),
+        Block("table", header=["", "value"], rows=_rows(a)),
+    ]
+    if a.accuracy:
+        out += [
+            Block(
+                "p",
+                "Primary reviewers' accuracy on the real items, against the adjudicated label "
+                "of each item whose adjudicators agree (sensitivity: items judged published by "
+                "the adjudicators that the reviewer judged not novel; specificity: items judged "
+                "unpublished that the reviewer judged novel; exact intervals at "
+                f"{a.ci_level:.0%}):",
+            ),
+            Block("table", header=ACCURACY_HEADER, rows=[_accuracy_row(x) for x in a.accuracy]),
+        ]
+    if a.differential:
+        out.append(Block("table", header=DIFF_HEADER, rows=[_diff_row(x) for x in a.differential]))
+    return out
+
+
+ACCURACY_HEADER = [
+    "reviewer",
+    "arm",
+    "published (correct)",
+    "sensitivity",
+    "unpublished (correct)",
+    "specificity",
+]
+DIFF_HEADER = [
+    "differential accuracy",
+    "sensitivity cross / single",
+    "Fisher p",
+    "specificity cross / single",
+    "Fisher p",
+    "favours the hypothesis",
+]
+
+
+def _method_text(a: Any, who: str) -> str:
+    return (
+        f"{len(a.adjudicators)} {who} adjudicators judged every item of {a.topics_sampled} "
+        f"topics drawn at random ({a.draw.get('method', 'seeded draw')}, seed "
+        f"{a.draw.get('seed', 'n/a')}) before any review; the draw is sealed in the blinding "
+        f"key. The primary reviewers judged every item. The estimate of the mean per-topic "
+        f"difference on the adjudicators' scale is {a.estimator.upper()} (Angelopoulos et "
+        f"al. 2023): the adjudicated mean corrected by the primary reviewers' difference on all "
+        f"topics, weighted by lambda = {a.lam:.2f}; it is unbiased whatever the primary "
+        f"reviewers' accuracy, which only sets its precision. Adjudicators' verdicts on an item "
+        f"combine by {a.combine}."
+    )
+
+
+def _rows(a: Any) -> list[list[str]]:
+    ci = f"[{fmt(a.ci_low, signed=True)}, {fmt(a.ci_high, signed=True)}]"
+    tost = f"[{fmt(a.tost_low, signed=True)}, {fmt(a.tost_high, signed=True)}]"
+    rows = [
+        ["topics: adjudicated / primary only", f"{a.topics_labelled} / {a.topics_unlabelled}"],
+        ["difference (adjudicated scale)", f"{fmt(a.estimate, signed=True)} (SE {fmt(a.se)})"],
+        [f"{a.ci_level:.0%} interval ({a.interval})", ci],
+        [f"{1 - 2 * a.alpha:.0%} interval (equivalence)", tost],
+        ["one-sided p (cross > single)", fmt_p(a.p_greater)],
+        ["one-sided p (cross < single)", fmt_p(a.p_less)],
+        [f"TOST p (inside +/-{a.sesoi:g})", fmt_p(a.p_tost)],
+        [
+            "adjudicated topics alone",
+            f"{fmt(a.classical_estimate, signed=True)} (SE {fmt(a.classical_se)})",
+        ],
+        ["effective adjudicated topics", fmt(a.effective_topics, 1)],
+        ["primary reviewers' mean difference", fmt(a.mean_f, signed=True)],
+        ["correlation of d_t and f_t (adjudicated topics)", fmt(a.correlation, 2)],
+    ]
+    if a.missing:
+        rows.append(["drawn topics lacking adjudication", ", ".join(a.missing[:10])])
+    return rows
+
+
+def _rate(x: dict[str, Any], name: str) -> str:
+    if x[name] is None:
+        return "n/a"
+    return f"{fmt(x[name])} [{fmt(x[name + '_low'])}, {fmt(x[name + '_high'])}]"
+
+
+def _accuracy_row(x: dict[str, Any]) -> list[str]:
+    label = x["label"] if x["scope"] == "reviewer" else f"**{x['label']}**"
+    return [
+        label,
+        x["arm"],
+        f"{x['published']} ({x['published_correct']})",
+        _rate(x, "sensitivity"),
+        f"{x['unpublished']} ({x['unpublished_correct']})",
+        _rate(x, "specificity"),
+    ]
+
+
+def _diff_row(x: dict[str, Any]) -> list[str]:
+    return [
+        x["label"],
+        f"{fmt(x['sensitivity_cross'])} / {fmt(x['sensitivity_single'])}",
+        fmt_p(x["p_sensitivity"]),
+        f"{fmt(x['specificity_cross'])} / {fmt(x['specificity_single'])}",
+        fmt_p(x["p_specificity"]),
+        "yes" if x["favours_hypothesis"] else "no",
+    ]

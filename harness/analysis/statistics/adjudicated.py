@@ -1,0 +1,134 @@
+"""The two tiers of reviewers as the analysis sees them: per-topic differences from the
+adjudicators (d_t, on the sample of topics) and from the primary reviewers (f_t, on every topic),
+and the primary reviewers' accuracy on the real items measured against the adjudicated labels.
+
+A topic enters the comparison when the primary reviewers complete it (each compared arm keeps an
+item with enough reviews), whether or not it was drawn, so the exclusion rule never depends on
+sample membership. A drawn topic that the primary reviewers complete but the adjudicators do not
+is *missing*: leaving it out could bias the estimate, so the verdict waits for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from harness.analysis.planning.plan_file import Plan
+from harness.analysis.statistics.consensus import CONDITIONS, CROSS, Judgments, TopicTable
+from harness.analysis.statistics.consensus import topic_table as make_table
+from harness.analysis.statistics.ppi import PPIResult, ppi_mean
+
+ADJUDICATOR = "adjudicator"
+
+
+@dataclass(frozen=True)
+class Tiers:
+    """Per topic (rows of the study's topics): the two tiers' differences and the sample."""
+
+    topic_ids: np.ndarray
+    sampled: np.ndarray  # bool: drawn for adjudication
+    d: np.ndarray  # adjudicated difference (NaN where not adjudicated or incomplete)
+    f: np.ndarray  # primary reviewers' difference (NaN where incomplete)
+    adjudicated: TopicTable  # the adjudicators' topic table (item scores for accuracy)
+
+    @property
+    def labelled(self) -> np.ndarray:
+        result: np.ndarray = self.sampled & np.isfinite(self.d) & np.isfinite(self.f)
+        return result
+
+    @property
+    def unlabelled(self) -> np.ndarray:
+        result: np.ndarray = ~self.sampled & np.isfinite(self.f)
+        return result
+
+    @property
+    def missing(self) -> list[str]:
+        """Drawn topics the primary reviewers completed but the adjudicators did not."""
+        gap = self.sampled & np.isfinite(self.f) & ~np.isfinite(self.d)
+        return [str(t) for t in self.topic_ids[gap]]
+
+    def estimate(self, plan: Plan) -> PPIResult:
+        a = plan.adjudication
+        return ppi_mean(
+            self.d[self.labelled],
+            self.f[self.labelled],
+            self.f[self.unlabelled],
+            estimator=a.estimator,
+            interval=a.interval,
+        )
+
+
+def role_mask(j: Judgments, roles: np.ndarray, role: str) -> np.ndarray:
+    """Judgments made by reviewers of `role` (roles: one entry per reviewer code)."""
+    result: np.ndarray = np.asarray(roles, dtype=object)[j.reviewer] == role
+    return result
+
+
+def tiers(j: Judgments, roles: np.ndarray, sampled: np.ndarray, plan: Plan) -> Tiers:
+    """Split the judgments by role and form each tier's per-topic difference."""
+    is_adj = role_mask(j, roles, ADJUDICATOR)
+    primary = _table(j.subset(~is_adj), plan, plan.minimum.reviewers_per_item, "mean")
+    adj = plan.adjudication
+    adjudicated = _table(j.subset(is_adj), plan, adj.per_item, adj.combine)
+    return Tiers(
+        topic_ids=np.asarray(
+            j.topic_ids if j.topic_ids is not None else np.arange(j.n_topics), dtype=object
+        ),
+        sampled=np.asarray(sampled, dtype=bool),
+        d=_difference(adjudicated),
+        f=_difference(primary),
+        adjudicated=adjudicated,
+    )
+
+
+def _table(j: Judgments, plan: Plan, min_reviewers: int, combine: str) -> TopicTable:
+    return make_table(
+        j,
+        unsure=plan.outcome.unsure,
+        min_reviewers=min_reviewers,
+        single=plan.single,
+        combine=combine,
+    )
+
+
+def _difference(table: TopicTable) -> np.ndarray:
+    result: np.ndarray = table.p_cross - table.p_single  # NaN where an arm is missing
+    return result
+
+
+def labelled_judgments(
+    j: Judgments, roles: np.ndarray, adjudicated: TopicTable, unsure: str
+) -> pd.DataFrame:
+    """Primary judgments of items with a clear adjudicated label, in the columns of
+    `accuracy.coded_controls`: expected (published | not_published), control_kind (cross |
+    single), correct. An item whose adjudicators tie (score 0.5) has no clear label and is left
+    out; `unsure` follows the plan's outcome coding."""
+    from harness.analysis.statistics.consensus import code_outcome
+
+    score = adjudicated.item_score
+    clear = adjudicated.item_eligible & np.isin(score, (0.0, 1.0))
+    keep = ~role_mask(j, roles, ADJUDICATOR) & clear[j.item]
+    novel = code_outcome(j.verdict, unsure)
+    keep &= ~np.isnan(novel)
+    truth = score[j.item[keep]] == 1.0
+    reviewer_ids = np.asarray(
+        j.reviewer_ids if j.reviewer_ids is not None else np.arange(j.n_reviewers), dtype=object
+    )
+    kinds = np.asarray(
+        j.reviewer_kind if j.reviewer_kind is not None else ["human"] * j.n_reviewers,
+        dtype=object,
+    )
+    condition = j.item_condition[j.item[keep]]
+    return pd.DataFrame(
+        {
+            "reviewer_id": reviewer_ids[j.reviewer[keep]],
+            "reviewer_kind": kinds[j.reviewer[keep]],
+            "expected": np.where(truth, "not_published", "published"),
+            "control_kind": np.where(condition == CROSS, "cross", "single"),
+            "condition": np.asarray(CONDITIONS, dtype=object)[condition],
+            "novel": novel[keep],
+            "correct": (novel[keep] == 1.0) == truth,
+        }
+    )

@@ -1,0 +1,164 @@
+"""`analyze` with an adjudicated sample: the prediction-powered verdict, accuracy on real items,
+the provisional verdict without a sample, and the leak gate on control-based accuracy."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from harness.analysis import analyze
+from harness.analysis.statistics.ppi import ppi_mean
+from tests.analysis.helpers import CONDITIONS, TWO_HUMANS, build_study, control_judgments
+
+ADJ = {"ada": "human", "abe": "human"}
+ROLES = {"ada": "adjudicator", "abe": "adjudicator"}
+
+
+def _truthful_study(tmp_path, *, effect: float, n: int = 200, drawn: int = 50, primary=None):
+    """Items novel with p 0.3 (+effect after cross); adjudicators judge the truth of the drawn
+    topics; primary reviewers answer by `primary(truth, condition, rng)`."""
+    rng = np.random.default_rng(11)
+    primary = primary or (lambda truth, c, rng: truth if rng.random() < 0.8 else 1 - truth)
+    topics = [f"t{t:03d}" for t in range(n)]
+    sample = topics[:: n // drawn][:drawn]
+    rows = []
+    for t in topics:
+        for c in CONDITIONS:
+            truth = int(rng.random() < 0.3 + (effect if c == "cross" else 0.0))
+            verdict = ("published", "not_published")
+            for r in TWO_HUMANS:
+                rows.append((t, c, 0, r, verdict[primary(truth, c, rng)]))
+            if t in sample:
+                rows += [(t, c, 0, a, verdict[truth]) for a in ADJ]
+    study = build_study(
+        tmp_path / "s", rows, reviewers=TWO_HUMANS | ADJ, roles=ROLES, sample=sample
+    )
+    return study, sample
+
+
+def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
+    study, sample = _truthful_study(tmp_path, effect=0.3)
+    result = analyze(study, fast_plan)
+    a = result.adjudication
+    assert a is not None and result.verdict.basis == "adjudicated"
+    assert a.topics_sampled == len(sample) == a.topics_labelled
+    assert a.topics_unlabelled == 200 - len(sample)
+    assert result.verdict.label == "supported", result.verdict.reason
+    assert "adjudicated scale" in result.verdict.reason
+    assert a.ci_low < a.estimate < a.ci_high and 0 <= a.lam <= 1
+    # the primary-scale analyses leave the adjudicators out: two reviewers per item
+    assert result.design.reviews_per_item["max"] == 2
+    md = (study / "report" / "report.md").read_text()
+    assert "## Adjudicated scale (prediction-powered)" in md
+    assert "**SUPPORTED**" in md and "PROVISIONAL" not in md
+    saved = json.loads((study / "report" / "report.json").read_text())
+    assert saved["adjudication"]["estimate"] == pytest.approx(a.estimate)
+    assert saved["verdict"]["basis"] == "adjudicated"
+
+
+def test_accuracy_on_real_items_per_arm(tmp_path, fast_plan):
+    # alice is right on single items, always says novel on cross items: differential accuracy
+    def primary(truth, c, rng):
+        return 1 if c == "cross" else truth
+
+    study, _ = _truthful_study(tmp_path, effect=0.0, primary=primary)
+    a = analyze(study, fast_plan, write_report=False).adjudication
+    rows = {(x["label"], x["arm"]): x for x in a.accuracy}
+    single = rows[("alice", "single")]
+    assert single["sensitivity"] == 1.0 and single["specificity"] == 1.0
+    cross = rows[("alice", "cross")]
+    assert cross["sensitivity"] == 0.0 and cross["specificity"] == 1.0
+    assert cross["sensitivity_low"] == 0.0 and cross["sensitivity_high"] > 0.0
+    pooled = next(x for x in a.differential if x["scope"] == "pooled")
+    assert pooled["p_sensitivity"] < 0.01 and pooled["favours_hypothesis"]
+
+
+def test_reviewers_answering_alike_leave_the_classical_test(tmp_path, fast_plan):
+    """Primary reviewers who call everything novel cost power, never validity: the estimate
+    is the paired t-test on the adjudicated topics."""
+    study, sample = _truthful_study(tmp_path, effect=0.15, primary=lambda *_: 1)
+    result = analyze(study, fast_plan, write_report=False)
+    a = result.adjudication
+    assert a.lam == 0.0
+    topics = {row["topic_id"]: row for row in result.topics}
+    assert topics  # the primary table (all novel: d = 0 everywhere)
+    assert a.estimate == pytest.approx(a.classical_estimate)
+    d = _adjudicated_differences(study, sample)
+    t = stats.ttest_1samp(d, 0.0, alternative="greater")
+    assert a.estimate == pytest.approx(d.mean())
+    assert a.p_greater == pytest.approx(t.pvalue, rel=1e-9)
+
+
+def _adjudicated_differences(study, sample) -> np.ndarray:
+    from harness.study.store import Study
+
+    with Study.open(study) as s:
+        frame = s.frame(
+            "SELECT p.topic_id, p.condition, AVG(r.verdict = 'not_published') AS novel "
+            "FROM reviews r JOIN items i ON i.item_id = r.item_id "
+            "JOIN outputs o ON o.output_id = i.output_id "
+            "JOIN prompts p ON p.prompt_id = o.prompt_id "
+            "JOIN reviewers v ON v.reviewer_id = r.reviewer_id "
+            "WHERE v.role = 'adjudicator' GROUP BY p.topic_id, p.condition"
+        )
+    wide = frame.pivot(index="topic_id", columns="condition", values="novel").loc[sample]
+    return (wide["cross"] - (wide["single_a"] + wide["single_b"]) / 2).to_numpy()
+
+
+def test_estimate_equals_ppi_on_the_stored_differences(tmp_path, fast_plan):
+    study, sample = _truthful_study(tmp_path, effect=0.1)
+    a = analyze(study, fast_plan, write_report=False).adjudication
+    d = _adjudicated_differences(study, sample)
+    assert a.classical_estimate == pytest.approx(d.mean())
+    ref = ppi_mean(d, d, np.array([]), estimator="classical")
+    assert a.classical_se == pytest.approx(ref.classical_se)
+
+
+def test_a_drawn_topic_without_adjudication_withholds_the_verdict(tmp_path, fast_plan):
+    study, sample = _truthful_study(tmp_path, effect=0.3)
+    from harness.study.store import Study
+
+    with Study.open(study) as s, s.transaction() as conn:
+        conn.execute("INSERT INTO adjudication_sample VALUES ('t001', 'all')")
+    manifest = json.loads((study / "manifest.json").read_text())
+    with Study.open(study) as s:
+        from harness.study.blinding import commitment
+
+        manifest["blinding"]["sha256"] = commitment(s.conn)
+    (study / "manifest.json").write_text(json.dumps(manifest))
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.verdict.label == "no verdict"
+    assert "t001" in result.verdict.reason and "adjudicat" in result.verdict.reason
+
+
+def test_without_a_sample_the_verdict_is_provisional(tmp_path, fast_plan):
+    rows = [
+        (f"t{t:03d}", c, 0, r, "not_published" if (t + len(c) + len(r)) % 3 else "published")
+        for t in range(60)
+        for c in CONDITIONS
+        for r in TWO_HUMANS
+    ]
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS)
+    result = analyze(study, fast_plan)
+    assert result.adjudication is None and result.verdict.basis == "provisional"
+    assert "PROVISIONAL VERDICT" in result.headline()
+    md = (study / "report" / "report.md").read_text()
+    assert "no adjudicated sample" in md and "**INCONCLUSIVE** (provisional: resting on" in md
+
+
+def test_a_leaking_control_set_is_not_used_for_accuracy(tmp_path, fast_plan):
+    from tests.analysis.helpers import random_judgments
+
+    rows = random_judgments(400, p_cross=0.3, p_single=0.3, reviewers=list(TWO_HUMANS), seed=3)
+    controls = control_judgments(60, list(TWO_HUMANS), sensitivity=0.95, specificity=0.95, seed=3)
+    study = build_study(tmp_path / "s", rows, reviewers=TWO_HUMANS, controls=controls)
+    assert analyze(study, fast_plan, write_report=False).verdict.label == "refuted"
+    manifest = json.loads((study / "manifest.json").read_text())
+    manifest["leak_audit"] = {"controls": {"auc": 0.83, "ci_low": 0.76, "ci_high": 0.89}}
+    (study / "manifest.json").write_text(json.dumps(manifest))
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.verdict.label == "inconclusive"
+    assert "leak audit tells control items from real items" in result.verdict.reason
