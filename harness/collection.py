@@ -322,6 +322,28 @@ def _run_models(
         handle.close()
 
 
+def study_models(study: Study, keys: list[str] | None = None) -> list[ModelRun]:
+    """The study's models (those of `keys` if given) as a resumed `collect` runs them: their
+    stored settings, nothing written. Control items are made with these (`harness.judge`)."""
+    from harness.collection_plan import plan
+
+    return plan(
+        study,
+        models=list(keys) if keys else None,
+        backend=None,
+        model=None,
+        flags={},
+        model_args=None,
+        options={},
+        max_cost=None,
+    )
+
+
+def open_model(study: Study, run: ModelRun) -> ModelAPI:
+    """The backend of one of the study's models, as `collect` opens it (recorded endpoint)."""
+    return _open_engine(study, run, False)[0]
+
+
 def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[ModelAPI, list[str]]:
     """The backend of one model, its endpoint settled against the study's record."""
     from harness.models import open_configured

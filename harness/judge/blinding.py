@@ -334,7 +334,9 @@ def _route_with_controls(
     real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
     report.wanted = wanted_per_reviewer(study, roster, real.assignments, report.settings)
     backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
-    errors = add_controls(study, pool, report, k=k, seed=seed, backend=backend)
+    errors = add_controls(
+        study, pool, report, k=k, seed=seed, backend=backend, extract=steps["extract"]
+    )
     if errors:
         raise PartialWork(
             f"{len(errors)} control text(s) failed; finished work is kept, rerun "
@@ -507,19 +509,15 @@ def _record_materials(
     normalise: bool,
     controls: str | Path | None,
 ) -> None:
-    from harness.judge.controls import writer_template
     from harness.judge.defaults import JUDGING_FILES
     from harness.judge.items import step_specs
     from harness.study.manifest import record_materials
-    from harness.study.tables.controls import count_controls
 
     files = {name: judging / name for name in JUDGING_FILES}
     if reviewers is not None:
         files["roster"] = Path(reviewers)
     if controls is not None:
         files["controls"] = Path(controls)
-    if count_controls(study):
-        files["prompt:control"] = writer_template()
     for spec in step_specs(extract, normalise):
         files[f"prompt:{spec.name}"] = spec.template
     record_materials(study.path, "judge", files)

@@ -7,9 +7,8 @@ section `prereg`), else of the plan given, else of the bundled one. The real ite
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ class ControlsReport:
     assigned: dict[str, int] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    writer: dict[str, Any] | None = None
+    made: dict[str, Any] | None = None  # how the texts were made, kept and dropped
     fidelity: dict[str, Any] = field(default_factory=dict)
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -64,6 +63,13 @@ class ControlsReport:
             f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
             f"{s.plan_sha256[:12]})"
         ]
+        if self.made and self.made.get("generated"):
+            m = self.made
+            dropped = ", ".join(f"{n} {why}" for why, n in m["dropped"].items()) or "none"
+            lines.append(
+                f"Control texts by the model under test ({', '.join(m['models'])}): "
+                f"{m['generated']} written, {m['kept']} kept; dropped: {dropped}"
+            )
         if self.fidelity:
             f = self.fidelity
             lines.append(
@@ -101,7 +107,7 @@ class ControlsReport:
             "plan_path": self.settings.plan_path,
             "plan_sha256": self.settings.plan_sha256,
             "preregistered": self.settings.preregistered,
-            "writer": self.writer,
+            "made": self.made,
             "fidelity": self.fidelity,
             "notes": self.notes,
         }
@@ -175,9 +181,22 @@ def wanted_per_reviewer(
 
 
 def add_controls(
-    study: Study, pool: K.Pool, report: ControlsReport, *, k: int, seed: int, backend: Any
+    study: Study,
+    pool: K.Pool,
+    report: ControlsReport,
+    *,
+    k: int,
+    seed: int,
+    backend: Any,
+    extract: bool = True,
+    rounds: int = 3,
 ) -> list[str]:
-    """Choose, write and store the controls (once: a rerun keeps the stored ones); errors."""
+    """Choose, make and store the controls (once: a rerun keeps the stored ones); errors.
+
+    The texts come from the study's models (K.make_texts); `backend` is the blinded steps'
+    backend, whose extraction decides which are kept (K.check_pairs). A dropped control is
+    replaced by the next candidate with the same expected verdict, for at most `rounds` rounds.
+    """
     if count_controls(study):
         return []
     need = K.items_needed(report.wanted, k)
@@ -186,23 +205,44 @@ def add_controls(
         report.notes.append(f"{need} control items planned, {len(chosen)} available")
     if not chosen:
         return []
-    params = K.output_params(study, seed)
-    texts, errors = K.write_texts(chosen, backend, params)
-    if errors:
-        return errors
+    groups = K.ordered_groups(pool.candidates, seed)
+    wanted: Counter[str] = Counter(c.expected for c in chosen)
+    made, tried, batch = K.Made(), list[K.Candidate](), chosen
+    for _ in range(rounds):
+        errors = K.make_texts(study, batch, seed, made) or K.check_pairs(
+            batch, made, backend if extract else None
+        )
+        if errors:
+            return errors
+        tried.extend(batch)
+        kept: Counter[str] = Counter(c.expected for c in tried if c.control_id in made.kept)
+        seen = {c.control_id for c in tried}
+        batch = [
+            c
+            for expected, group in groups.items()
+            for c in [c for c in group if c.control_id not in seen][
+                : max(0, wanted[expected] - kept[expected])
+            ]
+        ]
+        if not batch:
+            break
+    final = [c for c in tried if c.control_id in made.kept]
+    if len(final) < len(chosen):
+        report.notes.append(
+            f"{len(chosen)} controls wanted, {len(final)} kept: "
+            + ", ".join(f"{n} dropped ({why})" for why, n in sorted(made.dropped.items()))
+        )
+    if not final:
+        report.made = made.record()
+        return []
     report.created = K.store_controls(
-        study, chosen, texts, K.splits(chosen, report.settings.calibration_share, seed)
+        study,
+        final,
+        made.texts,
+        K.splits(final, report.settings.calibration_share, seed),
+        made.cores,
     )
-    template = K.writer_template()
-    report.writer = {
-        "prompt": f"prompts/{template.parent.name}/{template.name}",
-        "prompt_sha256": hashlib.sha256(template.read_bytes()).hexdigest(),
-        "backend": getattr(backend, "name", None),
-        "model": getattr(backend, "model", None),
-        "params": asdict(params),
-        "run_settings": backend.run_settings(),
-        "written": len(texts),
-    }
+    report.made = made.record()
     return []
 
 

@@ -5,32 +5,44 @@ Sources: the study's topics' bank entries (`known_links`, cross-field; `known_wi
 `published`; after it: `not_published`, since a reviewer who respects the cut-off must not count
 later work; in its own year: left out, since a year alone cannot place it), and a controls file.
 
-A control becomes an item in exactly the form of a real one: the study's model writes a short
-text from the one-sentence statement with a fixed prompt (`prompts/judge/control.j2`), the
-normal blinded steps then run on it, and its id comes from the same random generator.
+A control becomes an item in exactly the form of a real one: its planted pair of concepts (the
+link's `concepts`, else the topic's concepts its title and summary state) fills the slots of the
+study's own template for the topic's condition, the study's model writes the text with the
+settings of its real outputs (one of the study's models or configurations each, spread evenly),
+the normal blinded steps run on it, and it is kept only where its extracted core combination
+states the planted pair (KEEP_RULE); its id comes from the same random generator as real items.
+A control from a file with its own `text` is shown as written.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import random
+import re
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
-from harness.judge import defaults as D
 from harness.judge.controls_file import FileControl
 from harness.judge.items import new_item_id
 from harness.study.store import Study
-from harness.study.tables.controls import NewControl, insert_controls
-from harness.study.tables.items import NewItem, insert_items, item_ids
-from harness.study.tables.judge_reads import ok_output_params, topic_entries
+from harness.study.tables.controls import (
+    NewControl,
+    TopicSlots,
+    insert_controls,
+    ok_output_model_keys,
+    topic_slots,
+)
+from harness.study.tables.items import NewItem, insert_items, item_ids, set_core_combination
+from harness.study.tables.judge_reads import topic_entries
+
+if TYPE_CHECKING:  # jinja2 loads with the templates, when controls are made
+    from harness.materials.templates import Family
 
 Expected = Literal["published", "not_published"]
 BANK_LISTS: tuple[tuple[str, Literal["cross", "single"]], ...] = (
@@ -52,6 +64,10 @@ class Candidate:
     topic_id: str | None
     evidence: dict[str, Any] | None
     text: str | None = None
+    pair: tuple[str, str] | None = None  # the planted concepts (concept_1, concept_2)
+    fields: tuple[str, str] | None = None  # their fields (field_1, field_2)
+    condition: str | None = None  # whose template: cross, single_a or single_b
+    relation: str | None = None  # a file control's own; else the topic's
 
 
 @dataclass
@@ -80,13 +96,18 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
     """Controls from the bank entries of the study's topics, split by the cut-off's year."""
     pool = Pool()
     cut = _cut_year(cutoff)
-    same_year = 0
+    same_year = no_pair = 0
+    slots = topic_slots(study)
     for topic_id, entry in topic_entries(study):
         for key, kind in BANK_LISTS:
             for link in entry.get(key) or []:
                 expected = _expected(int(link["year"]), cut)
                 if expected is None:
                     same_year += 1
+                    continue
+                planted = planted_pair(link, key, slots[topic_id]) if topic_id in slots else None
+                if planted is None:
+                    no_pair += 1
                     continue
                 statement = first_sentence(str(link["summary"]))
                 evidence = {
@@ -103,8 +124,16 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
                         "bank",
                         topic_id,
                         evidence,
+                        pair=planted[0],
+                        fields=planted[1],
+                        condition=planted[2],
                     )
                 )
+    if no_pair:
+        pool.notes.append(
+            f"{no_pair} known link(s) left out: no planted pair (the link gives no `concepts` "
+            "and its title and summary state no concept pair of its topic)"
+        )
     if cutoff is None:
         pool.notes.append(
             "no --cutoff: every known link counts as published, so there are no "
@@ -136,8 +165,12 @@ def _expected(year: int, cut: tuple[int | None, bool]) -> Expected | None:
 def file_pool(entries: list[FileControl], name: str) -> Pool:
     source = f"file:{name}"
     pool = Pool()
+    unplanted = 0
     for item in entries:
         e = item.entry
+        if e.text is None and (e.concepts is None or e.fields is None):
+            unplanted += 1
+            continue
         evidence = e.evidence.model_dump() if e.evidence is not None else None
         pool.candidates.append(
             Candidate(
@@ -149,7 +182,16 @@ def file_pool(entries: list[FileControl], name: str) -> Pool:
                 None,
                 evidence,
                 e.text,
+                pair=(e.concepts[0], e.concepts[1]) if e.concepts else None,
+                fields=(e.fields[0], e.fields[1]) if e.fields else None,
+                condition="cross" if e.kind == "cross" else "single_a",
+                relation=e.relation,
             )
+        )
+    if unplanted:
+        pool.notes.append(
+            f"{unplanted} control(s) of {name} left out: neither `text` nor the `concepts` and "
+            "`fields` of a planted pair for the model under test to write one from"
         )
     return pool
 
@@ -172,15 +214,21 @@ def items_needed(per_reviewer: dict[str, int], k: int) -> int:
 def select(candidates: list[Candidate], n: int, seed: int) -> list[Candidate]:
     """n controls, half published and half unpublished where both exist, kinds interleaved;
     file controls come before bank ones within each half."""
-    rng = random.Random(seed)
-    groups = {
-        e: _ordered([c for c in candidates if c.expected == e], rng)
-        for e in ("published", "not_published")
-    }
+    groups = ordered_groups(candidates, seed)
     want_pub = min(len(groups["published"]), math.ceil(n / 2))
     want_not = min(len(groups["not_published"]), n - want_pub)
     want_pub = min(len(groups["published"]), n - want_not)
     return groups["published"][:want_pub] + groups["not_published"][:want_not]
+
+
+def ordered_groups(candidates: list[Candidate], seed: int) -> dict[str, list[Candidate]]:
+    """Published and unpublished candidates, each in the order `select` takes them (so the
+    next ones replace dropped controls)."""
+    rng = random.Random(seed)
+    return {
+        e: _ordered([c for c in candidates if c.expected == e], rng)
+        for e in ("published", "not_published")
+    }
 
 
 def _ordered(group: list[Candidate], rng: random.Random) -> list[Candidate]:
@@ -223,66 +271,274 @@ def splits(chosen: list[Candidate], share: float, seed: int) -> dict[str, str]:
     return out
 
 
-# -- writing the texts and storing --------------------------------------------------------------
-def writer_template() -> Path:
-    path = materials_dir("prompts") / D.CONTROL_TEMPLATE
-    if not path.is_file():
-        raise HarnessError("prompt template of the control texts not found", file=path)
-    return path
+# -- the planted pair and the keep rule -----------------------------------------------------------
+_STOP = frozenset(
+    [
+        "and",
+        "the",
+        "for",
+        "with",
+        "from",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "between",
+        "their",
+        "this",
+        "that",
+        "its",
+        "our",
+    ]
+)
+KEEP_RULE = (
+    "a control is kept when its extracted core combination (without extraction: its text's "
+    "first sentence) states both planted concepts; a concept is stated when at least half of "
+    "its content words (letters and digits, 3+ characters or a number, compared on their first "
+    "5 characters) occur in it"
+)
 
 
-def output_params(study: Study, seed: int) -> Any:
-    """The sampling settings of the study's outputs, so control texts come out alike."""
-    from harness.models.base import GenerationParams
-
-    found = Counter(ok_output_params(study))
-    params = json.loads(found.most_common(1)[0][0]) if found else {}
-    base = GenerationParams()
-
-    def value(name: str) -> Any:  # None: a parameter the model's requests left out
-        found = params.get(name)
-        return getattr(base, name) if found is None else found
-
-    return GenerationParams(
-        temperature=float(value("temperature")),
-        top_p=float(value("top_p")),
-        max_tokens=int(value("max_tokens")),
-        seed=seed,
-    )
+def content_words(text: str) -> set[str]:
+    """The words the keep rule compares: lower case, 3+ characters or a number, first 5 kept."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {w[:5] for w in words if (len(w) >= 3 or w.isdigit()) and w not in _STOP}
 
 
-def write_texts(
-    chosen: list[Candidate], backend: Any, params: Any
-) -> tuple[dict[str, str], list[str]]:
-    """control_id -> short text by the model, for controls without their own text."""
-    from harness.judge.items import _template
+def states_concept(concept: str, text: str) -> bool:
+    """At least half of the concept's content words occur in `text` (see KEEP_RULE)."""
+    words = content_words(concept)
+    return bool(words) and 2 * len(words & content_words(text)) >= len(words)
+
+
+def states_pair(pair: tuple[str, str], text: str) -> bool:
+    return all(states_concept(concept, text) for concept in pair)
+
+
+def planted_pair(
+    link: dict[str, Any], key: str, slots: TopicSlots
+) -> tuple[tuple[str, str], tuple[str, str], str] | None:
+    """(concepts, their fields, condition) a known link plants: its own `concepts` where the
+    bank gives them, else the topic's concepts its title and summary state (one of each field
+    for `known_links`, both of the field for `known_within_a/b`); None when neither."""
+    condition = {"known_links": "cross", "known_within_a": "single_a"}.get(key, "single_b")
+    fields = {
+        "cross": (slots.field_a, slots.field_b),
+        "single_a": (slots.field_a, slots.field_a),
+        "single_b": (slots.field_b, slots.field_b),
+    }[condition]
+    given = link.get("concepts")
+    if isinstance(given, list) and len(given) == 2 and all(isinstance(c, str) for c in given):
+        return (given[0], given[1]), fields, condition
+    said = f"{link.get('title', '')} {link.get('summary', '')}"
+    a = [c for c in slots.concepts_a if states_concept(c, said)]
+    b = [c for c in slots.concepts_b if states_concept(c, said)]
+    if condition == "cross" and a and b:
+        return (a[0], b[0]), fields, condition
+    if condition == "single_a" and len(a) == 2:
+        return (slots.concepts_a[0], slots.concepts_a[1]), fields, condition
+    if condition == "single_b" and len(b) == 2:
+        return (slots.concepts_b[1], slots.concepts_b[0]), fields, condition
+    return None
+
+
+# -- making the texts through the model under test -------------------------------------------------
+@dataclass
+class Made:
+    """What making the texts did: texts, extracted cores, model per control, drops and records."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    cores: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    model_of: dict[str, str] = field(default_factory=dict)
+    kept: set[str] = field(default_factory=set)
+    dropped: Counter[str] = field(default_factory=Counter)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    templates: dict[str, str] = field(default_factory=dict)  # family -> sha256
+
+    def record(self) -> dict[str, Any]:
+        generated = len(self.model_of)
+        return {
+            "by": "the model under test, through the study's own templates and settings",
+            "generated": generated,
+            "kept": len(self.kept & set(self.model_of)),
+            "dropped": dict(sorted(self.dropped.items())),
+            "rule": KEEP_RULE,
+            "models": self.models,
+            "templates": dict(sorted(self.templates.items())),
+        }
+
+
+def open_model(study: Study, run: Any) -> Any:
+    """The backend `collect` opens for one of the study's models (tests replace this)."""
+    from harness.collection import open_model as open_collect_model
+
+    return open_collect_model(study, run)
+
+
+def model_runs(study: Study) -> list[Any]:
+    """The study's models with their stored settings: the keys of its ok outputs."""
+    from harness.collection import study_models
+
+    return list(study_models(study, ok_output_model_keys(study)))
+
+
+def study_families(study: Study) -> dict[str, Family]:
+    """The study's template families by name: from the folder `generate` recorded in the
+    manifest, else the bundled one; a recorded template whose file has changed is refused."""
+    from harness.materials.templates import load_families
+    from harness.study.manifest import load_manifest
+
+    recorded = (load_manifest(study.path).get("materials") or {}).get("prompts") or {}
+    paths = [Path(e["path"]) for n, e in recorded.items() if n.endswith(".j2") and "path" in e]
+    folder = paths[0].parent if paths else materials_dir("prompts") / "generate"
+    families = {f.name: f for f in load_families(folder)}
+    for name, entry in recorded.items():
+        family = families.get(Path(name).stem)
+        if family is not None and entry.get("sha256") not in (None, family.sha256):
+            raise HarnessError(
+                "this study's prompt template has changed since `generate`; control items "
+                "are written with the study's own templates",
+                file=family.path,
+            )
+    return families
+
+
+def assign_models(chosen: list[Candidate], keys: list[str], seed: int) -> dict[str, str]:
+    """control_id -> model key: spread evenly over the study's models, seeded."""
+    order = sorted(c.control_id for c in chosen)
+    random.Random(seed + 2).shuffle(order)
+    return {cid: keys[i % len(keys)] for i, cid in enumerate(order)}
+
+
+def control_messages(
+    c: Candidate, slots: dict[str, TopicSlots], families: dict[str, Family]
+) -> tuple[list[dict[str, str]], str]:
+    """(chat messages, family name): the study's template for the control's condition, with
+    the planted pair in its slots and the system message of the topic's own prompt."""
+    from harness.materials.templates import render
+
+    assert c.pair is not None and c.fields is not None
+    topic = slots.get(c.topic_id or "")
+    condition = c.condition or "cross"
+    if topic is not None and condition in topic.family:
+        family_name, system = topic.family[condition], topic.system[condition]
+        relation = c.relation or topic.relation
+    else:  # a control from a file: no topic; a family and system message of the study's
+        names = sorted({f for t in slots.values() for f in t.family.values()} or families)
+        family_name = names[int(c.control_id[2:], 16) % len(names)]
+        systems = [t.system.get("cross") for t in slots.values()]
+        system = systems[0] if systems else None
+        relation = c.relation or "a connection"
+    if family_name not in families:
+        raise HarnessError(f"the study's prompt template {family_name} was not found")
+    values = {
+        "concept_1": c.pair[0],
+        "field_1": c.fields[0],
+        "concept_2": c.pair[1],
+        "field_2": c.fields[1],
+        "relation": relation,
+    }
+    text = render(families[family_name], values).text
+    messages = [{"role": "system", "content": system}] if system else []
+    return [*messages, {"role": "user", "content": text}], family_name
+
+
+def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> list[str]:
+    """Texts of the batch's controls (those without their own text) from the study's models:
+    its template and planted pair, each model's stored sampling settings, one sample each."""
     from harness.models.base import ChatRequest
 
-    template = _template(writer_template())
-    requests = [
-        ChatRequest(
-            key=c.control_id,
-            messages=[{"role": "user", "content": template.render(statement=c.statement)}],
-        )
-        for c in chosen
-        if c.text is None
-    ]
-    texts, errors = {}, []
-    if requests:
-        for completion in backend.complete(requests, params):
-            if completion.error is not None or not (completion.text or "").strip():
-                errors.append(f"control text {completion.key}: {completion.error or 'empty'}")
-                continue
-            texts[completion.key] = completion.text
-    return texts, errors
+    todo = [c for c in batch if c.text is None]
+    if not todo:
+        return []
+    runs = {run.key: run for run in model_runs(study)}
+    if not runs:
+        raise HarnessError("no model outputs to make control items with", file=study.path)
+    slots = topic_slots(study)
+    families = study_families(study)
+    which = assign_models(todo, sorted(runs), seed)
+    errors: list[str] = []
+    for key in sorted(runs):
+        mine = [c for c in todo if which[c.control_id] == key]
+        if not mine:
+            continue
+        run = runs[key]
+        requests = []
+        for c in mine:
+            messages, family = control_messages(c, slots, families)
+            made.templates[family] = families[family].sha256
+            requests.append(ChatRequest(key=c.control_id, messages=messages))
+        engine = open_model(study, run)
+        try:
+            for completion in engine.complete(requests, run.params):
+                if completion.error is not None:
+                    errors.append(f"control text {completion.key}: {completion.error}")
+                    continue
+                made.model_of[completion.key] = key
+                if (completion.text or "").strip():
+                    made.texts[completion.key] = completion.text or ""
+                else:
+                    made.dropped["empty text"] += 1
+            entry = made.models.setdefault(
+                key,
+                {
+                    "provider_string": run.spec.model_string,
+                    "backend": engine.name,
+                    "model": engine.model,
+                    "params": run.params.as_dict(),
+                    "run_settings": engine.run_settings(),
+                    "generated": 0,
+                    "kept": 0,
+                },
+            )
+            entry["generated"] += sum(made.model_of.get(c.control_id) == key for c in mine)
+        finally:
+            engine.close()
+    return errors
 
 
+def check_pairs(batch: list[Candidate], made: Made, extractor: Any) -> list[str]:
+    """Run the extraction step (as on real items) on the batch's new texts and keep those whose
+    core states the planted pair (KEEP_RULE); drops counted by reason in `made`."""
+    from harness.judge.items import step_on_texts, step_specs
+
+    new = {c.control_id: made.texts[c.control_id] for c in batch if c.control_id in made.texts}
+    errors: list[str] = []
+    if extractor is not None and new:
+        results, errors = step_on_texts(step_specs(True, False)[0], extractor, new)
+        if errors:
+            return errors
+        made.cores.update(results)
+    for c in batch:
+        if c.text is not None:
+            made.kept.add(c.control_id)
+            continue
+        if c.control_id not in new:
+            continue
+        core = made.cores[c.control_id][0] if extractor is not None else None
+        said = core if core is not None else first_sentence(new[c.control_id])
+        assert c.pair is not None
+        if said and states_pair(c.pair, said):
+            made.kept.add(c.control_id)
+            made.models[made.model_of[c.control_id]]["kept"] += 1
+        else:
+            made.dropped["core does not state the planted pair"] += 1
+    return errors
+
+
+# -- storing --------------------------------------------------------------------------------------
 def store_controls(
-    study: Study, chosen: list[Candidate], texts: dict[str, str], split_of: dict[str, str]
+    study: Study,
+    chosen: list[Candidate],
+    texts: dict[str, str],
+    split_of: dict[str, str],
+    cores: dict[str, tuple[str, dict[str, Any]]] | None = None,
 ) -> int:
-    """Controls and their items in one transaction, items with fresh random ids."""
+    """Controls and their items in one transaction, items with fresh random ids; an extraction
+    already run on a control's text (`cores`) is recorded on its item as on a real one."""
     taken = item_ids(study)
     controls, items = [], []
+    extracted = []
     order = list(chosen)
     secrets.SystemRandom().shuffle(order)
     for c in order:
@@ -305,7 +561,11 @@ def store_controls(
             item_id = new_item_id()
         taken.add(item_id)
         items.append(NewItem(item_id, text, control_id=c.control_id))
+        if cores and c.control_id in cores:
+            extracted.append((item_id, *cores[c.control_id]))
     with study.transaction() as conn:
         insert_controls(conn, controls)
         insert_items(conn, items)
+        for item_id, core, entry in extracted:
+            set_core_combination(conn, item_id, core or None, [entry])
     return len(items)

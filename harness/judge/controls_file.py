@@ -39,11 +39,21 @@ class ControlEntry(BaseModel):
     kind: Literal["cross", "single"]
     evidence: Evidence | None = None
     text: str | None = Field(None, min_length=10, max_length=4000)
+    concepts: list[str] | None = Field(None, min_length=2, max_length=2)
+    fields: list[str] | None = Field(None, min_length=2, max_length=2)
+    relation: str | None = Field(None, min_length=3, max_length=200)
 
     @field_validator("statement", "text")
     @classmethod
     def _stripped(cls, value: str | None) -> str | None:
         return value.strip() if value is not None else None
+
+    @field_validator("concepts", "fields")
+    @classmethod
+    def _named(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and any(not v.strip() for v in value):
+            raise ValueError("a concept or field is empty")
+        return [v.strip() for v in value] if value is not None else None
 
 
 @dataclass(frozen=True)
@@ -137,7 +147,10 @@ def _check_entry(
 
 def _message(detail: Mapping[str, Any]) -> str:
     if detail["type"] == "extra_forbidden":
-        return "unknown field (use statement, expected, kind, evidence, text)"
+        return (
+            "unknown field (use statement, expected, kind, evidence, text, concepts, "
+            "fields, relation)"
+        )
     if detail["type"] == "missing":
         return "required field is missing"
     return str(detail["msg"]).replace("\n", " ")

@@ -13,9 +13,6 @@ ITEM_ID_CHARS = 10
 EXTRACT_TEMPLATE = "judge/extract.j2"
 NORMALISE_TEMPLATE = "judge/normalise.j2"
 
-#: Prompt template with which the study's model writes a control item's text from its statement.
-CONTROL_TEMPLATE = "judge/control.j2"
-
 #: Generation settings of the steps: greedy, short, so that 180 items run in minutes on 2 CPU cores.
 EXTRACT_MAX_TOKENS = 48
 NORMALISE_MAX_TOKENS = 64

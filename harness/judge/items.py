@@ -237,9 +237,42 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
     return text, "ok"
 
 
-def _store_result(study: Study, spec: StepSpec, completion: Any, signature: dict[str, Any]) -> None:
+def step_on_texts(
+    spec: StepSpec, backend: Any, texts: dict[str, str]
+) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
+    """The step run on texts that are not items yet (control texts before they are kept):
+    key -> (result text, the step entry `_run_step` would record), and errors. Requests are the
+    ones `_run_step` sends for the same texts (same prompt, params and text-derived seeds)."""
+    from harness.models.base import ChatRequest
+
+    params = _params(spec)
+    signature = _signature(spec, backend, asdict(params))
+    template = _template(spec.template)
+    requests = [
+        ChatRequest(
+            key=key,
+            messages=[{"role": "user", "content": template.render(text=text)}],
+            seed_key=hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(),
+        )
+        for key, text in texts.items()
+    ]
+    results: dict[str, tuple[str, dict[str, Any]]] = {}
+    errors: list[str] = []
+    settings: dict[str, Any] | None = None
+    for completion in backend.complete(requests, params) if requests else []:
+        if completion.error is not None or completion.text is None:
+            errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
+            continue
+        settings = backend.run_settings() if settings is None else settings
+        results[completion.key] = _entry(spec, completion, {**signature, "run_settings": settings})
+    return results, errors
+
+
+def _entry(
+    spec: StepSpec, completion: Any, signature: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
     text, outcome = clean_result(storable(completion.text) or "", completion.finish_reason)
-    entry = {
+    return text, {
         "step": spec.name,
         "prompt": f"prompts/{spec.template.parent.name}/{spec.template.name}",
         **signature,
@@ -250,6 +283,10 @@ def _store_result(study: Study, spec: StepSpec, completion: Any, signature: dict
         "completion_tokens": completion.completion_tokens,
         "recorded_at": utc_now(),
     }
+
+
+def _store_result(study: Study, spec: StepSpec, completion: Any, signature: dict[str, Any]) -> None:
+    text, entry = _entry(spec, completion, signature)
     with study.transaction() as conn:
         item = steps_of(study, completion.key)
         if item is None:

@@ -27,6 +27,8 @@ CONTROLS = """controls:
   - statement: "Combines spin glass theory with associative memory in neural networks."
     expected: published
     kind: cross
+    concepts: [spin glass theory, associative memory]
+    fields: [Physics and Astronomy, Neuroscience]
     evidence: {title: "Neural networks and physical systems", year: 1982, doi: "10.1073/x"}
   - statement: "Combines soil moisture sensing with auction design to allocate irrigation."
     expected: not_published
@@ -70,8 +72,24 @@ def links(t: int) -> dict[str, list[dict[str, object]]]:
     return data
 
 
+def model_reply(prompt: str) -> str:
+    """The model under test, faked: its idea restates the whole prompt in one sentence, so the
+    planted pair is in the sentence extraction keeps."""
+    return prompt.replace(". ", "; ").rstrip(".") + "."
+
+
+def model_under_test(study: Study, run: object) -> ScriptedBackend:
+    """Replaces `harness.judge.controls.open_model`: the study's model, faked."""
+    return ScriptedBackend(model=getattr(run, "key", "model"), answer=model_reply)
+
+
 def answer(prompt: str) -> str:
-    """A reply that depends on the prompt's words only (never on what kind of item it is)."""
+    """A reply that depends on the prompt's words only (never on what kind of item it is);
+    extraction keeps the idea's first sentence."""
+    if prompt.startswith("Here is a research idea."):
+        from harness.judge.controls import first_sentence
+
+        return first_sentence(prompt.split("\n\n")[1])
     words = re.findall(r"[a-z]{4,}", prompt.lower())
     digest = hashlib.sha256(prompt.encode()).digest()
     picked = [words[b % len(words)] for b in digest[:6]] if words else ["idea"] * 6
@@ -86,6 +104,8 @@ def small_plan(folder: Path) -> Path:
     text = text.replace("share: 0.2 ", "share: 0.25").replace(
         "min_per_reviewer: 10 ", "min_per_reviewer: 2  "
     )
+    # no adjudicated sample: these tests are about controls (a plan without the section too)
+    text = re.sub(r"(?m)^(adjudication:\n  topics:) [0-9.]+", r"\1 0", text)
     path = folder / "plan.yaml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -105,15 +125,19 @@ def make_controlled(root: Path) -> Path:
     study.close()
     (root / "roster.yaml").write_text(ROSTER, encoding="utf-8")
     (root / "controls.yaml").write_text(CONTROLS, encoding="utf-8")
-    blind(
-        root / "study",
-        reviewers=root / "roster.yaml",
-        backend=ScriptedBackend(answer=answer),
-        seed=5,
-        cutoff=CUTOFF,
-        controls=root / "controls.yaml",
-        plan=small_plan(root),
-    )
+    import pytest
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("harness.judge.controls.open_model", model_under_test)
+        blind(
+            root / "study",
+            reviewers=root / "roster.yaml",
+            backend=ScriptedBackend(answer=answer),
+            seed=5,
+            cutoff=CUTOFF,
+            controls=root / "controls.yaml",
+            plan=small_plan(root),
+        )
     return root / "study"
 
 

@@ -85,6 +85,8 @@ def test_file_controls_come_first() -> None:
         expected="published",
         kind="cross",
         evidence={"title": "Work", "year": 1990},
+        concepts=["x", "y"],
+        fields=["Mathematics", "Medicine"],
     )
     file_pool = K.file_pool([FileControl(entry, 2)], "mine.yaml")
     chosen = K.select(_pool(10, 10) + file_pool.candidates, 4, seed=1)

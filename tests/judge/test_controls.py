@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
+import harness
 from harness.errors import HarnessError
 from harness.judge.leak import ID_PATTERN, control_findings, scan_packets
 from harness.models.base import ModelAPI
@@ -54,7 +55,17 @@ def test_bank_controls_are_split_by_the_cutoff_year(controlled: Study) -> None:
         title = json.loads(r["evidence"])["title"]
         assert (r["kind"] == "single") == title.startswith("Within")
     section = load_manifest(controlled.path)["controls"]
-    assert section["writer"]["run_settings"] == {}  # what the backend chose (the fake: nothing)
+    made = section["made"]  # written by the model under test, not by the blinded steps' backend
+    assert "writer" not in section
+    assert set(made["models"]) == {"local/TestModel-7B-chat"}
+    assert made["models"]["local/TestModel-7B-chat"]["run_settings"] == {}  # the fake: nothing
+    assert made["kept"] == made["generated"] == len(rows) - 1  # the file's `text` control
+    assert made["dropped"] == {} and "states both planted concepts" in made["rule"]
+    assert made["templates"] == {
+        "family-1": hashlib.sha256(
+            (Path(harness.__file__).parent.parent / "prompts/generate/family-1.j2").read_bytes()
+        ).hexdigest()
+    }
     assert section["fidelity"]["n"] == len(rows)
     assert 0.0 <= section["fidelity"]["mean_word_share"] <= 1.0
     notes = section["notes"]

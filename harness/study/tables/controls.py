@@ -125,3 +125,54 @@ def calibration_items(study: Study) -> list[CalibrationItem]:
             "ORDER BY i.item_id"
         )
     ]
+
+
+@dataclass(frozen=True)
+class TopicSlots:
+    """What a topic's prompts are made of: fields, concepts, relation, and per condition the
+    template family and system message its prompt used."""
+
+    topic_id: str
+    field_a: str
+    field_b: str
+    concepts_a: list[str]
+    concepts_b: list[str]
+    relation: str
+    family: dict[str, str]  # condition -> family name
+    template_sha256: dict[str, str]  # condition -> the template's SHA-256 at generate
+    system: dict[str, str | None]  # condition -> system message
+
+
+def topic_slots(study: Study) -> dict[str, TopicSlots]:
+    """Every topic's slots and its prompts' family, template hash and system message."""
+    prompts: dict[str, list[Any]] = {}
+    for r in study.rows("SELECT topic_id, condition, family, template_sha256, system FROM prompts"):
+        prompts.setdefault(r[0], []).append(r)
+    out = {}
+    for r in study.rows(
+        "SELECT topic_id, field_a, field_b, concepts_a, concepts_b, relation FROM topics "
+        "ORDER BY topic_id"
+    ):
+        rows = prompts.get(r[0], [])
+        out[r[0]] = TopicSlots(
+            r[0],
+            r[1],
+            r[2],
+            json.loads(r[3]),
+            json.loads(r[4]),
+            r[5],
+            {p[1]: p[2] for p in rows},
+            {p[1]: p[3] for p in rows},
+            {p[1]: p[4] for p in rows},
+        )
+    return out
+
+
+def ok_output_model_keys(study: Study) -> list[str]:
+    """The model keys (provider strings, with labels) of the study's ok outputs, sorted."""
+    return [
+        r[0]
+        for r in study.rows(
+            "SELECT DISTINCT model_key FROM outputs WHERE status = 'ok' ORDER BY model_key"
+        )
+    ]
