@@ -37,6 +37,7 @@ class Adjudicated:
     ppi: PPIResult
     withheld: list[str]
     result: AdjudicationResult
+    per_model: list[tuple[str, PPIResult]]  # each model's own estimate (several models only)
 
 
 def roles_of(data: StudyData) -> np.ndarray:
@@ -57,8 +58,48 @@ def analyse_adjudication(
     ppi = t.estimate(plan)
     withheld = _withheld(t, ppi)
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
+    per_model = model_estimates(data, plan)
     result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
-    return Adjudicated(ppi, withheld, result)
+    result = result.model_copy(update={"models": _model_rows(per_model, plan)})
+    return Adjudicated(ppi, withheld, result, per_model)
+
+
+def model_estimates(data: StudyData, plan: Plan) -> list[tuple[str, PPIResult]]:
+    """Each model's prediction-powered estimate on its own items (empty with one model)."""
+    j = data.judgments
+    if j.item_model is None:
+        return []
+    models = sorted({str(m) for m in j.item_model[np.unique(j.item)]})
+    if len(models) < 2:
+        return []
+    roles = roles_of(data)
+    return [
+        (m, tiers(j.subset(j.item_model[j.item] == m), roles, data.sampled, plan).estimate(plan))
+        for m in models
+    ]
+
+
+def _model_rows(per_model: list[tuple[str, PPIResult]], plan: Plan) -> list[dict[str, Any]]:
+    from harness.analysis.statistics.holm import holm_adjust
+
+    usable = [p.n_labelled >= 2 for _, p in per_model]
+    raw = [p.p_greater() if ok else math.nan for (_, p), ok in zip(per_model, usable, strict=True)]
+    holm = holm_adjust(raw) if per_model else np.array([])
+    level = 1 - 2 * plan.primary.alpha
+    return [
+        {
+            "model": m,
+            "estimate": _num(p.estimate),
+            "ci_low": _num(p.interval(level)[0]) if ok else None,
+            "ci_high": _num(p.interval(level)[1]) if ok else None,
+            "lam": p.lam,
+            "topics_labelled": p.n_labelled,
+            "p_greater": _num(r),
+            "p_holm": _num(float(h)),
+            "p_tost": _num(p.p_tost(plan.equivalence.sesoi)) if ok else None,
+        }
+        for (m, p), ok, r, h in zip(per_model, usable, raw, holm, strict=True)
+    ]
 
 
 def _withheld(t: Tiers, ppi: PPIResult) -> list[str]:

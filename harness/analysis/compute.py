@@ -63,8 +63,10 @@ from harness.analysis.statistics.pooled import Pooled, pooled_test
 from harness.analysis.statistics.primary import PrimaryOutcome, run_primary
 from harness.analysis.statistics.verdict import (
     AccuracyGate,
+    Decision,
     decide,
     decide_adjudicated,
+    decide_adjudicated_per_model,
     literal_rule,
     withheld_reasons,
 )
@@ -144,7 +146,7 @@ def compute(
     if across is not None and plan.models.primary == "per_model":
         decision = decide_per_model(verdicts, withheld)
     if adjudicated is not None:
-        decision = decide_adjudicated(adjudicated.ppi, plan, withheld + adjudicated.withheld)
+        decision = _adjudicated_decision(adjudicated, plan, withheld + adjudicated.withheld)
     prereg = manifest.get("prereg") or {}
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
@@ -215,6 +217,12 @@ def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> C
         "does not describe the real items and is not used"
     )
     return replace(ctl, gate_ok=False, gate_reason=reason)
+
+
+def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[str]) -> Decision:
+    if plan.models.primary == "per_model" and adjudicated.per_model:
+        return decide_adjudicated_per_model(adjudicated.per_model, plan, withheld)
+    return decide_adjudicated(adjudicated.ppi, plan, withheld)
 
 
 def _basis_note(adjudicated: Adjudicated | None) -> str:

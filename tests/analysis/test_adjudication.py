@@ -3,7 +3,9 @@ the provisional verdict without a sample, and the leak gate on control-based acc
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -17,7 +19,9 @@ ADJ = {"ada": "human", "abe": "human"}
 ROLES = {"ada": "adjudicator", "abe": "adjudicator"}
 
 
-def _truthful_study(tmp_path, *, effect: float, n: int = 200, drawn: int = 50, primary=None):
+def _truthful_study(
+    tmp_path, *, effect: float, n: int = 200, drawn: int = 50, primary=None, samples: int = 1
+):
     """Items novel with p 0.3 (+effect after cross); adjudicators judge the truth of the drawn
     topics; primary reviewers answer by `primary(truth, condition, rng)`."""
     rng = np.random.default_rng(11)
@@ -25,14 +29,13 @@ def _truthful_study(tmp_path, *, effect: float, n: int = 200, drawn: int = 50, p
     topics = [f"t{t:03d}" for t in range(n)]
     sample = topics[:: n // drawn][:drawn]
     rows = []
-    for t in topics:
-        for c in CONDITIONS:
-            truth = int(rng.random() < 0.3 + (effect if c == "cross" else 0.0))
-            verdict = ("published", "not_published")
-            for r in TWO_HUMANS:
-                rows.append((t, c, 0, r, verdict[primary(truth, c, rng)]))
-            if t in sample:
-                rows += [(t, c, 0, a, verdict[truth]) for a in ADJ]
+    verdict = ("published", "not_published")
+    for t, c, s in itertools.product(topics, CONDITIONS, range(samples)):
+        truth = int(rng.random() < 0.3 + (effect if c == "cross" else 0.0))
+        for r in TWO_HUMANS:
+            rows.append((t, c, s, r, verdict[primary(truth, c, rng)]))
+        if t in sample:
+            rows += [(t, c, s, a, verdict[truth]) for a in ADJ]
     study = build_study(
         tmp_path / "s", rows, reviewers=TWO_HUMANS | ADJ, roles=ROLES, sample=sample
     )
@@ -162,3 +165,20 @@ def test_a_leaking_control_set_is_not_used_for_accuracy(tmp_path, fast_plan):
     result = analyze(study, fast_plan, write_report=False)
     assert result.verdict.label == "inconclusive"
     assert "leak audit tells control items from real items" in result.verdict.reason
+
+
+def test_per_model_plan_tests_each_model_on_the_adjudicated_scale(tmp_path, fast_plan):
+    from harness.study.store import Study
+
+    study, _ = _truthful_study(tmp_path, effect=0.3, samples=2)
+    with Study.open(study) as s, s.transaction() as conn:
+        conn.execute("UPDATE outputs SET model_key = 'model-' || sample")
+    plan = tmp_path / "per-model.yaml"
+    plan.write_text(re.sub(r"primary: pooled", "primary: per_model", fast_plan.read_text()))
+    result = analyze(study, plan, allow_deviation=True, write_report=False)
+    a = result.adjudication
+    assert [m["model"] for m in a.models] == ["model-0", "model-1"]
+    assert all(m["p_holm"] >= m["p_greater"] for m in a.models)
+    assert result.verdict.label == "supported" and "after Holm over 2 models" in (
+        result.verdict.reason
+    )

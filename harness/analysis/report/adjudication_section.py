@@ -41,6 +41,22 @@ def adjudication_blocks(r: AnalysisResult) -> list[Block]:
             ),
             Block("table", header=ACCURACY_HEADER, rows=[_accuracy_row(x) for x in a.accuracy]),
         ]
+    if a.models:
+        out.append(
+            Block(
+                "table",
+                header=[
+                    "model",
+                    "adjudicated topics",
+                    "difference",
+                    "interval",
+                    "p",
+                    "Holm p",
+                    "TOST p",
+                ],
+                rows=[_model_row(x) for x in a.models],
+            )
+        )
     if a.differential:
         out.append(Block("table", header=DIFF_HEADER, rows=[_diff_row(x) for x in a.differential]))
     return out
@@ -128,4 +144,16 @@ def _diff_row(x: dict[str, Any]) -> list[str]:
         f"{fmt(x['specificity_cross'])} / {fmt(x['specificity_single'])}",
         fmt_p(x["p_specificity"]),
         "yes" if x["favours_hypothesis"] else "no",
+    ]
+
+
+def _model_row(x: dict[str, Any]) -> list[str]:
+    return [
+        x["model"],
+        str(x["topics_labelled"]),
+        fmt(x["estimate"], signed=True),
+        f"[{fmt(x['ci_low'], signed=True)}, {fmt(x['ci_high'], signed=True)}]",
+        fmt_p(x["p_greater"]),
+        fmt_p(x["p_holm"]),
+        fmt_p(x["p_tost"]),
     ]

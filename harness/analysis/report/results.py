@@ -223,6 +223,7 @@ class AdjudicationResult(_Model):
     accuracy: list[dict[str, Any]]  # Accuracy.row() per reviewer / kind / pooled, with arm
     differential: list[dict[str, Any]]  # per reviewer kind and pooled: cross vs single
     draw: dict[str, Any]  # the manifest's record of the draw
+    models: list[dict[str, Any]] = Field(default_factory=list)  # per model, Holm over models
 
 
 class VerdictResult(_Model):
