@@ -294,15 +294,20 @@ _STOP = frozenset(
 KEEP_RULE = (
     "a control is kept when its extracted core combination (without extraction: its text's "
     "first sentence) states both planted concepts; a concept is stated when at least half of "
-    "its content words (letters and digits, 3+ characters or a number, compared on their first "
-    "5 characters) occur in it"
+    "its content words (3+ characters, not a bare number, compared on their first "
+    "5 characters once a final s is dropped) occur in it"
 )
 
 
 def content_words(text: str) -> set[str]:
-    """The words the keep rule compares: lower case, 3+ characters or a number, first 5 kept."""
+    """The words the keep rule compares: lower case, 3+ characters, no bare numbers, a final s
+    dropped, the first 5 characters kept."""
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return {w[:5] for w in words if (len(w) >= 3 or w.isdigit()) and w not in _STOP}
+    return {
+        (w[:-1] if w.endswith("s") and len(w) > 3 else w)[:5]
+        for w in words
+        if len(w) >= 3 and not w.isdigit() and w not in _STOP
+    }
 
 
 def states_concept(concept: str, text: str) -> bool:

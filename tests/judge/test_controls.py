@@ -13,6 +13,7 @@ from openpyxl import load_workbook
 
 import harness
 from harness.errors import HarnessError
+from harness.judge import controls as K
 from harness.judge.leak import ID_PATTERN, control_findings, scan_packets
 from harness.models.base import ModelAPI
 from harness.study.blinding import KEY_SQL, canonical_key, commitment, salt
@@ -426,6 +427,8 @@ def test_the_example_controls_file_is_valid() -> None:
     entries = load_controls_file(materials_dir("judging") / "controls.example.yaml", CUTOFF)
     assert {e.entry.expected for e in entries} == {"published", "not_published"}
     assert {e.entry.kind for e in entries} == {"cross", "single"}
+    pool = K.file_pool(entries, "controls.example.yaml")  # each one can be written: a pair
+    assert len(pool.candidates) == len(entries) and all(c.pair for c in pool.candidates)
 
 
 def test_rerun_keeps_controls_and_commitment(controlled: Study) -> None:
