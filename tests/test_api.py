@@ -12,6 +12,7 @@ import pytest
 
 import harness
 from tests.judge.fakes import fill_workbook
+from tests.plans import primary_only_plan
 from tests.servers.openai_server import OpenAIServer
 
 CLASSES = {"Study", "HarnessError"}
@@ -106,7 +107,7 @@ def test_stages_from_python(tmp_path, monkeypatch):
     study = tmp_path / "study"
     audit = harness.generate(study, limit=4, pilot=True)
     assert audit.n_topics == 4 and audit.structure_ok
-    assert harness.prereg(study).path.exists()
+    assert harness.prereg(study, plan=primary_only_plan(tmp_path)).path.exists()
     with OpenAIServer(api_key=KEY) as server:
         result = harness.collect(study, backend="openai", model="m", base_url=server.base_url)
     assert result.completed == 12 and result.pending == 0

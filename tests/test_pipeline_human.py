@@ -17,6 +17,7 @@ import pytest
 
 from harness.cli import main
 from tests.judge.fakes import fill_workbook
+from tests.plans import primary_only_plan
 from tests.servers.openai_server import OpenAIServer
 
 KEY = "sk-test-pipeline-Hm4rQ9wLx2"
@@ -122,7 +123,8 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(tmp_path, mo
 
     # 1-3. Prompts, preregistration, outputs from an OpenAI-compatible server.
     harness("generate", "--study", study, "--limit", "4", "--pilot")
-    harness("prereg", "--study", study)
+    # the roster has primary reviewers only: a plan without an adjudicated sample
+    harness("prereg", "--study", study, "--plan", primary_only_plan(tmp_path))
     with OpenAIServer(api_key=KEY) as server:
         harness(
             "collect",

@@ -237,14 +237,17 @@ def _import(study: Path, files: list[Path], replace: bool) -> None:
 
 
 def _status(study: Path) -> None:
-    from harness.judge.status import review_status, status_summary
+    from harness.judge.status import adjudication_summary, review_status, status_summary
     from harness.study.store import Study
 
     with Study.open(study) as opened:
         frame = review_status(opened)
+        gold = adjudication_summary(opened)
     if not frame.empty:
         typer.echo(frame.to_string(index=False))
     typer.echo(status_summary(frame))
+    if gold is not None:
+        typer.echo(gold)
 
 
 def _auto(

@@ -23,6 +23,8 @@ from harness.study.store import Study
 
 if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
     # rosters and controls files load in `blind`, not with `import harness`
+    from harness.analysis.planning.plan_file import Adjudication
+    from harness.judge.adjudication import Draw
     from harness.judge.control_items import ControlsReport
     from harness.judge.controls import Pool
     from harness.judge.items import ItemsReport, Progress
@@ -122,6 +124,8 @@ def blind(
     numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
     one).
     """
+    from harness.judge.adjudication import plan_section
+    from harness.judge.adjudication import summary as adjudication_summary
     from harness.judge.backend import backend_options, public_options
     from harness.judge.control_items import (
         ControlsReport,
@@ -175,10 +179,12 @@ def blind(
                 "no model outputs to judge (run `harness collect` first)", file=study_dir
             )
         roster = _roster(study, reviewers)
+        gold = None if routed else plan_section(settings.plan_path, roster)
         items = _blinded_items(
             study,
             roster,
             routed,
+            gold,
             k=k,
             distinct_topics=distinct_topics,
             extract=extract,
@@ -201,9 +207,10 @@ def blind(
                 bank_controls,
             )
             report.notes.extend(pool.notes)
-            routing = _route_with_controls(
+            routing, draw = _route_with_controls(
                 study,
                 roster,
+                gold,
                 pool,
                 report,
                 k=k,
@@ -220,6 +227,9 @@ def blind(
             )
             items.steps = _add_steps(items.steps, report.steps)
             record_section(study.path, "routing", routing.manifest_section())
+            if draw is not None:
+                record_section(study.path, "adjudication", draw.manifest_section())
+                notes.append(adjudication_summary(draw))
             record_section(study.path, "blinded_steps", step_summary(study))
             report.counts = stored_counts(study)
             report.assigned = assigned_per_reviewer(study)
@@ -258,17 +268,24 @@ def blind(
 
 
 def _blinded_items(
-    study: Study, roster: Roster, routed: bool, *, k: int, distinct_topics: bool, **steps: Any
+    study: Study,
+    roster: Roster,
+    routed: bool,
+    gold: Adjudication | None,
+    *,
+    k: int,
+    distinct_topics: bool,
+    **steps: Any,
 ) -> ItemsReport:
     """Items with their blinded steps run. Before the first routing, the roster is checked
     against the items first, so a routing problem is found before any model runs."""
+    from harness.judge.adjudication import check_tiers
     from harness.judge.items import create_items, make_items
-    from harness.judge.routing import check_routing
 
     created = 0
     if not routed:
         created, _ = create_items(study)
-        check_routing(study, roster, k=k, distinct_topics=distinct_topics)
+        check_tiers(study, roster, gold, k=k, distinct_topics=distinct_topics)
     items = make_items(study, **steps)
     items.created += created
     if items.errors:
@@ -310,6 +327,7 @@ def _publish(
 def _route_with_controls(
     study: Study,
     roster: Roster,
+    gold: Adjudication | None,
     pool: Pool,
     report: ControlsReport,
     *,
@@ -317,20 +335,22 @@ def _route_with_controls(
     seed: int,
     distinct_topics: bool,
     steps: dict[str, Any],
-) -> RoutingResult:
+) -> tuple[RoutingResult, Draw | None]:
     """Route the real items (room kept for controls), add the planned controls, run the blinded
-    steps on them, route them, and store one assignment with one random order per reviewer."""
+    steps on them, route them, and store one assignment with one random order per reviewer.
+    Primary reviewers get all of this; adjudicators only the gold sample (`store_tiers`)."""
+    from harness.judge.adjudication import store_tiers
     from harness.judge.control_items import add_controls, wanted_per_reviewer
     from harness.judge.control_routing import merged_positions, route_controls
     from harness.judge.items import _open, make_items
-    from harness.judge.roster import store_roster
-    from harness.judge.routing import RoutingResult, balance_table, route, store_routing
+    from harness.judge.routing import RoutingResult, plan_routing
     from harness.study.tables.controls import count_controls
     from harness.study.tables.items import item_sources
-    from harness.study.tables.judge_reads import routing_items
 
+    everyone, roster = roster, roster.with_role("primary")
     if not pool.candidates and not count_controls(study):
-        return route(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+        real = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+        return store_tiers(study, everyone, real, gold)
     real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
     report.wanted = wanted_per_reviewer(study, roster, real.assignments, report.settings)
     backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
@@ -359,11 +379,8 @@ def _route_with_controls(
         distinct_topics=distinct_topics,
     )
     assignments = merged_positions(real.assignments, controls, item_sources(study), seed)
-    reviewers = sorted(roster.reviewers, key=lambda r: r.id)
-    balance = balance_table(routing_items(study), assignments, reviewers)
-    result = RoutingResult(assignments, balance, seed, k, distinct_topics, real.solver)
-    store_roster(study, roster)
-    return store_routing(study, result)
+    result = RoutingResult(assignments, None, seed, k, distinct_topics, real.solver)
+    return store_tiers(study, everyone, result, gold)
 
 
 def _plan_real(

@@ -361,7 +361,7 @@ class Finding:
 
     file: str
     where: str
-    kind: str  # 'topic id' | 'prompt text' | 'condition name' | 'model name'
+    kind: str  # 'topic id' | 'prompt text' | 'condition name' | 'model name' | 'sample ...'
     value: str
     in_item_text: bool
 
@@ -400,6 +400,9 @@ class _Terms:
             ("condition name", re.compile(r"single_a|single_b", re.I)),
         ]
         self.cross = re.compile(r"(?<![A-Za-z0-9])cross(?![A-Za-z0-9])", re.I)
+        # words that would tell a primary reviewer an item is in the gold sample; the bundled
+        # judging texts use none of them (model text may, so item texts are not scanned)
+        self.sample = re.compile(r"adjudicat|(?<![A-Za-z])(?:gold|sample[sd]?)(?![A-Za-z])", re.I)
 
     def find(self, text: str, in_item_text: bool) -> list[tuple[str, str]]:
         hits = [
@@ -413,6 +416,9 @@ class _Terms:
             m = self.cross.search(text)
             if m:
                 hits.append(("condition name", m.group(0)))
+            m = self.sample.search(text)
+            if m:
+                hits.append(("sample membership", m.group(0)))
         return hits
 
 

@@ -34,6 +34,8 @@ class Reviewer(BaseModel):
     method: str | None = None
     expertise: tuple[str, ...] = ()
     capacity: int = Field(ge=1)
+    # adjudicators judge only the gold sample's items (careful reviewers; see plan `adjudication`)
+    role: Literal["primary", "adjudicator"] = "primary"
 
     @model_validator(mode="after")
     def _method_fits_kind(self) -> Reviewer:
@@ -60,6 +62,10 @@ class Roster(BaseModel):
     @property
     def humans(self) -> list[Reviewer]:
         return [r for r in self.reviewers if r.kind == "human"]
+
+    def with_role(self, role: str) -> Roster:
+        """The reviewers of one role (may be empty, unlike a roster read from a file)."""
+        return Roster.model_construct(reviewers=[r for r in self.reviewers if r.role == role])
 
 
 def example_roster_path() -> Path:
@@ -139,6 +145,7 @@ def stored_roster(study: Study) -> Roster | None:
                 method=r.method,
                 expertise=tuple(r.expertise),
                 capacity=r.capacity,
+                role=r.role,
             )
             for r in rows
         ]
@@ -157,7 +164,8 @@ def store_roster(study: Study, roster: Roster, *, source: str | Path | None = No
             )
         return
     rows = [
-        ReviewerRow(r.id, r.kind, r.method, list(r.expertise), r.capacity) for r in roster.reviewers
+        ReviewerRow(r.id, r.kind, r.method, list(r.expertise), r.capacity, r.role)
+        for r in roster.reviewers
     ]
     with study.transaction() as conn:
         replace_reviewers(conn, rows)
@@ -165,5 +173,5 @@ def store_roster(study: Study, roster: Roster, *, source: str | Path | None = No
 
 def _key(roster: Roster) -> list[tuple[Any, ...]]:
     return sorted(
-        (r.id, r.kind, r.method, tuple(r.expertise), r.capacity) for r in roster.reviewers
+        (r.id, r.kind, r.method, tuple(r.expertise), r.capacity, r.role) for r in roster.reviewers
     )

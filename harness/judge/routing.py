@@ -103,12 +103,19 @@ def _check_k(study: Study, k: int) -> None:
 
 
 def plan_routing(
-    study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0, distinct_topics: bool = True
+    study: Study,
+    roster: Roster,
+    *,
+    k: int = DEFAULT_K,
+    seed: int = 0,
+    distinct_topics: bool = True,
+    items: Any = None,
 ) -> RoutingResult:
-    """Compute (without storing) the assignment for the study's items."""
+    """Compute (without storing) the assignment for the study's items (or `items`, a subset of
+    `routing_items`: the adjudication sample's)."""
     import pandas as pd
 
-    items = routing_items(study)
+    items = routing_items(study) if items is None else items
     if items.empty:
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)

@@ -1,6 +1,7 @@
-"""Where reviewing stands: per reviewer, items assigned, returned and missing; once the study is
-unblinded (`harness analyze` has recorded its analysis in the manifest), each reviewer's accuracy
-on control items as well.
+"""Where reviewing stands: per reviewer, items assigned, returned and missing, and the
+adjudicators' progress on the gold sample (counts only); once the study is unblinded (`harness
+analyze` has recorded its analysis in the manifest), each reviewer's accuracy on control items as
+well.
 
 Before unblinding nothing about controls is shown, so the status cannot tell a coordinator which
 items are controls. Accuracy is coded as the analysis codes it (the preregistered plan's
@@ -28,7 +29,7 @@ def review_status(study: Study) -> Any:
     """DataFrame: reviewer, kind, assigned, returned, missing, searches, last_import; after
     unblinding also controls, sensitivity, specificity and J with its exact interval."""
     frame = review_progress(study)
-    frame.insert(4, "missing", frame.assigned - frame.returned)
+    frame.insert(5, "missing", frame.assigned - frame.returned)
     frame["last_import"] = frame.last_import.fillna("")
     manifest = load_manifest(study.path)
     if manifest.get("analysis"):
@@ -105,4 +106,19 @@ def status_summary(frame: Any) -> str:
     return (
         f"{int(total.returned)} of {int(total.assigned)} assigned reviews returned, "
         f"{int(total.missing)} missing, across {len(frame)} reviewers"
+    )
+
+
+def adjudication_summary(study: Study) -> str | None:
+    """One line on the gold sample: topics drawn, their items, adjudicators' reviews returned of
+    those assigned (counts only, so which items are in the sample stays sealed); None without
+    a sample."""
+    from harness.study.tables.adjudication import adjudication_progress
+
+    progress = adjudication_progress(study)
+    if not progress.topics:
+        return None
+    return (
+        f"Adjudication: {progress.topics} topics drawn, {progress.items} sample items; "
+        f"{progress.returned} of {progress.assigned} adjudicator reviews returned"
     )

@@ -35,17 +35,30 @@ ORDER BY i.item_id
 """
 
 
+#: The gold sample enters the key as `sample:TOPIC<TAB>STRATUM<TAB>adjudication`, so the commitment
+#: seals which topics were drawn before any review; a study without a sample keeps its key bytes.
+SAMPLE_KEY_SQL = """
+SELECT 'sample:' || topic_id, stratum, 'adjudication' FROM adjudication_sample ORDER BY topic_id
+"""
+
+
 def key_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    from harness.study.tables.adjudication import has_sample_table
+
     rows = [(r[0], r[1], r[2]) for r in conn.execute(KEY_SQL)]
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'controls'").fetchone():
         return rows  # a store of schema version 1, before its migration
-    return rows + [(r[0], r[1], r[2]) for r in conn.execute(CONTROL_KEY_SQL)]
+    rows += [(r[0], r[1], r[2]) for r in conn.execute(CONTROL_KEY_SQL)]
+    if has_sample_table(conn):  # else a store before schema version 5
+        rows += [(r[0], r[1], r[2]) for r in conn.execute(SAMPLE_KEY_SQL)]
+    return rows
 
 
 def canonical_key(rows: list[tuple[str, str, str]], salt: str | None = None) -> bytes:
     """`salt<TAB>SALT\\n` (when salted), then one line per item sorted by item id:
     `item_id<TAB>output_id<TAB>condition\\n`, or for a control item
-    `item_id<TAB>control_id<TAB>control:EXPECTED:KIND\\n`, UTF-8."""
+    `item_id<TAB>control_id<TAB>control:EXPECTED:KIND\\n`, and for a topic of the gold sample
+    `sample:TOPIC<TAB>STRATUM<TAB>adjudication\\n`, UTF-8."""
     head = f"salt\t{salt}\n" if salt else ""
     return (head + "".join(f"{i}\t{o}\t{c}\n" for i, o, c in sorted(rows))).encode("utf-8")
 

@@ -105,10 +105,24 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
         conn.execute("DELETE FROM meta WHERE key = 'collect_settings'")
 
 
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """Adjudication: reviewers get a role (every earlier reviewer is primary) and the drawn gold
+    sample gets its table (empty: no earlier study drew one, so its key is unchanged)."""
+    conn.execute(
+        "ALTER TABLE reviewers ADD COLUMN role TEXT NOT NULL DEFAULT 'primary' "
+        "CHECK (role IN ('primary', 'adjudicator'))"
+    )
+    conn.execute("""
+        CREATE TABLE adjudication_sample (
+            topic_id TEXT PRIMARY KEY REFERENCES topics(topic_id),
+            stratum TEXT NOT NULL)""")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
+    4: _v4_to_v5,
 }
 
 

@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS reviewers (
     kind        TEXT NOT NULL CHECK (kind IN ('human', 'automated')),
     method      TEXT,                    -- automated: 'retrieval' or 'llm:MODEL'
     expertise   TEXT NOT NULL,           -- JSON list of field names
-    capacity    INTEGER NOT NULL
+    capacity    INTEGER NOT NULL,
+    role        TEXT NOT NULL DEFAULT 'primary' CHECK (role IN ('primary', 'adjudicator'))
 );
 
 -- controls: combinations whose answer is known (published before the cut-off or not); they enter
@@ -177,6 +178,13 @@ CREATE TABLE IF NOT EXISTS calibrations (
     settings          TEXT NOT NULL,     -- JSON: sources, max_queries, cutoff, backend
     note              TEXT,              -- why a reviewer is uncalibrated
     decided_at        TEXT NOT NULL
+);
+
+-- adjudication_sample: the topics drawn (before any review) whose every item adjudicators judge;
+-- sealed in the blinding key, never named in a packet
+CREATE TABLE IF NOT EXISTS adjudication_sample (
+    topic_id    TEXT PRIMARY KEY REFERENCES topics(topic_id),
+    stratum     TEXT NOT NULL            -- the topic's domain pair ('A x B'), or 'all'
 );
 
 -- geometry: attention measures inside a real model, per prompt, layer and head

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.study.store import Study
+from tests.plans import primary_only_plan
 
 FIELDS = [
     ("Computer Science", 17, "Physical Sciences"),
@@ -177,7 +178,14 @@ def blinded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     roster = root / "roster.yaml"
     roster.write_text(ROSTER, encoding="utf-8")
     backend = ScriptedBackend(answer=lambda prompt: "+Combines one method with another.")
-    blind(root / "study", reviewers=roster, normalise=False, backend=backend, seed=11)
+    blind(
+        root / "study",
+        reviewers=roster,
+        normalise=False,
+        backend=backend,
+        seed=11,
+        plan=primary_only_plan(root),
+    )
     return root / "study"
 
 

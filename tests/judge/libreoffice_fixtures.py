@@ -18,6 +18,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.plans import primary_only_plan
+
 FIXTURES = Path(__file__).parent / "fixtures"
 FILLED, UNFILLED = "libreoffice_filled.xlsx", "libreoffice_unfilled.xlsx"
 CSV_DIR = "libreoffice_csv"  # items.csv and searches.csv, opened and saved by Calc
@@ -80,6 +82,7 @@ def build_study(path: Path) -> Any:
         distinct_topics=False,
         normalise=False,
         seed=11,
+        plan=primary_only_plan(path.parent),
         backend=ScriptedBackend(answer=lambda prompt: "+Combines one method with another."),
     )
     return Study.open(path)

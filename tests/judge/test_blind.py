@@ -16,6 +16,7 @@ from harness.study.manifest import load_manifest
 from harness.study.store import Study
 from tests.judge.conftest import ROSTER, fill_study
 from tests.judge.fakes import ScriptedBackend
+from tests.plans import primary_only_plan
 
 
 def roster_file(tmp_path: Path) -> Path:
@@ -88,7 +89,12 @@ def test_leaky_instructions_are_refused(blinded_template: Path, tmp_path: Path) 
         handle.write("\nSome items come from the cross condition.\n")
     with pytest.raises(HarnessError, match="outside item texts, packets removed") as caught:
         blind(
-            study, reviewers=roster_file(tmp_path), extract=False, normalise=False, judging=judging
+            study,
+            reviewers=roster_file(tmp_path),
+            plan=primary_only_plan(tmp_path),
+            extract=False,
+            normalise=False,
+            judging=judging,
         )
     assert "condition name 'cross'" in str(caught.value)
     assert not list((study / "packets").rglob("*.xlsx"))
@@ -105,7 +111,13 @@ def test_prompt_echo_in_item_text_is_a_warning(tmp_path: Path) -> None:
             (f"You asked: {prompt} Here is my idea.",),
         )
     opened.close()
-    result = blind(study, reviewers=roster_file(tmp_path), extract=False, normalise=False)
+    result = blind(
+        study,
+        reviewers=roster_file(tmp_path),
+        plan=primary_only_plan(tmp_path),
+        extract=False,
+        normalise=False,
+    )
     assert result.warnings and all(w.in_item_text for w in result.warnings)
     assert "warning:" in result.summary() and "prompt text" in result.summary()
 
@@ -120,7 +132,13 @@ def test_failed_steps_stop_before_routing(tmp_path: Path) -> None:
             return super().complete(requests, params)
 
     with pytest.raises(PartialWork, match="18 blinded step.s. failed; finished work is kept"):
-        blind(study, reviewers=roster_file(tmp_path), backend=Down(), normalise=False)
+        blind(
+            study,
+            reviewers=roster_file(tmp_path),
+            plan=primary_only_plan(tmp_path),
+            backend=Down(),
+            normalise=False,
+        )
     with Study.open(study) as opened:
         assert opened.count("assignments") == 0 and opened.count("items") == 18
 
@@ -144,8 +162,20 @@ def test_each_items_step_keeps_the_backend_settings_it_ran_with(tmp_path: Path) 
             return {"threads_used": self.threads}
 
     with pytest.raises(PartialWork):
-        blind(study, reviewers=roster_file(tmp_path), backend=Threads(2, 2), normalise=False)
-    blind(study, reviewers=roster_file(tmp_path), backend=Threads(1), normalise=False)
+        blind(
+            study,
+            reviewers=roster_file(tmp_path),
+            plan=primary_only_plan(tmp_path),
+            backend=Threads(2, 2),
+            normalise=False,
+        )
+    blind(
+        study,
+        reviewers=roster_file(tmp_path),
+        plan=primary_only_plan(tmp_path),
+        backend=Threads(1),
+        normalise=False,
+    )
     runs = load_manifest(study)["blinded_steps"]["extract"]["runs"]
     threads_of_runs = sorted(run["run_settings"]["threads_used"] for run in runs)
     assert threads_of_runs == [1, 2]  # runs are listed in store order, not in time order
@@ -161,7 +191,13 @@ def test_routing_problems_surface_before_any_model_runs(tmp_path: Path) -> None:
     fill_study(study, n_topics=6).close()
     backend = ScriptedBackend()
     with pytest.raises(HarnessError, match="short by"):
-        blind(study, reviewers=roster_file(tmp_path), k=5, backend=backend)
+        blind(
+            study,
+            reviewers=roster_file(tmp_path),
+            plan=primary_only_plan(tmp_path),
+            k=5,
+            backend=backend,
+        )
     assert backend.seen == []
 
 
@@ -199,7 +235,7 @@ def test_cli_blind_and_status(tmp_path: Path, capsys) -> None:
     assert "Blinding commitment" in out and "retrieval-dense" in out and "AUC" in out
     main(["judge", "--status", "--study", str(study)])
     out = capsys.readouterr().out
-    assert "retrieval" in out and "0 of 24 assigned reviews returned" in out
+    assert "retrieval" in out and "0 of 36 assigned reviews returned" in out
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from harness.study.manifest import load_manifest
 from harness.study.store import Study
 from tests.judge.conftest import fill_study
 from tests.judge.test_blind import roster_file
+from tests.plans import primary_only_plan
 
 
 @pytest.mark.parametrize(
@@ -52,6 +53,7 @@ def year_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     blind(
         root / "s",
         reviewers=roster_file(root),
+        plan=primary_only_plan(root),
         extract=False,
         normalise=False,
         seed=5,

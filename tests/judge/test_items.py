@@ -131,7 +131,10 @@ def test_items_frozen_once_routed(make_study) -> None:
     study = make_study(n_topics=1)
     create_items(study)
     with study.transaction() as conn:
-        conn.execute("INSERT INTO reviewers VALUES ('r', 'human', NULL, '[]', 5)")
+        conn.execute(
+            "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+            "VALUES ('r', 'human', NULL, '[]', 5)"
+        )
         conn.execute("INSERT INTO assignments SELECT item_id, 'r', 1 FROM items LIMIT 1")
         conn.execute("UPDATE outputs SET status = 'ok', text = 'late' WHERE output_id = 'Ofailed'")
     backend = ScriptedBackend()

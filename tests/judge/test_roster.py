@@ -25,11 +25,14 @@ def test_bundled_rosters_load() -> None:
     assert {r.kind for r in example.reviewers} == {"human", "automated"}
     assert "Economics, Econometrics and Finance" in example.get("rev-chen").expertise
     demo = load_roster(demo_roster_path())
-    assert [(r.id, r.method) for r in demo.reviewers] == [
-        ("retrieval", "retrieval"),
-        ("retrieval-dense", "retrieval-dense"),
+    assert [(r.id, r.method, r.role) for r in demo.reviewers] == [
+        ("retrieval", "retrieval", "primary"),
+        ("retrieval-dense", "retrieval-dense", "primary"),
+        ("adjudicator-dense", "retrieval-dense", "adjudicator"),
+        ("adjudicator-bm25", "retrieval", "adjudicator"),
     ]
     assert all(r.kind == "automated" for r in demo.reviewers)
+    assert len(example.with_role("adjudicator").reviewers) == 6
 
 
 def test_expertise_is_spelled_as_the_taxonomy_spells_it(tmp_path: Path) -> None:

@@ -89,13 +89,18 @@ def build_study(path: Path, reviewers: list[tuple[str, str]]) -> Study:
             )
         for position, (reviewer_id, method) in enumerate(reviewers):
             conn.execute(
-                "INSERT INTO reviewers VALUES (?, 'automated', ?, '[]', 100)", (reviewer_id, method)
+                "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+                "VALUES (?, 'automated', ?, '[]', 100)",
+                (reviewer_id, method),
             )
             for n in range(len(ITEMS)):
                 conn.execute(
                     "INSERT INTO assignments VALUES (?, ?, ?)",
                     (f"I-{n:010d}", reviewer_id, (n + position) % len(ITEMS)),
                 )
-        conn.execute("INSERT INTO reviewers VALUES ('person', 'human', NULL, '[]', 10)")
+        conn.execute(
+            "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+            "VALUES ('person', 'human', NULL, '[]', 10)"
+        )
         conn.execute("INSERT INTO assignments VALUES ('I-0000000000', 'person', 0)")
     return study

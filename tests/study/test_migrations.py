@@ -155,7 +155,7 @@ def test_version_3_store_gets_model_keys_and_keeps_ids_rows_and_commitment(tmp_p
     db = _v3_store(tmp_path / "s", settings)
     before = commitment(sqlite3.connect(db))
     with Study.open(tmp_path / "s") as study:
-        assert study.meta("schema_version") == "4"
+        assert study.meta("schema_version") == str(SCHEMA_VERSION)
         assert "schema 3 -> 4" in (study.meta("migrations") or "")
         rows = {r[0]: r[1] for r in study.rows("SELECT output_id, model_key FROM outputs")}
         assert rows == {"o1": "local/m", "o-p2-0": "local"}  # ids kept; embedded is `local`
@@ -215,3 +215,26 @@ def test_version_2_store_gets_calibrations_and_keeps_controls_and_commitment(
         assert study.rows("PRAGMA foreign_key_check") == []
         # the control's key line (control:EXPECTED:KIND) is sealed as before
         assert commitment(study.conn) == before
+
+
+def test_version_4_store_gets_roles_and_an_empty_sample_and_keeps_its_commitment(
+    tmp_path: Path,
+) -> None:
+    db = _v1_store(tmp_path / "s")
+    conn = sqlite3.connect(db, isolation_level=None)
+    migrate(conn, 1, 4)
+    conn.close()
+    before = commitment(sqlite3.connect(db))
+    with Study.open(tmp_path / "s") as study:
+        steps = study.meta("migrations") or ""
+        assert "schema 4 -> 5" in steps and "schema 3 -> 4" not in steps
+        assert study.meta("schema_version") == "5"
+        assert [tuple(r) for r in study.rows("SELECT reviewer_id, role FROM reviewers")] == [
+            ("r1", "primary")
+        ]
+        assert study.count("adjudication_sample") == 0
+        assert commitment(study.conn) == before  # no sample: the key bytes are unchanged
+        with pytest.raises(sqlite3.IntegrityError):
+            study.conn.execute("UPDATE reviewers SET role = 'gold'")
+        with pytest.raises(sqlite3.IntegrityError):  # a sample topic must be a study topic
+            study.conn.execute("INSERT INTO adjudication_sample VALUES ('nope', 'A x B')")

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.defaults import MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
@@ -125,6 +132,49 @@ class Controls(_Section):
     correction: Literal["pooled", "per_reviewer"] = "pooled"
     bootstrap: int = Field(2000, ge=200, le=1_000_000)
     seed: int = 20261202
+    max_leak_auc: float = Field(0.6, gt=0.5, le=1.0)
+
+
+class Adjudication(_Section):
+    """The gold subsample: topics whose every item careful reviewers (adjudicators) judge."""
+
+    topics: float | int = 0.25
+    stratify: Literal["domain_pair", "none"] = "domain_pair"
+    per_item: int = Field(2, ge=2)
+    combine: Literal["mean", "majority"] = "mean"
+    estimator: Literal["ppi++", "ppi", "classical"] = "ppi++"
+    interval: Literal["t", "normal"] = "t"
+    seed: int = 20261202
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _share_or_count(cls, value: Any) -> float | int:
+        # YAML `1` is a count and `1.0` a share: the type the researcher wrote decides
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("a share (0 < x <= 1, e.g. 0.25) or a count (an integer >= 2)")
+        if isinstance(value, int) and value != 0 and value < 2:
+            raise ValueError("a count of topics must be at least 2 (0 disables adjudication)")
+        if isinstance(value, float) and not 0.0 <= value <= 1.0:
+            raise ValueError("a share of topics must be in (0, 1] (0 disables adjudication)")
+        return value
+
+    @model_validator(mode="after")
+    def _majority_needs_odd(self) -> Adjudication:
+        if self.combine == "majority" and (self.per_item < 3 or self.per_item % 2 == 0):
+            raise ValueError("combine: majority needs an odd per_item of at least 3")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.topics != 0
+
+    def size(self, n_topics: int) -> int:
+        """Topics to draw among `n_topics`: the share rounded to nearest (or the count), at
+        least 2 and at most n_topics; 0 when adjudication is disabled or there are no topics."""
+        if not self.enabled or n_topics <= 0:
+            return 0
+        wanted = self.topics if isinstance(self.topics, int) else round(self.topics * n_topics)
+        return min(n_topics, max(2, int(wanted)))
 
 
 class Models(_Section):
@@ -154,6 +204,7 @@ class Plan(_Section):
     agreement: Agreement = Field(default_factory=Agreement)
     planning: Planning = Field(default_factory=Planning)
     controls: Controls = Field(default_factory=Controls)
+    adjudication: Adjudication = Field(default_factory=Adjudication)
     models: Models = Field(default_factory=Models)
     report: Report = Field(default_factory=Report)
 

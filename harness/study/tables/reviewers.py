@@ -21,14 +21,16 @@ class ReviewerRow:
     method: str | None
     expertise: list[str]
     capacity: int
+    role: Literal["primary", "adjudicator"] = "primary"
 
 
 def roster_rows(study: Study) -> list[ReviewerRow]:
     """The stored roster in the order it was written."""
     return [
-        ReviewerRow(r[0], r[1], r[2], json.loads(r[3]), r[4])
+        ReviewerRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5])
         for r in study.rows(
-            "SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers ORDER BY rowid"
+            "SELECT reviewer_id, kind, method, expertise, capacity, role FROM reviewers "
+            "ORDER BY rowid"
         )
     ]
 
@@ -36,9 +38,9 @@ def roster_rows(study: Study) -> list[ReviewerRow]:
 def automated_reviewers(study: Study) -> list[ReviewerRow]:
     """The automated reviewers, by id."""
     return [
-        ReviewerRow(r[0], r[1], r[2], json.loads(r[3]), r[4])
+        ReviewerRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5])
         for r in study.rows(
-            "SELECT reviewer_id, kind, method, expertise, capacity FROM reviewers "
+            "SELECT reviewer_id, kind, method, expertise, capacity, role FROM reviewers "
             "WHERE kind = 'automated' ORDER BY reviewer_id"
         )
     ]
@@ -54,18 +56,21 @@ def replace_reviewers(conn: sqlite3.Connection, roster: Sequence[ReviewerRow]) -
     """The stored roster becomes `roster`, in its order."""
     conn.execute("DELETE FROM reviewers")
     conn.executemany(
-        "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(r.reviewer_id, r.kind, r.method, json.dumps(r.expertise), r.capacity) for r in roster],
+        "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity, role) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (r.reviewer_id, r.kind, r.method, json.dumps(r.expertise), r.capacity, r.role)
+            for r in roster
+        ],
     )
 
 
 def review_progress(study: Study) -> pd.DataFrame:
-    """Per reviewer (humans first, then by id): reviewer, kind, assigned, returned, searches,
-    last_import ('FILE (UTC time)' of the import in force, else null)."""
+    """Per reviewer (humans first, then by id): reviewer, kind, role, assigned, returned,
+    searches, last_import ('FILE (UTC time)' of the import in force, else null)."""
     return study.frame(
         """
-SELECT r.reviewer_id AS reviewer, r.kind,
+SELECT r.reviewer_id AS reviewer, r.kind, r.role,
        (SELECT COUNT(*) FROM assignments a WHERE a.reviewer_id = r.reviewer_id) AS assigned,
        (SELECT COUNT(*) FROM reviews v JOIN assignments a
             ON a.item_id = v.item_id AND a.reviewer_id = v.reviewer_id

@@ -99,7 +99,11 @@ def insert_judged_items(
         "steps) VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
         items,
     )
-    conn.executemany("INSERT INTO reviewers VALUES (?, ?, 'retrieval', '[]', 1000000)", reviewers)
+    conn.executemany(
+        "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+        "VALUES (?, ?, 'retrieval', '[]', 1000000)",
+        reviewers,
+    )
     conn.executemany(
         "INSERT INTO assignments VALUES (?, ?, ?)",
         [(i, r, n) for n, (i, r, _) in enumerate(reviews)],

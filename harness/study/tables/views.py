@@ -46,7 +46,8 @@ def reviewer_kinds(study: Study) -> dict[str, int]:
 
 # -- the analysis ------------------------------------------------------------------------------
 def reviewer_frame(study: Study) -> pd.DataFrame:
-    return study.frame("SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id")
+    """reviewer_id, kind, method, role ('primary' or 'adjudicator') by reviewer id."""
+    return study.frame("SELECT reviewer_id, kind, method, role FROM reviewers ORDER BY reviewer_id")
 
 
 def unblinded_review_frame(study: Study) -> pd.DataFrame:

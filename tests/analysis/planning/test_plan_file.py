@@ -108,3 +108,31 @@ def test_model_correlation_out_of_range_names_its_line(tmp_path):
     with pytest.raises(HarnessError) as caught:
         load_plan(path)
     assert caught.value.row == 4 and caught.value.column == "planning.model_correlation"
+
+
+@pytest.mark.parametrize(
+    ("section", "row", "column", "words"),
+    [
+        ("  topics: 1\n", 3, "adjudication.topics", "at least 2"),
+        ("  topics: 1.5\n", 3, "adjudication.topics", "share of topics"),
+        ("  topics: many\n", 3, "adjudication.topics", "a share"),
+        ("  per_item: 1\n", 3, "adjudication.per_item", ""),
+        ("  combine: majority\n  per_item: 2\n", 2, "adjudication", "odd per_item"),
+    ],
+)
+def test_adjudication_errors_name_line_and_field(tmp_path, section, row, column, words):
+    path = _write(tmp_path, HYP + "adjudication:\n" + section)
+    with pytest.raises(HarnessError) as caught:
+        load_plan(path)
+    assert caught.value.row == row and caught.value.column == column
+    assert words in caught.value.message
+
+
+def test_adjudication_share_count_and_leak_gate(tmp_path):
+    plan = load_plan(_write(tmp_path, HYP + "adjudication:\n  topics: 20\n")).plan
+    assert isinstance(plan.adjudication.topics, int) and plan.adjudication.size(100) == 20
+    assert load_plan().plan.adjudication.size(363) == 91  # 0.25 x 363, rounded
+    assert load_plan().plan.controls.max_leak_auc == 0.6
+    with pytest.raises(HarnessError) as caught:
+        load_plan(_write(tmp_path, HYP + "controls:\n  max_leak_auc: 0.5\n"))
+    assert caught.value.column == "controls.max_leak_auc"
