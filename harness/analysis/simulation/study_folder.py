@@ -22,10 +22,12 @@ from harness.study.clock import utc_now
 from harness.study.manifest import record_section
 from harness.study.store import Study
 from harness.study.tables.simulated import (
+    insert_adjudication,
     insert_control_items,
     insert_judged_items,
     insert_simulated_outputs,
     insert_simulated_prompts,
+    output_items,
 )
 
 
@@ -41,10 +43,14 @@ def write_simulated_study(
     controls_per_reviewer: int = 0,
     sensitivity: float = 0.9,
     specificity: float = 0.9,
+    adjudicated: int = 0,
 ) -> Path:
     """Create a new study at `path` holding one simulated study of `topics` topics; with
     `controls_per_reviewer`, each reviewer also judges that many control items (half published,
-    half cross-field; held-out split) with the given accuracy."""
+    half cross-field; held-out split) with the given accuracy; with `adjudicated`, that many
+    topics (every (topics / adjudicated)-th) are drawn and two automated adjudicators judge
+    their items (each adopts the first primary verdict of the item, flipped with
+    probability 0.05: agreement, not truth, is what this folder is for)."""
     folder = Path(path)
     if (folder / "study.sqlite").exists():
         raise HarnessError("a study already exists here", file=folder)
@@ -54,6 +60,8 @@ def write_simulated_study(
     judgments = simulate_judgments(design, topics, mu, beta, rng)
     with Study.open(folder, create=True) as study:
         store_judgments(study, judgments, design.samples, rng, reviewer_kind)
+        if adjudicated:
+            store_adjudication(study, judgments, adjudicated, rng)
         if controls_per_reviewer:
             store_controls(
                 study, judgments.n_reviewers, controls_per_reviewer, sensitivity, specificity, rng
@@ -101,6 +109,27 @@ def store_judgments(
             now,
         )
     study.set_meta("simulated_design", json.dumps({"samples": samples}))
+
+
+def store_adjudication(study: Study, j: Judgments, n: int, rng: np.random.Generator) -> None:
+    """`n` topics drawn at a fixed step, judged by two automated adjudicators."""
+    topic_ids = [f"sim-{t:05d}" for t in range(j.n_topics)]
+    drawn = np.unique(np.linspace(0, j.n_topics - 1, n).astype(int))
+    by_output = output_items(study)
+    first = np.full(j.n_items, -1)
+    first[j.item[::-1]] = j.verdict[::-1]  # each item's first verdict wins
+    reviews = []
+    for item in np.flatnonzero(np.isin(j.item_topic, drawn)):
+        for adjudicator in ("sim-adjudicator-1", "sim-adjudicator-2"):
+            verdict = int(first[item])
+            if verdict < 2 and rng.random() < 0.05:
+                verdict = 1 - verdict
+            reviews.append((by_output[f"out-{item}"], adjudicator, VERDICTS[verdict]))
+    sample = [(topic_ids[t], "simulated") for t in drawn]
+    with study.transaction():
+        insert_adjudication(
+            study, sample, ["sim-adjudicator-1", "sim-adjudicator-2"], reviews, utc_now()
+        )
 
 
 def store_controls(

@@ -141,3 +141,31 @@ def _insert_reviews(study: Study, reviews: Sequence[tuple[str, str, str]], creat
         "VALUES (?, ?, ?, 'automated', ?)",
         [(i, r, v, created_at) for i, r, v in reviews],
     )
+
+
+def output_items(study: Study) -> dict[str, str]:
+    """output id -> item id of every item that shows a model output."""
+    return {
+        r[0]: r[1]
+        for r in study.rows("SELECT output_id, item_id FROM items WHERE output_id IS NOT NULL")
+    }
+
+
+def insert_adjudication(
+    study: Study,
+    sample: Sequence[tuple[str, str]],
+    adjudicators: Sequence[str],
+    reviews: Sequence[tuple[str, str, str]],
+    created_at: str,
+) -> None:
+    """The drawn topics (topic id, stratum), automated adjudicators and their reviews (item id,
+    reviewer id, verdict), each review also an assignment."""
+    conn = study.conn
+    conn.executemany("INSERT INTO adjudication_sample (topic_id, stratum) VALUES (?, ?)", sample)
+    conn.executemany(
+        "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity, role) "
+        "VALUES (?, 'automated', 'retrieval', '[]', 1000000, 'adjudicator')",
+        [(a,) for a in adjudicators],
+    )
+    conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews])
+    _insert_reviews(study, reviews, created_at)
