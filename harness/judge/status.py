@@ -1,7 +1,7 @@
 """Where reviewing stands: per reviewer, items assigned, returned and missing, and the
 adjudicators' progress on the gold sample (counts only); once the study is unblinded (`harness
 analyze` has recorded its analysis in the manifest), each reviewer's accuracy on control items as
-well.
+well, and on the real items against the adjudicators as the analysis reported it.
 
 Before unblinding nothing about controls is shown, so the status cannot tell a coordinator which
 items are controls. Accuracy is coded as the analysis codes it (the preregistered plan's
@@ -34,7 +34,34 @@ def review_status(study: Study) -> Any:
     manifest = load_manifest(study.path)
     if manifest.get("analysis"):
         frame = _with_accuracy(study, frame, _plan_settings(manifest))
+        frame = _with_real_accuracy(frame, manifest)
     return frame
+
+
+def _with_real_accuracy(frame: Any, manifest: dict[str, Any]) -> Any:
+    """Each primary reviewer's sensitivity and specificity on the real items against the
+    adjudicated labels, as the last analysis reported them (report.json), both arms together;
+    the report gives them per arm."""
+    import json
+
+    path = ((manifest.get("analysis") or {}).get("report") or {}).get("json")
+    try:
+        saved = json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
+    except (OSError, ValueError):
+        saved = {}
+    rows = (saved.get("adjudication") or {}).get("accuracy") or []
+    mine = {r["label"]: r for r in rows if r.get("scope") == "reviewer" and r.get("arm") == "both"}
+    if not mine:
+        return frame
+    for name, key in (("real sensitivity", "sensitivity"), ("real specificity", "specificity")):
+        frame[name] = [_real_cell(mine.get(reviewer), key) for reviewer in frame["reviewer"]]
+    return frame
+
+
+def _real_cell(row: dict[str, Any] | None, key: str) -> str:
+    if row is None or row.get(key) is None:
+        return ""
+    return f"{row[key]:.2f} [{row[key + '_low']:.2f}, {row[key + '_high']:.2f}]"
 
 
 def _plan_settings(manifest: dict[str, Any]) -> tuple[str, float]:

@@ -182,3 +182,17 @@ def test_per_model_plan_tests_each_model_on_the_adjudicated_scale(tmp_path, fast
     assert result.verdict.label == "supported" and "after Holm over 2 models" in (
         result.verdict.reason
     )
+
+
+def test_status_shows_accuracy_on_real_items_after_unblinding(tmp_path, fast_plan):
+    from harness.judge.status import review_status
+    from harness.study.store import Study
+
+    study, _ = _truthful_study(tmp_path, effect=0.0, primary=lambda truth, c, rng: truth)
+    with Study.open(study) as s:
+        assert "real sensitivity" not in review_status(s).columns  # sealed before analyze
+    analyze(study, fast_plan)
+    with Study.open(study) as s:
+        frame = review_status(s).set_index("reviewer")
+    assert frame.loc["alice", "real sensitivity"].startswith("1.00 [")
+    assert frame.loc["ada", "real sensitivity"] == ""  # adjudicators are the reference
