@@ -38,7 +38,7 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
         "unblinded_at": when,
         "chunk": CHUNK,
         "items": _table(["item_id", "preview"], [[r[0], (r[1] or "")[:PREVIEW]] for r in items]),
-        "reviewers": _table(["reviewer_id", "kind", "method"], reviewers),
+        "reviewers": _table(["reviewer_id", "kind", "method", "role"], reviewers),
         "reviews": _table(["item", "reviewer", "verdict", "confidence"], reviews),
     }
     texts: dict[str, list[Any]] = {
@@ -48,6 +48,7 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     }
     if when is not None:
         core_open, texts_open = _unblinded(study, item_index)
+        core_open["real_accuracy"] = _real_accuracy(study)
         core.update(core_open)
         texts.update(texts_open)
     texts["search"] = _search_text(core, texts)
@@ -144,6 +145,19 @@ def _unblinded(
     }
     texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}
     return core, texts
+
+
+def _real_accuracy(study: Study) -> dict[str, Any]:
+    """The primary reviewers' accuracy on the real items against the adjudicators, per arm, as
+    the last analysis reported it (report/report.json); empty without an adjudicated sample."""
+    try:
+        saved = json.loads((study.report_dir / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = {}
+    rows = (saved.get("adjudication") or {}).get("accuracy") or []
+    names = ["label", "arm", "published", "sensitivity", "sensitivity_low", "sensitivity_high"]
+    names += ["unpublished", "specificity", "specificity_low", "specificity_high"]
+    return _table(names, [[row.get(n) for n in names] for row in rows])
 
 
 def _table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:

@@ -328,6 +328,19 @@
   }
   function refilter() { applyFilters().catch(fail); }
 
+  // Accuracy on the real items against the adjudicators (after unblinding, from the report).
+  function showRealAccuracy() {
+    const acc = D.real_accuracy;
+    if (!acc || !acc.rows.length) return;
+    const A = columns(acc);
+    const rate = (r, k) => r[A[k]] === null ? "n/a"
+      : r[A[k]].toFixed(2) + " [" + r[A[k + "_low"]].toFixed(2) + ", " + r[A[k + "_high"]].toFixed(2) + "]";
+    $("detail").append(el("h3", { text: "Accuracy on the real items, against the adjudicators" }),
+      table(["reviewer", "arm", "published", "sensitivity", "unpublished", "specificity"],
+        acc.rows.map((r) => [r[A.label], r[A.arm], r[A.published], rate(r, "sensitivity"),
+          r[A.unpublished], rate(r, "specificity")])));
+  }
+
   function setup() {
     if (D.study_id) $("title").textContent = "Study explorer: " + D.study_id;
     const banner = $("banner");
@@ -341,7 +354,9 @@
       banner.textContent = "Blinded: only what reviewers saw (items, reviews, searches). Topics, prompts, "
         + "conditions and models appear after `harness analyze` has unblinded the study.";
     }
-    options($("f-reviewer"), reviewers.map((r, n) => [n, r[V.reviewer_id] + " (" + r[V.kind] + ")"]));
+    options($("f-reviewer"), reviewers.map((r, n) => [n, r[V.reviewer_id] + " (" + r[V.kind]
+      + (r[V.role] === "adjudicator" ? ", adjudicator" : "") + ")"]));
+    showRealAccuracy();
     options($("f-verdict"), VERDICTS.map((v) => [v, v]));
     ["f-list", "f-condition", "f-model", "f-reviewer", "f-verdict"].forEach((id) =>
       $(id).addEventListener("change", () => { if (OPEN) state.list = $("f-list").value; refilter(); }));

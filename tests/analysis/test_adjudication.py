@@ -196,3 +196,18 @@ def test_status_shows_accuracy_on_real_items_after_unblinding(tmp_path, fast_pla
         frame = review_status(s).set_index("reviewer")
     assert frame.loc["alice", "real sensitivity"].startswith("1.00 [")
     assert frame.loc["ada", "real sensitivity"] == ""  # adjudicators are the reference
+
+
+def test_the_explorer_carries_accuracy_on_real_items(tmp_path, fast_plan):
+    import re
+
+    study, _ = _truthful_study(tmp_path, effect=0.0)
+    analyze(study, fast_plan)
+    page = (study / "report" / "explorer.html").read_text(encoding="utf-8")
+    found = re.search(r'id="explorer-data">(.*?)</script>', page, re.S)
+    data = json.loads(found.group(1))
+    acc = data["real_accuracy"]
+    rows = [dict(zip(acc["columns"], r, strict=True)) for r in acc["rows"]]
+    assert {(r["label"], r["arm"]) for r in rows} >= {("alice", "both"), ("bob", "cross")}
+    roles = dict((r[0], r[3]) for r in data["reviewers"]["rows"])
+    assert roles["ada"] == "adjudicator" and roles["alice"] == "primary"

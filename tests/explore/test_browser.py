@@ -113,3 +113,34 @@ def test_unblinded_page_topic_to_prompt_output_item_and_hits(browser, pages):
     assert console_errors(browser) == []
     browser.execute_script("console.error('probe of the console log')")
     assert any("probe of the console log" in e for e in console_errors(browser))
+
+
+def test_unblinded_page_shows_accuracy_on_real_items(browser, pages, tmp_path):
+    import json
+
+    _, _, study = pages
+    folder = tmp_path / "adjudicated"
+    shutil.copytree(study, folder)
+    with Study.open(folder) as s:
+        mark_unblinded(s)
+    (folder / "report").mkdir(exist_ok=True)
+    row = {
+        "label": "rev-a",
+        "scope": "reviewer",
+        "arm": "cross",
+        "published": 4,
+        "sensitivity": 0.75,
+        "sensitivity_low": 0.19,
+        "sensitivity_high": 0.99,
+        "unpublished": 6,
+        "specificity": 0.5,
+        "specificity_low": 0.12,
+        "specificity_high": 0.88,
+    }
+    (folder / "report" / "report.json").write_text(
+        json.dumps({"adjudication": {"accuracy": [row]}})
+    )
+    open_page(browser, write_explorer(folder, tmp_path / "adjudicated.html"))
+    detail = wait_for_text(browser, "detail", "Accuracy on the real items")
+    assert "rev-a" in detail and "0.75 [0.19, 0.99]" in detail
+    assert console_errors(browser) == []

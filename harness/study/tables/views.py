@@ -88,8 +88,10 @@ def explorer_items(study: Study) -> list[list[Any]]:
 
 
 def explorer_reviewers(study: Study) -> list[list[Any]]:
-    """[reviewer_id, kind, method] by reviewer id."""
-    return _lists(study, "SELECT reviewer_id, kind, method FROM reviewers ORDER BY reviewer_id")
+    """[reviewer_id, kind, method, role] by reviewer id."""
+    return _lists(
+        study, "SELECT reviewer_id, kind, method, role FROM reviewers ORDER BY reviewer_id"
+    )
 
 
 def explorer_reviews(study: Study) -> list[list[Any]]:
