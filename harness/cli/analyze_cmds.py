@@ -151,6 +151,23 @@ def power(
         help="Study file (study.yaml): its topics, models, outputs per prompt, plan and bank "
         "are the defaults; the flags above override them.",
     ),
+    adjudicated: str | None = typer.Option(
+        None,
+        "--adjudicated",
+        metavar="N_OR_SHARE",
+        help="Topics adjudicated by careful reviewers: a share (0.25) or a count (90); adds the "
+        "prediction-powered design's power, sample size needed and careful judgments saved "
+        "(default: the plan's adjudication.topics; 0: none).",
+    ),
+    agreement: float | None = typer.Option(
+        None,
+        "--agreement",
+        min=0.5,
+        max=1.0,
+        help="Primary reviewers' accuracy on real items (sensitivity = specificity; the "
+        "adjudicators' is taken as 0.95) for the adjudicated design (default: 0.7, 0.85 and "
+        "0.95).",
+    ),
 ) -> None:
     """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
     normal approximation; simulation searched until it reaches the target power).
@@ -159,6 +176,7 @@ def power(
     Example: harness power --bank --sensitivity 0.85 --specificity 0.9
     Example: harness power --models 3 --model-correlation 0.5
     Example: harness power --config study.yaml --simulate
+    Example: harness power --bank --adjudicated 0.25 --agreement 0.85
     """
     from harness.analysis import power as run
 
@@ -183,5 +201,7 @@ def power(
         models=models,
         model_correlation=model_correlation,
         study_file=config,
+        adjudicated=adjudicated,
+        agreement=agreement,
     )
     typer.echo(result.summary())

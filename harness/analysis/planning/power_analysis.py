@@ -31,6 +31,7 @@ class PowerResult:
     accuracy: dict[str, Any] | None = None
     bank: dict[str, Any] | None = None
     models: dict[str, Any] | None = None  # several models (ModelsPower.as_dict)
+    adjudicated: dict[str, Any] | None = None  # the gold subsample (gold_power)
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic
@@ -59,6 +60,10 @@ class PowerResult:
             from harness.analysis.planning.bank_power import bank_lines
 
             lines += bank_lines(self.bank, i)
+        if self.adjudicated:
+            from harness.analysis.planning.gold_power import adjudicated_lines
+
+            lines += adjudicated_lines(self.adjudicated)
         if self.simulation:
             lines += _simulation_lines(self.simulation, i)
         lines += [f"  note: {n}" for n in self.notes]
@@ -162,6 +167,8 @@ def power(
     models: int | None = None,
     model_correlation: float | None = None,
     study_file: str | Path | None = None,
+    adjudicated: float | int | str | None = None,
+    agreement: float | None = None,
 ) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
     design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
@@ -170,7 +177,10 @@ def power(
     the plan's planning.models) above 1 adds the pooled and per-model designs' power with
     `model_correlation` between models (harness.analysis.planning.models_power). `study_file`
     (a study.yaml) gives the topics, models, outputs per prompt, plan and bank of the study it
-    describes wherever the arguments leave them unset."""
+    describes wherever the arguments leave them unset. `adjudicated` (a share of the topics, a
+    count, or its text; default the plan's adjudication.topics, 0 for none) adds the adjudicated
+    design's power by sample size at primary accuracy `agreement` (default 0.7, 0.85 and 0.95;
+    harness.analysis.planning.gold_power)."""
     import numpy as np
 
     from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
@@ -254,6 +264,7 @@ def power(
             reps=BANK_REPS if bank_reps is None else bank_reps,
             seed=BANK_SEED if seed is None else seed,
         )
+    result.adjudicated = _adjudicated(base, inputs, adjudicated, agreement, reviewers, samples)
     if simulate:
         design = base.planning.design.model_copy(
             update={k: v for k, v in (("samples", samples), ("reviewers", reviewers)) if v}
@@ -275,6 +286,54 @@ def power(
         )
         result.simulation = _simulation(sim, design, inputs)
     return result
+
+
+def _adjudicated(
+    plan: Plan,
+    i: dict[str, Any],
+    sample: float | int | str | None,
+    agreement: float | None,
+    reviewers: int | None,
+    samples: int | None,
+) -> dict[str, Any] | None:
+    """The adjudicated design's figures, or None without a sample (plan or argument)."""
+    from harness.analysis.planning.gold_power import (
+        AGREEMENTS,
+        adjudicated_power,
+        parse_share_or_count,
+        sample_size,
+    )
+
+    section = getattr(plan, "adjudication", None)  # plans before the gold subsample lack it
+    if isinstance(sample, str):
+        try:
+            sample = parse_share_or_count(sample)
+        except ValueError as error:
+            raise HarnessError(f"--adjudicated: {error}", column="adjudicated") from None
+    if sample is None:
+        sample = getattr(section, "topics", 0) or 0
+    if not sample:
+        return None
+    if agreement is not None and not 0.5 <= agreement <= 1.0:
+        raise HarnessError(
+            f"--agreement must lie in [0.5, 1] (got {agreement:g})", column="agreement"
+        )
+    topics = int(i["topics"])
+    design = plan.planning.design
+    return adjudicated_power(
+        topics=topics,
+        adjudicated=sample_size(sample, topics),
+        agreements=list(AGREEMENTS) if agreement is None else [agreement],
+        p_single=i["p_single"],
+        rho=i["rho"],
+        sesoi=i["sesoi"],
+        alpha=i["alpha"],
+        target=i["target"],
+        reviewers=reviewers or design.reviewers,
+        adjudicators=int(getattr(section, "per_item", 2)),
+        samples=samples or design.samples,
+        singles=2 if plan.single == "mean_of_singles" else 1,
+    )
 
 
 def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | None) -> Plan:
