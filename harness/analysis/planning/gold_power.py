@@ -378,7 +378,7 @@ def adjudicated_lines(g: dict[str, Any]) -> list[str]:
     head = "".join(f"{'accuracy ' + format(a['agreement'], 'g'):>17}" for a in agreements)
     lines = [
         f"Adjudicated design: PPI++ on the adjudicated scale, topic as the unit (normal "
-        f"approximation); {g['topics']} topics of {g['samples'] * 3} item(s), "
+        f"approximation); {g['topics']} topics of {g['samples'] * 3} item(s) (all models), "
         f"{g['reviewers']} primary reviewer(s) per item;",
         f"  {g['adjudicators']} adjudicators per sampled item at accuracy "
         f"{g['adjudicator_accuracy']:g}: the adjudicated difference is {g['scale']:g} x the true "

@@ -331,7 +331,9 @@ def _adjudicated(
         target=i["target"],
         reviewers=reviewers or design.reviewers,
         adjudicators=int(getattr(section, "per_item", 2)),
-        samples=samples or design.samples,
+        # several models: every model's outputs of a sampled topic are adjudicated, and the
+        # topic's difference pools them like more outputs per prompt
+        samples=(samples or design.samples) * int(i["models"]),
         singles=2 if plan.single == "mean_of_singles" else 1,
     )
 

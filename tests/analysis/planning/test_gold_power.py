@@ -214,3 +214,17 @@ def test_cli_prints_the_adjudicated_table():
     assert "refuted: careful judgments, PPI / all" in done.stdout
     bad = run_subprocess("power", "--adjudicated", "abc")
     assert bad.returncode == 2 and "--adjudicated" in bad.stderr
+
+
+def test_study_file_sets_topics_items_and_the_sample(tmp_path):
+    path = tmp_path / "study.yaml"
+    path.write_text(
+        "subset: 60\nsamples: 2\nmodels:\n  - model: local\n  - model: openai/x\n"
+        "    base_url: http://127.0.0.1:9/v1\n",
+        encoding="utf-8",
+    )
+    g = power(study_file=path).adjudicated
+    assert g is not None
+    assert g["topics"] == 60 and g["adjudicated"] == PLAN.adjudication.size(60)
+    # 3 conditions x 2 outputs x 2 models, 2 adjudicators each
+    assert g["samples"] == 4 and g["per_topic"] == 3 * 4 * 2
