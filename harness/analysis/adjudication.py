@@ -38,6 +38,7 @@ class Adjudicated:
     withheld: list[str]
     result: AdjudicationResult
     per_model: list[tuple[str, PPIResult]]  # each model's own estimate (several models only)
+    ceiling: str | None  # why the adjudicated scale cannot show "no difference", if it cannot
 
 
 def roles_of(data: StudyData) -> np.ndarray:
@@ -61,7 +62,21 @@ def analyse_adjudication(
     per_model = model_estimates(data, plan)
     result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
     result = result.model_copy(update={"models": _model_rows(per_model, plan)})
-    return Adjudicated(ppi, withheld, result, per_model)
+    return Adjudicated(ppi, withheld, result, per_model, _ceiling(t))
+
+
+def _ceiling(t: Tiers) -> str | None:
+    """Adjudicators who gave every item they judged the same verdict have no spread to show a
+    difference with: their d_t are all 0, and a zero standard error would read as equivalence."""
+    table = t.adjudicated
+    scores = table.item_score[table.item_eligible]
+    if scores.size and np.all(scores == scores[0]):
+        word = "novel" if scores[0] == 1.0 else "not novel" if scores[0] == 0.0 else "alike"
+        return (
+            f"the adjudicators judged every item {word}, so the adjudicated scale has no "
+            "spread with which to show that the conditions do not differ"
+        )
+    return None
 
 
 def model_estimates(data: StudyData, plan: Plan) -> list[tuple[str, PPIResult]]:

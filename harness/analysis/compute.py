@@ -220,9 +220,10 @@ def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> C
 
 
 def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[str]) -> Decision:
+    ceiling = adjudicated.ceiling
     if plan.models.primary == "per_model" and adjudicated.per_model:
-        return decide_adjudicated_per_model(adjudicated.per_model, plan, withheld)
-    return decide_adjudicated(adjudicated.ppi, plan, withheld)
+        return decide_adjudicated_per_model(adjudicated.per_model, plan, withheld, ceiling)
+    return decide_adjudicated(adjudicated.ppi, plan, withheld, ceiling)
 
 
 def _basis_note(adjudicated: Adjudicated | None) -> str:

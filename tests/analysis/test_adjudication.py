@@ -211,3 +211,22 @@ def test_the_explorer_carries_accuracy_on_real_items(tmp_path, fast_plan):
     assert {(r["label"], r["arm"]) for r in rows} >= {("alice", "both"), ("bob", "cross")}
     roles = dict((r[0], r[3]) for r in data["reviewers"]["rows"])
     assert roles["ada"] == "adjudicator" and roles["alice"] == "primary"
+
+
+def test_adjudicators_who_call_everything_novel_cannot_refute(tmp_path, fast_plan):
+    rows = []
+    topics = [f"t{t:03d}" for t in range(60)]
+    for t, c in itertools.product(topics, CONDITIONS):
+        rows += [
+            (t, c, 0, r, "not_published" if (len(t) + len(c)) % 2 else "published")
+            for r in TWO_HUMANS
+        ]
+        if t < "t020":
+            rows += [(t, c, 0, a, "not_published") for a in ADJ]
+    study = build_study(
+        tmp_path / "s", rows, reviewers=TWO_HUMANS | ADJ, roles=ROLES, sample=topics[:20]
+    )
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.adjudication.estimate == 0.0
+    assert result.verdict.label == "inconclusive"
+    assert "judged every item novel" in result.verdict.reason

@@ -196,11 +196,20 @@ def literal_rule(pooled: Pooled, plan: Plan, topics: int) -> tuple[str, str]:
     return "refuted", f"no significant difference on {topics} topics ({numbers})"
 
 
-def decide_adjudicated(ppi: PPIResult, plan: Plan, withheld: list[str]) -> Decision:
+def decide_adjudicated(
+    ppi: PPIResult, plan: Plan, withheld: list[str], ceiling: str | None = None
+) -> Decision:
     """The verdict on the adjudicated scale (prediction-powered): valid whatever the primary
-    reviewers' accuracy, which sets only the power, so no accuracy gate stands before it."""
+    reviewers' accuracy, which sets only the power, so no accuracy gate stands before it.
+    `ceiling` says why the adjudicated scale cannot show "no difference" (adjudicators who
+    gave one verdict to every item): `refuted` is then out of reach."""
     if withheld:
         return Decision("no verdict", "; ".join(withheld), withheld=withheld)
+    if ceiling and ppi.p_greater() >= plan.primary.alpha:
+        return Decision(
+            "inconclusive",
+            f"the one-sided test is not significant (p = {ppi.p_greater():.4g}) and {ceiling}",
+        )
     alpha, margin = plan.primary.alpha, plan.equivalence.sesoi
     low, high = ppi.interval(1 - 2 * alpha)
     numbers = (
@@ -242,7 +251,10 @@ def decide_adjudicated(ppi: PPIResult, plan: Plan, withheld: list[str]) -> Decis
 
 
 def decide_adjudicated_per_model(
-    per_model: list[tuple[str, PPIResult]], plan: Plan, withheld: list[str]
+    per_model: list[tuple[str, PPIResult]],
+    plan: Plan,
+    withheld: list[str],
+    ceiling: str | None = None,
 ) -> Decision:
     """The plan's per_model rule on the adjudicated scale: supported when any model is
     significant after Holm over the models; refuted only when every model is refuted (an
@@ -252,7 +264,7 @@ def decide_adjudicated_per_model(
     from harness.analysis.statistics.holm import holm_adjust
 
     holm = holm_adjust([p.p_greater() for _, p in per_model])
-    own = [decide_adjudicated(p, plan, []) for _, p in per_model]
+    own = [decide_adjudicated(p, plan, [], ceiling) for _, p in per_model]
     listed = "; ".join(
         f"{m}: {d.label} (Holm p = {h:.4g})"
         for (m, _), d, h in zip(per_model, own, holm, strict=True)
