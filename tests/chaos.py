@@ -27,6 +27,7 @@ from harness.study.store import Study
 from tests.cli_run import CLI
 from tests.collection.conftest import make_study
 from tests.judge.fakes import fill_workbook
+from tests.plans import primary_only_plan
 
 REVIEWERS = ("ann", "ben", "cat")
 ROSTER = "reviewers:\n" + "".join(
@@ -91,6 +92,8 @@ def stage_args(study: Path, url: str) -> dict[str, list[str]]:
             "--same-topic",
             "--seed",
             "3",
+            "--plan",
+            str(primary_only_plan(study.parent)),
         ],
         "judge --import": [
             "judge",

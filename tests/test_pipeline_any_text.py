@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.study.store import Study
 from tests.collection.conftest import make_study
+from tests.plans import primary_only_plan
 from tests.servers.openai_server import OpenAIServer
 
 ANY = st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF)
@@ -163,6 +164,8 @@ def check_pipeline(
         "--same-topic",
         "--seed",
         "3",
+        "--plan",
+        str(primary_only_plan(root)),
     )
     assert code == 0, err
     with Study.open(study) as s:
