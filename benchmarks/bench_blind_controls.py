@@ -20,7 +20,16 @@ import tempfile
 import time
 from pathlib import Path
 
-RESET_TABLES = ("searches", "reviews", "imports", "assignments", "items", "controls", "reviewers")
+RESET_TABLES = (
+    "searches",
+    "reviews",
+    "imports",
+    "assignments",
+    "items",
+    "controls",
+    "reviewers",
+    "adjudication_sample",
+)
 RESET_META = ("cutoff", "blinding_salt")
 RESET_SECTIONS = (
     "blinding",

@@ -89,7 +89,9 @@ def build(
         conn.execute("INSERT INTO meta VALUES ('cutoff', ?)", (f"{cutoff}-12-31",))
         for method in methods:
             conn.execute(
-                "INSERT INTO reviewers VALUES (?, 'automated', ?, '[]', 10000)", (method, method)
+                "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+                "VALUES (?, 'automated', ?, '[]', 10000)",
+                (method, method),
             )
         for n, (statement, expected, source) in enumerate(rows):
             split = "calibration" if n in calibration else "held_out"
