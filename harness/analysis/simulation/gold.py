@@ -194,10 +194,16 @@ class PPIMany:
     estimate: np.ndarray
     se: np.ndarray
     lam: np.ndarray
-    df: float
+    df: float | np.ndarray  # per study where lambda is tuned (n - 2) or not (n - 1)
+
+    @property
+    def normal(self) -> bool:
+        return isinstance(self.df, float) and math.isinf(self.df)
 
     def _cdf(self, z: np.ndarray) -> np.ndarray:
-        result: np.ndarray = stats.norm.cdf(z) if math.isinf(self.df) else stats.t.cdf(z, self.df)
+        result: np.ndarray = np.asarray(
+            stats.norm.cdf(z) if self.normal else stats.t.cdf(z, self.df), dtype=float
+        )
         return result
 
     def _z(self, null: float) -> np.ndarray:
@@ -221,7 +227,7 @@ class PPIMany:
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         q = 0.5 + level / 2
-        half = (stats.norm.ppf(q) if math.isinf(self.df) else stats.t.ppf(q, self.df)) * self.se
+        half = (stats.norm.ppf(q) if self.normal else stats.t.ppf(q, self.df)) * self.se
         return self.estimate - half, self.estimate + half
 
 
@@ -238,6 +244,7 @@ def ppi_many(
     n, big_n = d.shape[1], f_unlabelled.shape[1]
     ddof = 1 if interval == "t" else 0
     studies = d.shape[0]
+    fitted = np.zeros(studies, dtype=int)  # a lambda tuned on the data costs a degree of freedom
     if big_n == 0 or estimator == "classical" or (estimator == "ppi++" and n < 2):
         lam = np.zeros(studies)
     elif estimator == "ppi":
@@ -248,8 +255,12 @@ def ppi_many(
         with np.errstate(divide="ignore", invalid="ignore"):
             raw = cov / ((1 + n / big_n) * var_f)
         lam = np.where(var_f > 0, np.clip(raw, 0.0, 1.0), 0.0)
+        if interval == "t":
+            fitted = (var_f > 0).astype(int)
+            if n < 3:
+                lam, fitted = np.zeros(studies), np.zeros(studies, dtype=int)
     rectifier = d - lam[:, None] * f
-    var = rectifier.var(axis=1, ddof=ddof) / n
+    var = rectifier.var(axis=1, ddof=0) * n / (n - ddof - fitted) / n
     imputed = np.zeros(studies)
     if big_n:
         imputed = lam * f_unlabelled.mean(axis=1)
@@ -259,7 +270,7 @@ def ppi_many(
         estimate=imputed + rectifier.mean(axis=1),
         se=np.sqrt(var),
         lam=lam,
-        df=float(n - 1) if interval == "t" else math.inf,
+        df=(n - 1.0 - fitted) if interval == "t" else math.inf,
     )
 
 
