@@ -174,6 +174,7 @@ def _result(
         classical_se=_num(ppi.classical_se),
         effective_topics=_num(ppi.effective_topics),
         mean_f=_num(float(np.nanmean(t.f))) if np.isfinite(t.f).any() else None,
+        novel_rate=_novel_rate(t),
         correlation=_correlation(t.d[lab], t.f[lab]),
         accuracy=accuracy_rows(coded, level),
         differential=differential_rows(coded, alpha),
@@ -228,6 +229,12 @@ def _adjudicators(data: StudyData, roles: np.ndarray) -> list[dict[str, str]]:
         for i in range(len(ids))
         if roles[i] == ADJUDICATOR
     ]
+
+
+def _novel_rate(t: Tiers) -> float | None:
+    """Share of the adjudicated topics' items the adjudicators judged novel (all arms)."""
+    p = t.adjudicated.p[t.labelled]
+    return _num(float(np.nanmean(p))) if np.isfinite(p).any() else None
 
 
 def _correlation(d: np.ndarray, f: np.ndarray) -> float | None:

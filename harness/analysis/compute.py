@@ -90,6 +90,8 @@ CHECK_LABELS = {
     "gee": "GEE clustered on topic (bias-reduced)",
 }
 
+RARE_NOVELTY = 0.10  # below this adjudicated novel rate, a refutation carries a caution
+
 DEMO_NOTE = (
     "DEMONSTRATION STUDY: the outputs come from SmolLM2-135M-Instruct, a 135M-parameter model, "
     "and were judged against a small demonstration corpus. Its verdict demonstrates the "
@@ -222,8 +224,21 @@ def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> C
 def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[str]) -> Decision:
     ceiling = adjudicated.ceiling
     if plan.models.primary == "per_model" and adjudicated.per_model:
-        return decide_adjudicated_per_model(adjudicated.per_model, plan, withheld, ceiling)
-    return decide_adjudicated(adjudicated.ppi, plan, withheld, ceiling)
+        decision = decide_adjudicated_per_model(adjudicated.per_model, plan, withheld, ceiling)
+    else:
+        decision = decide_adjudicated(adjudicated.ppi, plan, withheld, ceiling)
+    rate = adjudicated.result.novel_rate
+    if decision.label == "refuted" and rate is not None and rate < RARE_NOVELTY:
+        # measured: at base rate 0.05 the t reference's TOST rejects at the margin in up to
+        # 7.0% of studies with 60 adjudicated topics (the paired t-test: 6.5%)
+        caution = (
+            f"novelty is rare on the adjudicated scale ({rate:.1%} of items), where the "
+            "per-topic differences are skewed and the t-based equivalence test is slightly "
+            "liberal (up to 7% at the margin in simulation, nominal 5%)"
+        )
+        qualifier = f"{decision.qualifier}; {caution}" if decision.qualifier else caution
+        decision = replace(decision, qualifier=qualifier)
+    return decision
 
 
 def _basis_note(adjudicated: Adjudicated | None) -> str:

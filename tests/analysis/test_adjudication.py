@@ -20,7 +20,14 @@ ROLES = {"ada": "adjudicator", "abe": "adjudicator"}
 
 
 def _truthful_study(
-    tmp_path, *, effect: float, n: int = 200, drawn: int = 50, primary=None, samples: int = 1
+    tmp_path,
+    *,
+    effect: float,
+    n: int = 200,
+    drawn: int = 50,
+    primary=None,
+    samples: int = 1,
+    base: float = 0.3,
 ):
     """Items novel with p 0.3 (+effect after cross); adjudicators judge the truth of the drawn
     topics; primary reviewers answer by `primary(truth, condition, rng)`."""
@@ -31,7 +38,7 @@ def _truthful_study(
     rows = []
     verdict = ("published", "not_published")
     for t, c, s in itertools.product(topics, CONDITIONS, range(samples)):
-        truth = int(rng.random() < 0.3 + (effect if c == "cross" else 0.0))
+        truth = int(rng.random() < base + (effect if c == "cross" else 0.0))
         for r in TWO_HUMANS:
             rows.append((t, c, s, r, verdict[primary(truth, c, rng)]))
         if t in sample:
@@ -230,3 +237,11 @@ def test_adjudicators_who_call_everything_novel_cannot_refute(tmp_path, fast_pla
     assert result.adjudication.estimate == 0.0
     assert result.verdict.label == "inconclusive"
     assert "judged every item novel" in result.verdict.reason
+
+
+def test_a_refutation_where_novelty_is_rare_carries_a_caution(tmp_path, fast_plan):
+    study, _ = _truthful_study(tmp_path, effect=0.0, base=0.04, drawn=100)
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.adjudication.novel_rate < 0.1
+    assert result.verdict.label == "refuted", result.verdict.reason
+    assert "novelty is rare on the adjudicated scale" in result.verdict.qualifier

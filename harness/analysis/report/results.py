@@ -220,6 +220,7 @@ class AdjudicationResult(_Model):
     effective_topics: float | None  # adjudicated topics the classical test would need
     mean_f: float | None  # the primary reviewers' mean difference, all complete topics
     correlation: float | None  # of d_t and f_t on the adjudicated topics
+    novel_rate: float | None = None  # adjudicated items judged novel, all arms
     accuracy: list[dict[str, Any]]  # Accuracy.row() per reviewer / kind / pooled, with arm
     differential: list[dict[str, Any]]  # per reviewer kind and pooled: cross vs single
     draw: dict[str, Any]  # the manifest's record of the draw
@@ -274,6 +275,7 @@ class DesignSummary(_Model):
     pilot: bool
     demo: bool
     simulated: bool
+    reviews_after_unblinding: int = 0  # stored after the unblinding: reported, never analysed
 
 
 class AnalysisResult(_Model):
