@@ -56,6 +56,7 @@ from harness.analysis.statistics.decisive import (
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t, tango
 from harness.analysis.statistics.model_verdict import (
     ModelVerdict,
+    adjudicated_model_verdicts,
     decide_per_model,
     model_verdicts,
 )
@@ -66,7 +67,6 @@ from harness.analysis.statistics.verdict import (
     Decision,
     decide,
     decide_adjudicated,
-    decide_adjudicated_per_model,
     literal_rule,
     withheld_reasons,
 )
@@ -224,7 +224,8 @@ def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> C
 def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[str]) -> Decision:
     ceiling = adjudicated.ceiling
     if plan.models.primary == "per_model" and adjudicated.per_model:
-        decision = decide_adjudicated_per_model(adjudicated.per_model, plan, withheld, ceiling)
+        verdicts = adjudicated_model_verdicts(adjudicated.per_model, plan, ceiling)
+        decision = decide_per_model(verdicts, withheld)
     else:
         decision = decide_adjudicated(adjudicated.ppi, plan, withheld, ceiling)
     rate = adjudicated.result.novel_rate

@@ -186,9 +186,8 @@ def test_per_model_plan_tests_each_model_on_the_adjudicated_scale(tmp_path, fast
     a = result.adjudication
     assert [m["model"] for m in a.models] == ["model-0", "model-1"]
     assert all(m["p_holm"] >= m["p_greater"] for m in a.models)
-    assert result.verdict.label == "supported" and "after Holm over 2 models" in (
-        result.verdict.reason
-    )
+    assert result.verdict.label == "supported", result.verdict.reason
+    assert "significant after Holm over 2 models" in result.verdict.reason
 
 
 def test_status_shows_accuracy_on_real_items_after_unblinding(tmp_path, fast_plan):

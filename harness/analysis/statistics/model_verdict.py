@@ -25,7 +25,8 @@ import numpy as np
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.across_models import AcrossModels, ModelEffect
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t
-from harness.analysis.statistics.verdict import AccuracyGate, Decision
+from harness.analysis.statistics.ppi import PPIResult
+from harness.analysis.statistics.verdict import AccuracyGate, Decision, decide_adjudicated
 
 ModelLabel = Literal["supported", "refuted", "inconclusive"]
 
@@ -112,3 +113,25 @@ def decide_per_model(verdicts: list[ModelVerdict], withheld: list[str]) -> Decis
         f"per-model primary analysis: no model significant after Holm and not every model "
         f"refuted. {listed}",
     )
+
+
+def adjudicated_model_verdicts(
+    per_model: list[tuple[str, PPIResult]], plan: Plan, ceiling: str | None
+) -> list[ModelVerdict]:
+    """Each model's verdict on the adjudicated scale, for `decide_per_model`: supported when
+    its prediction-powered test is significant after Holm over the models, else its own
+    `refuted` or `inconclusive`."""
+    from harness.analysis.statistics.holm import holm_adjust
+
+    alpha = plan.primary.alpha
+    holm = holm_adjust([p.p_greater() for _, p in per_model])
+    out = []
+    for (model, ppi), p_holm in zip(per_model, holm, strict=True):
+        if p_holm < alpha:
+            reason = f"difference {ppi.estimate:+.3f}, Holm p = {p_holm:.4g} < {alpha:g}"
+            out.append(ModelVerdict(model, "supported", reason))
+            continue
+        own = decide_adjudicated(ppi, plan, [], ceiling)
+        label: ModelLabel = "refuted" if own.label == "refuted" else "inconclusive"
+        out.append(ModelVerdict(model, label, f"Holm p = {p_holm:.4g}; {own.reason}"))
+    return out

@@ -248,38 +248,3 @@ def decide_adjudicated(
         f"the one-sided test is not significant (p = {ppi.p_greater():.4g} >= {alpha:g}) and "
         f"a difference as large as the SESOI is not excluded ({numbers}; p = {p_inside:.4g})",
     )
-
-
-def decide_adjudicated_per_model(
-    per_model: list[tuple[str, PPIResult]],
-    plan: Plan,
-    withheld: list[str],
-    ceiling: str | None = None,
-) -> Decision:
-    """The plan's per_model rule on the adjudicated scale: supported when any model is
-    significant after Holm over the models; refuted only when every model is refuted (an
-    intersection-union test, each at alpha); inconclusive otherwise."""
-    if withheld:
-        return Decision("no verdict", "; ".join(withheld), withheld=withheld)
-    from harness.analysis.statistics.holm import holm_adjust
-
-    holm = holm_adjust([p.p_greater() for _, p in per_model])
-    own = [decide_adjudicated(p, plan, [], ceiling) for _, p in per_model]
-    listed = "; ".join(
-        f"{m}: {d.label} (Holm p = {h:.4g})"
-        for (m, _), d, h in zip(per_model, own, holm, strict=True)
-    )
-    significant = [m for (m, _), h in zip(per_model, holm, strict=True) if h < plan.primary.alpha]
-    if significant:
-        return Decision(
-            "supported",
-            f"per-model test on the adjudicated scale: {', '.join(significant)} significant "
-            f"after Holm over {len(per_model)} models. {listed}",
-        )
-    if all(d.label == "refuted" for d in own):
-        return Decision("refuted", f"every model is refuted on the adjudicated scale. {listed}")
-    return Decision(
-        "inconclusive",
-        f"no model significant after Holm on the adjudicated scale and not every model "
-        f"refuted. {listed}",
-    )
