@@ -22,6 +22,26 @@ class KnownLink(BaseModel):
     doi: str | None = None
     venue: str | None = None
     summary: str = Field(min_length=3)
+    # the two concepts the work combined (field A's then field B's for `known_links`), stated in
+    # its title or summary: the planted pair of its control item (harness/judge/controls.py)
+    concepts: list[str] | None = None
+
+    @field_validator("concepts")
+    @classmethod
+    def _link_concepts(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if len(value) != 2:
+            raise ValueError(f"a link names exactly 2 concepts, not {len(value)}")
+        cleaned = [c.strip() for c in value]
+        if any(not c for c in cleaned):
+            raise ValueError("a link concept is missing (empty)")
+        for concept in cleaned:
+            if not 2 <= len(concept.split()) <= 5:
+                raise ValueError(f"link concept {concept!r} must have 2-5 words")
+        if cleaned[0].casefold() == cleaned[1].casefold():
+            raise ValueError("the two concepts of a link must differ")
+        return cleaned
 
 
 class Topic(BaseModel):
