@@ -347,7 +347,7 @@ def open_model(study: Study, run: ModelRun) -> ModelAPI:
 def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[ModelAPI, list[str]]:
     """The backend of one model, its endpoint settled against the study's record."""
     from harness.models import open_configured
-    from harness.models.openai_api import NO_KEY  # the client loads with the first backend
+    from harness.models.providers import api_key
     from harness.models.settings import OpenAISettings
 
     settings = run.backend_settings
@@ -358,7 +358,7 @@ def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Model
         run.spec.name,
         replace(settings, base_url=base_url),
         # OPENAI_API_KEY stays with OpenAI's servers
-        api_key=None if run.spec.sends_openai_key else NO_KEY,
+        api_key=api_key(run.spec),
         batch_state=StudyBatchState(study.path, run.settings["id_suffix"]),
     )
     return engine, notes
@@ -493,6 +493,7 @@ def _settle_endpoint(
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
     from harness.models._redact import public_url
+    from harness.models.providers import endpoint
     from harness.models.replicas import split_urls
     from harness.study.manifest import load_manifest
     from harness.study.tables.outputs import output_count
@@ -501,14 +502,8 @@ def _settle_endpoint(
     recorded = _recorded_urls(section)
     asked = base_url or (os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
     if not recorded or output_count(study, spec.key) == 0:
-        if asked is None and spec.default_url is not None:
-            if not spec.default_url:
-                raise HarnessError(
-                    f"{spec.key} needs a server URL: pass --base-url (or "
-                    f"--model-arg {spec.key}@base_url=URL)",
-                    column="base_url",
-                )
-            return spec.default_url, []
+        if asked is None:
+            return endpoint(spec, None)[0], []
         return base_url, []
     if asked is None:
         latest = section.get("base_url") or recorded[0]

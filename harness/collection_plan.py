@@ -121,14 +121,7 @@ def plan(
     unique = [x for x in labels if labels.count(x) == 1 and x not in {*texts, *keys}]
     targets = [*texts, *(k for k in keys if k not in texts), *unique]
     scoped = parse_model_args(model_args or [], targets)
-    remote = [s for s in specs if s.backend == "openai"]
-    # configurations of one model share its server; several models may not
-    if options.get("base_url") and len({s.model_string for s in remote}) > 1:
-        raise HarnessError(
-            "--base-url is ambiguous with several OpenAI-compatible models; give "
-            "each its own with --model-arg MODEL@base_url=URL",
-            column="base_url",
-        )
+    # --base-url serves every OpenAI-compatible model without a MODEL@base_url of its own
     runs = []
     for index, spec in enumerate(specs):
         asked = {

@@ -64,13 +64,17 @@ def judge(
         "--normalise/--no-normalise",
         help="Rewrite outputs in a neutral style with a model (original kept).",
     ),
-    backend: str = typer.Option(
-        "local",
+    backend: str | None = typer.Option(
+        None,
         "--backend",
-        help="Model backend of the blinded steps (--blind) or of llm:MODEL reviewers (--auto).",
+        help="Deprecated: name models by provider strings (--model openai/NAME; roster "
+        "method: llm:openai/NAME). Still read as the provider of a bare model name.",
     ),
     model: str | None = typer.Option(
-        None, "--model", help="Model of the blinded steps (default: the embedded one)."
+        None,
+        "--model",
+        help="--blind: provider string of the model of the blinded steps (default: local, "
+        "the embedded one; e.g. openai/gpt-4o-mini, vllm/NAME).",
     ),
     cutoff: str | None = typer.Option(
         None,
@@ -83,10 +87,14 @@ def judge(
     base_url: str | None = typer.Option(
         None,
         "--base-url",
-        help="openai backend: server URL (default $OPENAI_BASE_URL or api.openai.com).",
+        help="Server URL of every OpenAI-compatible model (default: its provider's; openai: "
+        "$OPENAI_BASE_URL or api.openai.com).",
     ),
     concurrency: int | None = typer.Option(
-        None, "--concurrency", min=1, help="openai backend: parallel requests (default 16)."
+        None,
+        "--concurrency",
+        min=1,
+        help="Parallel requests to an OpenAI-compatible model (default 16).",
     ),
     same_topic: bool = typer.Option(
         False, "--same-topic", help="Let a human reviewer see several items of one topic."
@@ -175,19 +183,23 @@ def judge(
                 "--threshold fixes the threshold and --calibrate chooses it; use one",
                 column="--threshold",
             )
-        _calibrate(
-            study, source, cutoff, max_queries, None if backend == "local" else backend, server
-        )
+        _calibrate(study, source, cutoff, max_queries, _auto_backend(backend, model), server)
     else:
-        _auto(
-            study,
-            source,
-            threshold,
-            cutoff,
-            max_queries,
-            None if backend == "local" else backend,
-            server,
+        _auto(study, source, threshold, cutoff, max_queries, _auto_backend(backend, model), server)
+
+
+def _auto_backend(backend: str | None, model: str | None) -> str | None:
+    """--auto and --calibrate take their reviewers' models from the roster (method: llm:MODEL);
+    --backend only names the provider of a roster's bare model names."""
+    if model is not None:
+        from harness.errors import HarnessError
+
+        raise HarnessError(
+            "--model names the model of the blinded steps (--blind); an automated reviewer's "
+            "model is its roster method, e.g. method: llm:openai/gpt-4o-mini",
+            column="--model",
         )
+    return backend
 
 
 def _blind(
@@ -197,13 +209,16 @@ def _blind(
     seed: int | None,
     extract: bool,
     normalise: bool,
-    backend: str,
+    backend: str | None,
     model: str | None,
     cutoff: str | None,
     distinct: bool,
     options: dict[str, Any],
 ) -> None:
     from harness.judge.blinding import blind
+    from harness.models.providers import model_flags
+
+    spec = model_flags(model, backend)  # the one resolver: provider strings, older spellings
 
     result = blind(
         study,
@@ -212,8 +227,8 @@ def _blind(
         seed=seed,
         extract=extract,
         normalise=normalise,
-        backend=backend,
-        model=model,
+        backend=spec.backend,
+        model=None if spec.key == "local" else spec.key,
         cutoff=cutoff,
         distinct_topics=distinct,
         progress=True,
@@ -260,7 +275,7 @@ def _auto(
     server: dict[str, Any],
 ) -> None:
     from harness.errors import PartialWork
-    from harness.judge.auto_settings import check_auto_settings
+    from harness.judge.auto_settings import check_auto_settings, check_reviewer_models
     from harness.judge.automated import run_automated, unfinished
     from harness.study.store import Study
 
@@ -268,6 +283,7 @@ def _auto(
     check_auto_settings(
         backend=backend, sources=sources, threshold=threshold, max_queries=max_queries, **server
     )
+    check_reviewer_models(study, backend)
     with Study.open(study) as opened:
         frame = run_automated(
             opened,
@@ -292,11 +308,12 @@ def _calibrate(
     server: dict[str, Any],
 ) -> None:
     from harness.errors import PartialWork
-    from harness.judge.auto_settings import check_auto_settings
+    from harness.judge.auto_settings import check_auto_settings, check_reviewer_models
     from harness.judge.automated import calibrate_automated
     from harness.study.store import Study
 
     check_auto_settings(backend=backend, sources=sources, max_queries=max_queries, **server)
+    check_reviewer_models(study, backend)
     with Study.open(study) as opened:
         frame, lines = calibrate_automated(
             opened,

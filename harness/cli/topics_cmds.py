@@ -96,9 +96,17 @@ def draft(
         None, "--bank", help="Bank the candidates join (default: bundled); repeatable."
     ),
     per_pair: int = typer.Option(1, "--per-pair", help="Candidates per field pair."),
-    backend: str = typer.Option("local", help="local (default: embedded model) or openai."),
-    model: str | None = typer.Option(None, help="Model folder/.gguf (local) or name (openai)."),
-    base_url: str | None = typer.Option(None, help="openai: server URL."),
+    model: str | None = typer.Option(
+        None,
+        help="Provider string: local (default: the embedded model), local/PATH, openai/NAME, "
+        "vllm/NAME, llamacpp/NAME, ollama/NAME, openai-compatible/NAME.",
+    ),
+    backend: str | None = typer.Option(
+        None, help="Deprecated: write --model PROVIDER/NAME.", hidden=True
+    ),
+    base_url: str | None = typer.Option(
+        None, help="Server URL of an OpenAI-compatible model (default: its provider's)."
+    ),
     temperature: float = typer.Option(0.8, help="Sampling temperature."),
     max_tokens: int = typer.Option(200, help="Longest reply in tokens."),
     seed: int = typer.Option(0, help="Sampling seed of the first attempt (then seed+1, ...)."),

@@ -143,7 +143,7 @@ def draft_topics(
     missing: int | None = None,
     per_pair: int = 1,
     bank: list[Path] | None = None,
-    backend: str = "local",
+    backend: str | None = None,
     model: str | None = None,
     params: Any = None,
     attempts: int = 3,
@@ -151,13 +151,18 @@ def draft_topics(
     **options: Any,
 ) -> DraftResult:
     """Draft candidate topics into the review file `out` (never into a bank), checked with the
-    bank. Give `fields` (pairs across domains among them) or `missing` (absent pairs)."""
+    bank. Give `fields` (pairs across domains among them) or `missing` (absent pairs).
+
+    `model` is a provider string (default: the embedded model; `backend` is the older way to
+    name its provider); `options` are its backend's (`base_url`, ...)."""
     from harness.curation.entries import read_banks
     from harness.curation.pairs import field_pairs, missing_pairs, plan_requests
     from harness.curation.review_file import refuse_bank_file, write_review
     from harness.defaults import materials_dir
-    from harness.models import GenerationParams, open_backend
+    from harness.models import GenerationParams, open_spec
+    from harness.models.providers import model_flags
 
+    spec = model_flags(model, backend)  # refused before the bank is read
     if (fields is None) == (missing is None):
         raise HarnessError("give either --fields or --missing-pairs")
     if per_pair < 1 or attempts < 1 or (missing is not None and missing < 1):
@@ -183,8 +188,8 @@ def draft_topics(
         }
     )
     params = params or GenerationParams(temperature=0.8, max_tokens=200, seed=0)
-    model_backend = open_backend(backend, model, **options)
+    model_backend = open_spec(spec, **options)
     drafted = ask_model(model_backend, requests, tax, avoid, params, attempts)
-    source = f"backend {backend}, model {model_backend.model}"
+    source = f"backend {spec.backend}, model {model_backend.model} ({spec.key})"
     report = write_review(out, drafted, bank, source, check)
     return DraftResult(out, drafted, report)

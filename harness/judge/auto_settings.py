@@ -13,8 +13,6 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.literature.defaults import SOURCE_NAMES
 
-BACKENDS = ("local", "openai")
-
 
 def check_auto_settings(
     *,
@@ -28,12 +26,16 @@ def check_auto_settings(
     """Raise HarnessError naming the first setting that cannot work."""
     from harness.judge.backend import backend_options
     from harness.models.endpoint import check_base_url
+    from harness.models.providers import BACKEND_OF, PROVIDERS
 
-    name = backend or "local"
-    if name not in BACKENDS:
+    if backend is not None and backend not in PROVIDERS:
         raise HarnessError(
-            f"unknown backend {name!r} (choose from {', '.join(BACKENDS)})", column="--backend"
+            f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)}; or name each "
+            "reviewer's model by a provider string in the roster, method: llm:openai/NAME)",
+            column="--backend",
         )
+    # without --backend, --base-url and --concurrency serve every OpenAI-compatible reviewer
+    name = "openai" if backend is None else BACKEND_OF[backend]
     backend_options(name, base_url=base_url, concurrency=concurrency)
     if base_url is not None:
         check_base_url(base_url, column="--base-url")
@@ -65,3 +67,31 @@ def check_source_spec(spec: str) -> None:
         raise HarnessError(f"source {name!r} takes no ':' argument", column="--source")
     if argument and not Path(argument).exists():
         raise HarnessError("the corpus file does not exist", file=argument, column="--source")
+
+
+def check_reviewer_models(study_dir: str | Path, backend: str | None = None) -> None:
+    """Every `llm:` reviewer of the stored roster names a model the one resolver reads
+    (`harness.judge.roster.reviewer_model`), checked before the study is opened for writing:
+    the store is read without a lock, a log or a WAL file (nothing in the folder changes)."""
+    import sqlite3
+
+    from harness.judge.roster import reviewer_model
+
+    db = Path(study_dir) / "study.sqlite"
+    if not db.is_file():
+        return  # opening the study says what is wrong
+    wal = db.with_name(db.name + "-wal")
+    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
+        try:
+            rows = conn.execute(
+                "SELECT reviewer_id, method FROM reviewers WHERE method LIKE 'llm:%' "
+                "ORDER BY reviewer_id"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # an older or damaged store: opening it says so
+    for reviewer_id, method in rows:
+        reviewer_model(reviewer_id, method, backend)

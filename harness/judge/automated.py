@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from harness.literature.base import Source
     from harness.literature.reviewers import Decision
+    from harness.models.providers import ModelSpec
     from harness.study.store import Study
     from harness.study.tables.searches import NewSearch
 
@@ -215,6 +216,7 @@ class _Run:
         from harness.judge.auto_settings import check_auto_settings
         from harness.judge.backend import backend_options
         from harness.judge.cutoff import settle_cutoff
+        from harness.judge.roster import reviewer_model
         from harness.study.tables.reviewers import automated_reviewers
 
         check_auto_settings(
@@ -228,11 +230,24 @@ class _Run:
         self.study = study
         self.cutoff = settle_cutoff(study, cutoff)
         self.options = backend_options(
-            backend or "local", base_url=base_url, concurrency=concurrency
+            _options_backend(backend), base_url=base_url, concurrency=concurrency
         )
         self.max_queries, self.backend = max_queries, backend
-        self.pool = _SourcePool(sources or ["local"])
         self.reviewers = automated_reviewers(study)
+        # every llm: reviewer's model, resolved before anything opens or is stored
+        self.models = {
+            r.method or "": reviewer_model(r.reviewer_id, r.method or "", backend)
+            for r in self.reviewers
+            if (r.method or "").startswith("llm:")
+        }
+        if self.options and not any(m.backend == "openai" for m in self.models.values()):
+            flag = "--" + next(iter(self.options)).replace("_", "-")
+            raise HarnessError(
+                f"{flag} applies to OpenAI-compatible models only, and no llm: reviewer of the "
+                "roster names one (e.g. method: llm:vllm/NAME)",
+                column=flag,
+            )
+        self.pool = _SourcePool(sources or ["local"])
         self.makers = [
             (
                 r.reviewer_id,
@@ -244,7 +259,7 @@ class _Run:
                         self.pool,
                         cutoff=self.cutoff,
                         max_queries=max_queries,
-                        backend=backend,
+                        model=self.models.get(r.method or ""),
                         options=self.options,
                     )
                 ),
@@ -258,7 +273,7 @@ class _Run:
             "sources": self.pool.specs,
             "max_queries": self.max_queries,
             "cutoff": self.cutoff,
-            "backend": (self.backend or "local") if method.startswith("llm:") else None,
+            "backend": self.models[method].backend if method in self.models else None,
         }
 
     def check_locked(self, threshold: float | None) -> None:
@@ -348,6 +363,14 @@ class _SourcePool:
             source.close()
 
 
+def _options_backend(backend: str | None) -> str:
+    """The backend whose server options `--base-url` and `--concurrency` are checked against:
+    without `--backend` they serve every OpenAI-compatible `llm:` reviewer."""
+    from harness.models.providers import BACKEND_OF
+
+    return "openai" if backend is None else BACKEND_OF.get(backend, backend)
+
+
 def _reviewer_factory(
     reviewer_id: str,
     method: str | None,
@@ -355,7 +378,7 @@ def _reviewer_factory(
     *,
     cutoff: str | None,
     max_queries: int,
-    backend: str | None,
+    model: ModelSpec | None,
     options: dict[str, Any],
 ) -> Callable[[], Any]:
     """A function that builds the reviewer on first use (nothing loads for finished reviewers).
@@ -380,20 +403,23 @@ def _reviewer_factory(
             )
 
         return make
-    if method.startswith("llm:"):
-        model = method[4:].strip()
+    if method.startswith("llm:") and model is not None:
+        spec = model
 
         def make_llm() -> Any:
             from harness.literature.llm_reviewer import LlmReviewer
-            from harness.models import open_backend
+            from harness.models import open_spec
 
-            chosen = None if model in ("", "embedded", "local") else model
-            return LlmReviewer(
-                open_backend(backend or "local", chosen, **options),
-                pool.get(False),
-                cutoff=cutoff,
-                max_queries=max_queries,
-            )
+            try:
+                opened = open_spec(spec, **(options if spec.backend == "openai" else {}))
+            except HarnessError as error:  # a missing model, key or server, named for its reviewer
+                raise type(error)(
+                    f"reviewer {reviewer_id!r} (method: {method}, model {spec.key}): "
+                    f"{error.message}",
+                    file=error.file,
+                    column=error.column,
+                ) from None
+            return LlmReviewer(opened, pool.get(False), cutoff=cutoff, max_queries=max_queries)
 
         return make_llm
     raise HarnessError(

@@ -143,10 +143,15 @@ def make_items(
 
 
 def _open(backend: Any, model: str | None, options: dict[str, Any]) -> Any:
+    """The model of the blinded steps: an opened backend as given, a provider string (`--model
+    vllm/NAME`) as every stage opens it, or the older backend name and model name."""
     if not isinstance(backend, str):
         return backend
-    from harness.models import open_backend
+    from harness.models import open_backend, open_spec
+    from harness.models.providers import is_provider_string
 
+    if model and is_provider_string(model):
+        return open_spec(model, **options)
     return open_backend(backend, model, **options)
 
 

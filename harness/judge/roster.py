@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -19,6 +19,9 @@ from harness.materials._yaml import first_error, item_lines, load_yaml
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.reviewers import ReviewerRow, replace_reviewers, roster_rows
+
+if TYPE_CHECKING:
+    from harness.models.providers import ModelSpec
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 AUTOMATED_METHODS = ("retrieval", "retrieval-dense")
@@ -66,6 +69,31 @@ class Roster(BaseModel):
     def with_role(self, role: str) -> Roster:
         """The reviewers of one role (may be empty, unlike a roster read from a file)."""
         return Roster.model_construct(reviewers=[r for r in self.reviewers if r.role == role])
+
+
+def reviewer_model(reviewer_id: str, method: str, backend: str | None = None) -> ModelSpec:
+    """The model of an `llm:MODEL` reviewer, read by the one resolver of every stage
+    (`harness.models.providers.resolve_model`): `MODEL` is a provider string
+    (`llm:openai/gpt-4o-mini`, `llm:local`); the older `llm:NAME` with `--backend B` still works
+    with a deprecation note. Errors name the reviewer and the roster line to write."""
+    from harness.models.providers import ModelSpec, resolve_model
+
+    name = method.removeprefix("llm:").strip()
+    if name in ("", "embedded", "local"):
+        return ModelSpec("local", None)
+    given = f"method: llm:{name}" + (f" with --backend {backend}" if backend else "")
+    try:
+        return resolve_model(
+            name,
+            backend,
+            spell=lambda text: f"method: llm:{text}",
+            old=f"reviewer {reviewer_id!r}: {given}",
+        )
+    except HarnessError as error:
+        raise HarnessError(
+            f"reviewer {reviewer_id!r} (method: {method}): {error.message}; in a roster already "
+            "routed, --backend PROVIDER (e.g. --backend openai) names the provider instead"
+        ) from None
 
 
 def example_roster_path() -> Path:

@@ -45,6 +45,7 @@ __all__ = [
     "chat",
     "open_backend",
     "open_configured",
+    "open_spec",
 ]
 
 
@@ -65,6 +66,30 @@ def open_backend(
     """
     settings = build_settings(backend, options)
     return open_configured(model, settings, api_key=api_key, batch_state=batch_state)
+
+
+def open_spec(model: Any, *, base_url: str | None = None, **options: Any) -> ModelAPI:
+    """A model named by a provider string (or a parsed `ModelSpec`), opened as every stage but
+    `collect` opens it (`collect` also settles the server against the study's record).
+
+    An OpenAI-compatible model goes to `base_url` (the run's `--base-url`, which serves every
+    model without its own) or its provider's usual server, with OPENAI_API_KEY only for the
+    providers that get it; `options` are its backend's settings (`concurrency`, ...).
+    """
+    from harness.models.providers import endpoint, parse_model
+
+    spec = parse_model(model) if isinstance(model, str) else model
+    if spec.backend == "local":
+        if base_url:
+            raise HarnessError(
+                f"--base-url applies to OpenAI-compatible models only ({spec.key} is local)",
+                column="--base-url",
+            )
+        return open_backend("local", spec.name, **options)
+    url, key = endpoint(spec, base_url)
+    return open_backend(
+        "openai", spec.name, api_key=key, **({"base_url": url} if url else {}), **options
+    )
 
 
 def open_configured(

@@ -21,6 +21,8 @@ as part of an Ollama tag, a Hugging Face name, a path or a model argument).
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -160,27 +162,104 @@ def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
     return ModelSpec(backend, model)
 
 
-def resolve_model(text: str, backend: str | None = None) -> ModelSpec:
-    """What `--model TEXT` means: a provider string, or with `--backend` (or without a known
-    provider prefix) the older plain name or local path; `#LABEL` names a configuration."""
+def model_flags(model: str | None, backend: str | None = None) -> ModelSpec:
+    """The model that `--model` (and the older `--backend`) of a command name: the embedded
+    model when neither is given (or `--backend local` alone), else `resolve_model`."""
+    if not model and backend in (None, "local"):
+        return ModelSpec("local", None)
+    return resolve_model(model or "", backend)
+
+
+def _as_given(spelled: str) -> str:
+    return f"--model {spelled}"
+
+
+def resolve_model(
+    text: str,
+    backend: str | None = None,
+    *,
+    spell: Callable[[str], str] = _as_given,
+    old: str | None = None,
+) -> ModelSpec:
+    """What a model named on the command line or in a roster means: the one resolver of every
+    stage (`collect`, `judge --blind`'s writer, `judge --auto`'s `llm:` reviewers, `topics
+    draft`).
+
+    A provider string is read as it is (`#LABEL` names a configuration). The older spellings
+    still work, each with a one-line deprecation note on stderr: `--backend B --model NAME`
+    (`B/NAME`) and a bare local path (`local/PATH`). A bare name that is neither (`gpt-4o`) is
+    refused with the provider string to write (`openai/gpt-4o`). `spell` writes a suggestion
+    as the user would type it (`--model X`, or a roster's `method: llm:X`); `old` is the
+    spelling given, for the note (default: `--backend B --model TEXT` or `--model TEXT`).
+    """
     text, label = split_label(text)
-    spec = _resolve_model(text, backend)
+    spec = _resolve_model(text, backend, spell, old)
     return replace(spec, label=label) if label else spec
 
 
-def _resolve_model(text: str, backend: str | None) -> ModelSpec:
-    if backend is not None:
-        return legacy_spec(backend, text)
+def _resolve_model(
+    text: str, backend: str | None, spell: Callable[[str], str], old: str | None
+) -> ModelSpec:
     if is_provider_string(text):
         return parse_model(text)
+    if backend is not None:
+        spec = legacy_spec(backend, text)
+        deprecated(old or f"--backend {backend} --model {text}", spell(spec.key))
+        return spec
+    if text in ("embedded", EMBEDDED_MODEL_NAME):
+        deprecated(old or spell(text), spell("local"))
+        return ModelSpec("local", None)
     first = text.split("/", 1)[0]
-    if "/" in text and not Path(text).expanduser().exists() and not first.startswith((".", "~")):
+    looks_local = text.endswith(".gguf") or first.startswith((".", "~")) or text.startswith("/")
+    if looks_local or (text and Path(text).expanduser().exists()):
+        deprecated(old or spell(text), spell(f"local/{text}"))
+        return legacy_spec("local", text)
+    if "/" in text:
         raise HarnessError(
-            f"unknown provider {first!r} in {text!r} (choose from "
-            f"{', '.join(PROVIDERS)}; a local path must exist)",
+            f"unknown provider {first!r} in {text!r} (and no local path {text!r}): name the "
+            f"model by a provider string, e.g. {spell(f'vllm/{text}')} (providers: "
+            f"{', '.join(PROVIDERS)})",
             column="model",
         )
-    return legacy_spec("local", text)
+    raise HarnessError(
+        f"unknown model {text!r}: name it by a provider string, e.g. {spell(f'openai/{text}')} "
+        f"(providers: {', '.join(PROVIDERS)})",
+        column="model",
+    )
+
+
+_NOTED: set[str] = set()
+
+
+def deprecated(old: str, new: str) -> None:
+    """One line on stderr, once per spelling per process: `old` still works; write `new`."""
+    line = f"note: {old} is deprecated; write {new}"
+    if line not in _NOTED:
+        _NOTED.add(line)
+        sys.stderr.write(line + "\n")
+
+
+def api_key(spec: ModelSpec) -> str | None:
+    """None (OPENAI_API_KEY from the environment) for providers that get it, else a
+    placeholder: a key meant for OpenAI never reaches a self-hosted server."""
+    from harness.models.openai_api import NO_KEY  # the client loads with the first backend
+
+    return None if spec.sends_openai_key else NO_KEY
+
+
+def endpoint(spec: ModelSpec, base_url: str | None) -> tuple[str | None, str | None]:
+    """(base URL, API key) of a remote model: `base_url` (the run's `--base-url`, which serves
+    every model without its own), else the provider's usual URL; and its `api_key`."""
+    key = api_key(spec)
+    if base_url:
+        return base_url, key
+    if spec.default_url == "":
+        raise HarnessError(
+            f"{spec.key} needs a server URL: pass --base-url (or "
+            f"--model-arg {spec.key}@base_url=URL)",
+            column="base_url",
+        )
+    return spec.default_url, key
 
 
 def stored_key(backend: str, model: str) -> str:

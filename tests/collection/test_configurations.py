@@ -92,8 +92,6 @@ def test_label_errors_are_one_line_from_the_real_cli(study, args, message):
 def test_a_label_shared_by_two_models_must_be_named_in_full(study, serve, key):
     with pytest.raises(HarnessError, match="'x' is not one of this run's --model values"):
         collect_models(study, models=["vllm/a#x", "vllm/b#x"], model_args=["x@temperature=0"])
-    with pytest.raises(HarnessError, match="--base-url is ambiguous"):
-        collect_models(study, models=["vllm/a#x", "vllm/b#x"], base_url=serve().base_url)
 
 
 def test_two_configurations_of_a_local_model_in_one_study(study, tiny_model):  # noqa: F811

@@ -153,10 +153,29 @@ def test_a_refused_parameter_stops_that_model_with_one_error(study, serve, key, 
     assert "collect: openai/gpt-4o-mini" in out  # the first model's summary came before
 
 
+def test_one_base_url_serves_every_model_without_its_own(study, serve, key):
+    """Two models on one server need one --base-url; a model with its own URL keeps it."""
+    shared, own = serve(), serve()
+    results = collect_models(
+        study,
+        models=["vllm/m", "openai-compatible/o", "ollama/n"],
+        base_url=shared.base_url,
+        model_args=[f"ollama/n@base_url={own.base_url}"],
+        **FAST,
+    )
+    assert [(r.model_key, r.completed) for r in results] == [
+        ("vllm/m", 12),
+        ("openai-compatible/o", 12),
+        ("ollama/n", 12),
+    ]
+    assert {b["model"] for b in shared.log.chat_bodies} == {"m", "o"}
+    assert {b["model"] for b in own.log.chat_bodies} == {"n"}
+    # the OpenAI key reaches only the provider that gets it
+    assert "Bearer EMPTY" in shared.log.auth_headers and own.log.auth_headers == {"Bearer EMPTY"}
+
+
 def test_run_wide_options_and_their_errors(study, serve, key):
     a, b = serve(), serve()
-    with pytest.raises(HarnessError, match="--base-url is ambiguous"):
-        collect_models(study, models=[MINI, "vllm/m"], base_url=a.base_url)
     with pytest.raises(HarnessError, match="needs a server URL"):
         collect(study, model="openai-compatible/m")
     with pytest.raises(HarnessError, match="applies to OpenAI-compatible models only"):

@@ -110,7 +110,10 @@ def test_a_bad_base_url_is_refused_before_anything_is_written(study, corpus, cap
         (["--source", "local:/no/such/corpus.jsonl"], "the corpus file does not exist"),
         (["--source", "openalex:x"], "takes no ':' argument"),
         (["--backend", "carrier-pigeon"], "unknown backend 'carrier-pigeon'"),
-        (["--concurrency", "4"], "--concurrency applies to the openai backend only"),
+        (["--backend", "local", "--concurrency", "4"], "--concurrency applies to the openai"),
+        # the roster's bare llm:test-model names no provider: the error names reviewer and fix
+        (["--concurrency", "4"], "reviewer 'bot' (method: llm:test-model): unknown model"),
+        (["--model", "openai/x"], "an automated reviewer's model is its roster method"),
         (["--threshold", "nan"], "--threshold must be a finite number"),
         (["--cutoff", "2024-13-45"], "cutoff"),
     ],

@@ -209,7 +209,7 @@ class ByItem(ModelAPI):
 def test_llm_reviewer_is_calibrated_on_its_stated_confidence(tmp_path, corpus, monkeypatch):
     model = ByItem()
     monkeypatch.setattr("harness.models.open_backend", lambda *a, **kw: model)
-    study = controls_study(tmp_path / "s", [("bot", "llm:scripted-reviewer")])
+    study = controls_study(tmp_path / "s", [("bot", "llm:openai/scripted-reviewer")])
     calibrate_automated(study, sources=[f"local:{corpus}"])
     assert {i.split("\n")[0].rstrip(".") for i in model.items} == texts(CALIBRATION)
     rule = stored_rule(study, "bot")

@@ -129,8 +129,8 @@ def test_llm_reviewer_runs_through_run_automated(tmp_path, monkeypatch):
 
     corpus = write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS])
     script = Replies(*["SEARCH: sediment transport", "VERDICT: published [1]"] * 6)
-    monkeypatch.setattr("harness.models.open_backend", lambda backend, model: script)
-    study = build_study(tmp_path / "s", [("bot", "llm:scripted-reviewer")])
+    monkeypatch.setattr("harness.models.open_backend", lambda *a, **kw: script)
+    study = build_study(tmp_path / "s", [("bot", "llm:openai/scripted-reviewer")])
     summary = automated.run_automated(study, sources=[f"local:{corpus}"])
     assert summary.loc[0, "reviewed"] == 6 and summary.loc[0, "published"] == 6
     first_prompt = script.conversations[0][1]["content"]
@@ -170,7 +170,7 @@ def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
     run = [c for c in load_manifest(study.path)["commands"] if c["stage"] == "judge --auto"]
     assert run[-1]["params"]["base_url"] == server.base_url
     with pytest.raises(HarnessError, match="--base-url applies to the openai backend only"):
-        run_automated(study, base_url=server.base_url)
+        run_automated(study, base_url=server.base_url, backend="local")
     study.close()
 
 
