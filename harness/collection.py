@@ -407,7 +407,8 @@ def _collect(
         requests = _within_budget(engine, requests, params, max_cost, tally)
     elif max_cost is not None:
         engine.budget = Budget(max_cost)  # direct requests: worst case reserved before sending
-    display = _Progress(total, done, tally) if progress else None
+    label = f"collect {run.key} ({engine.model})"
+    display = _Progress(total, done, tally, label) if progress else None
     stream = engine.complete(requests, params)
     try:
         if display:
@@ -688,43 +689,24 @@ class _Tally:
 
 
 class _Progress:
-    """A rich progress bar: done/total, rate, ETA, retries, errors, tokens, cost."""
+    """The run's row in the shared progress display (`harness.progress`): its model label,
+    done/total, rate, ETA, retries, errors, tokens, cost."""
 
-    def __init__(self, total: int, done: int, tally: _Tally) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            ProgressColumn,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-        from rich.text import Text
-
-        class Rate(ProgressColumn):
-            def render(self, task: Any) -> Text:
-                return Text(f"{task.speed or 0:.1f}/s" if task.speed else "-/s")
-
-        self.tally, self.done_before = tally, done
-        self.bar = Progress(
-            BarColumn(bar_width=16),
-            MofNCompleteColumn(),
-            Rate(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[info]}"),
-            console=Console(stderr=True),
-            refresh_per_second=4,
-        )
-        self.task = self.bar.add_task("collect", total=total, completed=done, info="")
+    def __init__(self, total: int, done: int, tally: _Tally, label: str) -> None:
+        self.tally, self.done_before, self.total, self.label = tally, done, total, label
+        self.display: Any = None
 
     def start(self) -> None:
-        self.bar.start()
+        from harness.progress import tracker
+
+        self.display = tracker(transient=False)
+        self.bars = self.display.__enter__()
+        self.bars.update(self.label, self.done_before, self.total)
 
     def stop(self) -> None:
         self.update()
-        self.bar.stop()
+        self.bars.finish(self.label)
+        self.display.__exit__(None, None, None)
 
     def update(self) -> None:
         t = self.tally
@@ -735,7 +717,7 @@ class _Progress:
             f"retries {t.retries}  errors {t.failed}  "
             f"{t.prompt_tokens + t.completion_tokens:,} tok  {cost}{extra}"
         )
-        self.bar.update(self.task, completed=self.done_before + t.ok + t.failed, info=info)
+        self.bars.update(self.label, self.done_before + t.ok + t.failed, self.total, info)
 
 
 def _result(

@@ -46,8 +46,9 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> str:
+        """The report's path and the stage times (the analyze stage has printed the verdict)."""
         steps = ", ".join(f"{k} {v:.0f} s" for k, v in self.timings.items())
-        return f"{self.headline}\nreport: {self.report_html}\nstage times: {steps}"
+        return f"report: {self.report_html}\nstage times: {steps}"
 
 
 @creates_study
@@ -259,6 +260,7 @@ def _blind(
         model=model,
         cutoff=cutoff,
         bank_controls=controls,
+        progress=True,
     )
     return result.summary()
 
@@ -286,8 +288,10 @@ def _auto(folder: Path) -> str:
 def _probe(folder: Path, model: str | None) -> str:
     from harness.geometry.compare import compare_split
     from harness.probing import run_probe
+    from harness.progress import tracker
 
-    run = run_probe(folder, model)
+    with tracker() as bars:
+        run = run_probe(folder, model, on_prompt=lambda i, n: bars("probe", i, n))
     return run.summary() + "\n" + compare_split(folder).summary()
 
 

@@ -37,6 +37,7 @@ for _name in COMMAND_MODULES:
 
 PARTIAL_EXIT = 1
 INTERRUPTED = "interrupted: work done so far is kept in the study store"
+INTERRUPTED_NO_STUDY = "interrupted"
 USAGE_EXIT = 2
 
 
@@ -56,34 +57,55 @@ def _kind(error: BaseException) -> str | None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `harness` console script: user errors become one line and exit code 2."""
+    from harness.progress import enable
+
     quiet_libraries()
+    enable()  # long steps show progress on stderr: bars on a terminal, timed lines in a log
     started = time.monotonic()
+    interrupted = _interrupted(sys.argv[1:] if argv is None else argv)
     try:
         code = build_group(app).main(args=argv, prog_name="harness", standalone_mode=False)
     except HarnessError as error:
         sys.stderr.write(f"error: {error}\n")
         raise SystemExit(PARTIAL_EXIT if isinstance(error, PartialWork) else USAGE_EXIT) from None
     except KeyboardInterrupt:
-        sys.stderr.write(f"{INTERRUPTED}\n")
+        sys.stderr.write(f"{interrupted}\n")
         raise SystemExit(130) from None
     except SystemExit:
         raise
     except Exception as error:
         kind = _kind(error)
         if kind == "usage":
-            error.show()  # type: ignore[attr-defined]  # usage line, help hint, "Error: ..."
+            sys.stderr.write(_usage_text(error))
             raise SystemExit(USAGE_EXIT) from None
         if kind == "abort":  # the parser turned Ctrl-C into its Abort
-            sys.stderr.write(f"{INTERRUPTED}\n")
+            sys.stderr.write(f"{interrupted}\n")
             raise SystemExit(130) from None
         raise
     finally:
         _log_finished(started)
         reset_logging()
     if code == 130:  # later typer returns 130 for a Ctrl-C it caught itself
-        sys.stderr.write(f"{INTERRUPTED}\n")
+        sys.stderr.write(f"{interrupted}\n")
     if isinstance(code, int) and code:
         raise SystemExit(code)
+
+
+def _usage_text(error: BaseException) -> str:
+    """The parser's usage line and help hint, then `error: ...` as every other error is
+    spelled (the parser writes `Error:` after a blank line)."""
+    import io
+
+    buffer = io.StringIO()
+    error.show(file=buffer)  # type: ignore[attr-defined]  # usage line, help hint, "Error: ..."
+    text = buffer.getvalue().replace("\n\nError: ", "\nerror: ")
+    return "error: " + text[len("Error: ") :] if text.startswith("Error: ") else text
+
+
+def _interrupted(argv: list[str]) -> str:
+    """The Ctrl-C line: only a command given a study has a study store to keep its work in."""
+    has_study = any(arg == "--study" or arg.startswith("--study=") for arg in argv)
+    return INTERRUPTED if has_study else INTERRUPTED_NO_STUDY
 
 
 def _log_finished(started: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from harness.logs import LEVELS, configure
+from harness.study.lock import set_command
 
 app = typer.Typer(
     name="harness",
@@ -60,3 +61,22 @@ def _options(
 ) -> None:
     configure(log_level)
     invoked[:] = [ctx.invoked_subcommand or "harness"]
+    set_command(_command_words(ctx.invoked_subcommand))
+
+
+def _command_words(sub: str | None) -> str:
+    """`harness judge`, `harness geometry probe`: the command as typed, without its options
+    (what a study's lock names as its holder)."""
+    import sys
+
+    if sub is None:
+        return "harness"
+    argv = sys.argv[1:]
+    words = [sub]
+    if sub in argv:
+        for arg in argv[argv.index(sub) + 1 :]:
+            if arg.startswith("-"):
+                break
+            words.append(arg)
+            break  # one nested command at most (geometry probe, topics check)
+    return " ".join(["harness", *words])

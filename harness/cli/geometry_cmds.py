@@ -106,17 +106,15 @@ def probe(
 
     Example: harness geometry probe --study runs/demo
     """
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from harness.geometry.compare import compare_split
+    from harness.errors import HarnessError
+    from harness.geometry.compare import TESTS, compare_split
     from harness.probing import run_probe
+    from harness.progress import tracker
 
-    with Progress(transient=True, console=Console(stderr=True)) as bar:  # stdout: results only
-        task = bar.add_task("probing prompts", total=None)
-        run = run_probe(
-            study, model, limit=limit, on_prompt=lambda i, n: bar.update(task, completed=i, total=n)
-        )
+    if test not in TESTS:  # refused before any prompt is measured
+        raise HarnessError(f"unknown test {test!r} (choose {', '.join(TESTS)})", column="--test")
+    with tracker() as bars:  # stderr: stdout has the results only
+        run = run_probe(study, model, limit=limit, on_prompt=lambda i, n: bars("probe", i, n))
     typer.echo(run.summary())
     typer.echo(compare_split(study, run.model, test=test).summary())
 

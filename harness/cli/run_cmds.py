@@ -105,5 +105,4 @@ def run(
         "controls": controls,
     }
     result = run_study(study, echo=typer.echo, **settings(config, flags))
-    typer.echo("")
     typer.echo(result.summary())

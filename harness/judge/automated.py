@@ -444,6 +444,7 @@ def _review_pending(
     threshold: float,
     progress: Progress | None,
 ) -> int:
+    from harness.progress import counted
     from harness.study.tables.assignments import pending_assignments
 
     pending = pending_assignments(study, reviewer_id)
@@ -452,15 +453,17 @@ def _review_pending(
     reviewer = make()
     reviewer.threshold = threshold  # the settled decision rule
     for_model = bool(getattr(reviewer, "reads_full_text", False))
-    for done, row in enumerate(pending, start=1):
-        text = item_text(row.display_text, row.core_combination, for_model=for_model)
-        try:
-            decision = reviewer.review(text)
-        except HarnessError as error:  # the server or a source failed: the rest stays pending
-            raise _Stopped(done - 1, str(error)) from None
-        _write(study, row.item_id, reviewer_id, decision)
-        if progress is not None:
-            progress(reviewer_id, done, len(pending))
+    with counted(f"automated reviews by {reviewer_id}", len(pending)) as advance:
+        for done, row in enumerate(pending, start=1):
+            text = item_text(row.display_text, row.core_combination, for_model=for_model)
+            try:
+                decision = reviewer.review(text)
+            except HarnessError as error:  # the server or a source failed: the rest stays
+                raise _Stopped(done - 1, str(error)) from None
+            _write(study, row.item_id, reviewer_id, decision)
+            advance(done)
+            if progress is not None:
+                progress(reviewer_id, done, len(pending))
     return len(pending)
 
 

@@ -440,18 +440,11 @@ def _stored_report(study: Study, settings: Any) -> ControlsReport:
 
 @contextmanager
 def _progress_bar() -> Iterator[Progress]:
-    """A rich progress bar per blinded step, as a (step, done, total) callback."""
-    from rich.progress import Progress as Bar
+    """A progress row per blinded step (harness.progress), as a (step, done, total) callback."""
+    from harness.progress import tracker
 
-    with Bar(transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(step: str, done: int, total: int) -> None:
-            if step not in tasks:
-                tasks[step] = bar.add_task(f"{step} (blind to condition)", total=total)
-            bar.update(tasks[step], completed=done, total=total)
-
-        yield update
+    with tracker() as bars:
+        yield lambda step, done, total: bars(f"{step} (blind to condition)", done, total)
 
 
 def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) -> list[str]:

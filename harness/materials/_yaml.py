@@ -45,7 +45,20 @@ def first_error(error: Any) -> tuple[str, str]:
     """(dotted field path, message) of the first error of a pydantic ValidationError."""
     detail = error.errors()[0]
     loc = ".".join(str(part) for part in detail["loc"])
-    return loc, detail["msg"]
+    return loc, plain_message(detail)
+
+
+#: What pydantic puts before a validator's own message ("Value error, the date ...").
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def plain_message(detail: Mapping[str, Any]) -> str:
+    """A pydantic error's message on one line, without pydantic's "Value error, " prefix."""
+    msg = str(detail["msg"]).replace("\n", " ")
+    for prefix in _PYDANTIC_PREFIXES:
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
+    return msg
 
 
 def pydantic_message(error: Mapping[str, Any], reference: str) -> str:
@@ -54,7 +67,7 @@ def pydantic_message(error: Mapping[str, Any], reference: str) -> str:
         return f"unknown field (check the spelling against {reference})"
     if error["type"] == "missing":
         return "required field is missing"
-    return str(error["msg"]).replace("\n", " ")
+    return plain_message(error)
 
 
 class _NoDates(yaml.SafeLoader):

@@ -87,6 +87,13 @@ def load_tokenizer(model: str | None = None) -> Any:
 
 def load_model(model: str | None = None, *, attn_implementation: str | None = None) -> Any:
     """Causal LM of a local model on CPU/GPU; a GGUF is dequantised once and cached."""
+    from harness.progress import status
+
+    with status(f"loading {resolve(model)[0]}"):  # a progress row while the weights load
+        return _load_model(model, attn_implementation)
+
+
+def _load_model(model: str | None, attn_implementation: str | None) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModelForCausalLM

@@ -135,11 +135,22 @@ def creates_study(function: F) -> F:
     return _locking(function, create=True)
 
 
+#: The command line's command (`harness collect`), set by the CLI; a holder's name in the lock.
+_command: list[str] = []
+
+
+def set_command(command: str) -> None:
+    """Name the running command in the locks this process takes (the CLI calls it)."""
+    _command[:] = [command]
+
+
 def _locking(function: F, *, create: bool) -> F:
     @functools.wraps(function)
     def locked(study: Any, *args: Any, **kwargs: Any) -> Any:
         folder = getattr(study, "path", study)
-        with study_lock(folder, f"harness {function.__name__}", create=create):
+        # the command a user typed; from Python, the function called (never an inner name)
+        command = _command[0] if _command else f"harness.{function.__name__}() in Python"
+        with study_lock(folder, command, create=create):
             return function(study, *args, **kwargs)
 
     return locked  # type: ignore[return-value]

@@ -62,7 +62,7 @@ def test_a_bad_cutoff_is_a_usage_error_before_any_search(capsys):
     code, out, err = run(capsys, "search", "x", "--cutoff", "soon")
     assert code == 2 and out == ""
     assert err.strip().splitlines()[-1] == (
-        "Error: Invalid value for '--cutoff': 'soon' is not a date (use YYYY-MM-DD or YYYY)"
+        "error: Invalid value for '--cutoff': 'soon' is not a date (use YYYY-MM-DD or YYYY)"
     )
 
 

@@ -187,6 +187,7 @@ def power(
     from harness.analysis.planning.plan_file import Plan, load_plan
     from harness.analysis.planning.sample_size import power_curve
     from harness.analysis.simulation.full_design import simulate_design
+    from harness.progress import status
 
     from_file = None
     if study_file is not None:
@@ -254,16 +255,18 @@ def power(
         ).as_dict()
     if sized is not None:
         count, label = sized
-        result.bank = bank_power(
-            base,
-            inputs,
-            count,
-            label,
-            sensitivity=p.sensitivity,
-            specificity=p.specificity,
-            reps=BANK_REPS if bank_reps is None else bank_reps,
-            seed=BANK_SEED if seed is None else seed,
-        )
+        n_reps = BANK_REPS if bank_reps is None else bank_reps
+        with status(f"simulating the bank's equivalence test ({n_reps} studies per figure)"):
+            result.bank = bank_power(
+                base,
+                inputs,
+                count,
+                label,
+                sensitivity=p.sensitivity,
+                specificity=p.specificity,
+                reps=n_reps,
+                seed=BANK_SEED if seed is None else seed,
+            )
     result.adjudicated = _adjudicated(base, inputs, adjudicated, agreement, reviewers, samples)
     if simulate:
         design = base.planning.design.model_copy(
@@ -275,15 +278,16 @@ def power(
                 "planning": p.model_copy(update={"power": inputs["target"]}),
             }
         )
-        sim = simulate_design(
-            sim_plan,
-            design,
-            topics=int(inputs["topics"]),
-            p_single=inputs["p_single"],
-            effect=inputs["effect"],
-            reps=reps,
-            seed=seed,
-        )
+        with status("simulating the full design (power, topics needed, detectable effect)"):
+            sim = simulate_design(
+                sim_plan,
+                design,
+                topics=int(inputs["topics"]),
+                p_single=inputs["p_single"],
+                effect=inputs["effect"],
+                reps=reps,
+                seed=seed,
+            )
         result.simulation = _simulation(sim, design, inputs)
     return result
 
