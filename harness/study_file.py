@@ -143,7 +143,11 @@ def load_study_file(path: str | Path) -> LoadedStudyFile:
         target = loaded.resolve(getattr(config, key))
         if target is not None and not target.exists():
             raise HarnessError(
-                f"{key} file not found: {target}", file=file, row=line_of(lines, (key,)), column=key
+                f"{key} file not found: {target} (paths in a study file are relative to the "
+                f"file's own folder, {file.parent})",
+                file=file,
+                row=line_of(lines, (key,)),
+                column=key,
             )
     return loaded
 

@@ -40,10 +40,9 @@ def test_status_joins_the_open_display_and_is_quiet_outside_the_cli(fast, capsys
     with progress.status("loading nothing"):
         time.sleep(0.3)
     assert capsys.readouterr().err == ""  # library use without a display: quiet
-    with progress.tracker(plain=True) as bars:
-        with progress.status("loading SmolLM2-135M-Instruct"):
-            assert progress._state["active"] is bars
-            time.sleep(0.3)
+    with progress.tracker(plain=True) as bars, progress.status("loading SmolLM2-135M-Instruct"):
+        assert progress._state["active"] is bars
+        time.sleep(0.3)
     err = capsys.readouterr().err
     assert "loading SmolLM2-135M-Instruct ... " in err
     assert "loading SmolLM2-135M-Instruct: done in" in err

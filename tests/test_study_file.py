@@ -194,3 +194,30 @@ def test_the_documented_example_is_valid(tmp_path):
     config = load_study_file(_write(docs, example)).config
     assert config.subset == 60 and config.models[0].model == "local"
     assert [m.label for m in config.models] == ["sampled", "greedy"]
+
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_the_shipped_example_is_the_documented_one_and_loads_from_anywhere(monkeypatch, tmp_path):
+    doc = (ROOT / "docs" / "study-file.md").read_text(encoding="utf-8")
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shipped = (ROOT / "examples" / "study.yaml").read_text(encoding="utf-8")
+    assert example in shipped
+    monkeypatch.chdir(tmp_path)  # paths resolve against the file, not the working folder
+    loaded = load_study_file(ROOT / "examples" / "study.yaml")
+    assert loaded.resolve(loaded.config.topics) == ROOT / "examples" / ".." / "topics" / "bank.yaml"
+    assert loaded.resolve(loaded.config.topics).exists()
+
+
+def test_a_missing_path_says_paths_are_relative_to_the_file(tmp_path):
+    path = _write(tmp_path, "version: 1\ntopics: topics/bank.yaml\n")
+    done = run_subprocess("run", "--study", str(tmp_path / "s"), "--config", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "relative to the file's own folder" in done.stderr
+    assert not (tmp_path / "s").exists()
+
+
+def test_power_reads_the_shipped_example_from_the_root():
+    done = run_subprocess("power", "--config", str(ROOT / "examples" / "study.yaml"))
+    assert done.returncode == 0, done.stderr
