@@ -26,7 +26,10 @@ def build_records_study(path: Path, topics: int = 4, seed: int = 3) -> Path:
         reviewers=REVIEWERS,
     )
     with Study.open(path) as study, study.transaction() as conn:
-        conn.execute("UPDATE outputs SET model = 'model-b' WHERE prompt_id LIKE '%/cross'")
+        conn.execute(
+            "UPDATE outputs SET model = 'model-b', model_key = 'openai/model-b' "
+            "WHERE prompt_id LIKE '%/cross'"
+        )
         conn.execute("UPDATE outputs SET text = 'output of ' || output_id || ' ' || ?", (HOSTILE,))
         conn.execute(
             "UPDATE items SET display_text = 'idea ' || item_id || ' ' || ?, "
@@ -65,6 +68,22 @@ def build_records_study(path: Path, topics: int = 4, seed: int = 3) -> Path:
                     json.dumps([f"W{n}-0"]),
                     f"k{n}",
                 ),
+            )
+    return path
+
+
+def build_configurations_study(path: Path, topics: int = 4) -> Path:
+    """The records study as two configurations of one model (`local#sampled` on even topics,
+    `local#greedy` on odd ones), both of them SmolLM2-135M-Instruct, as the demo names them."""
+    build_records_study(path, topics)
+    with Study.open(path) as study, study.transaction() as conn:
+        conn.execute("UPDATE outputs SET model = 'SmolLM2-135M-Instruct'")
+        prompts = [r[0] for r in conn.execute("SELECT DISTINCT topic_id FROM prompts ORDER BY 1")]
+        for n, topic in enumerate(prompts):
+            conn.execute(
+                "UPDATE outputs SET model_key = ? WHERE prompt_id IN "
+                "(SELECT prompt_id FROM prompts WHERE topic_id = ?)",
+                ("local#sampled" if n % 2 == 0 else "local#greedy", topic),
             )
     return path
 

@@ -25,7 +25,10 @@ EXPORTS = {
     "reviews": "one reviewer's verdict on one item",
     "searches": "one literature search as run (PRISMA-S)",
     "hits": "one work retrieved by one search",
-    "judgments": "one review, analysis-ready (topic and condition after unblinding)",
+    "judgments": "one review, analysis-ready (topic, condition, model key and configuration, "
+    "or a control's expected verdict, after unblinding)",
+    "controls": "one judgment of a control item (expected verdict, kind, split), or a control "
+    "no one judged; after unblinding only",
 }
 
 

@@ -4,7 +4,8 @@ Before unblinding the page gets only what a reviewer could see (items, reviewers
 searches with their hits), keyed by the random item ids and ordered by them. After `analyze` has
 unblinded the study it also gets topics, prompts and outputs, and each item's output.
 
-The core (ids, verdicts, models, conditions, a short preview of each item) is parsed when the
+The core (ids, verdicts, models by their key and configuration, conditions, a short preview of
+each item) is parsed when the
 page opens; filters run over it. Long texts (items, reviewers' notes, searches and hits, prompts,
 outputs) go into chunks of CHUNK rows that the page decodes only when a row is shown or a text
 search runs, so that a 10,000-topic study opens in about a second.
@@ -72,8 +73,8 @@ def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> lis
         ]
         if item_output is not None and item_output[n] >= 0:
             k = item_output[n]
-            output_id, prompt, _, model, *_ = core["outputs"]["rows"][k]
-            parts += [output_id, model, texts["outputs"][k][0]]
+            output_id, prompt, _, model, *_, name = core["outputs"]["rows"][k]
+            parts += [output_id, name, texts["outputs"][k][0]]
             if prompt >= 0:
                 parts += [core["prompts"]["rows"][prompt][0], texts["prompts"][prompt][0]]
         out.append("\n".join(str(p) for p in parts if p is not None).lower())
@@ -138,13 +139,35 @@ def _unblinded(
             [[p[0], topic_index.get(p[1], -1), *p[2:4]] for p in prompts],
         ),
         "outputs": _table(
-            ["output_id", "prompt", "sample", "model", "status", "finish_reason"],
-            [[o[0], prompt_index.get(o[1], -1), *o[2:6]] for o in outputs],
+            [
+                "output_id",
+                "prompt",
+                "sample",
+                "model",
+                "status",
+                "finish_reason",
+                "model_key",
+                "name",
+            ],
+            [
+                [o[0], prompt_index.get(o[1], -1), *o[2:6], o[8], model_name(o[8], o[3])]
+                for o in outputs
+            ],
         ),
         "item_output": item_output,
     }
     texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}
     return core, texts
+
+
+def model_name(key: str | None, model: str | None) -> str:
+    """How the page names an output's model: its key in the study (`local#greedy`, so that two
+    configurations of one model are two names), with the served model where the key does not
+    say it (`local#greedy (SmolLM2-135M-Instruct)`)."""
+    key, model = key or "", model or ""
+    if not key:
+        return model
+    return key if not model or model in key else f"{key} ({model})"
 
 
 def _real_accuracy(study: Study) -> dict[str, Any]:

@@ -55,7 +55,8 @@
     T = columns(D.topics); P = columns(D.prompts); O = columns(D.outputs);
     topics = D.topics.rows; prompts = D.prompts.rows; outputs = D.outputs.rows;
     topics.forEach((t, i) => topicById.set(t[T.topic_id], i));
-    models = Array.from(new Set(outputs.map((o) => o[O.model]))).sort();
+    // a model by its key in the study: two configurations of one model are two names
+    models = Array.from(new Set(outputs.map((o) => o[O.name]))).sort();
     const modelIndex = new Map(models.map((m, i) => [m, i]));
     itemTopic = new Int32Array(nItems).fill(-1);
     itemCondition = new Int8Array(nItems).fill(-1);
@@ -69,7 +70,7 @@
       if (o < 0) return;
       itemOfOutput.set(o, i);
       const p = prompts[outputs[o][O.prompt]];
-      itemModel[i] = modelIndex.get(outputs[o][O.model]);
+      itemModel[i] = modelIndex.get(outputs[o][O.name]);
       if (!p) return;
       itemCondition[i] = CONDITIONS.indexOf(p[P.condition]);
       itemTopic[i] = p[P.topic];
@@ -243,7 +244,7 @@
   function outputBlock(k) {
     const o = outputs[k], [body, error] = txt("outputs", k);
     const block = el("div", { class: "card" }, el("h3", { text: "Output, sample " + o[O.sample] }),
-      el("span", { class: "tag", text: o[O.model] }), el("span", { class: "tag", text: o[O.status] }),
+      el("span", { class: "tag", text: o[O.name] }), el("span", { class: "tag", text: o[O.status] }),
       el("div", { class: "text", text: text(body || error) }));
     const i = itemOfOutput.get(k);
     if (i !== undefined) {
@@ -271,7 +272,7 @@
       const back = t ? el("a", { class: "item-link", href: "#topic=" + encodeURIComponent(t[T.topic_id]),
         text: t[T.topic_id] }) : "";
       detail.push(el("p", null, "Topic ", back, " \u00b7 condition " + (p ? p[P.condition] : "?")
-        + " \u00b7 model " + o[O.model] + " \u00b7 sample " + o[O.sample]));
+        + " \u00b7 model " + o[O.name] + " \u00b7 sample " + o[O.sample]));
     } else if (OPEN) {
       detail.push(el("p", { class: "muted", text: "This item has no model output (a control item)." }));
     }

@@ -2,7 +2,9 @@
 
 Item-keyed tables (items, assignments, reviews, searches, hits, judgments) hold only what a
 reviewer could see until `harness analyze` has unblinded the study; after that they carry each
-item's output, prompt, topic, condition, sample and model (see `harness.export.tables`).
+item's output, prompt, topic, condition, sample, model, model key and configuration label, and a
+control item's expected verdict (see `harness.export.tables`). `controls` (one row per judgment
+of a control item) is refused until then.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ def read_table(study: str | Path, table: str) -> pd.DataFrame:
             f"unknown table {table!r}; choose one of {', '.join(TABLES)}", column="TABLE"
         )
     with Study.open(study) as s:
-        return export_frame(s, table, unblinded=unblinded_at(s) is not None)
+        unblinded = unblinded_at(s) is not None
+        if TABLES[table].sealed and not unblinded:
+            raise HarnessError(
+                f"the {table} (which items are controls, and their expected verdicts) are sealed "
+                "in the blinding key until `harness analyze` unblinds the study",
+                file=study,
+            )
+        return export_frame(s, table, unblinded=unblinded)
 
 
 def export(study: str | Path, table: str, format: str = "csv", out: Path | None = None) -> Path:

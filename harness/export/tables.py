@@ -21,6 +21,11 @@ class Table:
         """True: item-keyed, gated on unblinding."""
         return EXPORT_VIEWS[self.name].blinded
 
+    @property
+    def sealed(self) -> bool:
+        """True: sealed in the blinding key, refused until unblinding."""
+        return EXPORT_VIEWS[self.name].sealed
+
 
 _REVIEWED = "harness judge (import or automated reviewers)"
 
@@ -35,5 +40,6 @@ TABLES: dict[str, Table] = {
         Table("searches", _REVIEWED),
         Table("hits", _REVIEWED),
         Table("judgments", _REVIEWED),
+        Table("controls", "harness judge --blind"),
     )
 }

@@ -18,7 +18,11 @@ from tests.explore.browser import (
     open_page,
     wait_for_text,
 )
-from tests.records import add_item_without_output, build_records_study
+from tests.records import (
+    add_item_without_output,
+    build_configurations_study,
+    build_records_study,
+)
 
 pytestmark = pytest.mark.skipif(
     browser_paths() is None or find_spec("selenium") is None,
@@ -87,9 +91,9 @@ def test_unblinded_page_topic_to_prompt_output_item_and_hits(browser, pages):
     open_page(browser, page)
     assert browser.find_element("id", "count").text == "4 topics match"
     _select(browser, "f-condition", "cross")
-    _select(browser, "f-model", "model-b")
+    _select(browser, "f-model", "openai/model-b")
     assert browser.find_element("id", "count").text == "4 topics match"
-    _select(browser, "f-model", "test-model")
+    _select(browser, "f-model", "local/test-model")
     assert browser.find_element("id", "count").text == "0 topics match"
     _select(browser, "f-model", "all")
     _select(browser, "f-condition", "all")
@@ -143,4 +147,33 @@ def test_unblinded_page_shows_accuracy_on_real_items(browser, pages, tmp_path):
     open_page(browser, write_explorer(folder, tmp_path / "adjudicated.html"))
     detail = wait_for_text(browser, "detail", "Accuracy on the real items")
     assert "rev-a" in detail and "0.75 [0.19, 0.99]" in detail
+    assert console_errors(browser) == []
+
+
+def test_two_configurations_are_two_names_and_the_model_filter_selects_one(browser, tmp_path):
+    """The demo's `local#sampled` and `local#greedy`: one model, two configurations, each its
+    own name in the filter and on every output, never both `SmolLM2-135M-Instruct`."""
+    study = build_configurations_study(tmp_path / "s")
+    with Study.open(study) as s:
+        mark_unblinded(s)
+        greedy = int(s.rows("SELECT COUNT(*) FROM outputs WHERE model_key = 'local#greedy'")[0][0])
+    page = write_explorer(study, tmp_path / "open.html")
+    open_page(browser, page)
+    from selenium.webdriver.support.ui import Select
+
+    names = [o.text for o in Select(browser.find_element("id", "f-model")).options]
+    assert names == [
+        "all",
+        "local#greedy (SmolLM2-135M-Instruct)",
+        "local#sampled (SmolLM2-135M-Instruct)",
+    ]
+    _select(browser, "f-list", "items")
+    assert browser.find_element("id", "count").text == "12 items match"
+    _select(browser, "f-model", "local#greedy (SmolLM2-135M-Instruct)")
+    assert browser.find_element("id", "count").text == f"{greedy} items match"
+    browser.find_elements("css selector", "#list li")[0].click()
+    detail = wait_for_text(browser, "detail", "model local#greedy")
+    assert "local#sampled" not in detail
+    _select(browser, "f-list", "topics")
+    assert browser.find_element("id", "count").text == "2 topics match"
     assert console_errors(browser) == []

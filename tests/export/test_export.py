@@ -18,8 +18,14 @@ from harness.study.unblinding import mark_unblinded, unblinded_at
 from tests.cli_run import run_cli
 from tests.records import add_item_without_output, build_records_study
 
-BLINDED = [name for name, table in TABLES.items() if table.blinded]
+BLINDED = [name for name, table in TABLES.items() if table.blinded and not table.sealed]
 REVEALING = {
+    "model_key",
+    "configuration",
+    "control_id",
+    "expected",
+    "control_kind",
+    "control_split",
     "output_id",
     "prompt_id",
     "topic_id",
@@ -45,6 +51,79 @@ def open_study(tmp_path_factory, blind_study):
     with Study.open(path) as study:
         mark_unblinded(study)
     return path
+
+
+@pytest.fixture(scope="module")
+def with_control(tmp_path_factory, open_study):
+    """The unblinded study with one control item, reviewed by alice, and one never judged."""
+    path = tmp_path_factory.mktemp("control") / "s"
+    shutil.copytree(open_study, path)
+    add_item_without_output(path)
+    with Study.open(path) as study, study.transaction() as conn:
+        conn.execute(
+            "INSERT INTO controls (control_id, statement, text, expected, kind, source, "
+            "evidence, split) VALUES ('c-1', 'b combination', 'text', 'not_published', "
+            "'single', 'bank', '{}', 'held_out')"
+        )
+    return path
+
+
+def test_controls_are_sealed_until_unblinding(blind_study, tmp_path):
+    path = tmp_path / "s"
+    shutil.copytree(blind_study, path)
+    add_item_without_output(path)
+    with pytest.raises(HarnessError, match="sealed in the blinding key"):
+        read_table(path, "controls")
+    # before unblinding a control's judgment is a judgment like any other
+    judgments = read_table(path, "judgments")
+    assert not REVEALING & set(judgments.columns)
+    assert "ctrl-0000" in set(judgments["item_id"])
+
+
+def test_controls_export_one_row_per_judgment_and_unjudged_controls(with_control):
+    frame = read_table(with_control, "controls")
+    rows = frame.set_index("control_id")
+    assert len(frame) == 2
+    assert rows.loc[
+        "c-0", ["item_id", "expected", "control_kind", "reviewer_id", "verdict"]
+    ].tolist() == [
+        "ctrl-0000",
+        "published",
+        "cross",
+        "alice",
+        "published",
+    ]
+    assert rows.loc["c-0", "correct"] == 1
+    assert rows.loc["c-1", ["expected", "split"]].tolist() == ["not_published", "held_out"]
+    assert pd.isna(rows.loc["c-1", "reviewer_id"]) and pd.isna(rows.loc["c-1", "correct"])
+
+
+def test_control_rows_in_judgments_carry_their_expected_verdict(with_control):
+    for table in ("judgments", "items"):
+        frame = read_table(with_control, table).set_index("item_id")
+        assert frame.loc["ctrl-0000", ["control_id", "expected", "control_kind"]].tolist() == [
+            "c-0",
+            "published",
+            "cross",
+        ], table
+        real = frame.drop(index="ctrl-0000")
+        assert real["expected"].isna().all() and real["control_id"].isna().all()
+
+
+def test_every_item_table_names_the_model_key_and_configuration(tmp_path):
+    from tests.records import build_configurations_study
+
+    path = build_configurations_study(tmp_path / "s")
+    for table in BLINDED:  # before unblinding: nothing of it
+        assert not {"model_key", "configuration"} & set(read_table(path, table).columns)
+    with Study.open(path) as study:
+        mark_unblinded(study)
+    for table in [*BLINDED, "outputs"]:
+        frame = read_table(path, table)
+        keys = frame["model_key"].dropna()
+        assert set(keys) == {"local#sampled", "local#greedy"}, table
+        assert (frame.loc[keys.index, "configuration"] == keys.str.split("#").str[1]).all()
+        assert set(frame["model"].dropna()) == {"SmolLM2-135M-Instruct"}
 
 
 def _secrets(study) -> set[str]:
@@ -115,9 +194,9 @@ def _read_back(path, fmt, expected: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize("fmt", list(FORMATS))
 @pytest.mark.parametrize("table", list(TABLES))
-def test_round_trip(open_study, table, fmt, tmp_path):
-    expected = read_table(open_study, table)
-    path = export(open_study, table, fmt, tmp_path / f"{table}{FORMATS[fmt]}")
+def test_round_trip(with_control, table, fmt, tmp_path):
+    expected = read_table(with_control, table)
+    path = export(with_control, table, fmt, tmp_path / f"{table}{FORMATS[fmt]}")
     back = _read_back(path, fmt, expected)
     assert list(back.columns) == list(expected.columns)
     assert len(back) == len(expected) > 0
