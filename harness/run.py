@@ -51,6 +51,55 @@ class RunResult:
         return f"report: {self.report_html}\nstage times: {steps}"
 
 
+def checked_first(function: Callable[..., RunResult]) -> Callable[..., RunResult]:
+    """Check every setting of `run_study` before the study folder is made or anything runs."""
+    import functools
+
+    @functools.wraps(function)
+    def checked(study: str | Path, **settings: Any) -> RunResult:
+        check_run_settings(**settings)
+        return function(study, **settings)
+
+    return checked
+
+
+def check_run_settings(
+    *,
+    model: str | None = None,
+    models: list[str] | None = None,
+    model_args: list[str] | None = None,
+    reviewers: Path | None = None,
+    topics: Path | None = None,
+    plan: Path | None = None,
+    cutoff: str | None = DEMO_CUTOFF,
+    **_: Any,
+) -> None:
+    """Refuse a bad model, roster, topic bank, plan or cut-off before anything is written."""
+    from harness.judge.cutoff import normalise_cutoff
+    from harness.models.providers import resolve_model
+
+    for text in ([model] if model else []) + list(models or []):
+        resolve_model(text)
+    normalise_cutoff(cutoff)
+    if reviewers is not None:
+        from harness.judge.roster import load_roster
+
+        load_roster(reviewers)
+    if plan is not None:
+        from harness.analysis.planning.plan_file import load_plan
+
+        load_plan(plan)
+    if topics is not None:
+        from harness.materials.bank import load_topic_bank
+
+        load_topic_bank(Path(topics))
+    if model_args:
+        from harness.models.model_args import parse_model_args
+
+        parse_model_args(model_args, list(models or []))
+
+
+@checked_first
 @creates_study
 def run_study(
     study: str | Path,

@@ -98,16 +98,68 @@ def _frac(done: int, total: int) -> str:
     return f"{done}/{total} ({100 * done / total:.0f}%)" if total else "-"
 
 
+def next_step(path: str | Path) -> str:
+    """Which stage comes next and why, as one line."""
+    from harness.study.manifest import load_manifest
+    from harness.study.tables.assignments import count_assignments, outstanding_reviews
+    from harness.study.tables.judge_reads import pending_outputs
+    from harness.study.tables.reviews import late_reviews
+    from harness.study.tables.views import store_counts
+    from harness.study.unblinding import unblinded_at
+
+    manifest = load_manifest(path)
+    flag = f"--study {path}"
+    with Study.open(path) as s:
+        counts = store_counts(s)
+        prompts, ok = counts.prompts, counts.outputs_ok
+        pending = pending_outputs(s)
+        assigned = count_assignments(s)
+        missing = sum(r.outstanding for r in outstanding_reviews(s))
+        unblinded = unblinded_at(s)
+        late = late_reviews(s).count
+    if not prompts:
+        return f"Next: harness generate {flag} (the study has no prompts yet)"
+    if not assigned and (pending or not ok):
+        n = sum(pending.values()) if pending else prompts
+        return f"Next: harness collect {flag} ({n} output(s) pending)"
+    if not assigned:
+        return (
+            f"Next: harness judge --blind {flag} --reviewers ROSTER (every output is collected; "
+            "nothing is blinded yet)"
+        )
+    if "prereg" not in manifest:
+        return (
+            f"Next: harness prereg {flag} (register the analysis plan before the reviews are "
+            "analysed)"
+        )
+    if unblinded:
+        return f"Done: unblinded {unblinded} by harness analyze; the report is in report/" + (
+            f"; {late} review(s) came in after the unblinding (not analysed)" if late else ""
+        )
+    if missing:
+        return (
+            f"Next: reviews: {missing} of {assigned} assigned reviews outstanding (harness judge "
+            f"--status {flag} lists them; harness judge --import or --auto adds them); "
+            "harness analyze waits for them"
+        )
+    return f"Next: harness analyze {flag} (every assigned review is in)"
+
+
 def print_status(path: str | Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from harness.study.history import check_history
+
+    Study.open(path).close()  # a clear error when this is not a study
+    check_history(path)  # a study with data but no manifest: exit 2, the line `verify` gives
     table = Table(title=f"Study {path}")
     for column in ("stage", "holds", "complete"):
         table.add_column(column)
     for row in study_status(path):
         table.add_row(row.stage, row.holds, row.complete)
     Console().print(table)
+    print(next_step(path))
 
 
 def print_verify(path: str | Path) -> int:

@@ -2,11 +2,12 @@
 
 A hostile loopback server answers each prompt with text drawn by hypothesis (any code point:
 non-characters, lone surrogates, control characters, empty strings, 100 KB texts). The texts go
-through `collect`, `judge --blind`, the xlsx and CSV packets, a reviewer who copies them into
-the notes column, `judge --import` and `harness export`. Checked: the store holds each text
-losslessly (lone surrogates as their visible escape), packets show what XML 1.0 cannot carry as
-U+FFFD and everything else as it is, imports store what the reviewer wrote, exports equal the
-store.
+through `collect`, `judge --blind` (whose control items the same server writes, with a lone
+surrogate and non-characters in them), the xlsx and CSV packets, a reviewer who copies them into
+the notes column, `judge --import`, `harness export` and `harness explore`. Checked: the store
+holds each text losslessly (lone surrogates as their visible escape), packets show what XML 1.0
+cannot carry as U+FFFD and everything else as it is, imports store what the reviewer wrote,
+exports and the explorer's data equal the store.
 """
 
 from __future__ import annotations
@@ -52,9 +53,29 @@ TEXTS = st.lists(
     st.one_of(st.sampled_from(SPECIAL), st.text(ANY, max_size=40)), min_size=0, max_size=5
 ).map(lambda texts: [*texts, "A plain idea."])
 ROSTER = """reviewers:
-  - {id: ann, kind: human, expertise: [], capacity: 10}
-  - {id: ben, kind: human, expertise: [], capacity: 10}
+  - {id: ann, kind: human, expertise: [], capacity: 20}
+  - {id: ben, kind: human, expertise: [], capacity: 20}
 """
+# Control items whose texts the model under test writes (the hostile server answers their
+# prompts with CONTROL_TEXT): one published and one unpublished combination.
+CONTROLS = """controls:
+  - statement: "Combines spin glasses with networks of neurons so that memories are stable states."
+    expected: published
+    kind: cross
+    concepts: [spin glass models, associative memory]
+    fields: [Physics and Astronomy, Neuroscience]
+    evidence: {title: "Neural networks and physical systems", year: 1982}
+  - statement: "Uses a deep network on sequence alignments to predict protein structures."
+    expected: not_published
+    kind: cross
+    concepts: [deep neural networks, protein structure prediction]
+    fields: [Computer Science, "Biochemistry, Genetics and Molecular Biology"]
+    evidence: {title: "Highly accurate protein structure prediction", year: 2021}
+"""
+CONTROL_TEXT = (
+    "A control \ud800 idea \ufffe\uffff with a bell \x07 and \udfff: spin glass models with "
+    "associative memory, deep neural networks with protein structure prediction."
+)
 # What XML 1.0 cannot carry (the complement of its Char production): packets show U+FFFD.
 NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 PART = re.compile(r"^\[part \d+/\d+\] | \[continues in part \d+/\d+ below\]$")
@@ -73,8 +94,8 @@ class Replies:
         self.lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> str:
-        with self.lock:
-            return self.by_prompt[body["messages"][-1]["content"]]
+        with self.lock:  # any other prompt asks for a control item's text
+            return self.by_prompt.get(body["messages"][-1]["content"], CONTROL_TEXT)
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +103,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("any-text")
     make_study(root / "study", 2)
     (root / "roster.yaml").write_text(ROSTER, encoding="utf-8")
+    (root / "controls.yaml").write_text(CONTROLS, encoding="utf-8")
     return root
 
 
@@ -161,6 +183,10 @@ def check_pipeline(
         "--no-extract",
         "--no-normalise",
         "--no-bank-controls",
+        "--controls",
+        str(roster.parent / "controls.yaml"),
+        "--cutoff",
+        "2000",
         "--same-topic",
         "--seed",
         "3",
@@ -173,7 +199,9 @@ def check_pipeline(
             r["item_id"]: r["display_text"]
             for r in s.rows("SELECT item_id, display_text FROM items")
         }
-    assert sorted(shown.values()) == sorted(t for t in stored.values() if t.strip())
+        controls = [r["text"] for r in s.rows("SELECT text FROM controls")]
+    assert controls == [escaped(CONTROL_TEXT)] * 2  # written by the model, stored losslessly
+    assert sorted(shown.values()) == sorted([*(t for t in stored.values() if t.strip()), *controls])
     check_xlsx(study / "packets" / "ann" / "ann.xlsx", shown)
     check_csv(study / "packets" / "ben" / "items.csv", shown)
 
@@ -198,7 +226,8 @@ def check_pipeline(
         }
     assert reviews == {key: (text.strip() or None) for key, text in notes.items()}
 
-    check_exports(study, stored, reviews)
+    check_exports(study, stored, reviews, shown)
+    check_explorer(study, root / "explorer.html", shown)
 
 
 def as_packet(text: str) -> str:
@@ -287,10 +316,13 @@ def fill_csv(folder: Path, out: Path) -> dict[tuple[str, str], str]:
     return notes
 
 
-def check_exports(study: Path, stored: dict[str, str], reviews: dict[Any, Any]) -> None:
+def check_exports(
+    study: Path, stored: dict[str, str], reviews: dict[Any, Any], shown: dict[str, str]
+) -> None:
     for table, column, expected in (
         ("outputs", "text", sorted(stored.values())),
         ("reviews", "notes", sorted(map(str, reviews.values()))),
+        ("items", "display_text", sorted(shown.values())),  # control items' texts included
     ):
         out = study / "exports" / f"{table}.jsonl"
         code, _, err = cli(
@@ -308,3 +340,35 @@ def check_exports(study: Path, stored: dict[str, str], reviews: dict[Any, Any]) 
         with open(out, encoding="utf-8", newline="") as handle:
             got_csv = [r[column] for r in csv.DictReader(io.StringIO(handle.read()))]
         assert sorted(got_csv) == sorted(e if e != "None" else "" for e in expected)
+
+
+def check_explorer(study: Path, out: Path, shown: dict[str, str]) -> None:
+    """The explorer's embedded data (its JSON block and compressed long texts) holds every
+    item's text as the store does."""
+    import base64
+    import gzip
+
+    code, _, err = cli("explore", "--study", str(study), "--out", str(out))
+    assert code == 0, err
+    page = out.read_text(encoding="utf-8")
+    data = re.findall(r'<script type="application/json" id="explorer-data">(.*?)</script>', page)
+    chunks = re.findall(
+        r'<script type="application/octet-stream" id="text-[\w-]+">(.*?)</script>', page
+    )
+    found: set[str] = set()
+
+    def strings(value: Any) -> None:
+        if isinstance(value, str):
+            found.add(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                strings(v)
+
+    strings(json.loads(data[0]))
+    for chunk in chunks:
+        strings(json.loads(gzip.decompress(base64.b64decode(chunk))))
+    missing = [item for item, text in shown.items() if text not in found]
+    assert not missing, missing

@@ -24,8 +24,13 @@ def analyze(
     allow_deviation: bool = False,
     *,
     write_report: bool = True,
+    partial: bool = False,
 ) -> AnalysisResult:
-    """Run the preregistered analysis of a study and write `report/` (md, html, json, png)."""
+    """Run the preregistered analysis of a study and write `report/` (md, html, json, png).
+
+    Refused while assigned reviews are outstanding: unblinding cannot be undone. `partial`
+    analyses what has come in, recorded as a deviation in the manifest and the report.
+    """
     from harness.analysis.compute import compute
     from harness.analysis.data import load_study
     from harness.study.manifest import load_manifest, record_command, record_section
@@ -35,6 +40,12 @@ def analyze(
     with Study.open(folder) as study:
         manifest = load_manifest(folder)
         loaded, deviations = resolve_plan(manifest, plan, allow_deviation)
+        missing = outstanding(study, partial)
+        if missing is not None:
+            deviations.append(
+                f"analysed with --partial: {missing['outstanding']} of {missing['assigned']} "
+                f"assigned reviews were outstanding ({missing['text']})"
+            )
         data = load_study(study, manifest, allow_missing_commitment=allow_deviation)
         if data.blinding.status == "missing":
             deviations.append(
@@ -42,6 +53,7 @@ def analyze(
             )
         result = compute(data, loaded, manifest, deviations, folder)
         mark_unblinded(study)
+        result = _with_late_reviews(study, result)
         if write_report:
             from harness.analysis.report.writer import write_report as write
             from harness.explore import write_explorer
@@ -56,11 +68,65 @@ def analyze(
             "plan_sha256": loaded.sha256,
             "verdict": result.verdict.label,
             "deviations": deviations,
+            "partial": missing,
+            "reviews_after_unblinding": result.design.reviews_after_unblinding,
             "report": result.report_files,
         },
     )
-    record_command(folder, "analyze", {"plan": loaded.path, "allow_deviation": allow_deviation})
+    record_command(
+        folder,
+        "analyze",
+        {"plan": loaded.path, "allow_deviation": allow_deviation, "partial": partial},
+    )
     return result
+
+
+def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:
+    """Assigned reviews not yet in (primary reviewers and adjudicators alike): None when every
+    one is in; refused unless `partial`, else what is missing, for the manifest."""
+    from harness.study.tables.assignments import count_assignments, outstanding_reviews
+
+    rows = outstanding_reviews(study)
+    if not rows:
+        return None
+    total = sum(r.outstanding for r in rows)
+    assigned = count_assignments(study)
+    shown = ", ".join(
+        f"{r.reviewer_id}{' (adjudicator)' if r.role == 'adjudicator' else ''} {r.outstanding}"
+        for r in rows[:3]
+    )
+    if len(rows) > 3:
+        shown += f" and {len(rows) - 3} more reviewers"
+    if not partial:
+        raise HarnessError(
+            f"{total} of {assigned} assigned reviews are outstanding ({shown}); analyze "
+            "unblinds the study, which cannot be undone: import or run the missing reviews "
+            "first (harness judge --status lists them), or rerun with --partial to analyse "
+            "what has come in, recorded as a deviation",
+            file=study.path,
+        )
+    return {
+        "outstanding": total,
+        "assigned": assigned,
+        "text": shown,
+        "by_reviewer": {r.reviewer_id: r.outstanding for r in rows},
+    }
+
+
+def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
+    """The result with the count of reviews stored after the unblinding, and a note on them."""
+    from harness.study.tables.reviews import late_reviews
+
+    late = late_reviews(study)
+    design = result.design.model_copy(update={"reviews_after_unblinding": late.count})
+    if not late.count:
+        return result.model_copy(update={"design": design})
+    note = (
+        f"AFTER UNBLINDING: {late.count} review(s) from {late.reviewers} reviewer(s) came in "
+        f"after the study was unblinded ({late.first_at} to {late.last_at}); they are stored "
+        "apart and are not part of this analysis."
+    )
+    return result.model_copy(update={"design": design, "notes": [*result.notes, note]})
 
 
 def resolve_plan(

@@ -24,6 +24,12 @@ def analyze(
         help="Run although the plan differs from the preregistered "
         "one or the blinding commitment is missing; the report lists the deviation at the top.",
     ),
+    partial: bool = typer.Option(
+        False,
+        "--partial",
+        help="Unblind and analyse although assigned reviews are outstanding (refused "
+        "without it); recorded in the manifest and shown at the top of the report.",
+    ),
 ) -> None:
     """Verify the blinding key and the plan, unblind, run the preregistered analysis, report.
 
@@ -31,7 +37,7 @@ def analyze(
     """
     from harness.analysis import analyze as run
 
-    result = run(study, plan, allow_deviation)
+    result = run(study, plan, allow_deviation, partial=partial)
     typer.echo(result.summary())
     typer.echo(f"Report: {result.report_files.get('html', '')}")
     typer.echo(f"Explorer: {result.report_files.get('explorer', '')}")

@@ -104,6 +104,18 @@ def judge(
         "--replace",
         help="--import: replace a reviewer's earlier import with this corrected file.",
     ),
+    review_what_exists: bool = typer.Option(
+        False,
+        "--review-what-exists",
+        help="--blind: blind a study whose collect is unfinished (refused without it); outputs "
+        "collected later are never reviewed. Recorded in the manifest's routing record.",
+    ),
+    after_unblinding: bool = typer.Option(
+        False,
+        "--after-unblinding",
+        help="--import: store reviews that come in after `harness analyze` unblinded the study "
+        "(refused without it) as post-unblinding reviews: counted in the report, never analysed.",
+    ),
     source: list[str] | None = typer.Option(
         None, "--source", help="--auto: literature source (repeatable; default: local corpus)."
     ),
@@ -169,10 +181,16 @@ def judge(
             model,
             cutoff,
             not same_topic,
-            {**server, "controls": controls, "bank_controls": bank_controls, "plan": plan},
+            {
+                **server,
+                "controls": controls,
+                "bank_controls": bank_controls,
+                "plan": plan,
+                "review_what_exists": review_what_exists,
+            },
         )
     elif import_:
-        _import(study, files or [], replace)
+        _import(study, files or [], replace, after_unblinding)
     elif status:
         _status(study)
     elif calibrate:
@@ -237,13 +255,15 @@ def _blind(
     typer.echo(result.summary())
 
 
-def _import(study: Path, files: list[Path], replace: bool) -> None:
+def _import(study: Path, files: list[Path], replace: bool, after_unblinding: bool) -> None:
     from harness.judge.sheets_in import ImportProblems, import_reviews
     from harness.study.store import Study
 
     with Study.open(study) as opened:
         try:
-            frame = import_reviews(opened, files, replace=replace)
+            frame = import_reviews(
+                opened, files, replace=replace, after_unblinding=after_unblinding
+            )
         except ImportProblems as error:
             for problem in error.problems:
                 sys.stderr.write(f"{problem}\n")

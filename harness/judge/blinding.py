@@ -112,6 +112,7 @@ def blind(
     controls: str | Path | None = None,
     bank_controls: bool = True,
     plan: str | Path | None = None,
+    review_what_exists: bool = False,
 ) -> BlindResult:
     """Make blinded items, route them, write packets, commit to the key and audit for leaks.
 
@@ -122,7 +123,8 @@ def blind(
     `concurrency` go to the `openai` backend of the blinded steps. Control items come from
     the bank's known links (unless `bank_controls` is False) and the `controls` file, in the
     numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
-    one).
+    one). A study with outputs still pending (`harness collect` not finished) is refused before
+    its first routing unless `review_what_exists`, which the manifest's routing record keeps.
     """
     from harness.judge.adjudication import plan_section
     from harness.judge.adjudication import summary as adjudication_summary
@@ -164,6 +166,7 @@ def blind(
                 controls=controls,
                 bank_controls=bank_controls,
                 plan=plan,
+                review_what_exists=review_what_exists,
             )
     judging_dir = Path(judging) if judging is not None else materials_dir("judging")
     seed = DEFAULT_SEED if seed is None else seed
@@ -178,6 +181,7 @@ def blind(
             raise HarnessError(
                 "no model outputs to judge (run `harness collect` first)", file=study_dir
             )
+        pending = {} if routed else _pending(study, review_what_exists)
         roster = _roster(study, reviewers)
         gold = None if routed else plan_section(settings.plan_path, roster)
         items = _blinded_items(
@@ -226,7 +230,15 @@ def blind(
                 },
             )
             items.steps = _add_steps(items.steps, report.steps)
-            record_section(study.path, "routing", routing.manifest_section())
+            record_section(
+                study.path,
+                "routing",
+                {
+                    **routing.manifest_section(),
+                    "review_what_exists": review_what_exists,
+                    "pending_outputs": pending,
+                },
+            )
             if draw is not None:
                 record_section(study.path, "adjudication", draw.manifest_section())
                 notes.append(adjudication_summary(draw))
@@ -255,6 +267,7 @@ def blind(
                 "controls": str(controls) if controls is not None else None,
                 "bank_controls": bank_controls,
                 "plan": settings.plan_path,
+                "review_what_exists": review_what_exists,
                 **public_options(options),
             },
         )
@@ -265,6 +278,23 @@ def blind(
         return BlindResult(
             items, routing, balance, packets, section, leak, findings, late, notes, report
         )
+
+
+def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:
+    """Outputs still pending per model; refused unless the researcher reviews what exists
+    (outputs that arrive after the routing are never reviewed)."""
+    from harness.study.tables.judge_reads import pending_outputs
+
+    pending = pending_outputs(study)
+    if pending and not review_what_exists:
+        shown = ", ".join(f"{key} {n}" for key, n in sorted(pending.items()))
+        raise HarnessError(
+            f"{sum(pending.values())} output(s) are still pending ({shown}): finish "
+            "`harness collect` first (outputs collected after routing are never reviewed), or "
+            "rerun with --review-what-exists to blind only the outputs collected so far",
+            file=study.path,
+        )
+    return pending
 
 
 def _blinded_items(

@@ -6,6 +6,10 @@ and search protocol (`harness.judge.sheets_check`), and only when no file has a 
 reviews and search records in one transaction. The same file again changes nothing; a different
 file for a reviewer who already has one replaces it only with `replace=True`. Every import's file
 hash is kept in `imports`.
+
+After `analyze` unblinded the study, new reviews are refused unless `after_unblinding=True`:
+then they are stored marked as post-unblinding reviews (never analysed, counted in the report),
+and reviews stored before the unblinding stay exactly as they were.
 """
 
 from __future__ import annotations
@@ -42,15 +46,23 @@ class ImportProblems(HarnessError):
 
 # -- public entry point ---------------------------------------------------------------------------
 @writes_study
-def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool = False) -> Any:
+def import_reviews(
+    study: Study,
+    files: Sequence[str | Path],
+    *,
+    replace: bool = False,
+    after_unblinding: bool = False,
+) -> Any:
     """Validate and store returned packets; returns one row per file (status, counts, hash).
 
-    Raises ImportProblems (a HarnessError listing every problem) when anything is wrong.
+    Raises ImportProblems (a HarnessError listing every problem) when anything is wrong, and a
+    HarnessError when the study is unblinded and `after_unblinding` is not given.
     """
     import pandas as pd
 
     from harness.judge.sheets_check import check_source
     from harness.judge.sheets_read import Problem
+    from harness.study.unblinding import unblinded_at
 
     if not files:
         raise HarnessError(
@@ -75,19 +87,34 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
                 )
             )
         seen[c.reviewer_id] = c.source.name
-    plan = [] if problems else [(c, _decide(study, c, replace, problems)) for c in checked]
+    unblinded = unblinded_at(study)
+    late = after_unblinding and unblinded is not None
+    plan = (
+        []
+        if problems
+        else [(c, _decide(study, c, replace or late, problems, late)) for c in checked]
+    )
     if problems:
         raise ImportProblems(problems)
+    if unblinded and not after_unblinding and any(p[1][0] != "unchanged" for p in plan):
+        raise HarnessError(
+            f"the study was unblinded at {unblinded} (harness analyze): reviews that come in "
+            "now cannot enter the preregistered analysis; rerun with --after-unblinding to "
+            "store them as post-unblinding reviews, which the report counts apart",
+            file=study.path,
+        )
     rows = []
     with study.transaction() as conn:
         for c, (status, previous) in plan:
             if status != "unchanged":
-                _store(conn, c, previous)
+                _store(conn, c, previous, study if late else None)
             rows.append(
                 {
                     "file": c.source.name,
                     "reviewer": c.reviewer_id,
-                    "status": status,
+                    "status": f"{status} after unblinding"
+                    if late and status != "unchanged"
+                    else status,
                     "reviews": len(c.reviews),
                     "searches": len(c.searches),
                     "sha256": c.source.sha256,
@@ -96,7 +123,11 @@ def import_reviews(study: Study, files: Sequence[str | Path], *, replace: bool =
     if any(r["status"] != "unchanged" for r in rows):
         from harness.study.manifest import record_command
 
-        record_command(study.path, "judge.import", {"replace": replace, "files": rows})
+        record_command(
+            study.path,
+            "judge.import",
+            {"replace": replace, "after_unblinding": late, "files": rows},
+        )
     return pd.DataFrame(rows)
 
 
@@ -167,10 +198,26 @@ def _partner(
 
 
 # -- storing --------------------------------------------------------------------------------------
-def _decide(study: Study, c: Checked, replace: bool, problems: list[Problem]) -> tuple[str, Any]:
-    """('imported' | 'replaced' | 'unchanged', previous import id or None)."""
+def _decide(
+    study: Study, c: Checked, replace: bool, problems: list[Problem], late: bool = False
+) -> tuple[str, Any]:
+    """('imported' | 'replaced' | 'unchanged', previous import id or None). `late`: after the
+    unblinding, a file that changes a verdict stored before it is a problem."""
     from harness.judge.sheets_read import Problem
     from harness.study.tables.imports import current_import
+    from harness.study.tables.reviews import verdicts_before_unblinding
+
+    if late:
+        before = verdicts_before_unblinding(study, c.reviewer_id)
+        changed = [r.item_id for r in c.reviews if before.get(r.item_id, r.verdict) != r.verdict]
+        if changed:
+            problems.append(
+                Problem(
+                    c.source.name,
+                    f"changes the verdict of {len(changed)} item(s) reviewed before the "
+                    f"unblinding (first {changed[0]}); those reviews stay as they were",
+                )
+            )
 
     current = current_import(study, c.reviewer_id)
     if current is None:
@@ -189,8 +236,14 @@ def _decide(study: Study, c: Checked, replace: bool, problems: list[Problem]) ->
     return "replaced", current.import_id
 
 
-def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
-    """One checked file's import record, reviews and searches, replacing `previous`."""
+def _store(
+    conn: sqlite3.Connection, c: Checked, previous: str | None, late: Study | None = None
+) -> None:
+    """One checked file's import record, reviews and searches, replacing `previous`.
+
+    `late` (the study, after its unblinding): reviews stored before the unblinding and their
+    searches are kept; only the file's reviews of other items are stored (post-unblinding).
+    """
     import uuid
 
     from harness.study.tables.imports import ImportRecord, insert_import, mark_replaced
@@ -199,7 +252,17 @@ def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
 
     import_id = uuid.uuid4().hex
     now = utc_now()
-    if previous is not None:
+    reviews, searches = list(c.reviews), list(c.searches)
+    if late is not None:
+        from harness.study.tables.reviews import verdicts_before_unblinding
+
+        before = verdicts_before_unblinding(late, c.reviewer_id)
+        reviews = [r for r in reviews if r.item_id not in before]
+        searches = [s for s in searches if s.item_id not in before]
+        if previous is not None:
+            delete_imported_reviews(conn, previous, after_unblinding_only=True)
+            delete_imported_searches(conn, previous, items={r.item_id for r in reviews})
+    elif previous is not None:
         delete_imported_reviews(conn, previous)
         delete_imported_searches(conn, previous)
     insert_import(
@@ -210,8 +273,8 @@ def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
             c.source.name,
             c.source.sha256,
             now,
-            len(c.reviews),
-            len(c.searches),
+            len(reviews),
+            len(searches),
         ),
     )
     if previous is not None:
@@ -231,10 +294,10 @@ def _store(conn: sqlite3.Connection, c: Checked, previous: str | None) -> None:
                 c.source.sha256,
                 now,
             )
-            for r in c.reviews
+            for r in reviews
         ],
     )
-    insert_searches(conn, [_search_record(s, c, import_id) for s in c.searches])
+    insert_searches(conn, [_search_record(s, c, import_id) for s in searches])
 
 
 def _search_record(s: Search, c: Checked, import_id: str) -> NewSearch:

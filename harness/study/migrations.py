@@ -118,11 +118,22 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
             stratum TEXT NOT NULL)""")
 
 
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    """Post-unblinding reviews: reviews get a mark (every earlier review is one made before the
+    study was unblinded, unless it was stored after the store's `unblinded_at`)."""
+    conn.execute("ALTER TABLE reviews ADD COLUMN after_unblinding INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        "UPDATE reviews SET after_unblinding = 1 WHERE created_at > "
+        "(SELECT value FROM meta WHERE key = 'unblinded_at')"
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }
 
 

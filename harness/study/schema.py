@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -137,6 +137,8 @@ CREATE TABLE IF NOT EXISTS reviews (
     import_id   TEXT REFERENCES imports(import_id),
     source_sha256 TEXT,
     created_at  TEXT NOT NULL,
+    after_unblinding INTEGER NOT NULL DEFAULT 0, -- 1: stored after `analyze` unblinded the study;
+                                                 -- listed apart, never in the analysis
     PRIMARY KEY (item_id, reviewer_id)
 );
 

@@ -228,7 +228,7 @@ def test_version_4_store_gets_roles_and_an_empty_sample_and_keeps_its_commitment
     with Study.open(tmp_path / "s") as study:
         steps = study.meta("migrations") or ""
         assert "schema 4 -> 5" in steps and "schema 3 -> 4" not in steps
-        assert study.meta("schema_version") == "5"
+        assert study.meta("schema_version") == str(SCHEMA_VERSION)
         assert [tuple(r) for r in study.rows("SELECT reviewer_id, role FROM reviewers")] == [
             ("r1", "primary")
         ]
@@ -238,3 +238,25 @@ def test_version_4_store_gets_roles_and_an_empty_sample_and_keeps_its_commitment
             study.conn.execute("UPDATE reviewers SET role = 'gold'")
         with pytest.raises(sqlite3.IntegrityError):  # a sample topic must be a study topic
             study.conn.execute("INSERT INTO adjudication_sample VALUES ('nope', 'A x B')")
+
+
+def test_version_5_store_marks_reviews_stored_after_its_unblinding(tmp_path: Path) -> None:
+    db = _v1_store(tmp_path / "s")
+    conn = sqlite3.connect(db, isolation_level=None)
+    migrate(conn, 1, 5)
+    conn.execute("INSERT INTO meta VALUES ('unblinded_at', '2026-01-03')")
+    conn.execute(
+        "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
+        "VALUES ('r2', 'human', NULL, '[]', 10)"
+    )
+    conn.execute(
+        "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
+        "VALUES ('i1', 'r2', 'unsure', 'xlsx', '2026-01-04')"
+    )
+    conn.close()
+    before = commitment(sqlite3.connect(db))
+    with Study.open(tmp_path / "s") as study:
+        assert "schema 5 -> 6" in (study.meta("migrations") or "")
+        marks = study.rows("SELECT reviewer_id, after_unblinding FROM reviews ORDER BY 1")
+        assert [tuple(r) for r in marks] == [("r1", 0), ("r2", 1)]
+        assert commitment(study.conn) == before

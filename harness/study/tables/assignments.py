@@ -117,3 +117,29 @@ def control_positions(study: Study) -> list[PositionFlag]:
             "FROM assignments a JOIN items i USING (item_id) ORDER BY a.reviewer_id, a.position"
         )
     ]
+
+
+@dataclass(frozen=True)
+class Outstanding:
+    """A reviewer's assigned items without a review stored before the unblinding."""
+
+    reviewer_id: str
+    role: str
+    assigned: int
+    outstanding: int
+
+
+def outstanding_reviews(study: Study) -> list[Outstanding]:
+    """Reviewers (primary and adjudicators) with assigned reviews outstanding, most first."""
+    return [
+        Outstanding(r[0], r[1], int(r[2]), int(r[3]))
+        for r in study.rows(
+            "SELECT a.reviewer_id, COALESCE(v.role, 'primary'), COUNT(*), "
+            "SUM(r.item_id IS NULL) FROM assignments a "
+            "LEFT JOIN reviewers v ON v.reviewer_id = a.reviewer_id "
+            "LEFT JOIN reviews r ON r.item_id = a.item_id AND r.reviewer_id = a.reviewer_id "
+            "AND r.after_unblinding = 0 "
+            "GROUP BY a.reviewer_id HAVING SUM(r.item_id IS NULL) > 0 "
+            "ORDER BY SUM(r.item_id IS NULL) DESC, a.reviewer_id"
+        )
+    ]

@@ -57,14 +57,17 @@ class CalibrationItem:
 
 
 def insert_controls(conn: sqlite3.Connection, controls: Sequence[NewControl]) -> None:
+    """Store controls; their texts as the store holds any text (lone surrogates escaped)."""
+    from harness.study.text import storable
+
     conn.executemany(
         "INSERT INTO controls (control_id, statement, text, expected, kind, "
         "source, topic_id, evidence, split) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 c.control_id,
-                c.statement,
-                c.text,
+                storable(c.statement),
+                storable(c.text),
                 c.expected,
                 c.kind,
                 c.source,

@@ -33,11 +33,14 @@ class ItemSteps:
 
 
 def insert_items(conn: sqlite3.Connection, items: Sequence[NewItem]) -> None:
-    """New items, shown as their original text until a step rewrites them."""
+    """New items, shown as their original text until a step rewrites them (any text stored as
+    the store holds it: lone surrogates escaped)."""
+    from harness.study.text import storable
+
     conn.executemany(
         "INSERT INTO items (item_id, output_id, control_id, original_text, core_combination, "
         "display_text, steps) VALUES (?, ?, ?, ?, NULL, ?, '[]')",
-        [(i.item_id, i.output_id, i.control_id, i.text, i.text) for i in items],
+        [(i.item_id, i.output_id, i.control_id, storable(i.text), storable(i.text)) for i in items],
     )
 
 

@@ -55,6 +55,24 @@ def count_late_outputs(study: Study) -> int:
     )
 
 
+def pending_outputs(study: Study) -> dict[str, int]:
+    """model key -> (prompt, sample) pairs without an ok output, for every model the study's
+    collect settings name (as `harness collect` decides what is pending); none left out."""
+    wanted = {
+        key: int(settings.get("samples") or 1)
+        for key, settings in json.loads(study.meta("collect_models") or "{}").items()
+    }
+    prompts = study.count("prompts")
+    pending = {}
+    for key, samples in wanted.items():
+        done = study.count(
+            "outputs", "status = 'ok' AND model_key = ? AND sample < ?", (key, samples)
+        )
+        if prompts * samples > done:
+            pending[key] = prompts * samples - done
+    return pending
+
+
 def ok_output_params(study: Study) -> list[str]:
     """The sampling parameters (JSON) of every output with status ok."""
     return [r[0] for r in study.rows("SELECT params FROM outputs WHERE status = 'ok'")]

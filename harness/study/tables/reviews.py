@@ -33,10 +33,17 @@ class NewReview:
     created_at: str
 
 
+#: 1 once the study is unblinded: every review stored from then on is a post-unblinding review.
+_AFTER_UNBLINDING = "EXISTS (SELECT 1 FROM meta WHERE key = 'unblinded_at')"
+
+
 def insert_reviews(conn: sqlite3.Connection, reviews: Sequence[NewReview]) -> None:
+    """Store reviews; after the study's unblinding they are marked post-unblinding (kept apart
+    from the analysis), whichever path stores them."""
     conn.executemany(
         "INSERT INTO reviews (item_id, reviewer_id, verdict, confidence, prior_work, notes, "
-        "source, import_id, source_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "source, import_id, source_sha256, created_at, after_unblinding) "
+        f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {_AFTER_UNBLINDING})",
         [
             (
                 r.item_id,
@@ -55,8 +62,41 @@ def insert_reviews(conn: sqlite3.Connection, reviews: Sequence[NewReview]) -> No
     )
 
 
-def delete_imported_reviews(conn: sqlite3.Connection, import_id: str) -> None:
-    conn.execute("DELETE FROM reviews WHERE import_id = ?", (import_id,))
+def delete_imported_reviews(
+    conn: sqlite3.Connection, import_id: str, *, after_unblinding_only: bool = False
+) -> None:
+    """An import's reviews (only its post-unblinding ones with `after_unblinding_only`)."""
+    extra = " AND after_unblinding = 1" if after_unblinding_only else ""
+    conn.execute(f"DELETE FROM reviews WHERE import_id = ?{extra}", (import_id,))
+
+
+def verdicts_before_unblinding(study: Study, reviewer_id: str) -> dict[str, str]:
+    """item_id -> verdict of a reviewer's reviews stored before the study was unblinded."""
+    return {
+        r[0]: r[1]
+        for r in study.rows(
+            "SELECT item_id, verdict FROM reviews WHERE reviewer_id = ? AND after_unblinding = 0",
+            (reviewer_id,),
+        )
+    }
+
+
+@dataclass(frozen=True)
+class LateReviews:
+    """Reviews stored after the study was unblinded: how many, from whom, and when."""
+
+    count: int
+    reviewers: int
+    first_at: str | None
+    last_at: str | None
+
+
+def late_reviews(study: Study) -> LateReviews:
+    row = study.rows(
+        "SELECT COUNT(*), COUNT(DISTINCT reviewer_id), MIN(created_at), MAX(created_at) "
+        "FROM reviews WHERE after_unblinding = 1"
+    )[0]
+    return LateReviews(int(row[0]), int(row[1]), row[2], row[3])
 
 
 def delete_calibration_reviews(conn: sqlite3.Connection, reviewer_id: str) -> None:

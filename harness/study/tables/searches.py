@@ -39,8 +39,17 @@ def insert_searches(conn: sqlite3.Connection, searches: Sequence[NewSearch]) -> 
     )
 
 
-def delete_imported_searches(conn: sqlite3.Connection, import_id: str) -> None:
-    conn.execute("DELETE FROM searches WHERE import_id = ?", (import_id,))
+def delete_imported_searches(
+    conn: sqlite3.Connection, import_id: str, *, items: set[str] | None = None
+) -> None:
+    """An import's search records (only those of `items` when given)."""
+    if items is None:
+        conn.execute("DELETE FROM searches WHERE import_id = ?", (import_id,))
+        return
+    conn.executemany(
+        "DELETE FROM searches WHERE import_id = ? AND item_id = ?",
+        [(import_id, item) for item in sorted(items)],
+    )
 
 
 def delete_calibration_searches(conn: sqlite3.Connection, reviewer_id: str) -> None:
