@@ -135,11 +135,11 @@ def explorer_prompts(study: Study) -> list[list[Any]]:
 
 
 def explorer_outputs(study: Study) -> list[list[Any]]:
-    """[output_id, prompt_id, sample, model, status, finish_reason, text, error]."""
+    """[output_id, prompt_id, sample, model, status, finish_reason, text, error, model_key]."""
     return _lists(
         study,
-        "SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error "
-        "FROM outputs ORDER BY prompt_id, model, sample",
+        "SELECT output_id, prompt_id, sample, model, status, finish_reason, text, error, "
+        "model_key FROM outputs ORDER BY prompt_id, model_key, sample",
     )
 
 
@@ -154,13 +154,36 @@ def item_outputs(study: Study) -> list[tuple[str, str | None]]:
 # and conditions). After unblinding the same rows are joined to their output, prompt, topic and
 # condition; LEFT JOINs keep items without an output (control items).
 
-#: Columns that reveal where an item came from; only ever added after unblinding.
-REVEAL_COLUMNS = ("output_id", "prompt_id", "topic_id", "condition", "sample", "model")
-_REVEAL_SELECT = "i.output_id, o.prompt_id, p.topic_id, p.condition, o.sample, o.model"
+#: The configuration label of a model key (`local#greedy` -> `greedy`; NULL without one).
+_LABEL = "CASE WHEN instr({0}, '#') > 0 THEN substr({0}, instr({0}, '#') + 1) END"
+#: Columns that reveal where an item came from; only ever added after unblinding. `model_key`
+#: is the study's key of the model or configuration (`local#greedy`), `configuration` its label;
+#: a control item has no output, and its expected verdict instead.
+REVEAL_COLUMNS = (
+    "output_id",
+    "prompt_id",
+    "topic_id",
+    "condition",
+    "sample",
+    "model",
+    "model_key",
+    "configuration",
+    "control_id",
+    "expected",
+    "control_kind",
+    "control_split",
+)
+_REVEAL_SELECT = (
+    "i.output_id, o.prompt_id, p.topic_id, p.condition, o.sample, o.model, o.model_key, "
+    + _LABEL.format("o.model_key")
+    + " AS configuration, i.control_id, c.expected, c.kind AS control_kind, "
+    "c.split AS control_split"
+)
 _REVEAL_JOIN = (
     "LEFT JOIN items i ON i.item_id = x.item_id "
     "LEFT JOIN outputs o ON o.output_id = i.output_id "
-    "LEFT JOIN prompts p ON p.prompt_id = o.prompt_id"
+    "LEFT JOIN prompts p ON p.prompt_id = o.prompt_id "
+    "LEFT JOIN controls c ON c.control_id = i.control_id"
 )
 #: Columns that exist only for the ordering; dropped from the frame.
 _INTERNAL_COLUMNS = ("_row",)
@@ -172,9 +195,10 @@ class ExportView:
     order: str  # ORDER BY clause over the base's columns, as x.<column>
     blinded: bool  # True: item-keyed, gated on unblinding
     reveal_extra: str = ""  # further item columns shown only after unblinding
+    sealed: bool = False  # True: nothing of it exists for a reader until unblinding (controls)
 
     def sql(self, unblinded: bool) -> str:
-        if not (self.blinded and unblinded):
+        if self.sealed or not (self.blinded and unblinded):
             return f"SELECT x.* FROM ({self.base}) x ORDER BY {self.order}"
         extra = f", {self.reveal_extra}" if self.reveal_extra else ""
         return (
@@ -203,7 +227,9 @@ EXPORT_VIEWS: dict[str, ExportView] = {
     ),
     "outputs": ExportView(
         "SELECT o.output_id, o.prompt_id, p.topic_id, p.condition, o.sample, o.status, "
-        "o.backend, o.model, o.model_key, o.model_reported, o.system_fingerprint, o.params, "
+        "o.backend, o.model, o.model_key, "
+        + _LABEL.format("o.model_key")
+        + " AS configuration, o.model_reported, o.system_fingerprint, o.params, "
         "o.text, o.finish_reason, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.latency_s, "
         "o.attempts, o.error, o.started_at, o.finished_at, o.rowid AS _row "
         "FROM outputs o LEFT JOIN prompts p ON p.prompt_id = o.prompt_id",
@@ -249,6 +275,20 @@ EXPORT_VIEWS: dict[str, ExportView] = {
         f"reviewer_method, r.verdict, r.confidence, r.created_at {_REVIEWS}",
         "x.item_id, x.reviewer_id",
         True,
+    ),
+    # one row per judgment of a control item, and a row for a control no one has judged
+    # (reviewer columns empty); sealed in the blinding key until unblinding
+    "controls": ExportView(
+        "SELECT c.control_id, i.item_id, c.expected, c.kind AS control_kind, c.split, "
+        "c.source, c.topic_id, c.statement, r.reviewer_id, v.kind AS reviewer_kind, "
+        "v.method AS reviewer_method, v.role AS reviewer_role, r.verdict, r.confidence, "
+        "CASE WHEN r.verdict IS NULL THEN NULL ELSE r.verdict = c.expected END AS correct, "
+        "r.created_at FROM controls c LEFT JOIN items i ON i.control_id = c.control_id "
+        "LEFT JOIN reviews r ON r.item_id = i.item_id "
+        "LEFT JOIN reviewers v ON v.reviewer_id = r.reviewer_id",
+        "x.control_id, x.reviewer_id",
+        True,
+        sealed=True,
     ),
 }
 
