@@ -73,25 +73,12 @@ def check_reviewer_models(study_dir: str | Path, backend: str | None = None) -> 
     """Every `llm:` reviewer of the stored roster names a model the one resolver reads
     (`harness.judge.roster.reviewer_model`), checked before the study is opened for writing:
     the store is read without a lock, a log or a WAL file (nothing in the folder changes)."""
-    import sqlite3
-
     from harness.judge.roster import reviewer_model
+    from harness.study.tables.reviewers import llm_reviewers_read_only
 
     db = Path(study_dir) / "study.sqlite"
     if not db.is_file():
         return  # opening the study says what is wrong
-    wal = db.with_name(db.name + "-wal")
-    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
-    try:
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
-        try:
-            rows = conn.execute(
-                "SELECT reviewer_id, method FROM reviewers WHERE method LIKE 'llm:%' "
-                "ORDER BY reviewer_id"
-            ).fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return  # an older or damaged store: opening it says so
+    rows = llm_reviewers_read_only(db)
     for reviewer_id, method in rows:
         reviewer_model(reviewer_id, method, backend)

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from harness.study.store import Study
@@ -81,3 +82,23 @@ SELECT r.reviewer_id AS reviewer, r.kind, r.role,
 FROM reviewers r ORDER BY r.kind DESC, r.reviewer_id
 """
     )
+
+
+def llm_reviewers_read_only(db: Path) -> list[tuple[str, str]]:
+    """(reviewer_id, method) of every `llm:` reviewer, read without a lock, a log or a WAL file
+    (nothing in the study folder changes); [] when the store cannot be read this way (an older
+    or damaged store: opening it says what is wrong)."""
+    wal = db.with_name(db.name + "-wal")
+    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
+        try:
+            rows = conn.execute(
+                "SELECT reviewer_id, method FROM reviewers WHERE method LIKE 'llm:%' "
+                "ORDER BY reviewer_id"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+    return [(str(r[0]), str(r[1])) for r in rows]
