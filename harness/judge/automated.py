@@ -106,6 +106,7 @@ def run_automated(
         "threshold",
         "assigned",
         "reviewed",
+        "pending",
         "new",
         "published",
         "not_published",
@@ -119,7 +120,7 @@ def unfinished(frame: pd.DataFrame) -> str | None:
     """The summary line of a `run_automated` frame whose reviewers left work, else None."""
     if frame.empty:
         return None
-    left = int((frame["assigned"] - frame["reviewed"]).sum())
+    left = int(frame["pending"].sum())
     failed = frame[frame["failed"] != ""]
     if not left and failed.empty:
         return None
@@ -538,7 +539,7 @@ def search_record(
 
 
 def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
-    from harness.study.tables.assignments import count_assignments
+    from harness.study.tables.assignments import count_assignments, pending_assignments
     from harness.study.tables.reviews import verdict_counts
 
     counts = verdict_counts(study, reviewer_id)
@@ -547,6 +548,9 @@ def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str,
         "method": method,
         "assigned": count_assignments(study, reviewer_id),
         "reviewed": sum(counts.values()),
+        # assigned items without a review: calibration also reviews controls not assigned to the
+        # reviewer (every one of an adjudicator's), so reviewed can exceed assigned
+        "pending": len(pending_assignments(study, reviewer_id)),
         "new": new,
         "published": counts.get("published", 0),
         "not_published": counts.get("not_published", 0),

@@ -170,3 +170,19 @@ def test_a_combination_without_content_words_is_unsure(tmp_path, corpus):
     decision = reviewer.review("It is what it is.")
     assert decision.verdict == "unsure" and decision.searches == []
     assert "no content words" in decision.notes["rejected"]
+
+
+def test_calibration_reviews_of_unassigned_controls_leave_no_work_pending():
+    """Calibration also reviews controls not assigned to a reviewer (an adjudicator's are all
+    unassigned): more reviews than assignments is finished work, not a negative shortfall."""
+    import pandas as pd
+
+    from harness.judge.automated import unfinished
+
+    done = pd.DataFrame(
+        {"reviewer_id": ["adj", "prim"], "assigned": [6, 10], "reviewed": [9, 10]}
+        | {"pending": [0, 0], "failed": ["", ""]}
+    )
+    assert unfinished(done) is None
+    left = done.assign(pending=[0, 2], reviewed=[9, 8])
+    assert (unfinished(left) or "").startswith("2 of 16 assigned items are not reviewed yet")
