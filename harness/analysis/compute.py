@@ -358,9 +358,11 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
         )
         if topics is not None:
             text += (
-                f", and about {topics} topics give the corrected equivalence test "
-                f"{target:.0%} power (normal approximation with the observed SD of d_t, "
-                f"{sd:.3f}; the betting test needs more)"
+                f", and about {topics} topics give the corrected equivalence test (the test "
+                f"of the provisional verdict's `refuted`: equivalence within the SESOI times "
+                f"J's lower bound) {target:.0%} power (normal approximation with the observed SD "
+                f"of d_t, {sd:.3f}; the betting test needs more; the Power section's smaller "
+                f"count is for the paired t-test as if the reviewers were perfect)"
             )
     return {
         "sensitivity": sens,

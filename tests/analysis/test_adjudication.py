@@ -64,6 +64,10 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     md = (study / "report" / "report.md").read_text()
     assert "## Adjudicated scale (prediction-powered)" in md
     assert "**SUPPORTED**" in md and "PROVISIONAL" not in md
+    # the Power section's paired t-test is not the verdict's test: it points to the PPI++ design
+    power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
+    assert "paired t-test on the primary reviewers' observed scale" in power
+    assert "(PPI++) on the adjudicated scale" in power and "harness power --adjudicated" in power
     saved = json.loads((study / "report" / "report.json").read_text())
     assert saved["adjudication"]["estimate"] == pytest.approx(a.estimate)
     assert saved["verdict"]["basis"] == "adjudicated"

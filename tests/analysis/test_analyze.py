@@ -193,6 +193,12 @@ def test_inconclusive_reports_power_and_topics_needed(tmp_path, fast_plan):
     assert "Power achieved" in md and f"{result.power.topics_needed} topics" in md
     # the t-test power on the observed scale is not the power of the corrected-scale verdict
     assert "as if the reviewers were perfect" in md and "upper bounds" in md
+    # the Power section and the verdict's "about N topics" say which test each count is for
+    power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
+    assert "paired t-test on the primary reviewers' observed scale" in power
+    assert "upper bounds for the tests the provisional verdict uses" in power
+    assert "the test of the provisional verdict's `refuted`" in result.verdict.reason
+    assert "the Power section's smaller count is for the paired t-test" in result.verdict.reason
     # the author's literal rule would call this refuted
     assert result.verdict.literal_label == "refuted"
 

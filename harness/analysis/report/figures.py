@@ -210,35 +210,46 @@ def power_curve(result: AnalysisResult, dpi: int) -> bytes:
     return _png(fig, dpi)
 
 
+#: one marker per reviewer (hollow, so that reviewers at the same point stay visible)
+REVIEWER_MARKERS = ("o", "D", "^", "v", "<", ">", "P", "X", "h", "*")
+
+
 def accuracy(result: AnalysisResult, dpi: int) -> bytes:
-    """Sensitivity against specificity per reviewer with exact intervals; J = min_youden line."""
+    return _png(accuracy_figure(result), dpi)
+
+
+def accuracy_figure(result: AnalysisResult) -> Figure:
+    """Sensitivity against specificity per reviewer with exact intervals; J = min_youden line.
+
+    Reviewers are told apart by marker and named in a legend beside the axes with their values,
+    never by text at the points: reviewers with the same accuracy (common with few controls)
+    would print their names over each other."""
     c = result.controls
-    fig = Figure(figsize=(6, 5))
+    fig = Figure(figsize=(8.6, 5))
     ax = fig.subplots()
     rows = [
         a
         for a in (c.accuracy if c else [])
-        if a["sensitivity"] is not None and a["specificity"] is not None
+        if a["sensitivity"] is not None and a["specificity"] is not None and a["scope"] != "kind"
     ]
-    for a in rows:
+    rows.sort(key=lambda a: a["scope"] != "pooled")  # pooled first, drawn under the reviewers
+    for n, a in enumerate(rows):
         pooled = a["scope"] == "pooled"
         colour = "black" if pooled else (CROSS_COLOUR if a["kind"] == "human" else SINGLE_COLOUR)
-        if a["scope"] == "kind":
-            continue
         x, y = a["specificity"], a["sensitivity"]
         ax.errorbar(
             x,
             y,
             xerr=[[x - a["specificity_low"]], [a["specificity_high"] - x]],
             yerr=[[y - a["sensitivity_low"]], [a["sensitivity_high"] - y]],
-            fmt="s" if pooled else "o",
+            fmt="s" if pooled else REVIEWER_MARKERS[(n - 1) % len(REVIEWER_MARKERS)],
             color=colour,
-            ms=7 if pooled else 4,
+            mfc=colour if pooled else "none",
+            ms=8 if pooled else 6 + 2 * (n % 3),
             lw=1,
             capsize=2,
-        )
-        ax.annotate(
-            _short(a["label"], 18), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+            alpha=0.9,
+            label=f"{_short(a['label'], 24)}: sens {y:.2f}, spec {x:.2f}",
         )
     grid = np.linspace(0, 1, 50)
     ax.plot(grid, 1 - grid, color=GREY, lw=1, ls=":", label="J = 0 (no discrimination)")
@@ -259,9 +270,10 @@ def accuracy(result: AnalysisResult, dpi: int) -> bytes:
         xlabel="specificity (unpublished judged novel)",
         ylabel="sensitivity (published judged not novel)",
     )
-    ax.legend(fontsize=8, loc="lower left")
+    ax.set_aspect("equal")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     ax.set_title("Reviewer accuracy on control items (exact intervals; square: pooled)", fontsize=9)
-    return _png(fig, dpi)
+    return fig
 
 
 def models(result: AnalysisResult, dpi: int) -> bytes:

@@ -98,13 +98,10 @@ def _verdict(r: AnalysisResult) -> list[Block]:
                     f"{p.n_topics} topics this design had "
                     f"{p.power_at_sesoi:.0%} power to detect a difference of {p.sesoi:g} and "
                     f"{p.equivalence_power:.0%} power to show equivalence were the true difference 0. "
-                    f"A decisive study needs about {p.topics_needed} topics to detect the SESOI with "
-                    f"{p.target:.0%} power, or {p.topics_needed_equivalence} to show equivalence "
-                    f"({p.basis}; paired t-test). These are upper bounds for the verdict's own tests: "
-                    f"reviewers with J below 1 shrink a true difference to J times its size, and "
-                    f"`refuted` needs equivalence within the SESOI times the lower bound of J, at "
-                    f"alpha/2, with the {r.plan['equivalence']['method']} test "
-                    f"(see reviewer accuracy)."
+                    f"The paired t-test on the primary reviewers' scale would need about "
+                    f"{p.topics_needed} topics to detect the SESOI with {p.target:.0%} power, or "
+                    f"{p.topics_needed_equivalence} to show equivalence ({p.basis}); "
+                    + _verdict_test(r)
                 ),
             )
         )
@@ -647,10 +644,32 @@ def _power(r: AnalysisResult) -> list[Block]:
                 f" power to detect a difference of {p.sesoi:g}; {p.topics_needed} topics give "
                 f"{p.target:.0%} power. Showing equivalence within +/-{p.sesoi:g} when the true "
                 f"difference is 0 had {p.equivalence_power:.0%} power; {p.topics_needed_equivalence} "
-                f"topics give {p.target:.0%}. `harness power --simulate` simulates the full design."
+                f"topics give {p.target:.0%}. These numbers are for the paired t-test on the "
+                f"primary reviewers' observed scale, as if they were perfect; "
+                + _verdict_test(r)
+                + " `harness power --simulate` simulates the full design."
             ),
         ),
     ]
+
+
+def _verdict_test(r: AnalysisResult) -> str:
+    """Which test the verdict uses, and where its own numbers are: the Power section's and the
+    verdict's topic counts differ because they are about different tests."""
+    if r.verdict.basis == "adjudicated":
+        return (
+            "the verdict uses the prediction-powered test (PPI++) on the adjudicated scale "
+            "(section Adjudicated scale), whose power depends on the adjudicated sample and the "
+            "primary reviewers' accuracy on the real items: `harness power --adjudicated SHARE` "
+            "gives that design's power and the topics it needs."
+        )
+    return (
+        "they are upper bounds for the tests the provisional verdict uses, which correct for "
+        "the reviewers' accuracy on controls: reviewers with J below 1 shrink a true difference "
+        "to J times its size, and `refuted` needs equivalence within the SESOI times the lower "
+        f"bound of J, at alpha/2, with the {r.plan['equivalence']['method']} test, so the "
+        "verdict needs more topics (see reviewer accuracy)."
+    )
 
 
 def _verification(r: AnalysisResult) -> list[Block]:
