@@ -165,6 +165,24 @@
       c instanceof Node ? el("td", null, c) : el("td", { text: text(c) }))));
     return el("table", null, el("thead", null, head), el("tbody", null, ...body));
   }
+  // A note or prior-work field holding a JSON object or list (automated reviewers record their
+  // evidence so) reads as "key: value" lines; any other text is shown as written.
+  function inline(v) {
+    if (Array.isArray(v)) return v.map(inline).join("; ");
+    if (v && typeof v === "object") {
+      return Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + ": " + inline(x)).join(", ");
+    }
+    return text(v);
+  }
+  function readable(value) {
+    const s = text(value).trim();
+    let v = null;
+    if (/^[[{]/.test(s)) { try { v = JSON.parse(s); } catch (e) { v = null; } }
+    if (!v || typeof v !== "object") return text(value);
+    const lines = Array.isArray(v) ? v.map(inline)
+      : Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + ": " + inline(x));
+    return el("div", { class: "note", style: "white-space:pre-line", text: lines.join("\n") });
+  }
   function verdictSpan(v) { return el("span", { class: "verdict-" + v, text: v }); }
 
   function verdictSummary(list) {
@@ -282,7 +300,7 @@
       itemReviews[i].map((j, n) => {
         const r = reviews[j], who = reviewers[r[R.reviewer]] || [];
         return [text(who[V.reviewer_id]), text(who[V.kind]), verdictSpan(r[R.verdict]), r[R.confidence],
-          notes[n][0], notes[n][1]];
+          readable(notes[n][0]), readable(notes[n][1])];
       })));
     detail.push(el("h3", { id: "searches", text: "Searches (" + found.length + ")" }));
     found.forEach((s) => detail.push(searchBlock(s)));

@@ -177,3 +177,35 @@ def test_two_configurations_are_two_names_and_the_model_filter_selects_one(brows
     _select(browser, "f-list", "topics")
     assert browser.find_element("id", "count").text == "2 topics match"
     assert console_errors(browser) == []
+
+
+def test_json_notes_read_as_key_value_lines(browser, tmp_path):
+    """An automated reviewer's notes are a JSON object: shown as "key: value" lines, not raw JSON;
+    hostile text inside stays text."""
+    import json
+
+    study = build_records_study(tmp_path / "s")
+    note = {
+        "best_score": 0.3333,
+        "cited": {"id": "demo-51a", "database": "Demonstration corpus"},
+        "queries": ["spin glass memory", "</script><script>window.__pwned=1</script>"],
+    }
+    with Study.open(study) as s, s.transaction() as conn:
+        item = conn.execute(
+            "SELECT item_id FROM reviews WHERE reviewer_id = 'bot' ORDER BY item_id"
+        ).fetchone()[0]
+        conn.execute(
+            "UPDATE reviews SET notes = ?, prior_work = 'plain words {not json' "
+            "WHERE reviewer_id = 'bot' AND item_id = ?",
+            (json.dumps(note), item),
+        )
+    page = write_explorer(study, tmp_path / "page.html")
+    open_page(browser, page)
+    browser.execute_script("location.hash = arguments[0]", "item=" + item)
+    detail = wait_for_text(browser, "detail", "best score: 0.3333")
+    assert "cited: id: demo-51a, database: Demonstration corpus" in detail
+    assert "queries: spin glass memory; </script><script>" in detail
+    assert '"best_score"' not in detail and '{"' not in detail
+    assert "plain words {not json" in detail  # text that is not JSON is shown as written
+    assert browser.execute_script("return window.__pwned") is None
+    assert console_errors(browser) == []
