@@ -62,12 +62,15 @@ def analyse_adjudication(
     per_model = model_estimates(data, plan)
     result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
     result = result.model_copy(update={"models": _model_rows(per_model, plan)})
-    return Adjudicated(ppi, withheld, result, per_model, _ceiling(t))
+    return Adjudicated(ppi, withheld, result, per_model, _ceiling(t, plan.equivalence.sesoi))
 
 
-def _ceiling(t: Tiers) -> str | None:
-    """Adjudicators who gave every item they judged the same verdict have no spread to show a
-    difference with: their d_t are all 0, and a zero standard error would read as equivalence."""
+def _ceiling(t: Tiers, sesoi: float) -> str | None:
+    """Why the adjudicated scale cannot show that the conditions do not differ, if it cannot:
+    adjudicators who gave every item one verdict have no spread (their d_t are all 0, and a zero
+    standard error would read as equivalence); adjudicators who judge more than 1 - SESOI of the
+    single-field items novel leave no room for cross-field items to be judged novel more often
+    by the SESOI, so "no difference of interest" is a ceiling, not a finding."""
     table = t.adjudicated
     scores = table.item_score[table.item_eligible]
     if scores.size and np.all(scores == scores[0]):
@@ -75,6 +78,14 @@ def _ceiling(t: Tiers) -> str | None:
         return (
             f"the adjudicators judged every item {word}, so the adjudicated scale has no "
             "spread with which to show that the conditions do not differ"
+        )
+    single = table.p_single[t.labelled]
+    rate = float(np.mean(single)) if single.size else 0.0
+    if rate > 1 - sesoi:
+        return (
+            f"the adjudicators judged {rate:.1%} of single-field items novel, which leaves less "
+            f"room than the SESOI ({sesoi:g}) for cross-field items to be judged novel more "
+            "often: on this scale no difference is a ceiling, not a refutation"
         )
     return None
 

@@ -248,3 +248,13 @@ def test_a_refutation_where_novelty_is_rare_carries_a_caution(tmp_path, fast_pla
     assert result.adjudication.novel_rate < 0.1
     assert result.verdict.label == "refuted", result.verdict.reason
     assert "novelty is rare on the adjudicated scale" in result.verdict.qualifier
+
+
+def test_adjudicators_near_the_ceiling_cannot_refute(tmp_path, fast_plan):
+    """95% of single-field items judged novel: a +SESOI difference has no room on this scale."""
+    study, _ = _truthful_study(tmp_path, effect=0.0, base=0.95, drawn=100)
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.adjudication.p_tost < 0.05  # the equivalence test alone would refute
+    assert result.verdict.label == "inconclusive"
+    assert "single-field items novel" in result.verdict.reason
+    assert "ceiling" in result.verdict.reason
