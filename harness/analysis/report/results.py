@@ -392,7 +392,8 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
     pw = r.power
     if pw.power_at_sesoi is not None:
         lines.append(
-            f"  Power at the SESOI with {pw.n_topics} topics: {fmt(pw.power_at_sesoi, 2)};"
+            f"  Power at the SESOI with {pw.n_topics} topics (paired t-test on the primary "
+            f"reviewers' scale, as if they were perfect): {fmt(pw.power_at_sesoi, 2)};"
             f" topics needed for {pw.target:.0%}: {pw.topics_needed}"
         )
     lines.append(RULE)
