@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._next import echo_next
 from harness.cli._params import check_positive
 
 PLAN_HELP = (
@@ -57,6 +58,7 @@ def prereg(
     from harness.analysis import prereg as run
 
     typer.echo(run(study, plan).summary())
+    echo_next(study)
 
 
 @app.command()

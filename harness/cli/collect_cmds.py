@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._next import echo_next
 from harness.cli._params import check_positive
 
 
@@ -146,3 +147,4 @@ def collect(
             err=True,
         )
         raise typer.Exit(1)
+    echo_next(study)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._next import echo_next
 
 
 @app.command()
@@ -55,3 +56,4 @@ def generate(
         subset_seed=subset_seed,
     )
     print_audit(audit, study)
+    echo_next(study)

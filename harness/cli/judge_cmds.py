@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._next import echo_next
 from harness.cli._params import check_cutoff
 
 
@@ -113,8 +114,9 @@ def judge(
     after_unblinding: bool = typer.Option(
         False,
         "--after-unblinding",
-        help="--import: store reviews that come in after `harness analyze` unblinded the study "
-        "(refused without it) as post-unblinding reviews: counted in the report, never analysed.",
+        help="--import, --auto: store reviews that come in after `harness analyze` unblinded "
+        "the study (refused without it) as post-unblinding reviews: counted in the report, never "
+        "analysed.",
     ),
     source: list[str] | None = typer.Option(
         None, "--source", help="--auto: literature source (repeatable; default: local corpus)."
@@ -203,7 +205,9 @@ def judge(
             )
         _calibrate(study, source, cutoff, max_queries, _auto_backend(backend, model), server)
     else:
-        _auto(study, source, threshold, cutoff, max_queries, _auto_backend(backend, model), server)
+        auto_backend = _auto_backend(backend, model)
+        _auto(study, source, threshold, cutoff, max_queries, auto_backend, server, after_unblinding)
+    echo_next(study)
 
 
 def _auto_backend(backend: str | None, model: str | None) -> str | None:
@@ -293,10 +297,11 @@ def _auto(
     max_queries: int,
     backend: str | None,
     server: dict[str, Any],
+    after_unblinding: bool = False,
 ) -> None:
     from harness.errors import PartialWork
     from harness.judge.auto_settings import check_auto_settings, check_reviewer_models
-    from harness.judge.automated import run_automated, unfinished
+    from harness.judge.automated import refuse_after_unblinding, run_automated, unfinished
     from harness.study.store import Study
 
     # refused here, before the study is opened, locked or its manifest written
@@ -305,6 +310,7 @@ def _auto(
     )
     check_reviewer_models(study, backend)
     with Study.open(study) as opened:
+        refuse_after_unblinding(opened, after_unblinding)  # before the lock is taken
         frame = run_automated(
             opened,
             sources=sources or None,
@@ -312,6 +318,7 @@ def _auto(
             cutoff=cutoff,
             max_queries=max_queries,
             backend=backend,
+            after_unblinding=after_unblinding,
             **server,
         )
     typer.echo(frame.to_string(index=False))

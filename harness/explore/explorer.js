@@ -371,7 +371,8 @@
       options($("f-model"), models.map((m, n) => [n, m]));
     } else {
       banner.textContent = "Blinded: only what reviewers saw (items, reviews, searches). Topics, prompts, "
-        + "conditions and models appear after `harness analyze` has unblinded the study.";
+        + "conditions and models appear once every assigned review is in and `harness analyze` "
+        + "has unblinded the study (`harness status` says what is outstanding).";
     }
     options($("f-reviewer"), reviewers.map((r, n) => [n, r[V.reviewer_id] + " (" + r[V.kind]
       + (r[V.role] === "adjudicator" ? ", adjudicator" : "") + ")"]));

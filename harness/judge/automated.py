@@ -44,8 +44,12 @@ def run_automated(
     progress: Progress | None = None,
     base_url: str | None = None,
     concurrency: int | None = None,
+    after_unblinding: bool = False,
 ) -> pd.DataFrame:
     """Review every pending assignment of every automated reviewer; one row per reviewer.
+
+    After `analyze` unblinded the study, new reviews are refused unless `after_unblinding`:
+    they are then stored as post-unblinding reviews, which the analysis never reads.
 
     `sources`: source specs for `harness.literature.open_source` (default `["local"]`, the
     demonstration corpus); `threshold`: match score for `published` of the retrieval reviewers,
@@ -61,6 +65,7 @@ def run_automated(
     from harness.judge.calibration import settle
     from harness.study.scrub import scrub
 
+    refuse_after_unblinding(study, after_unblinding)
     run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, threshold)
     rows = []
     try:
@@ -114,6 +119,28 @@ def run_automated(
         "failed",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def refuse_after_unblinding(study: Study, allowed: bool) -> None:
+    """Reviews made after the unblinding cannot enter the preregistered analysis: refused
+    before any search runs, unless asked for (they are then stored marked)."""
+    from harness.study.tables.assignments import pending_assignments
+    from harness.study.tables.reviewers import automated_reviewers
+    from harness.study.unblinding import unblinded_at
+
+    when = unblinded_at(study)
+    if when is None or allowed:
+        return
+    pending = sum(
+        len(pending_assignments(study, r.reviewer_id)) for r in automated_reviewers(study)
+    )
+    if pending:
+        raise HarnessError(
+            f"the study was unblinded {when}: {pending} automated review(s) made now cannot enter "
+            "the preregistered analysis; rerun with --after-unblinding to store them as "
+            "post-unblinding reviews (counted in the report, never analysed)",
+            file=study.path,
+        )
 
 
 def unfinished(frame: pd.DataFrame) -> str | None:

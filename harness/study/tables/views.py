@@ -272,7 +272,8 @@ EXPORT_VIEWS: dict[str, ExportView] = {
     ),
     "judgments": ExportView(
         "SELECT r.item_id, r.reviewer_id, v.kind AS reviewer_kind, v.method AS "
-        f"reviewer_method, r.verdict, r.confidence, r.created_at {_REVIEWS}",
+        f"reviewer_method, v.role AS reviewer_role, r.verdict, r.confidence, r.created_at, "
+        f"r.after_unblinding {_REVIEWS}",
         "x.item_id, x.reviewer_id",
         True,
     ),
@@ -283,7 +284,7 @@ EXPORT_VIEWS: dict[str, ExportView] = {
         "c.source, c.topic_id, c.statement, r.reviewer_id, v.kind AS reviewer_kind, "
         "v.method AS reviewer_method, v.role AS reviewer_role, r.verdict, r.confidence, "
         "CASE WHEN r.verdict IS NULL THEN NULL ELSE r.verdict = c.expected END AS correct, "
-        "r.created_at FROM controls c LEFT JOIN items i ON i.control_id = c.control_id "
+        "r.created_at, r.after_unblinding FROM controls c LEFT JOIN items i ON i.control_id = c.control_id "
         "LEFT JOIN reviews r ON r.item_id = i.item_id "
         "LEFT JOIN reviewers v ON v.reviewer_id = r.reviewer_id",
         "x.control_id, x.reviewer_id",

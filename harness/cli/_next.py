@@ -1,0 +1,14 @@
+"""The line every stage ends with: which command comes next and why (`harness.status.next_step`,
+the same line `harness status` prints), so a researcher never has to guess the study's order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def echo_next(study: Path) -> None:
+    from harness.status import next_step
+
+    typer.echo(next_step(study))
