@@ -27,12 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests import chaos  # noqa: E402
 from tests.collection.conftest import make_study  # noqa: E402
-from tests.judge.test_sheets_hostile import zip_bomb  # noqa: E402
+from tests.judge.packets.test_packets_hostile import zip_bomb  # noqa: E402
 
 READ = """
 import resource, sys
 from pathlib import Path
-from harness.judge.sheets_read import read_xlsx
+from harness.judge.packets.packet_read import read_xlsx
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 source = read_xlsx(Path(sys.argv[1]))
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

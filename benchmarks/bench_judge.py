@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.judge.items import create_items, make_items  # noqa: E402
-from harness.judge.leak import classifier_audit  # noqa: E402
-from harness.judge.roster import Reviewer, Roster  # noqa: E402
-from harness.judge.routing import plan_routing, route  # noqa: E402
-from harness.judge.sheets_in import import_reviews  # noqa: E402
-from harness.judge.sheets_out import write_packets  # noqa: E402
+from harness.judge.blinding.blinded_items import create_items, make_items  # noqa: E402
+from harness.judge.blinding.leak_audit import classifier_audit  # noqa: E402
+from harness.judge.packets.packet_import import import_reviews  # noqa: E402
+from harness.judge.packets.packet_write import write_packets  # noqa: E402
+from harness.judge.routing.roster import Reviewer, Roster  # noqa: E402
+from harness.judge.routing.route_items import plan_routing, route  # noqa: E402
 from tests.judge.conftest import FIELDS, fill_study  # noqa: E402
 from tests.judge.fakes import fill_workbook  # noqa: E402
 

@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.judge.automated import calibrate_automated, run_automated
-from harness.judge.calibration import DEFAULTS, plan_unsure, stored_rule
-from harness.judge.youden import Observation, accuracy
+from harness.judge.automated.auto_calibration import DEFAULTS, plan_unsure, stored_rule
+from harness.judge.automated.auto_review import calibrate_automated, run_automated
+from harness.judge.automated.youden import Observation, accuracy
 from harness.materials.bank import load_topic_bank
 from harness.study.store import Study
 

@@ -2,7 +2,7 @@
 
 The public Python API. Each stage is a function named after its CLI command, defined in a module
 named for what it does (`generate` in `harness.generation`, `collect` in `harness.collection`,
-`blind` in `harness.judge.blinding`, `run_probe` in `harness.probing`, `analyze` in
+`blind` in `harness.judge.blinding.blind_stage`, `run_probe` in `harness.probing`, `analyze` in
 `harness.analysis.run`). The modules this file imports keep heavy libraries (numpy, pandas, torch,
 ...) inside the functions that use them, so `import harness` and `harness --help` stay fast; ruff's
 banned-module-level-imports rule (pyproject.toml) keeps it so.
@@ -21,9 +21,9 @@ from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.export import export_prompts, export_table, read_table
 from harness.generation import generate
-from harness.judge.automated import calibrate_automated, run_automated
-from harness.judge.blinding import blind
-from harness.judge.sheets_in import import_reviews
+from harness.judge.automated.auto_review import calibrate_automated, run_automated
+from harness.judge.blinding.blind_stage import blind
+from harness.judge.packets.packet_import import import_reviews
 from harness.literature import search
 from harness.materials.bank import load_topic_bank
 from harness.probing import run_probe

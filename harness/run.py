@@ -75,14 +75,14 @@ def check_run_settings(
     **_: Any,
 ) -> None:
     """Refuse a bad model, roster, topic bank, plan or cut-off before anything is written."""
-    from harness.judge.cutoff import normalise_cutoff
+    from harness.judge.blinding.cutoff import normalise_cutoff
     from harness.models.providers import resolve_model
 
     for text in ([model] if model else []) + list(models or []):
         resolve_model(text)
     normalise_cutoff(cutoff)
     if reviewers is not None:
-        from harness.judge.roster import load_roster
+        from harness.judge.routing.roster import load_roster
 
         load_roster(reviewers)
     if plan is not None:
@@ -295,8 +295,8 @@ def _blind(
     cutoff: str | None,
     controls: bool,
 ) -> str:
-    from harness.judge.blinding import blind
-    from harness.judge.roster import demo_roster_path
+    from harness.judge.blinding.blind_stage import blind
+    from harness.judge.routing.roster import demo_roster_path
     from harness.models import open_backend
 
     result = blind(
@@ -325,7 +325,7 @@ def _prereg(folder: Path, plan: Path | None) -> str:
 
 def _auto(folder: Path) -> str:
     from harness.errors import PartialWork
-    from harness.judge.automated import run_automated, unfinished
+    from harness.judge.automated.auto_review import run_automated, unfinished
 
     with Study.open(folder) as s:
         table = run_automated(s)

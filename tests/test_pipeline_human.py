@@ -146,7 +146,7 @@ def test_a_pilot_study_with_human_reviewers_from_generate_to_status(tmp_path, mo
     roster = tmp_path / "roster.yaml"
     roster.write_text(ROSTER, encoding="utf-8")
     # Without control items: this test checks the real items' numbers end to end (controls are
-    # tested in tests/judge/test_controls.py), and no model runs in the blind stage.
+    # tested in tests/judge/controls/test_control_sources.py), and no model runs in the blind stage.
     blind = [
         "judge",
         "--blind",

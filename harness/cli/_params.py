@@ -11,7 +11,7 @@ def check_cutoff(value: str | None) -> str | None:
     """`--cutoff`: YYYY-MM-DD or YYYY (a real date); the text is passed on unchanged."""
     if value is None:
         return None
-    from harness.judge.cutoff import normalise_cutoff
+    from harness.judge.blinding.cutoff import normalise_cutoff
 
     try:
         normalise_cutoff(value)

@@ -237,7 +237,7 @@ def _blind(
     distinct: bool,
     options: dict[str, Any],
 ) -> None:
-    from harness.judge.blinding import blind
+    from harness.judge.blinding.blind_stage import blind
     from harness.models.providers import model_flags
 
     spec = model_flags(model, backend)  # the one resolver: provider strings, older spellings
@@ -260,7 +260,7 @@ def _blind(
 
 
 def _import(study: Path, files: list[Path], replace: bool, after_unblinding: bool) -> None:
-    from harness.judge.sheets_in import ImportProblems, import_reviews
+    from harness.judge.packets.packet_import import ImportProblems, import_reviews
     from harness.study.store import Study
 
     with Study.open(study) as opened:
@@ -276,7 +276,7 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
 
 
 def _status(study: Path) -> None:
-    from harness.judge.status import adjudication_summary, review_status, status_summary
+    from harness.judge.review_status import adjudication_summary, review_status, status_summary
     from harness.study.store import Study
 
     with Study.open(study) as opened:
@@ -300,8 +300,12 @@ def _auto(
     after_unblinding: bool = False,
 ) -> None:
     from harness.errors import PartialWork
-    from harness.judge.auto_settings import check_auto_settings, check_reviewer_models
-    from harness.judge.automated import refuse_after_unblinding, run_automated, unfinished
+    from harness.judge.automated.auto_review import (
+        refuse_after_unblinding,
+        run_automated,
+        unfinished,
+    )
+    from harness.judge.automated.auto_settings import check_auto_settings, check_reviewer_models
     from harness.study.store import Study
 
     # refused here, before the study is opened, locked or its manifest written
@@ -335,8 +339,8 @@ def _calibrate(
     server: dict[str, Any],
 ) -> None:
     from harness.errors import PartialWork
-    from harness.judge.auto_settings import check_auto_settings, check_reviewer_models
-    from harness.judge.automated import calibrate_automated
+    from harness.judge.automated.auto_review import calibrate_automated
+    from harness.judge.automated.auto_settings import check_auto_settings, check_reviewer_models
     from harness.study.store import Study
 
     check_auto_settings(backend=backend, sources=sources, max_queries=max_queries, **server)

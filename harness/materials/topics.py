@@ -23,7 +23,7 @@ class KnownLink(BaseModel):
     venue: str | None = None
     summary: str = Field(min_length=3)
     # the two concepts the work combined (field A's then field B's for `known_links`), stated in
-    # its title or summary: the planted pair of its control item (harness/judge/controls.py)
+    # its title or summary: the planted pair of its control item (harness/judge/controls/control_sources.py)
     concepts: list[str] | None = None
 
     @field_validator("concepts")

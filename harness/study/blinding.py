@@ -3,7 +3,7 @@ SHA-256 commitment.
 
 It lives in `study/` because both `judge` (which makes it) and `analyze` (which checks it before
 unblinding) need the same canonical form, and stages must not import each other. The stage
-that makes items and packets and writes the commitment is `harness.judge.blinding.blind`.
+that makes items and packets and writes the commitment is `harness.judge.blinding.blind_stage.blind`.
 """
 
 from __future__ import annotations

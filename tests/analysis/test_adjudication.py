@@ -195,7 +195,7 @@ def test_per_model_plan_tests_each_model_on_the_adjudicated_scale(tmp_path, fast
 
 
 def test_status_shows_accuracy_on_real_items_after_unblinding(tmp_path, fast_plan):
-    from harness.judge.status import review_status
+    from harness.judge.review_status import review_status
     from harness.study.store import Study
 
     study, _ = _truthful_study(tmp_path, effect=0.0, primary=lambda truth, c, rng: truth)

@@ -9,7 +9,7 @@ import openpyxl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.judge.sheets_format import clean_text
+from harness.judge.packets.packet_format import clean_text
 from harness.study import Study
 from harness.study.text import storable
 from tests.collection.test_collect import run

@@ -166,7 +166,7 @@ ROSTER = """reviewers:
 
 @pytest.fixture(scope="session")
 def blinded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from harness.judge.blinding import blind
+    from harness.judge.blinding.blind_stage import blind
     from tests.judge.fakes import ScriptedBackend
 
     root = tmp_path_factory.mktemp("blinded")

@@ -79,7 +79,7 @@ def model_reply(prompt: str) -> str:
 
 
 def model_under_test(study: Study, run: object) -> ScriptedBackend:
-    """Replaces `harness.judge.controls.open_model`: the study's model, faked."""
+    """Replaces `harness.judge.controls.control_sources.open_model`: the study's model, faked."""
     return ScriptedBackend(model=getattr(run, "key", "model"), answer=model_reply)
 
 
@@ -87,7 +87,7 @@ def answer(prompt: str) -> str:
     """A reply that depends on the prompt's words only (never on what kind of item it is);
     extraction keeps the idea's first sentence."""
     if prompt.startswith("Here is a research idea."):
-        from harness.judge.controls import first_sentence
+        from harness.judge.controls.control_sources import first_sentence
 
         return first_sentence(prompt.split("\n\n")[1])
     words = re.findall(r"[a-z]{4,}", prompt.lower())
@@ -113,7 +113,7 @@ def small_plan(folder: Path) -> Path:
 
 def make_controlled(root: Path) -> Path:
     """The study folder, blinded with controls (seed 5)."""
-    from harness.judge.blinding import blind
+    from harness.judge.blinding.blind_stage import blind
 
     study = fill_study(root / "study", n_topics=N_TOPICS)
     with study.transaction() as conn:
@@ -128,7 +128,7 @@ def make_controlled(root: Path) -> Path:
     import pytest
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("harness.judge.controls.open_model", model_under_test)
+        patch.setattr("harness.judge.controls.control_sources.open_model", model_under_test)
         blind(
             root / "study",
             reviewers=root / "roster.yaml",

@@ -63,7 +63,7 @@ def search(n: int, item_id: str) -> dict[str, Any]:
 def build_study(path: Path) -> Any:
     """Two topics (six items, one with text long enough for continuation rows, some that look
     like formulas), blinded to the single human reviewer `ann`."""
-    from harness.judge.blinding import blind
+    from harness.judge.blinding.blind_stage import blind
     from harness.study.store import Study
     from tests.judge.conftest import SPECIAL, fill_study
     from tests.judge.fakes import ScriptedBackend

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.errors import HarnessError
-from harness.judge.automated import run_automated
+from harness.judge.automated.auto_review import run_automated
 from tests.literature.conftest import CORPUS, write_jsonl
 from tests.literature.study import HIDDEN_WORDS, ITEMS, build_study
 
@@ -177,7 +177,7 @@ def test_calibration_reviews_of_unassigned_controls_leave_no_work_pending():
     unassigned): more reviews than assignments is finished work, not a negative shortfall."""
     import pandas as pd
 
-    from harness.judge.automated import unfinished
+    from harness.judge.automated.auto_review import unfinished
 
     done = pd.DataFrame(
         {"reviewer_id": ["adj", "prim"], "assigned": [6, 10], "reviewed": [9, 10]}

@@ -124,14 +124,14 @@ def test_no_valid_reply_after_a_reminder_is_unsure(local):
 
 
 def test_llm_reviewer_runs_through_run_automated(tmp_path, monkeypatch):
-    from harness.judge import automated
+    from harness.judge.automated import auto_review
     from tests.literature.study import build_study
 
     corpus = write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS])
     script = Replies(*["SEARCH: sediment transport", "VERDICT: published [1]"] * 6)
     monkeypatch.setattr("harness.models.open_backend", lambda *a, **kw: script)
     study = build_study(tmp_path / "s", [("bot", "llm:openai/scripted-reviewer")])
-    summary = automated.run_automated(study, sources=[f"local:{corpus}"])
+    summary = auto_review.run_automated(study, sources=[f"local:{corpus}"])
     assert summary.loc[0, "reviewed"] == 6 and summary.loc[0, "published"] == 6
     first_prompt = script.conversations[0][1]["content"]
     assert "Core combination: Combines predictive coding" in first_prompt
@@ -143,7 +143,7 @@ def test_llm_reviewer_runs_through_run_automated(tmp_path, monkeypatch):
 def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
     """`base_url` and `concurrency` reach the openai backend of `llm:MODEL` reviewers."""
     import harness.models
-    from harness.judge.automated import run_automated
+    from harness.judge.automated.auto_review import run_automated
     from harness.study.manifest import load_manifest
     from tests.literature.study import build_study
     from tests.servers.openai_server import OpenAIServer
@@ -176,7 +176,7 @@ def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_embedded_model_reviews_end_to_end(tmp_path):
-    from harness.judge.automated import run_automated
+    from harness.judge.automated.auto_review import run_automated
     from tests.literature.study import build_study
 
     corpus = write_jsonl(tmp_path / "w.jsonl", [dict(r) for r in CORPUS])

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.judge.controls import BANK_LISTS, planted_pair, states_concept
+from harness.judge.controls.control_sources import BANK_LISTS, planted_pair, states_concept
 from harness.materials.bank import load_topic_bank
 from harness.study.tables.controls import TopicSlots
 

@@ -60,7 +60,7 @@ def test_one_model_has_no_section(tmp_path, fast_plan):
 @pytest.fixture()
 def two_configurations(tmp_path):
     """Two sampling configurations of the embedded model, with the models leak audit recorded."""
-    from harness.judge.leak_models import model_audit
+    from harness.judge.blinding.leak_models import model_audit
     from harness.study.manifest import record_section
 
     folder = write_simulated_study(

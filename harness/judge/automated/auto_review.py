@@ -1,0 +1,585 @@
+"""Automated reviewers on their assigned blinded items: `harness judge --auto`.
+
+Reads only what a reviewer may see (items.display_text and items.core_combination; never
+prompts, topics or conditions), and writes each item's review (source='automated') together
+with its search records in one transaction, so an interrupted run resumes where it stopped.
+Each reviewer decides by the rule `auto_calibration.py` settles (calibrated on the calibration-split
+controls, fixed by the user, or the default), before any other item is reviewed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import HarnessError
+from harness.study.clock import utc_now
+from harness.study.lock import writes_study
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    import pandas as pd
+
+    from harness.literature.base import Source
+    from harness.literature.reviewers import Decision
+    from harness.models.providers import ModelSpec
+    from harness.study.store import Study
+    from harness.study.tables.searches import NewSearch
+
+SOURCE = "automated"
+Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
+
+
+@writes_study
+def run_automated(
+    study: Study,
+    *,
+    sources: list[str] | None = None,
+    threshold: float | None = None,
+    cutoff: str | None = None,
+    max_queries: int = 3,
+    backend: str | None = None,
+    progress: Progress | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
+    after_unblinding: bool = False,
+) -> pd.DataFrame:
+    """Review every pending assignment of every automated reviewer; one row per reviewer.
+
+    After `analyze` unblinded the study, new reviews are refused unless `after_unblinding`:
+    they are then stored as post-unblinding reviews, which the analysis never reads.
+
+    `sources`: source specs for `harness.literature.open_source` (default `["local"]`, the
+    demonstration corpus); `threshold`: match score for `published` of the retrieval reviewers,
+    fixed by the user instead of calibrated; `cutoff`: publication-date cut-off (YYYY-MM-DD or
+    YYYY), by default the one `judge --blind` stored, and refused if it differs from it;
+    `backend`: model backend for `llm:MODEL` reviewers, with `base_url` and `concurrency` for
+    the `openai` backend. Each reviewer's decision rule is settled first (`calibration.settle`):
+    calibrated on the calibration-split controls when the study has them and the reviewer is
+    not calibrated yet, else the stored one, else the documented default ("uncalibrated").
+    """
+    import pandas as pd
+
+    from harness.judge.automated.auto_calibration import settle
+    from harness.study.scrub import scrub
+
+    refuse_after_unblinding(study, after_unblinding)
+    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, threshold)
+    rows = []
+    try:
+        run.check_locked(threshold)
+        run.prepare()
+        rules, failures = {}, {}
+        for reviewer_id, method, make in run.makers:
+            try:
+                rules[reviewer_id], _ = settle(
+                    study,
+                    reviewer_id,
+                    method,
+                    make,
+                    run.settings(method),
+                    threshold=threshold,
+                    progress=progress,
+                )
+            except HarnessError as error:  # a server or source failed while calibrating
+                failures[reviewer_id] = scrub(str(error))
+        _record_run(study, run, rules)
+        for reviewer_id, method, make in run.makers:
+            rule = rules.get(reviewer_id)
+            new = 0
+            if rule is not None:
+                try:
+                    new = _review_pending(study, reviewer_id, make, rule.threshold, progress)
+                except _Stopped as stop:
+                    new, failures[reviewer_id] = stop.done, stop.reason
+            rows.append(
+                {
+                    **_summary(study, reviewer_id, method, new),
+                    "rule": rule.status if rule else None,
+                    "threshold": rule.threshold if rule else None,
+                    "failed": failures.get(reviewer_id, ""),
+                }
+            )
+    finally:
+        run.close()
+    columns = [
+        "reviewer_id",
+        "method",
+        "rule",
+        "threshold",
+        "assigned",
+        "reviewed",
+        "pending",
+        "new",
+        "published",
+        "not_published",
+        "unsure",
+        "failed",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def refuse_after_unblinding(study: Study, allowed: bool) -> None:
+    """Reviews made after the unblinding cannot enter the preregistered analysis: refused
+    before any search runs, unless asked for (they are then stored marked)."""
+    from harness.study.tables.assignments import pending_assignments
+    from harness.study.tables.reviewers import automated_reviewers
+    from harness.study.unblinding import unblinded_at
+
+    when = unblinded_at(study)
+    if when is None or allowed:
+        return
+    pending = sum(
+        len(pending_assignments(study, r.reviewer_id)) for r in automated_reviewers(study)
+    )
+    if pending:
+        raise HarnessError(
+            f"the study was unblinded {when}: {pending} automated review(s) made now cannot enter "
+            "the preregistered analysis; rerun with --after-unblinding to store them as "
+            "post-unblinding reviews (counted in the report, never analysed)",
+            file=study.path,
+        )
+
+
+def unfinished(frame: pd.DataFrame) -> str | None:
+    """The summary line of a `run_automated` frame whose reviewers left work, else None."""
+    if frame.empty:
+        return None
+    left = int(frame["pending"].sum())
+    failed = frame[frame["failed"] != ""]
+    if not left and failed.empty:
+        return None
+    first = (
+        f"; {failed.iloc[0]['reviewer_id']}: {failed.iloc[0]['failed']}" if not failed.empty else ""
+    )
+    return (
+        f"{left} of {int(frame['assigned'].sum())} assigned items are not reviewed yet, "
+        f"{len(failed)} reviewer(s) stopped by a failure{first}; finished reviews are "
+        "kept, rerun to resume"
+    )
+
+
+@writes_study
+def calibrate_automated(
+    study: Study,
+    *,
+    sources: list[str] | None = None,
+    cutoff: str | None = None,
+    max_queries: int = 3,
+    backend: str | None = None,
+    progress: Progress | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Calibrate every automated reviewer whose rule is not locked (`judge --calibrate`).
+
+    Returns one row per reviewer (rule, threshold, default, J and its parts on the calibration
+    split) and one line per reviewer saying what was done (or that its rule is locked).
+    """
+    import pandas as pd
+
+    from harness.judge.automated.auto_calibration import settle
+    from harness.study.manifest import record_command
+    from harness.study.scrub import scrub
+
+    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, None)
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
+    try:
+        run.check_locked(None)
+        run.prepare()
+        record_command(study.path, "judge --calibrate", run.provenance())
+        for reviewer_id, method, make in run.makers:
+            try:
+                rule, said = settle(
+                    study,
+                    reviewer_id,
+                    method,
+                    make,
+                    run.settings(method),
+                    recalibrate=True,
+                    progress=progress,
+                )
+            except HarnessError as error:  # a server or source failed: nothing stored for it
+                lines.append(f"{reviewer_id}: calibration failed: {scrub(str(error))}")
+                rows.append({"reviewer_id": reviewer_id, "method": method, "rule": "failed"})
+                continue
+            lines.append(said or rule.describe())
+            rows.append(
+                {
+                    "reviewer_id": reviewer_id,
+                    "method": method,
+                    "rule": rule.status,
+                    "threshold": rule.threshold,
+                    "default": rule.default_threshold,
+                    "youden": rule.youden,
+                    "sensitivity": rule.sensitivity,
+                    "specificity": rule.specificity,
+                    "youden_default": rule.youden_default,
+                    "n_published": rule.n_published,
+                    "n_not_published": rule.n_not_published,
+                }
+            )
+    finally:
+        run.close()
+    return pd.DataFrame(rows), lines
+
+
+class _Run:
+    """What one run of the automated reviewers shares: cut-off, sources, reviewers."""
+
+    def __init__(
+        self,
+        study: Study,
+        sources: list[str] | None,
+        cutoff: str | None,
+        max_queries: int,
+        backend: str | None,
+        base_url: str | None,
+        concurrency: int | None,
+        threshold: float | None,
+    ) -> None:
+        from harness.judge.automated.auto_settings import check_auto_settings
+        from harness.judge.automated.server_options import backend_options
+        from harness.judge.blinding.cutoff import settle_cutoff
+        from harness.judge.routing.roster import reviewer_model
+        from harness.study.tables.reviewers import automated_reviewers
+
+        check_auto_settings(
+            backend=backend,
+            base_url=base_url,
+            concurrency=concurrency,
+            sources=sources,
+            threshold=threshold,
+            max_queries=max_queries,
+        )
+        self.study = study
+        self.cutoff = settle_cutoff(study, cutoff)
+        self.options = backend_options(
+            _options_backend(backend), base_url=base_url, concurrency=concurrency
+        )
+        self.max_queries, self.backend = max_queries, backend
+        self.reviewers = automated_reviewers(study)
+        # every llm: reviewer's model, resolved before anything opens or is stored
+        self.models = {
+            r.method or "": reviewer_model(r.reviewer_id, r.method or "", backend)
+            for r in self.reviewers
+            if (r.method or "").startswith("llm:")
+        }
+        if self.options and not any(m.backend == "openai" for m in self.models.values()):
+            flag = "--" + next(iter(self.options)).replace("_", "-")
+            raise HarnessError(
+                f"{flag} applies to OpenAI-compatible models only, and no llm: reviewer of the "
+                "roster names one (e.g. method: llm:vllm/NAME)",
+                column=flag,
+            )
+        self.pool = _SourcePool(sources or ["local"])
+        self.makers = [
+            (
+                r.reviewer_id,
+                r.method or "",
+                _once(
+                    _reviewer_factory(
+                        r.reviewer_id,
+                        r.method,
+                        self.pool,
+                        cutoff=self.cutoff,
+                        max_queries=max_queries,
+                        model=self.models.get(r.method or ""),
+                        options=self.options,
+                    )
+                ),
+            )
+            for r in self.reviewers
+        ]
+
+    def settings(self, method: str) -> dict[str, Any]:
+        """What a reviewer's scores depend on besides the item: part of its locked rule."""
+        return {
+            "sources": self.pool.specs,
+            "max_queries": self.max_queries,
+            "cutoff": self.cutoff,
+            "backend": self.models[method].backend if method in self.models else None,
+        }
+
+    def check_locked(self, threshold: float | None) -> None:
+        from harness.judge.automated.auto_calibration import check_locked
+
+        for reviewer_id, method, _ in self.makers:
+            check_locked(self.study, reviewer_id, method, self.settings(method), threshold)
+
+    def provenance(self) -> dict[str, Any]:
+        from harness.judge.automated.server_options import public_options
+
+        return {
+            "sources": self.pool.specs,
+            "cutoff": self.cutoff,
+            "max_queries": self.max_queries,
+            "backend": self.backend,
+            **public_options(self.options),
+        }
+
+    def prepare(self) -> None:
+        """Build every reviewer that has work, before anything is stored: a missing key, an
+        unreachable corpus or a refused server URL stops the run while the study is untouched."""
+        from harness.study.tables.assignments import pending_assignments
+
+        for reviewer_id, _, make in self.makers:
+            if pending_assignments(self.study, reviewer_id):
+                make()
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+    """`make` called at most once (calibration and review share one reviewer)."""
+    built: list[Any] = []
+
+    def get() -> Any:
+        if not built:
+            built.append(make())
+        return built[0]
+
+    return get
+
+
+def _record_run(study: Study, run: _Run, rules: dict[str, Any]) -> None:
+    """Provenance in the manifest: sources, rules, cut-off and query budget of this run."""
+    from harness.study.manifest import record_command
+
+    record_command(
+        study.path,
+        "judge --auto",
+        {
+            **run.provenance(),
+            "reviewers": [
+                {
+                    "id": r.reviewer_id,
+                    "method": r.method,
+                    "threshold": rules[r.reviewer_id].threshold,
+                    "rule": rules[r.reviewer_id].status,
+                }
+                for r in run.reviewers
+            ],
+        },
+    )
+
+
+class _SourcePool:
+    """Sources opened once per run (the BM25 index and embedding model load once)."""
+
+    def __init__(self, specs: list[str]) -> None:
+        self.specs = specs
+        self._open: dict[tuple[str, bool], Source] = {}
+
+    def get(self, dense: bool) -> list[Source]:
+        from harness.literature import open_source
+
+        out = []
+        for spec in self.specs:
+            key = (spec, dense and spec.split(":")[0].strip().lower() == "local")
+            if key not in self._open:
+                self._open[key] = open_source(spec, **({"dense": True} if key[1] else {}))
+            out.append(self._open[key])
+        return out
+
+    def close(self) -> None:
+        for source in self._open.values():
+            source.close()
+
+
+def _options_backend(backend: str | None) -> str:
+    """The backend whose server options `--base-url` and `--concurrency` are checked against:
+    without `--backend` they serve every OpenAI-compatible `llm:` reviewer."""
+    from harness.models.providers import BACKEND_OF
+
+    return "openai" if backend is None else BACKEND_OF.get(backend, backend)
+
+
+def _reviewer_factory(
+    reviewer_id: str,
+    method: str | None,
+    pool: _SourcePool,
+    *,
+    cutoff: str | None,
+    max_queries: int,
+    model: ModelSpec | None,
+    options: dict[str, Any],
+) -> Callable[[], Any]:
+    """A function that builds the reviewer on first use (nothing loads for finished reviewers).
+
+    It is built with the default threshold; the settled rule sets the one it reviews with.
+    """
+    from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
+
+    method = (method or "").strip()
+    if method in ("retrieval", "retrieval-dense"):
+        dense = method == "retrieval-dense"
+
+        def make() -> Any:
+            from harness.literature.reviewers import RetrievalReviewer
+
+            return RetrievalReviewer(
+                pool.get(dense),
+                threshold=DENSE_THRESHOLD if dense else LEXICAL_THRESHOLD,
+                dense=dense,
+                cutoff=cutoff,
+                max_queries=max_queries,
+            )
+
+        return make
+    if method.startswith("llm:") and model is not None:
+        spec = model
+
+        def make_llm() -> Any:
+            from harness.literature.llm_reviewer import LlmReviewer
+            from harness.models import open_spec
+
+            try:
+                opened = open_spec(spec, **(options if spec.backend == "openai" else {}))
+            except HarnessError as error:  # a missing model, key or server, named for its reviewer
+                raise type(error)(
+                    f"reviewer {reviewer_id!r} (method: {method}, model {spec.key}): "
+                    f"{error.message}",
+                    file=error.file,
+                    column=error.column,
+                ) from None
+            return LlmReviewer(opened, pool.get(False), cutoff=cutoff, max_queries=max_queries)
+
+        return make_llm
+    raise HarnessError(
+        f"reviewer {reviewer_id!r}: unknown automated method {method!r} "
+        "(use retrieval, retrieval-dense or llm:MODEL)",
+        column="method",
+    )
+
+
+def item_text(display_text: str, core: str | None, *, for_model: bool) -> str:
+    """What an automated reviewer reads: the core combination (else the text), nothing else."""
+    core = (core or "").strip()
+    if not for_model:
+        return core or display_text
+    return f"Core combination: {core}\n\n{display_text}" if core else display_text
+
+
+def _review_pending(
+    study: Study,
+    reviewer_id: str,
+    make: Callable[[], Any],
+    threshold: float,
+    progress: Progress | None,
+) -> int:
+    from harness.progress import counted
+    from harness.study.tables.assignments import pending_assignments
+
+    pending = pending_assignments(study, reviewer_id)
+    if not pending:
+        return 0
+    reviewer = make()
+    reviewer.threshold = threshold  # the settled decision rule
+    for_model = bool(getattr(reviewer, "reads_full_text", False))
+    with counted(f"automated reviews by {reviewer_id}", len(pending)) as advance:
+        for done, row in enumerate(pending, start=1):
+            text = item_text(row.display_text, row.core_combination, for_model=for_model)
+            try:
+                decision = reviewer.review(text)
+            except HarnessError as error:  # the server or a source failed: the rest stays
+                raise _Stopped(done - 1, str(error)) from None
+            _write(study, row.item_id, reviewer_id, decision)
+            advance(done)
+            if progress is not None:
+                progress(reviewer_id, done, len(pending))
+    return len(pending)
+
+
+class _Stopped(Exception):
+    """A reviewer stopped by a failure after `done` reviews."""
+
+    def __init__(self, done: int, reason: str) -> None:
+        from harness.study.scrub import scrub
+
+        super().__init__(reason)
+        self.done, self.reason = done, scrub(reason)
+
+
+def _write(study: Study, item_id: str, reviewer_id: str, decision: Decision) -> None:
+    with study.transaction() as conn:
+        insert_review(conn, item_id, reviewer_id, decision)
+
+
+def insert_review(
+    conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
+) -> None:
+    """One automated review and its search records, inside the caller's transaction."""
+    from harness.study.tables.reviews import NewReview, insert_reviews
+    from harness.study.tables.searches import insert_searches
+
+    review = NewReview(
+        item_id,
+        reviewer_id,
+        decision.verdict,
+        decision.confidence,
+        decision.prior_work,
+        decision.notes_json(),
+        SOURCE,
+        None,
+        None,
+        utc_now(),
+    )
+    insert_reviews(conn, [review])
+    insert_searches(
+        conn,
+        [search_record(s.record, s.relevant, item_id, reviewer_id) for s in decision.searches],
+    )
+
+
+def search_record(
+    record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
+) -> NewSearch:
+    """One search record as stored (also usable for records made outside a review)."""
+    import json
+
+    from harness.study.scrub import scrub
+    from harness.study.tables.searches import NewSearch
+
+    values = (
+        uuid.uuid4().hex,
+        item_id,
+        reviewer_id,
+        record.database,
+        record.interface,
+        record.query,
+        json.dumps(record.parameters, ensure_ascii=False, sort_keys=True),
+        json.dumps(record.filters, ensure_ascii=False, sort_keys=True),
+        record.run_at,
+        record.total_hits,
+        record.hits_json(),
+        json.dumps(relevant, ensure_ascii=False),
+        record.dedup_key,
+        SOURCE,
+    )
+    # whatever a server echoed, no key reaches the store; no import (None) made it
+    return NewSearch(*scrub([*values, None]))
+
+
+def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
+    from harness.study.tables.assignments import count_assignments, pending_assignments
+    from harness.study.tables.reviews import verdict_counts
+
+    counts = verdict_counts(study, reviewer_id)
+    return {
+        "reviewer_id": reviewer_id,
+        "method": method,
+        "assigned": count_assignments(study, reviewer_id),
+        "reviewed": sum(counts.values()),
+        # assigned items without a review: calibration also reviews controls not assigned to the
+        # reviewer (every one of an adjudicator's), so reviewed can exceed assigned
+        "pending": len(pending_assignments(study, reviewer_id)),
+        "new": new,
+        "published": counts.get("published", 0),
+        "not_published": counts.get("not_published", 0),
+        "unsure": counts.get("unsure", 0),
+    }

@@ -1,0 +1,568 @@
+"""The blinding stage, `blind` (`harness judge --blind`): items, routing, packets, the blinding
+commitment and the leak audit. The key it commits to (item -> condition) and that key's canonical
+form and SHA-256 are in `harness.study.blinding`, which `analyze` reads too.
+
+Each step resumes: items and their steps are committed one by one; once items are routed they are
+frozen, and a rerun only rewrites the packets from the stored assignment (same commitment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.defaults import DEFAULT_SEED, materials_dir
+from harness.errors import HarnessError, PartialWork
+from harness.judge.judge_defaults import DEFAULT_K
+from harness.study.clock import utc_now
+from harness.study.lock import writes_study
+from harness.study.store import Study
+
+if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
+    # rosters and controls files load in `blind`, not with `import harness`
+    from harness.analysis.planning.plan_file import Adjudication
+    from harness.judge.blinding.blinded_items import ItemsReport, Progress
+    from harness.judge.blinding.gold_draw import Draw
+    from harness.judge.blinding.leak_audit import Finding, LeakAudit
+    from harness.judge.controls.control_plan import ControlsReport
+    from harness.judge.controls.control_sources import Pool
+    from harness.judge.routing.roster import Roster
+    from harness.judge.routing.route_items import RoutingResult
+
+
+@dataclass
+class BlindResult:
+    """What `blind` did; `summary()` is what the command prints."""
+
+    items: ItemsReport
+    routing: RoutingResult | None
+    balance: Any
+    packets: list[Path]
+    commitment: dict[str, Any]
+    leak: LeakAudit
+    warnings: list[Finding] = field(default_factory=list)
+    late_outputs: int = 0
+    notes: list[str] = field(default_factory=list)
+    controls: ControlsReport | None = None
+
+    def summary(self) -> str:
+        from harness.judge.blinding import commitment as C
+
+        lines = []
+        it = self.items
+        if it.frozen:
+            lines.append("Items were already routed; packets rewritten from the stored assignment.")
+        else:
+            steps = [f"{k}: {v['done']} run" for k, v in it.steps.items() if v["done"]]
+            lines.append(
+                f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)"
+                + "".join(f"; {s}" for s in steps)
+            )
+        if self.routing is not None:
+            lines.append(self.routing.summary())
+        else:
+            lines.append(self.balance.to_string(index=False))
+        if self.packets:
+            lines.append(
+                f"Packets: {len(self.packets)} files in packets/ "
+                f"({len(self.packets) // 4} human reviewers)"
+            )
+        else:
+            lines.append(
+                "No human reviewers, no packets; automated reviewers run with "
+                "`harness judge --auto`."
+            )
+        if self.controls is not None:
+            lines.append(self.controls.summary())
+        lines.extend(f"note: {note}" for note in self.notes)
+        if self.late_outputs:
+            lines.append(
+                f"warning: {self.late_outputs} outputs arrived after routing; they are "
+                "not part of this study's review"
+            )
+        lines.append(C.describe(self.commitment))
+        lines.append(self.leak.summary())
+        for finding in self.warnings[:10]:
+            lines.append(f"warning: {finding}")
+        if len(self.warnings) > 10:
+            lines.append(f"warning: ... {len(self.warnings) - 10} more in item texts")
+        return "\n".join(lines)
+
+
+@writes_study
+def blind(
+    study_dir: str | Path,
+    *,
+    reviewers: str | Path | None = None,
+    k: int = DEFAULT_K,
+    seed: int | None = None,
+    extract: bool = True,
+    normalise: bool = True,
+    backend: Any = "local",
+    model: str | None = None,
+    cutoff: str | None = None,
+    distinct_topics: bool = True,
+    judging: str | Path | None = None,
+    progress: Progress | bool | None = None,
+    base_url: str | None = None,
+    concurrency: int | None = None,
+    controls: str | Path | None = None,
+    bank_controls: bool = True,
+    plan: str | Path | None = None,
+    review_what_exists: bool = False,
+) -> BlindResult:
+    """Make blinded items, route them, write packets, commit to the key and audit for leaks.
+
+    `judging` is a folder with the reviewer texts (instructions.md, codebook.md,
+    search-protocol.md); default: the bundled `judging/`. `progress`: a callback
+    (step, done, total), or True for a progress bar on the terminal. `cutoff` (YYYY-MM-DD or
+    YYYY) is stored with the first packets and fixed from then on. `base_url` and
+    `concurrency` go to the `openai` backend of the blinded steps. Control items come from
+    the bank's known links (unless `bank_controls` is False) and the `controls` file, in the
+    numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
+    one). A study with outputs still pending (`harness collect` not finished) is refused before
+    its first routing unless `review_what_exists`, which the manifest's routing record keeps.
+    """
+    from harness.judge.automated.server_options import backend_options, public_options
+    from harness.judge.blinding.blinded_items import step_summary
+    from harness.judge.blinding.cutoff import normalise_cutoff, settle_cutoff
+    from harness.judge.blinding.gold_draw import plan_section
+    from harness.judge.blinding.gold_draw import summary as adjudication_summary
+    from harness.judge.controls.control_plan import (
+        ControlsReport,
+        assigned_per_reviewer,
+        candidate_pool,
+        control_settings,
+        fidelity,
+        stored_counts,
+        stored_settings,
+    )
+    from harness.judge.controls.controls_file import load_controls_file
+    from harness.judge.routing.roster import store_roster
+    from harness.study.manifest import record_command, record_section
+    from harness.study.tables.assignments import count_assignments
+    from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs
+
+    if progress is True:
+        with _progress_bar() as bar:
+            return blind(
+                study_dir,
+                reviewers=reviewers,
+                k=k,
+                seed=seed,
+                extract=extract,
+                normalise=normalise,
+                backend=backend,
+                model=model,
+                cutoff=cutoff,
+                distinct_topics=distinct_topics,
+                judging=judging,
+                progress=bar,
+                base_url=base_url,
+                concurrency=concurrency,
+                controls=controls,
+                bank_controls=bank_controls,
+                plan=plan,
+                review_what_exists=review_what_exists,
+            )
+    judging_dir = Path(judging) if judging is not None else materials_dir("judging")
+    seed = DEFAULT_SEED if seed is None else seed
+    cutoff = normalise_cutoff(cutoff)
+    options = backend_options(backend, base_url=base_url, concurrency=concurrency)
+    with Study.open(study_dir) as study:
+        cutoff = settle_cutoff(study, cutoff)
+        routed = bool(count_assignments(study))
+        settings = stored_settings(study.path) if routed else control_settings(study_dir, plan)
+        entries = load_controls_file(controls, cutoff) if controls and not routed else []
+        if not count_ok_outputs(study):
+            raise HarnessError(
+                "no model outputs to judge (run `harness collect` first)", file=study_dir
+            )
+        pending = {} if routed else _pending(study, review_what_exists)
+        roster = _roster(study, reviewers)
+        gold = None if routed else plan_section(settings.plan_path, roster)
+        items = _blinded_items(
+            study,
+            roster,
+            routed,
+            gold,
+            k=k,
+            distinct_topics=distinct_topics,
+            extract=extract,
+            normalise=normalise,
+            backend=backend,
+            model=model,
+            progress=progress or None,
+            options=options,
+        )
+        store_roster(study, roster, source=reviewers)
+        routing = None
+        notes = _unapplied(study, routed, k, seed, distinct_topics)
+        report = ControlsReport(settings)
+        if not routed:
+            pool = candidate_pool(
+                study,
+                cutoff,
+                entries,
+                Path(controls).name if controls is not None else None,
+                bank_controls,
+            )
+            report.notes.extend(pool.notes)
+            routing, draw = _route_with_controls(
+                study,
+                roster,
+                gold,
+                pool,
+                report,
+                k=k,
+                seed=seed,
+                distinct_topics=distinct_topics,
+                steps={
+                    "extract": extract,
+                    "normalise": normalise,
+                    "backend": backend,
+                    "model": model,
+                    "progress": progress or None,
+                    "options": options,
+                },
+            )
+            items.steps = _add_steps(items.steps, report.steps)
+            record_section(
+                study.path,
+                "routing",
+                {
+                    **routing.manifest_section(),
+                    "review_what_exists": review_what_exists,
+                    "pending_outputs": pending,
+                },
+            )
+            if draw is not None:
+                record_section(study.path, "adjudication", draw.manifest_section())
+                notes.append(adjudication_summary(draw))
+            record_section(study.path, "blinded_steps", step_summary(study))
+            report.counts = stored_counts(study)
+            report.assigned = assigned_per_reviewer(study)
+            report.notes.extend(report.shortfalls())
+            report.fidelity = fidelity(study)
+            record_section(study.path, "controls", report.manifest_section())
+        else:
+            report = _stored_report(study, settings)
+        record_command(
+            study.path,
+            "judge.blind",
+            {
+                "reviewers": str(reviewers) if reviewers else None,
+                "k": k,
+                "seed": seed,
+                "extract": extract,
+                "normalise": normalise,
+                "model": model,
+                "cutoff": cutoff,
+                "backend": backend if isinstance(backend, str) else backend.name,
+                "distinct_topics": distinct_topics,
+                "judging": str(judging_dir),
+                "controls": str(controls) if controls is not None else None,
+                "bank_controls": bank_controls,
+                "plan": settings.plan_path,
+                "review_what_exists": review_what_exists,
+                **public_options(options),
+            },
+        )
+        _record_materials(study, judging_dir, reviewers, extract, normalise, controls)
+        packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
+        balance = routing.balance if routing else _stored_balance(study, roster)
+        late = count_late_outputs(study)
+        return BlindResult(
+            items, routing, balance, packets, section, leak, findings, late, notes, report
+        )
+
+
+def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:
+    """Outputs still pending per model; refused unless the researcher reviews what exists
+    (outputs that arrive after the routing are never reviewed)."""
+    from harness.study.tables.judge_reads import pending_outputs
+
+    pending = pending_outputs(study)
+    if pending and not review_what_exists:
+        shown = ", ".join(f"{key} {n}" for key, n in sorted(pending.items()))
+        raise HarnessError(
+            f"{sum(pending.values())} output(s) are still pending ({shown}): finish "
+            "`harness collect` first (outputs collected after routing are never reviewed), or "
+            "rerun with --review-what-exists to blind only the outputs collected so far",
+            file=study.path,
+        )
+    return pending
+
+
+def _blinded_items(
+    study: Study,
+    roster: Roster,
+    routed: bool,
+    gold: Adjudication | None,
+    *,
+    k: int,
+    distinct_topics: bool,
+    **steps: Any,
+) -> ItemsReport:
+    """Items with their blinded steps run. Before the first routing, the roster is checked
+    against the items first, so a routing problem is found before any model runs."""
+    from harness.judge.blinding.blinded_items import create_items, make_items
+    from harness.judge.blinding.gold_draw import check_tiers
+
+    created = 0
+    if not routed:
+        created, _ = create_items(study)
+        check_tiers(study, roster, gold, k=k, distinct_topics=distinct_topics)
+    items = make_items(study, **steps)
+    items.created += created
+    if items.errors:
+        raise PartialWork(
+            f"{len(items.errors)} blinded step(s) failed; finished work is "
+            f"kept, rerun to retry (first: {items.errors[0]})"
+        )
+    return items
+
+
+def _publish(
+    study: Study, cutoff: str | None, judging_dir: Path, seed: int
+) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
+    """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
+    from harness.judge.blinding import commitment as C
+    from harness.judge.blinding.cutoff import store_cutoff
+    from harness.judge.blinding.leak_audit import (
+        classifier_audit,
+        control_audit,
+        control_findings,
+        scan_packets,
+    )
+    from harness.judge.blinding.leak_models import model_audit
+    from harness.judge.packets.packet_write import write_packets
+    from harness.study.manifest import record_section
+
+    made_at = _existing_commitment(study) or utc_now()
+    store_cutoff(study, cutoff)  # the date the packets state
+    packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
+    findings = scan_packets(study) + control_findings(study)
+    _refuse_leaks(study, findings, packets)
+    section = C.write_commitment(study, made_at)
+    leak = classifier_audit(study, seed=seed)
+    leak.controls = control_audit(study, seed=seed)
+    leak.models = model_audit(study, seed=seed)
+    record_section(
+        study.path,
+        "leak_audit",
+        {**leak.as_dict(), "at": utc_now(), "packet_warnings": len(findings)},
+    )
+    return packets, section, leak, findings
+
+
+def _route_with_controls(
+    study: Study,
+    roster: Roster,
+    gold: Adjudication | None,
+    pool: Pool,
+    report: ControlsReport,
+    *,
+    k: int,
+    seed: int,
+    distinct_topics: bool,
+    steps: dict[str, Any],
+) -> tuple[RoutingResult, Draw | None]:
+    """Route the real items (room kept for controls), add the planned controls, run the blinded
+    steps on them, route them, and store one assignment with one random order per reviewer.
+    Primary reviewers get all of this; adjudicators only the gold sample (`store_tiers`)."""
+    from harness.judge.blinding.blinded_items import _open, make_items
+    from harness.judge.blinding.gold_draw import store_tiers
+    from harness.judge.controls.control_plan import add_controls, wanted_per_reviewer
+    from harness.judge.controls.control_routing import merged_positions, route_controls
+    from harness.judge.routing.route_items import RoutingResult, plan_routing
+    from harness.study.tables.controls import count_controls
+    from harness.study.tables.items import item_sources
+
+    everyone, roster = roster, roster.with_role("primary")
+    if not pool.candidates and not count_controls(study):
+        real = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+        return store_tiers(study, everyone, real, gold)
+    real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
+    report.wanted = wanted_per_reviewer(study, roster, real.assignments, report.settings)
+    backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
+    errors = add_controls(
+        study, pool, report, k=k, seed=seed, backend=backend, extract=steps["extract"]
+    )
+    if errors:
+        raise PartialWork(
+            f"{len(errors)} control text(s) failed; finished work is kept, rerun "
+            f"to retry (first: {errors[0]})"
+        )
+    more = make_items(study, backend=backend, **steps)
+    if more.errors:
+        raise PartialWork(
+            f"{len(more.errors)} blinded step(s) failed; finished work is "
+            f"kept, rerun to retry (first: {more.errors[0]})"
+        )
+    report.steps = more.steps
+    controls = route_controls(
+        study,
+        roster,
+        real.assignments,
+        report.wanted,
+        k=k,
+        seed=seed,
+        distinct_topics=distinct_topics,
+    )
+    assignments = merged_positions(real.assignments, controls, item_sources(study), seed)
+    result = RoutingResult(assignments, None, seed, k, distinct_topics, real.solver)
+    return store_tiers(study, everyone, result, gold)
+
+
+def _plan_real(
+    study: Study,
+    roster: Roster,
+    report: ControlsReport,
+    *,
+    k: int,
+    seed: int,
+    distinct_topics: bool,
+) -> RoutingResult:
+    """The real items' routing with room kept for controls; without it when capacity is short."""
+    from harness.judge.controls.control_routing import reserved_roster
+    from harness.judge.routing.route_items import plan_routing
+
+    s = report.settings
+    try:
+        return plan_routing(
+            study,
+            reserved_roster(roster, s.share, s.min_per_reviewer),
+            k=k,
+            seed=seed,
+            distinct_topics=distinct_topics,
+        )
+    except HarnessError:
+        report.notes.append(
+            "capacity leaves no room kept for controls: real items were routed "
+            "first and controls fill what capacity remains"
+        )
+        return plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+
+
+def _add_steps(
+    first: dict[str, dict[str, int]], second: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int]]:
+    out = {name: dict(counts) for name, counts in first.items()}
+    for name, counts in second.items():
+        for key, value in counts.items():
+            out.setdefault(name, {})[key] = out.get(name, {}).get(key, 0) + value
+    return out
+
+
+def _stored_report(study: Study, settings: Any) -> ControlsReport:
+    from harness.judge.controls.control_plan import (
+        ControlsReport,
+        assigned_per_reviewer,
+        fidelity,
+        stored_counts,
+    )
+
+    report = ControlsReport(settings)
+    report.counts = stored_counts(study)
+    report.assigned = assigned_per_reviewer(study)
+    report.fidelity = fidelity(study)
+    return report
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Progress]:
+    """A progress row per blinded step (harness.progress), as a (step, done, total) callback."""
+    from harness.progress import tracker
+
+    with tracker() as bars:
+        yield lambda step, done, total: bars(f"{step} (blind to condition)", done, total)
+
+
+def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) -> list[str]:
+    """Routing settings of this run that differ from the stored routing (which stays)."""
+    if not routed:
+        return []
+    from harness.study.manifest import load_manifest
+
+    stored = load_manifest(study.path).get("routing") or {}
+    asked = {"k": k, "seed": seed, "distinct_topics": distinct}
+    changed = [
+        f"{key}={stored[key]} (asked {value})"
+        for key, value in asked.items()
+        if key in stored and stored[key] != value
+    ]
+    return [f"routing was made earlier and stays: {', '.join(changed)}"] if changed else []
+
+
+def _roster(study: Study, reviewers: str | Path | None) -> Roster:
+    from harness.judge.routing.roster import load_roster, stored_roster
+
+    if reviewers is not None:
+        return load_roster(reviewers)
+    stored = stored_roster(study)
+    if stored is None:
+        raise HarnessError(
+            "no reviewer roster: give --reviewers FILE (see "
+            "judging/roster.example.yaml; judging/roster.demo.yaml has "
+            "automated reviewers only)",
+            column="--reviewers",
+        )
+    return stored
+
+
+def _existing_commitment(study: Study) -> str | None:
+    from harness.study.manifest import load_manifest
+
+    return (load_manifest(study.path).get("blinding") or {}).get("made_at")
+
+
+def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) -> None:
+    """Blinded information outside item texts is never sent out: remove the packets, stop."""
+    errors = [f for f in findings if not f.in_item_text]
+    if not errors:
+        return
+    for path in packets:
+        path.unlink(missing_ok=True)
+    raise HarnessError(
+        f"{len(errors)} blinded term(s) found in packets outside item texts, "
+        f"packets removed; first: {errors[0]}",
+        file=study.packets_dir,
+    )
+
+
+def _stored_balance(study: Study, roster: Roster) -> Any:
+    from harness.judge.routing.route_items import balance_table
+    from harness.study.tables.assignments import assignments_frame
+    from harness.study.tables.judge_reads import routing_items
+
+    return balance_table(
+        routing_items(study),
+        assignments_frame(study),
+        sorted(roster.reviewers, key=lambda r: r.id),
+    )
+
+
+def _record_materials(
+    study: Study,
+    judging: Path,
+    reviewers: str | Path | None,
+    extract: bool,
+    normalise: bool,
+    controls: str | Path | None,
+) -> None:
+    from harness.judge.blinding.blinded_items import step_specs
+    from harness.judge.judge_defaults import JUDGING_FILES
+    from harness.study.manifest import record_materials
+
+    files = {name: judging / name for name in JUDGING_FILES}
+    if reviewers is not None:
+        files["roster"] = Path(reviewers)
+    if controls is not None:
+        files["controls"] = Path(controls)
+    for spec in step_specs(extract, normalise):
+        files[f"prompt:{spec.name}"] = spec.template
+    record_materials(study.path, "judge", files)

@@ -1,0 +1,1 @@
+"""Control items: where they come from, how many each reviewer gets, and their routing."""

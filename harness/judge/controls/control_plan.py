@@ -1,0 +1,281 @@
+"""`judge --blind` with controls: the preregistered numbers, the choice of controls and their texts.
+
+The numbers come from the `controls:` section of the plan the study is preregistered with (manifest
+section `prereg`), else of the plan given, else of the bundled one. The real items are routed first
+(with room kept for controls); each reviewer's planned number follows from its real items.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.judge.controls import control_sources as K
+from harness.judge.controls.controls_file import FileControl
+from harness.judge.routing.roster import Roster
+from harness.study.store import Study
+from harness.study.tables.assignments import control_assignments_per_reviewer
+from harness.study.tables.controls import control_labels, controls_shown, count_controls
+
+
+@dataclass(frozen=True)
+class ControlSettings:
+    """The plan's `controls:` numbers and where they came from."""
+
+    share: float
+    min_per_reviewer: int
+    calibration_share: float
+    plan_path: str
+    plan_sha256: str
+    preregistered: bool
+
+
+@dataclass
+class ControlsReport:
+    """What the controls step did; counts only, never which item is a control."""
+
+    settings: ControlSettings
+    created: int = 0
+    wanted: dict[str, int] = field(default_factory=dict)
+    assigned: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    made: dict[str, Any] | None = None  # how the texts were made, kept and dropped
+    fidelity: dict[str, Any] = field(default_factory=dict)
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        total = sum(self.counts.get("expected", {}).values())
+        if not total:
+            return "Controls: none" + "".join(f"; {n}" for n in self.notes)
+        parts = [
+            ", ".join(f"{v} {k}" for k, v in sorted(self.counts[name].items()))
+            for name in ("expected", "kind", "source", "split")
+        ]
+        per = ", ".join(f"{r} {n}" for r, n in sorted(self.assigned.items()))
+        s = self.settings
+        lines = [
+            f"Controls: {total} items ({'; '.join(parts)}); per reviewer: {per} "
+            f"(plan: share {s.share}, at least {s.min_per_reviewer}; "
+            f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
+            f"{s.plan_sha256[:12]})"
+        ]
+        if self.made and self.made.get("generated"):
+            m = self.made
+            dropped = ", ".join(f"{n} {why}" for why, n in m["dropped"].items()) or "none"
+            lines.append(
+                f"Control texts by the model under test ({', '.join(m['models'])}): "
+                f"{m['generated']} written, {m['kept']} kept; dropped: {dropped}"
+            )
+        if self.fidelity:
+            f = self.fidelity
+            lines.append(
+                f"Control texts keep {f['mean_word_share']:.0%} of their statements' "
+                f"content words on average ({f['below_0.25']} of {f['n']} keep under "
+                "25%: there the writer drifted and the expected verdict may not fit)"
+            )
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def shortfalls(self) -> list[str]:
+        short = [
+            f"{r} {self.assigned.get(r, 0)} of {n}"
+            for r, n in sorted(self.wanted.items())
+            if self.assigned.get(r, 0) < n
+        ]
+        return (
+            [
+                f"fewer controls than planned ({', '.join(short)}): capacity, the controls "
+                "available or the one-item-per-topic rule"
+            ]
+            if short
+            else []
+        )
+
+    def manifest_section(self) -> dict[str, Any]:
+        return {
+            "n_items": sum(self.counts.get("expected", {}).values()),
+            "counts": self.counts,
+            "per_reviewer": dict(sorted(self.assigned.items())),
+            "planned_per_reviewer": dict(sorted(self.wanted.items())),
+            "share": self.settings.share,
+            "min_per_reviewer": self.settings.min_per_reviewer,
+            "calibration_share": self.settings.calibration_share,
+            "plan_path": self.settings.plan_path,
+            "plan_sha256": self.settings.plan_sha256,
+            "preregistered": self.settings.preregistered,
+            "made": self.made,
+            "fidelity": self.fidelity,
+            "notes": self.notes,
+        }
+
+
+def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
+    """The preregistered plan's numbers; a plan given that differs from it is refused."""
+    from harness.analysis.planning.plan_file import load_plan
+    from harness.study.manifest import load_manifest
+
+    prereg = load_manifest(Path(study_dir)).get("prereg") or {}
+    if prereg.get("plan_path"):
+        loaded = load_plan(prereg["plan_path"])
+        if loaded.sha256 != prereg.get("plan_sha256"):
+            raise HarnessError(
+                "the preregistered analysis plan has changed since `prereg` "
+                f"(sha256 {prereg.get('plan_sha256')})",
+                file=loaded.path,
+            )
+        if plan is not None and load_plan(plan).sha256 != loaded.sha256:
+            raise HarnessError(
+                f"--plan differs from the plan this study is preregistered with ({loaded.path})",
+                column="--plan",
+            )
+    else:
+        loaded = load_plan(plan)
+    c = loaded.plan.controls
+    return ControlSettings(
+        c.share,
+        c.min_per_reviewer,
+        c.calibration_share,
+        loaded.path,
+        loaded.sha256,
+        bool(prereg.get("plan_path")),
+    )
+
+
+def stored_settings(study_dir: str | Path) -> ControlSettings:
+    """The numbers a routed study's controls were made with (manifest section `controls`)."""
+    from harness.study.manifest import load_manifest
+
+    section = load_manifest(Path(study_dir)).get("controls") or {}
+    return ControlSettings(
+        section.get("share", 0.0),
+        section.get("min_per_reviewer", 0),
+        section.get("calibration_share", 0.0),
+        section.get("plan_path", ""),
+        section.get("plan_sha256", ""),
+        bool(section.get("preregistered")),
+    )
+
+
+def candidate_pool(
+    study: Study, cutoff: str | None, entries: list[FileControl], file_name: str | None, bank: bool
+) -> K.Pool:
+    pool = K.bank_pool(study, cutoff) if bank else K.Pool()
+    if file_name is not None:
+        extra = K.file_pool(entries, file_name)
+        pool.candidates.extend(extra.candidates)
+    return pool
+
+
+def wanted_per_reviewer(
+    study: Study, roster: Roster, real: Any, settings: ControlSettings
+) -> dict[str, int]:
+    """Each reviewer's planned controls, within the capacity its real items leave."""
+    used = real.reviewer_id.value_counts().to_dict()
+    counts = {r.id: int(used.get(r.id, 0)) for r in roster.reviewers}
+    room = {r.id: max(0, r.capacity - counts[r.id]) for r in roster.reviewers}
+    return K.targets(counts, settings.share, settings.min_per_reviewer, room)
+
+
+def add_controls(
+    study: Study,
+    pool: K.Pool,
+    report: ControlsReport,
+    *,
+    k: int,
+    seed: int,
+    backend: Any,
+    extract: bool = True,
+    rounds: int = 3,
+) -> list[str]:
+    """Choose, make and store the controls (once: a rerun keeps the stored ones); errors.
+
+    The texts come from the study's models (K.make_texts); `backend` is the blinded steps'
+    backend, whose extraction decides which are kept (K.check_pairs). A dropped control is
+    replaced by the next candidate with the same expected verdict, for at most `rounds` rounds.
+    """
+    if count_controls(study):
+        return []
+    need = K.items_needed(report.wanted, k)
+    chosen = K.select(pool.candidates, need, seed)
+    if need > len(chosen):
+        report.notes.append(f"{need} control items planned, {len(chosen)} available")
+    if not chosen:
+        return []
+    groups = K.ordered_groups(pool.candidates, seed)
+    wanted: Counter[str] = Counter(c.expected for c in chosen)
+    made, tried, batch = K.Made(), list[K.Candidate](), chosen
+    for _ in range(rounds):
+        errors = K.make_texts(study, batch, seed, made) or K.check_pairs(
+            batch, made, backend if extract else None
+        )
+        if errors:
+            return errors
+        tried.extend(batch)
+        kept: Counter[str] = Counter(c.expected for c in tried if c.control_id in made.kept)
+        seen = {c.control_id for c in tried}
+        batch = [
+            c
+            for expected, group in groups.items()
+            for c in [c for c in group if c.control_id not in seen][
+                : max(0, wanted[expected] - kept[expected])
+            ]
+        ]
+        if not batch:
+            break
+    final = [c for c in tried if c.control_id in made.kept]
+    if len(final) < len(chosen):
+        report.notes.append(
+            f"{len(chosen)} controls wanted, {len(final)} kept: "
+            + ", ".join(f"{n} dropped ({why})" for why, n in sorted(made.dropped.items()))
+        )
+    if not final:
+        report.made = made.record()
+        return []
+    report.created = K.store_controls(
+        study,
+        final,
+        made.texts,
+        K.splits(final, report.settings.calibration_share, seed),
+        made.cores,
+    )
+    report.made = made.record()
+    return []
+
+
+def stored_counts(study: Study) -> dict[str, dict[str, int]]:
+    labels = control_labels(study)
+    return {
+        name: dict(Counter(getattr(label, name) for label in labels))
+        for name in ("expected", "kind", "source", "split")
+    }
+
+
+def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
+    """How much of each statement survives in what reviewers see: the share of the statement's
+    content words (4+ letters) found in the display text or core combination. A weak writer
+    model can drift from the statement, and then the expected verdict may not fit the text.
+    Aggregates only: naming items would unblind."""
+    import re
+
+    shares = []
+    for control in controls_shown(study):
+        words = set(re.findall(r"[a-z]{4,}", control.statement.lower()))
+        shown = set(
+            re.findall(r"[a-z]{4,}", f"{control.display_text} {control.core_combination}".lower())
+        )
+        shares.append(len(words & shown) / len(words) if words else 1.0)
+    if not shares:
+        return {}
+    return {
+        "mean_word_share": round(sum(shares) / len(shares), 3),
+        f"below_{low}": sum(v < low for v in shares),
+        "n": len(shares),
+    }
+
+
+def assigned_per_reviewer(study: Study) -> dict[str, int]:
+    return control_assignments_per_reviewer(study)

@@ -1,0 +1,1 @@
+"""Reviewer packets: xlsx and csv out, read back, checked and imported."""

@@ -1,0 +1,205 @@
+"""The reviewer roster: who judges the blinded items, with what expertise and capacity.
+
+A roster is a YAML file (`judging/roster.example.yaml`); it is copied into the `reviewers` table
+when items are routed, and cannot change once assignments exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.defaults import materials_dir
+from harness.errors import HarnessError
+from harness.judge.judge_defaults import DEMO_ROSTER, EXAMPLE_ROSTER
+from harness.materials._yaml import first_error, item_lines, load_yaml
+from harness.study.store import Study
+from harness.study.tables.assignments import count_assignments
+from harness.study.tables.reviewers import ReviewerRow, replace_reviewers, roster_rows
+
+if TYPE_CHECKING:
+    from harness.models.providers import ModelSpec
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+AUTOMATED_METHODS = ("retrieval", "retrieval-dense")
+
+
+class Reviewer(BaseModel):
+    """One reviewer: a person who fills a packet, or an automated method."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+    id: str = Field(pattern=ID_PATTERN)
+    kind: Literal["human", "automated"]
+    method: str | None = None
+    expertise: tuple[str, ...] = ()
+    capacity: int = Field(ge=1)
+    # adjudicators judge only the gold sample's items (careful reviewers; see plan `adjudication`)
+    role: Literal["primary", "adjudicator"] = "primary"
+
+    @model_validator(mode="after")
+    def _method_fits_kind(self) -> Reviewer:
+        if self.kind == "human" and self.method is not None:
+            raise ValueError("method is for automated reviewers only")
+        if self.kind == "automated":
+            method = self.method or ""
+            llm = method.startswith("llm:") and len(method) > 4
+            if method not in AUTOMATED_METHODS and not llm:
+                raise ValueError(
+                    "automated reviewers need method: retrieval, retrieval-dense or llm:MODEL"
+                )
+        return self
+
+
+class Roster(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    reviewers: list[Reviewer] = Field(min_length=1)
+
+    def get(self, reviewer_id: str) -> Reviewer | None:
+        return next((r for r in self.reviewers if r.id == reviewer_id), None)
+
+    @property
+    def humans(self) -> list[Reviewer]:
+        return [r for r in self.reviewers if r.kind == "human"]
+
+    def with_role(self, role: str) -> Roster:
+        """The reviewers of one role (may be empty, unlike a roster read from a file)."""
+        return Roster.model_construct(reviewers=[r for r in self.reviewers if r.role == role])
+
+
+def reviewer_model(reviewer_id: str, method: str, backend: str | None = None) -> ModelSpec:
+    """The model of an `llm:MODEL` reviewer, read by the one resolver of every stage
+    (`harness.models.providers.resolve_model`): `MODEL` is a provider string
+    (`llm:openai/gpt-4o-mini`, `llm:local`); the older `llm:NAME` with `--backend B` still works
+    with a deprecation note. Errors name the reviewer and the roster line to write."""
+    from harness.models.providers import ModelSpec, resolve_model
+
+    name = method.removeprefix("llm:").strip()
+    if name in ("", "embedded", "local"):
+        return ModelSpec("local", None)
+    given = f"method: llm:{name}" + (f" with --backend {backend}" if backend else "")
+    try:
+        return resolve_model(
+            name,
+            backend,
+            spell=lambda text: f"method: llm:{text}",
+            old=f"reviewer {reviewer_id!r}: {given}",
+        )
+    except HarnessError as error:
+        raise HarnessError(
+            f"reviewer {reviewer_id!r} (method: {method}): {error.message}; in a roster already "
+            "routed, --backend PROVIDER (e.g. --backend openai) names the provider instead"
+        ) from None
+
+
+def example_roster_path() -> Path:
+    return materials_dir("judging") / EXAMPLE_ROSTER
+
+
+def demo_roster_path() -> Path:
+    return materials_dir("judging") / DEMO_ROSTER
+
+
+def load_roster(path: str | Path) -> Roster:
+    """Read and check a roster file; every error names the file, the entry's line and the field."""
+    path = Path(path)
+    data = load_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("reviewers"), list):
+        raise HarnessError("a roster is a mapping with a list `reviewers:`", file=path)
+    lines = item_lines(path, "reviewers")
+
+    def line(index: int) -> int | None:
+        return lines[index] if index < len(lines) else None
+
+    try:
+        roster = Roster.model_validate(data)
+    except ValidationError as error:
+        loc, msg = first_error(error)
+        parts = loc.split(".")
+        if len(parts) >= 2 and parts[0] == "reviewers" and parts[1].isdigit():
+            field = ".".join(parts[2:]) or None
+            raise HarnessError(msg, file=path, row=line(int(parts[1])), column=field) from None
+        raise HarnessError(msg, file=path, column=loc) from None
+    return _checked(roster, path, line)
+
+
+def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> Roster:
+    """Unique ids; expertise names from the field taxonomy (spelled as the taxonomy spells them)."""
+    from difflib import get_close_matches
+
+    from harness.materials.taxonomy import load_taxonomy
+
+    taxonomy = load_taxonomy()
+    names = [f.name for f in taxonomy.fields]
+    seen: set[str] = set()
+    fixed = []
+    for index, reviewer in enumerate(roster.reviewers):
+        if reviewer.id in seen:
+            raise HarnessError(
+                f"duplicate reviewer id {reviewer.id!r}", file=path, row=line(index), column="id"
+            )
+        seen.add(reviewer.id)
+        canonical = []
+        for name in reviewer.expertise:
+            found = taxonomy.field(name)
+            if found is None:
+                near = get_close_matches(name, names, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise HarnessError(
+                    f"unknown field {name!r}{hint}; use names from topics/taxonomy.yaml",
+                    file=path,
+                    row=line(index),
+                    column="expertise",
+                )
+            canonical.append(found.name)
+        fixed.append(reviewer.model_copy(update={"expertise": tuple(dict.fromkeys(canonical))}))
+    return Roster(reviewers=fixed)
+
+
+def stored_roster(study: Study) -> Roster | None:
+    """The roster held in the study store, or None when none was stored yet."""
+    rows = roster_rows(study)
+    if not rows:
+        return None
+    return Roster(
+        reviewers=[
+            Reviewer(
+                id=r.reviewer_id,
+                kind=r.kind,
+                method=r.method,
+                expertise=tuple(r.expertise),
+                capacity=r.capacity,
+                role=r.role,
+            )
+            for r in rows
+        ]
+    )
+
+
+def store_roster(study: Study, roster: Roster, *, source: str | Path | None = None) -> None:
+    """Write the roster into `reviewers`; refused when it differs from a roster already routed."""
+    stored = stored_roster(study)
+    if count_assignments(study):
+        if stored is None or _key(stored) != _key(roster):
+            raise HarnessError(
+                "items are already routed to the stored roster; a different roster cannot be "
+                "used in this study",
+                file=source,
+            )
+        return
+    rows = [
+        ReviewerRow(r.id, r.kind, r.method, list(r.expertise), r.capacity, r.role)
+        for r in roster.reviewers
+    ]
+    with study.transaction() as conn:
+        replace_reviewers(conn, rows)
+
+
+def _key(roster: Roster) -> list[tuple[Any, ...]]:
+    return sorted(
+        (r.id, r.kind, r.method, tuple(r.expertise), r.capacity, r.role) for r in roster.reviewers
+    )

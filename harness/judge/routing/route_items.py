@@ -1,0 +1,337 @@
+"""Routing: each item to k distinct reviewers, solved exactly as a small integer programme.
+
+Hard constraints: k distinct reviewers per item; capacity; a human reviewer sees at most one item
+per topic (automated reviewers judge each item in a fresh context, so the rule does not bind
+them). Soft goals, in order of weight: conditions (and, in a study of several models, the
+models, within one item) balanced within each reviewer's share (in the proportions of
+the whole study), expertise overlapping the topic's fields, then seeded random
+tie-breaking, so that the same items, roster and seed give the same assignment.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.judge.judge_defaults import DEFAULT_K, ROUTING_TIME_LIMIT
+from harness.judge.routing.roster import Reviewer, Roster
+from harness.study.store import Study
+from harness.study.tables.assignments import (
+    assignments_frame,
+    count_assignments,
+    insert_assignments,
+)
+from harness.study.tables.judge_reads import routing_items
+
+W_BALANCE, W_EXPERTISE, W_NOISE = 10.0, 1.0, 0.01
+MIP_GAP = 1e-4  # relative optimality gap at which the solver stops
+
+
+@dataclass
+class RoutingResult:
+    """The assignment (item, reviewer, position), the balance table and how it was found."""
+
+    assignments: Any  # DataFrame: item_id, reviewer_id, position
+    balance: Any  # DataFrame: one row per reviewer
+    seed: int
+    k: int
+    distinct_topics: bool
+    solver: str
+
+    def summary(self) -> str:
+        lines = [
+            f"Routing: {self.assignments.item_id.nunique()} items x k={self.k} reviewers "
+            f"= {len(self.assignments)} assignments (seed {self.seed}; one item per topic "
+            f"per human reviewer: {'yes' if self.distinct_topics else 'no'}; {self.solver})",
+            self.balance.to_string(index=False),
+        ]
+        return "\n".join(lines)
+
+    def manifest_section(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "k": self.k,
+            "distinct_topics": self.distinct_topics,
+            "solver": self.solver,
+            "n_items": int(self.assignments.item_id.nunique()),
+            "n_assignments": len(self.assignments),
+            "balance": json.loads(self.balance.to_json(orient="records")),
+        }
+
+
+def route(
+    study: Study, roster: Roster, *, k: int = DEFAULT_K, seed: int = 0, distinct_topics: bool = True
+) -> RoutingResult:
+    """Assign every item to k reviewers and store the assignment (refused if one exists)."""
+    if count_assignments(study):
+        raise HarnessError("items are already routed in this study", file=study.path)
+    from harness.judge.routing.roster import store_roster
+
+    result = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+    store_roster(study, roster)
+    return store_routing(study, result)
+
+
+def store_routing(study: Study, result: RoutingResult) -> RoutingResult:
+    """Store a planned assignment (real and control items) in one transaction."""
+    rows = result.assignments[["item_id", "reviewer_id", "position"]].itertuples(index=False)
+    with study.transaction() as conn:
+        insert_assignments(conn, rows)
+    return result
+
+
+def check_routing(
+    study: Study, roster: Roster, *, k: int = DEFAULT_K, distinct_topics: bool = True
+) -> None:
+    """Raise when the study's items cannot be routed to this roster (before any model runs)."""
+    items = routing_items(study)
+    if items.empty:
+        raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
+    _check_k(study, k)
+    _check_feasible(items, sorted(roster.reviewers, key=lambda r: r.id), k, distinct_topics)
+
+
+def _check_k(study: Study, k: int) -> None:
+    if k < 1 or (k < 2 and not study.pilot):
+        raise HarnessError(
+            f"k={k}: each item needs at least 2 reviewers (k=1 only in a pilot study)", column="--k"
+        )
+
+
+def plan_routing(
+    study: Study,
+    roster: Roster,
+    *,
+    k: int = DEFAULT_K,
+    seed: int = 0,
+    distinct_topics: bool = True,
+    items: Any = None,
+) -> RoutingResult:
+    """Compute (without storing) the assignment for the study's items (or `items`, a subset of
+    `routing_items`: the adjudication sample's)."""
+    import pandas as pd
+
+    items = routing_items(study) if items is None else items
+    if items.empty:
+        raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
+    _check_k(study, k)
+    reviewers = sorted(roster.reviewers, key=lambda r: r.id)
+    _check_feasible(items, reviewers, k, distinct_topics)
+    chosen, solver = _solve(items, reviewers, k, seed, distinct_topics)
+    assignments = pd.DataFrame(
+        [(items.item_id.iat[i], reviewers[r].id) for i, r in chosen],
+        columns=["item_id", "reviewer_id"],
+    )
+    assignments = _positions(assignments, items, seed)
+    balance = balance_table(items, assignments, reviewers)
+    return RoutingResult(assignments, balance, seed, k, distinct_topics, solver)
+
+
+def _per_topic_limit(reviewer: Reviewer, distinct_topics: bool) -> bool:
+    return distinct_topics and reviewer.kind == "human"
+
+
+def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
+    """Necessary conditions, each with a message that says which and by how much."""
+    n_items, n_topics = len(items), items.topic_id.nunique()
+    if k > len(reviewers):
+        raise HarnessError(
+            f"k={k} distinct reviewers per item, but the roster has "
+            f"{len(reviewers)} (short by {k - len(reviewers)})",
+            column="--k",
+        )
+    need = n_items * k
+    offer = sum(
+        min(r.capacity, n_topics if _per_topic_limit(r, distinct) else n_items) for r in reviewers
+    )
+    if offer < need:
+        # Name the remedy only when the one-item-per-topic rule, not capacity, is what binds.
+        lifted = sum(min(r.capacity, n_items) for r in reviewers)
+        hint = "; --same-topic lifts that rule" if distinct and lifted >= need else ""
+        raise HarnessError(
+            f"{n_items} items x k={k} need {need} assignments, the roster offers "
+            f"{offer} (short by {need - offer}; a human reviewer takes at most one item per "
+            f"topic, here {n_topics}{hint})",
+            column="capacity",
+        )
+    sizes = items.groupby("topic_id").size()
+    worst, gap = None, 0
+    for topic, m in sizes.items():
+        slots = sum(min(r.capacity, 1 if _per_topic_limit(r, distinct) else m) for r in reviewers)
+        if m * k - slots > gap:
+            worst, gap, detail = topic, m * k - slots, (m, slots)
+    if worst is not None:
+        m, slots = detail
+        raise HarnessError(
+            f"topic {worst}: {m} items x k={k} need {m * k} reviewer slots but a human reviewer "
+            f"may take only one item per topic and the roster offers {slots} (short by {gap}; "
+            "add reviewers or allow several items per topic with --same-topic)",
+            column="reviewers",
+        )
+
+
+class _Rows:
+    """Sparse constraint rows lb <= A x <= ub, added a row at a time from index arrays."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.lb: list[float] = []
+        self.ub: list[float] = []
+
+    def add(self, cols: np.ndarray, vals: np.ndarray, low: float, high: float) -> None:
+        self.rows.append(np.full(len(cols), len(self.lb)))
+        self.cols.append(cols)
+        self.vals.append(vals)
+        self.lb.append(low)
+        self.ub.append(high)
+
+    def constraint(self, n_vars: int) -> Any:
+        from scipy.optimize import LinearConstraint
+        from scipy.sparse import csr_matrix
+
+        matrix = csr_matrix(
+            (np.concatenate(self.vals), (np.concatenate(self.rows), np.concatenate(self.cols))),
+            shape=(len(self.lb), n_vars),
+        )
+        return LinearConstraint(matrix, self.lb, self.ub)
+
+
+def _solve(
+    items: Any, reviewers: list[Reviewer], k: int, seed: int, distinct: bool
+) -> tuple[list[tuple[int, int]], str]:
+    """Mixed-integer programme (HiGHS via scipy).
+
+    Variables: x[i, r] in {0, 1} (item i to reviewer r) and d[r, c] >= 0, the deviation of
+    reviewer r's items of cell c (a condition, or a model) from the cell's share of r's items,
+    beyond the cell's tolerance.
+    """
+    from scipy.optimize import Bounds, milp
+
+    n_i, n_r = len(items), len(reviewers)
+    cells = _balance_cells(items)  # (indicator of the cell, tolerance) per cell
+    n_c = len(cells)
+    n_x = n_i * n_r
+    n_vars = n_x + n_r * n_c
+
+    rng = np.random.default_rng(seed)
+    overlap = np.array(
+        [
+            [len({fa, fb} & set(rv.expertise)) for rv in reviewers]
+            for fa, fb in zip(items.field_a, items.field_b, strict=True)
+        ],
+        float,
+    )
+    cost = np.concatenate(
+        [
+            (-W_EXPERTISE * overlap + W_NOISE * rng.random((n_i, n_r))).ravel(),
+            np.full(n_r * n_c, W_BALANCE),
+        ]
+    )
+
+    rows = _Rows()
+    for i in range(n_i):  # k distinct reviewers per item
+        rows.add(i * n_r + np.arange(n_r), np.ones(n_r), k, k)
+    topics = [m for m in items.groupby("topic_id").indices.values() if len(m) > 1]
+    for r, rv in enumerate(reviewers):
+        column = np.arange(n_i) * n_r + r
+        rows.add(column, np.ones(n_i), 0, rv.capacity)
+        if _per_topic_limit(rv, distinct):
+            for members in topics:
+                rows.add(members * n_r + r, np.ones(len(members)), 0, 1)
+        for j, (mine, tolerance) in enumerate(cells):
+            # -d_rc - tol <= count_rc - share_c * count_r <= d_rc + tol
+            diff = mine - mine.mean()
+            cols = np.append(column, n_x + r * n_c + j)
+            rows.add(cols, np.append(diff, -1.0), -np.inf, tolerance)
+            rows.add(cols, np.append(-diff, -1.0), -np.inf, tolerance)
+
+    upper = np.concatenate([np.ones(n_x), np.full(n_r * n_c, np.inf)])
+    integrality = np.concatenate([np.ones(n_x), np.zeros(n_vars - n_x)])
+    res = milp(
+        cost,
+        integrality=integrality,
+        bounds=Bounds(np.zeros(n_vars), upper),
+        constraints=rows.constraint(n_vars),
+        options={"time_limit": ROUTING_TIME_LIMIT, "mip_rel_gap": MIP_GAP},
+    )
+    if res.x is None:
+        what = (
+            f"no assignment found within {ROUTING_TIME_LIMIT:.0f} s"
+            if res.status == 1
+            else "the routing constraints cannot all be met"
+        )
+        raise HarnessError(
+            f"{what} ({n_i} items, k={k}, {n_r} reviewers, capacity "
+            f"{sum(r.capacity for r in reviewers)}): {res.message}",
+            column="reviewers",
+        )
+    solution = res.x[:n_x].reshape(n_i, n_r) > 0.5
+    chosen = [(int(i), int(r)) for i, r in zip(*np.nonzero(solution), strict=True)]
+    status = "optimal" if res.status == 0 else f"best found within {ROUTING_TIME_LIMIT:.0f} s"
+    return chosen, f"HiGHS MILP, {status}"
+
+
+def _balance_cells(items: Any) -> list[tuple[np.ndarray, float]]:
+    """What each reviewer's share is balanced over: each condition exactly, and in a study of
+    several models each model within one item (so no reviewer sees mostly one model; the
+    tolerance keeps the integer programme quick to prove optimal when shares are not whole)."""
+    condition = items.condition.to_numpy(dtype=object)
+    cells = [((condition == c).astype(float), 0.0) for c in sorted(set(condition))]
+    if items.model.nunique() > 1:
+        model = items.model.to_numpy(dtype=object)
+        cells += [((model == m).astype(float), 1.0) for m in sorted(set(model))]
+    return cells
+
+
+def _positions(assignments: Any, items: Any, seed: int) -> Any:
+    """Each reviewer's items in a seeded random order (1-based positions).
+
+    The order is drawn from output ids, not item ids, so it does not depend on the random ids.
+    """
+    import pandas as pd
+
+    rank = assignments.item_id.map(dict(zip(items.item_id, range(len(items)), strict=True)))
+    assignments = assignments.assign(_rank=rank).sort_values(["reviewer_id", "_rank"])
+    rng = np.random.default_rng([seed, 1])
+    parts = [
+        group.assign(position=rng.permutation(len(group)) + 1)
+        for _, group in assignments.groupby("reviewer_id", sort=True)
+    ]
+    result = pd.concat(parts).drop(columns="_rank").sort_values(["reviewer_id", "position"])
+    return result.reset_index(drop=True)
+
+
+def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> Any:
+    """Items per reviewer by condition, how many match the reviewer's expertise, and (when
+    there are any) how many control items each reviewer has."""
+    import pandas as pd
+
+    merged = assignments.merge(items, on="item_id")
+    controls = ~assignments.item_id.isin(items.item_id)  # items of no output: control items
+    conditions = sorted(items.condition.unique())
+    rows = []
+    for rv in reviewers:
+        mine = merged[merged.reviewer_id == rv.id]
+        match = sum(
+            bool({fa, fb} & set(rv.expertise))
+            for fa, fb in zip(mine.field_a, mine.field_b, strict=True)
+        )
+        row = {"reviewer": rv.id, "kind": rv.kind, "capacity": rv.capacity, "assigned": len(mine)}
+        row.update({c: int((mine.condition == c).sum()) for c in conditions})
+        row["expertise_match"] = int(match)
+        row["max_per_topic"] = int(mine.groupby("topic_id").size().max()) if len(mine) else 0
+        if controls.any():  # counts only: which items are controls stays sealed
+            row["controls"] = int((controls & (assignments.reviewer_id == rv.id)).sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def stored_routing(study: Study) -> Any:
+    """The stored assignment with the balance columns (for status and re-writing packets)."""
+    return assignments_frame(study)
