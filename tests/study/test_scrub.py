@@ -54,7 +54,7 @@ def test_echoed_keys_reach_neither_the_literature_cache_nor_the_search_record(
     from dataclasses import astuple
     from types import SimpleNamespace
 
-    from harness.judge.automated.auto_review import search_record
+    from harness.judge.automated.review_records import search_record
     from harness.literature.cache import CachedResponse, ResponseCache
 
     key = "oa-key-0123456789"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import HarnessError
+from harness.judge.automated.review_records import insert_review, item_text
 from harness.judge.automated.youden import Observation, accuracy, best_threshold
 from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
@@ -119,7 +120,7 @@ def calibrate(
     progress: Progress | None = None,
 ) -> Rule:
     """Run `reviewer` on the calibration items, choose its threshold, store everything."""
-    from harness.judge.automated.auto_review import item_text
+
     from harness.progress import counted
 
     items = calibration_items(study)
@@ -191,7 +192,7 @@ def choose(
 def save(study: Study, rule: Rule, decisions: list[tuple[str, Any]] | None) -> None:
     """Store the rule; with `decisions`, they replace the reviewer's reviews (and searches) of
     calibration items, in the same transaction. None records the rule of a locked reviewer."""
-    from harness.judge.automated.auto_review import insert_review
+
     from harness.study.manifest import update_manifest
 
     with study.transaction() as conn:

@@ -9,26 +9,21 @@ controls, fixed by the user, or the default), before any other item is reviewed.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
-from harness.study.clock import utc_now
+from harness.judge.automated.review_records import insert_review, item_text
 from harness.study.lock import writes_study
 
 if TYPE_CHECKING:
-    import sqlite3
-
     import pandas as pd
 
     from harness.literature.base import Source
     from harness.literature.reviewers import Decision
     from harness.models.providers import ModelSpec
     from harness.study.store import Study
-    from harness.study.tables.searches import NewSearch
 
-SOURCE = "automated"
 Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
 
 
@@ -457,14 +452,6 @@ def _reviewer_factory(
     )
 
 
-def item_text(display_text: str, core: str | None, *, for_model: bool) -> str:
-    """What an automated reviewer reads: the core combination (else the text), nothing else."""
-    core = (core or "").strip()
-    if not for_model:
-        return core or display_text
-    return f"Core combination: {core}\n\n{display_text}" if core else display_text
-
-
 def _review_pending(
     study: Study,
     reviewer_id: str,
@@ -508,61 +495,6 @@ class _Stopped(Exception):
 def _write(study: Study, item_id: str, reviewer_id: str, decision: Decision) -> None:
     with study.transaction() as conn:
         insert_review(conn, item_id, reviewer_id, decision)
-
-
-def insert_review(
-    conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
-) -> None:
-    """One automated review and its search records, inside the caller's transaction."""
-    from harness.study.tables.reviews import NewReview, insert_reviews
-    from harness.study.tables.searches import insert_searches
-
-    review = NewReview(
-        item_id,
-        reviewer_id,
-        decision.verdict,
-        decision.confidence,
-        decision.prior_work,
-        decision.notes_json(),
-        SOURCE,
-        None,
-        None,
-        utc_now(),
-    )
-    insert_reviews(conn, [review])
-    insert_searches(
-        conn,
-        [search_record(s.record, s.relevant, item_id, reviewer_id) for s in decision.searches],
-    )
-
-
-def search_record(
-    record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
-) -> NewSearch:
-    """One search record as stored (also usable for records made outside a review)."""
-    import json
-
-    from harness.study.scrub import scrub
-    from harness.study.tables.searches import NewSearch
-
-    values = (
-        uuid.uuid4().hex,
-        item_id,
-        reviewer_id,
-        record.database,
-        record.interface,
-        record.query,
-        json.dumps(record.parameters, ensure_ascii=False, sort_keys=True),
-        json.dumps(record.filters, ensure_ascii=False, sort_keys=True),
-        record.run_at,
-        record.total_hits,
-        record.hits_json(),
-        json.dumps(relevant, ensure_ascii=False),
-        record.dedup_key,
-        SOURCE,
-    )
-    # whatever a server echoed, no key reaches the store; no import (None) made it
-    return NewSearch(*scrub([*values, None]))
 
 
 def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
