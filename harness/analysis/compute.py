@@ -112,7 +112,7 @@ def compute(
     folder: Path,
 ) -> AnalysisResult:
     """Every analysis of the plan on loaded data (no files written)."""
-    from harness import __version__
+    from harness._version import __version__
 
     plan = loaded.plan
     adjudicated = analyse_adjudication(data, plan, manifest)

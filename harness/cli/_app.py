@@ -25,7 +25,7 @@ STUDY_HELP = "Study folder (holds study.sqlite, manifest.json, packets/, report/
 
 def _show_version(value: bool) -> None:
     if value:
-        from harness import __version__
+        from harness._version import __version__
 
         typer.echo(f"harness {__version__}")
         raise typer.Exit()

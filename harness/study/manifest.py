@@ -109,7 +109,7 @@ def environment() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
-    from harness import __version__
+    from harness._version import __version__
     from harness.study.lockfile import lock_record
 
     return {
