@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from harness.analysis.planning.plan_file import Plan
     from harness.analysis.simulation.design_search import SearchResult
-    from harness.analysis.simulation.full_design import SimulationResult
+    from harness.analysis.simulation.simulated_power import SimulationResult
 
 
 @dataclass
@@ -186,7 +186,7 @@ def power(
     from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
     from harness.analysis.planning.plan_file import Plan, load_plan
     from harness.analysis.planning.sample_size import power_curve
-    from harness.analysis.simulation.full_design import simulate_design
+    from harness.analysis.simulation.simulated_power import simulate_design
     from harness.progress import status
 
     from_file = None

@@ -27,9 +27,9 @@ from harness.analysis.simulation import design_search
 from harness.analysis.simulation.full_design import (
     latent_parameters,
     rejection_rates,
-    simulate_design,
     simulate_judgments,
 )
+from harness.analysis.simulation.simulated_power import simulate_design
 from harness.errors import HarnessError
 
 
