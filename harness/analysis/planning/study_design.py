@@ -36,13 +36,13 @@ class StudyDesign:
 
 def study_design(path: str | Path) -> StudyDesign:
     """Read the file (errors name file, line and field) and the size of its bank."""
-    from harness.analysis.planning.power_analysis import bank_size
+    from harness.materials.bank import load_topic_bank
     from harness.study_file import load_study_file
 
     loaded = load_study_file(path)
     config = loaded.config
     bank = loaded.resolve(config.topics)
-    in_bank, _ = bank_size(bank)
+    in_bank = len(load_topic_bank(bank).topics)
     if config.subset is not None:
         topics, source = min(config.subset, in_bank), "subset"
     elif config.limit is not None:
