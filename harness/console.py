@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.match_audit import MatchAudit
+from harness.study.files import store_path
 
 console = Console()
 
@@ -31,4 +32,4 @@ def print_audit(audit: MatchAudit, study: Path) -> None:
     console.print(table)
     for failure in audit.structure_failures:
         console.print(f"[red]structure:[/red] {failure}")
-    console.print(f"prompts stored in {study}/study.sqlite")
+    console.print(f"prompts stored in {store_path(study)}")

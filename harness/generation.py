@@ -239,12 +239,12 @@ def _store(
                     file=folder,
                 )
             return
-        with study.transaction():
-            insert_topics(study, topic_rows)
-            insert_prompts(study, new)
-            write_meta(study, "pilot", str(int(pilot)))
-            write_meta(study, "seed", str(seed))
-            write_meta(study, "topic_selection", json.dumps(selection, sort_keys=True))
+        with study.transaction() as conn:
+            insert_topics(conn, topic_rows)
+            insert_prompts(conn, new)
+            write_meta(conn, "pilot", str(int(pilot)))
+            write_meta(conn, "seed", str(seed))
+            write_meta(conn, "topic_selection", json.dumps(selection, sort_keys=True))
 
 
 def _record(

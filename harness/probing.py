@@ -107,8 +107,8 @@ def _measure_all(
         batch = encoded[start : start + batch_size]
         weights = last_token_attention(loaded, [e.input_ids for _, e in batch])
         for (row, e), w in zip(batch, weights, strict=True):
-            with study.transaction():
-                insert_measures(study, row["prompt_id"], loaded.name, measure(w, e.slot_tokens))
+            with study.transaction() as conn:
+                insert_measures(conn, row["prompt_id"], loaded.name, measure(w, e.slot_tokens))
         if on_prompt:
             on_prompt(start + len(batch), len(encoded))
 

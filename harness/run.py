@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import DEFAULT_SEED
-from harness.study import Study
+from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
@@ -186,7 +186,7 @@ def _generate(
     from harness.generation import generate
     from harness.study.tables.views import store_counts
 
-    if (folder / "study.sqlite").exists():
+    if is_study(folder):
         with Study.open(folder) as s:
             counts = store_counts(s)
             if counts.prompts:
@@ -319,7 +319,7 @@ def _prereg(folder: Path, plan: Path | None) -> str:
     from harness.study.manifest import load_manifest
 
     if "prereg" in load_manifest(folder):
-        return "already preregistered (plan hash in manifest.json)"
+        return f"already preregistered (plan hash in {manifest_path(folder).name})"
     return prereg(folder, plan).summary()
 
 

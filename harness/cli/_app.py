@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from harness.logs import LEVELS, configure
+from harness.study.files import MANIFEST_NAME, STORE_NAME
 from harness.study.lock import set_command
 
 app = typer.Typer(
@@ -20,7 +21,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-STUDY_HELP = "Study folder (holds study.sqlite, manifest.json, packets/, report/)."
+STUDY_HELP = f"Study folder (holds {STORE_NAME}, {MANIFEST_NAME}, packets/, report/)."
 
 
 def _show_version(value: bool) -> None:

@@ -27,7 +27,8 @@ def verify(
         False,
         "--rebuild-manifest",
         help="Start a new manifest for a study whose manifest is "
-        "missing or damaged; the new one records that the history was lost.",
+        "missing or damaged; the new one records that the history was lost. Takes the "
+        "study's writer lock, as every command that writes does.",
     ),
 ) -> None:
     """Recompute materials hashes and report what changed since the study was made.

@@ -2,8 +2,8 @@
 
 A manifest that is missing from a study that has data must never be recreated silently: the
 generate and collect history would be gone without a word. Every stage that writes checks this
-before it writes anything; `harness verify --rebuild-manifest` starts a new manifest that records
-the loss.
+before it writes anything; `harness verify --rebuild-manifest` takes the writer lock like those
+stages (without this check, which would refuse it) and starts a new manifest that records the loss.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
-from harness.study.store import DB_NAME
+from harness.study.files import MANIFEST_NAME as MANIFEST_NAME
+from harness.study.files import STORE_NAME
 
-MANIFEST_NAME = "manifest.json"
 #: Store meta key set when the study's manifest is first written.
 SENTINEL = "manifest_created_at"
 REBUILD = (
@@ -48,7 +48,7 @@ def has_history(folder: Path) -> bool:
     """True when the store records that a manifest was written for this study."""
     import sqlite3
 
-    db = folder / DB_NAME
+    db = folder / STORE_NAME
     if not db.exists():
         return False
     try:
@@ -87,7 +87,7 @@ def mark_started(folder: Path) -> None:
     """Note in the store that this study has a manifest (called when one is first written)."""
     import sqlite3
 
-    db = folder / DB_NAME
+    db = folder / STORE_NAME
     if not db.exists():
         return
     conn = sqlite3.connect(db, isolation_level=None, timeout=30.0)
@@ -102,7 +102,8 @@ def mark_started(folder: Path) -> None:
 def rebuild(folder: str | Path) -> Path:
     """Start a new manifest for a study whose manifest is missing or damaged, recording the loss.
 
-    A damaged file is kept beside it as `manifest.json.damaged-<time>`.
+    A damaged file is kept beside it as `manifest.json.damaged-<time>`. The caller holds the
+    study's writer lock (`harness verify --rebuild-manifest` takes it with `check=False`).
     """
     import json
 

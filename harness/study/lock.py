@@ -2,9 +2,11 @@
 
 The lock is an operating-system lock on `<study>/.study.lock` (via `filelock`), so a crashed
 holder releases it by dying; `<study>/.study.lock.json` names the holder (pid, host, command,
-start) for the message a second writer gets. Readers (`status`, `export`, `judge --status`) take
-no lock: the store's WAL mode lets them read while a writer works. The lock is re-entrant within
-a process, so a stage that calls another (`harness run`) holds it once.
+start) for the message a second writer gets. Readers (`status`, `export`, `judge --status`,
+`verify`) take no lock: the store's WAL mode lets them read while a writer works. `verify
+--rebuild-manifest` writes, so it takes the lock, without the manifest check (`check=False`) that
+would refuse the very manifest it replaces. The lock is re-entrant within a process, so a stage
+that calls another (`harness run`) holds it once.
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
-
-LOCK_NAME = ".study.lock"
-HOLDER_NAME = ".study.lock.json"
+from harness.study.files import HOLDER_NAME as HOLDER_NAME
+from harness.study.files import LOCK_NAME
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.study.clock import utc_now
+from harness.study.files import MANIFEST_LOCK_NAME
 from harness.study.history import (
     MANIFEST_NAME,
     check_history,
@@ -70,7 +71,7 @@ def _locked(study_dir: Path) -> Iterator[None]:
     from filelock import FileLock
 
     study_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(study_dir / ".manifest.lock"):
+    with FileLock(study_dir / MANIFEST_LOCK_NAME):
         yield
 
 

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError, SchemaVersionError
 from harness.logs import log_to_study
 from harness.study.clock import utc_now
+from harness.study.files import STORE_NAME
 
 if TYPE_CHECKING:
     import sqlite3
 
     import pandas as pd
 
-DB_NAME = "study.sqlite"
+DB_NAME = STORE_NAME
 
 
 class Study:

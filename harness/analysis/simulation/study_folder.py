@@ -17,6 +17,7 @@ from harness.analysis.planning.plan_file import Design
 from harness.analysis.simulation.full_design import latent_parameters, simulate_judgments
 from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
+from harness.study import is_study
 from harness.study.blinding import study_commitment
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
@@ -52,7 +53,7 @@ def write_simulated_study(
     their items (each adopts the first primary verdict of the item, flipped with
     probability 0.05: agreement, not truth, is what this folder is for)."""
     folder = Path(path)
-    if (folder / "study.sqlite").exists():
+    if is_study(folder):
         raise HarnessError("a study already exists here", file=folder)
     design = design or Design()
     rng = np.random.default_rng(seed)
@@ -96,13 +97,13 @@ def store_judgments(
         (item_ids[i], reviewer_ids[r], VERDICTS[v])
         for i, r, v in zip(j.item.tolist(), j.reviewer.tolist(), j.verdict.tolist(), strict=True)
     ]
-    with study.transaction():
+    with study.transaction() as conn:
         insert_simulated_prompts(
-            study, list(zip(topic_ids, distance.tolist(), strict=True)), CONDITIONS
+            conn, list(zip(topic_ids, distance.tolist(), strict=True)), CONDITIONS
         )
-        insert_simulated_outputs(study, outputs, now)
+        insert_simulated_outputs(conn, outputs, now)
         insert_judged_items(
-            study,
+            conn,
             [(item_ids[i], f"out-{i}") for i in range(j.n_items)],
             [(r, reviewer_kind) for r in reviewer_ids],
             reviews,
@@ -126,9 +127,9 @@ def store_adjudication(study: Study, j: Judgments, n: int, rng: np.random.Genera
                 verdict = 1 - verdict
             reviews.append((by_output[f"out-{item}"], adjudicator, VERDICTS[verdict]))
     sample = [(topic_ids[t], "simulated") for t in drawn]
-    with study.transaction():
+    with study.transaction() as conn:
         insert_adjudication(
-            study, sample, ["sim-adjudicator-1", "sim-adjudicator-2"], reviews, utc_now()
+            conn, sample, ["sim-adjudicator-1", "sim-adjudicator-2"], reviews, utc_now()
         )
 
 
@@ -164,5 +165,5 @@ def store_controls(
             )
             items.append((item, control))
             reviews.append((item, f"sim-reviewer-{r + 1}", verdict))
-    with study.transaction():
-        insert_control_items(study, rows, items, reviews, now)
+    with study.transaction() as conn:
+        insert_control_items(conn, rows, items, reviews, now)

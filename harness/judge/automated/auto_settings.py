@@ -74,9 +74,10 @@ def check_reviewer_models(study_dir: str | Path, backend: str | None = None) -> 
     (`harness.judge.routing.roster.reviewer_model`), checked before the study is opened for writing:
     the store is read without a lock, a log or a WAL file (nothing in the folder changes)."""
     from harness.judge.routing.roster import reviewer_model
+    from harness.study.files import store_path
     from harness.study.tables.reviewers import llm_reviewers_read_only
 
-    db = Path(study_dir) / "study.sqlite"
+    db = store_path(study_dir)
     if not db.is_file():
         return  # opening the study says what is wrong
     rows = llm_reviewers_read_only(db)

@@ -11,6 +11,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.study.blinding import ensure_study_salt, study_commitment
 from harness.study.clock import utc_now
+from harness.study.files import manifest_path
 from harness.study.manifest import load_manifest, record_section
 from harness.study.store import Study
 from harness.study.tables.items import count_items
@@ -28,7 +29,7 @@ def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]
             raise HarnessError(
                 f"the blinding key in the store (sha256 {sha}) differs from the commitment in "
                 f"the manifest ({recorded.get('sha256')}, made {recorded.get('made_at')})",
-                file=study.path / "manifest.json",
+                file=manifest_path(study.path),
             )
         result: dict[str, Any] = recorded
         return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypedDict
 
@@ -23,9 +24,11 @@ class ProbePrompt(TypedDict):
     spans: str  # JSON {slot: [start, end]}
 
 
-def insert_measures(study: Study, prompt_id: str, model: str, measures: Iterable[Measure]) -> None:
+def insert_measures(
+    conn: sqlite3.Connection, prompt_id: str, model: str, measures: Iterable[Measure]
+) -> None:
     """Add one prompt's measures inside the caller's transaction."""
-    study.conn.executemany(
+    conn.executemany(
         "INSERT INTO geometry VALUES (?, ?, ?, ?, ?, ?, ?)",
         ((prompt_id, model, *m) for m in measures),
     )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.study.store import Study
+import sqlite3
 
 
-def write_meta(study: Study, key: str, value: str) -> None:
-    """Set one meta value; the caller holds the transaction it belongs to."""
-    study.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+def write_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Set one meta value inside the caller's transaction."""
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))

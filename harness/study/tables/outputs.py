@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -67,10 +68,10 @@ _STORE = (
 )
 
 
-def store_outputs(study: Study, outputs: Iterable[OutputRecord]) -> None:
+def store_outputs(conn: sqlite3.Connection, outputs: Iterable[OutputRecord]) -> None:
     """Add or retry completions inside the caller's transaction."""
     values = attrgetter(*_COLUMNS)
-    study.conn.executemany(_STORE, (values(o) for o in outputs))
+    conn.executemany(_STORE, (values(o) for o in outputs))
 
 
 def output_states(study: Study, model_key: str) -> dict[tuple[str, int], str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -36,10 +37,10 @@ _SELECT = ", ".join(_COLUMNS)
 _INSERT = f"INSERT INTO prompts ({_SELECT}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
-def insert_prompts(study: Study, prompts: Iterable[PromptRecord]) -> None:
+def insert_prompts(conn: sqlite3.Connection, prompts: Iterable[PromptRecord]) -> None:
     """Add prompts inside the caller's transaction."""
     values = attrgetter(*_COLUMNS)
-    study.conn.executemany(_INSERT, (values(p) for p in prompts))
+    conn.executemany(_INSERT, (values(p) for p in prompts))
 
 
 def stored_prompts(study: Study) -> list[PromptRecord]:

@@ -4,6 +4,7 @@ control items) with fixed placeholder texts, written in the caller's transaction
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
 from harness.study.store import Study
@@ -15,12 +16,12 @@ _EVIDENCE = '{"title": "simulated", "year": 2020, "doi": null}'
 
 
 def insert_simulated_prompts(
-    study: Study, topics: Sequence[tuple[str, float]], conditions: Sequence[str]
+    conn: sqlite3.Connection, topics: Sequence[tuple[str, float]], conditions: Sequence[str]
 ) -> None:
     """Topics (id, embedding distance) between two placeholder fields, and one prompt
     `TOPIC:CONDITION` per topic and condition."""
     insert_topics(
-        study,
+        conn,
         (
             TopicRecord(
                 t,
@@ -41,7 +42,7 @@ def insert_simulated_prompts(
         ),
     )
     insert_prompts(
-        study,
+        conn,
         (
             PromptRecord(f"{t}:{c}", t, c, "simulated", "", None, "simulated prompt", 10, "{}")
             for t, _ in topics
@@ -51,11 +52,11 @@ def insert_simulated_prompts(
 
 
 def insert_simulated_outputs(
-    study: Study, outputs: Sequence[tuple[str, str, int]], created_at: str
+    conn: sqlite3.Connection, outputs: Sequence[tuple[str, str, int]], created_at: str
 ) -> None:
     """Ok outputs (output id, prompt id, sample) of a placeholder model."""
     store_outputs(
-        study,
+        conn,
         (
             OutputRecord(
                 o,
@@ -85,7 +86,7 @@ def insert_simulated_outputs(
 
 
 def insert_judged_items(
-    study: Study,
+    conn: sqlite3.Connection,
     items: Sequence[tuple[str, str]],
     reviewers: Sequence[tuple[str, str]],
     reviews: Sequence[tuple[str, str, str]],
@@ -93,7 +94,6 @@ def insert_judged_items(
 ) -> None:
     """Items (item id, output id), automated-method reviewers (id, kind) with unbounded capacity,
     and reviews (item id, reviewer id, verdict), each review also an assignment in that order."""
-    conn = study.conn
     conn.executemany(
         "INSERT INTO items (item_id, output_id, original_text, core_combination, display_text, "
         "steps) VALUES (?, ?, 'simulated output', NULL, 'simulated output', '{}')",
@@ -108,11 +108,11 @@ def insert_judged_items(
         "INSERT INTO assignments VALUES (?, ?, ?)",
         [(i, r, n) for n, (i, r, _) in enumerate(reviews)],
     )
-    _insert_reviews(study, reviews, created_at)
+    _insert_reviews(conn, reviews, created_at)
 
 
 def insert_control_items(
-    study: Study,
+    conn: sqlite3.Connection,
     controls: Sequence[tuple[str, str, str, str]],
     items: Sequence[tuple[str, str]],
     reviews: Sequence[tuple[str, str, str]],
@@ -120,7 +120,6 @@ def insert_control_items(
 ) -> None:
     """Held-out bank controls (id, statement, expected, kind), their items (item id, control
     id) and reviews (item id, reviewer id, verdict), each review also an assignment."""
-    conn = study.conn
     conn.executemany(
         "INSERT INTO controls (control_id, statement, text, expected, kind, source, topic_id, "
         "evidence, split) VALUES (?, ?, 'simulated control', ?, ?, 'bank', NULL, ?, 'held_out')",
@@ -132,11 +131,13 @@ def insert_control_items(
         items,
     )
     conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews])
-    _insert_reviews(study, reviews, created_at)
+    _insert_reviews(conn, reviews, created_at)
 
 
-def _insert_reviews(study: Study, reviews: Sequence[tuple[str, str, str]], created_at: str) -> None:
-    study.conn.executemany(
+def _insert_reviews(
+    conn: sqlite3.Connection, reviews: Sequence[tuple[str, str, str]], created_at: str
+) -> None:
+    conn.executemany(
         "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
         "VALUES (?, ?, ?, 'automated', ?)",
         [(i, r, v, created_at) for i, r, v in reviews],
@@ -152,7 +153,7 @@ def output_items(study: Study) -> dict[str, str]:
 
 
 def insert_adjudication(
-    study: Study,
+    conn: sqlite3.Connection,
     sample: Sequence[tuple[str, str]],
     adjudicators: Sequence[str],
     reviews: Sequence[tuple[str, str, str]],
@@ -160,7 +161,6 @@ def insert_adjudication(
 ) -> None:
     """The drawn topics (topic id, stratum), automated adjudicators and their reviews (item id,
     reviewer id, verdict), each review also an assignment."""
-    conn = study.conn
     conn.executemany("INSERT INTO adjudication_sample (topic_id, stratum) VALUES (?, ?)", sample)
     conn.executemany(
         "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity, role) "
@@ -168,4 +168,4 @@ def insert_adjudication(
         [(a,) for a in adjudicators],
     )
     conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews])
-    _insert_reviews(study, reviews, created_at)
+    _insert_reviews(conn, reviews, created_at)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -34,10 +35,10 @@ _COLUMNS = tuple(f.name for f in fields(TopicRecord))
 _INSERT = f"INSERT INTO topics ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
-def insert_topics(study: Study, topics: Iterable[TopicRecord]) -> None:
+def insert_topics(conn: sqlite3.Connection, topics: Iterable[TopicRecord]) -> None:
     """Add topics inside the caller's transaction."""
     values = attrgetter(*_COLUMNS)
-    study.conn.executemany(_INSERT, (values(t) for t in topics))
+    conn.executemany(_INSERT, (values(t) for t in topics))
 
 
 def topic_frame(study: Study) -> pd.DataFrame:
