@@ -109,8 +109,8 @@ def store(study: Study, group: list[Completion], filing: Filing) -> None:
     an uninterrupted run got. An ok row is never replaced; a failed one may be."""
     from harness.study.tables.outputs import store_outputs
 
-    with study.transaction():
-        store_outputs(study, [_output_record(c, filing) for c in group])
+    with study.transaction() as conn:
+        store_outputs(conn, [_output_record(c, filing) for c in group])
 
 
 def _output_record(c: Completion, f: Filing) -> OutputRecord:
@@ -389,8 +389,8 @@ def _collect(
     models = stored_models(study)
     if run.key not in models and models:
         notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
-    with study.transaction():
-        write_meta(study, MODELS_KEY, json.dumps({**models, run.key: settings}))
+    with study.transaction() as conn:
+        write_meta(conn, MODELS_KEY, json.dumps({**models, run.key: settings}))
     run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
     requests, wanted, done = pending_requests(study, run.key, settings["samples"], retry_errors)
