@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.study.clock import utc_now
 
 if TYPE_CHECKING:
@@ -74,6 +75,18 @@ OUTPUT_COLUMNS = (
 )
 
 
+def old_output_key(backend: str, model: str) -> str:
+    """The model key of outputs a version-3 store recorded as (backend, model as requested).
+
+    The rule of `harness.models.providers.stored_key`, which collect applies to an older
+    store's settings, stated here so that the store does not import the model layer;
+    tests/models/test_providers.py checks that the two agree.
+    """
+    if backend == "local":
+        return "local" if model in ("", EMBEDDED_MODEL_NAME) else f"local/{model}"
+    return f"{backend}/{model}"
+
+
 def _v3_to_v4(conn: sqlite3.Connection) -> None:
     """Several models per study: outputs get a model key (their provider string) and are unique
     per (prompt, model, sample); the one model's collect settings are filed under its key.
@@ -82,9 +95,7 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     """
     import json
 
-    from harness.models.providers import stored_key
-
-    conn.create_function("stored_key", 2, stored_key, deterministic=True)
+    conn.create_function("stored_key", 2, old_output_key, deterministic=True)
     conn.execute(OUTPUTS_V4)
     conn.execute(
         f"INSERT INTO outputs_v4 ({OUTPUT_COLUMNS}, model_key) "
@@ -97,7 +108,7 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'collect_settings'").fetchone()
     if row is not None:
         settings = json.loads(row[0])
-        key = stored_key(settings.get("backend") or "local", settings.get("model") or "")
+        key = old_output_key(settings.get("backend") or "local", settings.get("model") or "")
         conn.execute(
             "INSERT OR REPLACE INTO meta VALUES ('collect_models', ?)",
             (json.dumps({key: {**settings, "id_suffix": ""}}),),

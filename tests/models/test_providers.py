@@ -13,6 +13,7 @@ from harness.models.providers import (
     resolve_model,
     stored_key,
 )
+from harness.study.migrations import old_output_key
 
 
 @pytest.mark.parametrize(
@@ -87,10 +88,19 @@ def test_the_older_backend_and_model_pair_still_means_what_it_meant(tmp_path):
         resolve_model("mistral/large")
 
 
-def test_keys_of_outputs_stored_before_provider_strings():
-    assert stored_key("local", "SmolLM2-135M-Instruct") == "local"
-    assert stored_key("local", "m.gguf") == "local/m.gguf"
-    assert stored_key("openai", "gpt-4o-mini") == "openai/gpt-4o-mini"
+@pytest.mark.parametrize(
+    ("backend", "model", "key"),
+    [
+        ("local", "SmolLM2-135M-Instruct", "local"),
+        ("local", "", "local"),
+        ("local", "m.gguf", "local/m.gguf"),
+        ("openai", "gpt-4o-mini", "openai/gpt-4o-mini"),
+    ],
+)
+def test_keys_of_outputs_stored_before_provider_strings(backend, model, key):
+    # the store's migration keys old outputs by its own copy of the rule
+    assert stored_key(backend, model) == key
+    assert old_output_key(backend, model) == key
 
 
 @pytest.mark.parametrize(
