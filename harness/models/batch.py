@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.errors import HarnessError
 from harness.models.base import ChatRequest, Completion, GenerationParams, failed
+from harness.models.openai_replies import check_reply, classify, to_completions
 from harness.models.retry import RetriesExhausted, call_with_retry
 from harness.study.clock import utc_now
 
@@ -114,8 +115,6 @@ class _Run:
         self.state.save(self.records)
 
     async def api(self, what: str, call: Callable[[], Any]) -> Any:
-        from harness.models.openai_api import classify
-
         async def attempt() -> Any:
             try:
                 return await call()
@@ -202,8 +201,6 @@ async def _submit(
 async def _create(run: _Run, client: Any, file_id: str, token: str) -> Any:
     """Create a batch. Creating is not idempotent: after a failed attempt (which the server may
     have carried out all the same) look for the batch by its token before trying again."""
-    from harness.models.openai_api import classify
-
     policy = run.backend.policy
     for attempt in range(1, policy.max_attempts + 1):
         try:
@@ -292,7 +289,6 @@ def _ingest(
     latency: float,
 ) -> list[Completion] | None:
     """Completions from one output line; failed ones for an error line; None when absent."""
-    from harness.models.openai_api import check_reply, to_completions
     from harness.models.retry import AttemptError
 
     if item is None:

@@ -8,7 +8,8 @@ costs come from the price table (prices.py), and large runs can go through the B
 Chat requests go out on the HTTP client the `openai` package is built on, one client per
 replica (replicas.py), without the `openai` client's per-request machinery, which cost about a
 sixth of the throughput against a fast server; failures are turned into the `openai` package's
-own exception types, so they are classified as that client's would be. The Batch API uses the
+own exception types, so they are classified as that client's would be (openai_replies.py reads
+replies and errors, for single requests and the Batch API alike). The Batch API uses the
 `openai` client.
 """
 
@@ -20,7 +21,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,17 @@ from harness.models.base import (
 )
 from harness.models.budget import worst_case_cost
 from harness.models.limits import AdaptiveConcurrency, RateLimits
+from harness.models.openai_replies import (
+    check_reply,
+    classify,
+    error_message,
+    int_or_none,
+    missing_choice,
+    to_completions,
+)
 from harness.models.prices import PriceTable
 from harness.models.replicas import Replica, ReplicaPool, split_urls
 from harness.models.retry import (
-    RETRYABLE_STATUS,
     AttemptError,
     RetriesExhausted,
     RetryPolicy,
@@ -346,7 +354,7 @@ class OpenAIBackend(ModelAPI):
                 if self.budget is not None:
                     self.budget.settle(worst, _billed(completions))
                 for completion in completions:
-                    if _missing_choice(completion):  # a server that ignores n
+                    if missing_choice(completion):  # a server that ignores n
                         completion = (
                             await self._alone(request, completion.sample, params) or completion
                         )
@@ -445,7 +453,9 @@ class OpenAIBackend(ModelAPI):
                 attempts=error.attempts,
             )
         self._limiter.record_success()
-        self._limits.settle(estimate, _int((response.get("usage") or {}).get("total_tokens")))
+        self._limits.settle(
+            estimate, int_or_none((response.get("usage") or {}).get("total_tokens"))
+        )
         return to_completions(
             request,
             response,
@@ -521,35 +531,6 @@ def estimate_tokens(request: ChatRequest, params: GenerationParams) -> int:
     return chars // 4 + 8 * len(request.messages) + params.max_tokens * request.samples
 
 
-def classify(error: Exception, clean: Any = redact) -> AttemptError:
-    """Turn an exception from the openai client into a retry decision with a clean reason."""
-    import openai
-
-    from harness.models.retry import parse_retry_after
-
-    if isinstance(error, openai.APIStatusError):
-        status = error.status_code
-        headers = dict(error.response.headers) if error.response is not None else {}
-        message = _error_message(error)
-        return AttemptError(
-            clean(f"HTTP {status}: {message}"),
-            retryable=status in RETRYABLE_STATUS,
-            retry_after=parse_retry_after(headers),
-            rate_limited=status == 429,
-        )
-    if isinstance(error, openai.APITimeoutError):
-        return AttemptError("timed out", retryable=True)
-    if isinstance(error, openai.APIConnectionError):
-        cause = error.__cause__ or error
-        return AttemptError(
-            clean(f"connection error: {type(cause).__name__}: {cause}"), retryable=True
-        )
-    # malformed bodies surface as validation or JSON decoding errors
-    return AttemptError(
-        clean(f"malformed response: {type(error).__name__}: {error}"), retryable=True
-    )
-
-
 class ParameterRejected(HarnessError):
     """The server refused a request parameter (HTTP 400 naming it): no retry can help."""
 
@@ -576,123 +557,8 @@ def rejected_parameter(error: Exception, body: dict[str, Any]) -> str | None:
     param = inner.get("param") if isinstance(inner, dict) else None
     if isinstance(param, str) and param in fields:
         return param
-    message = _error_message(error)
+    message = error_message(error)
     for name in fields:
         if re.search(rf"[`'\"]{re.escape(name)}[`'\"]", message):
             return name
     return None
-
-
-def _error_message(error: Any) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:500]
-    return str(getattr(error, "message", error))[:500]
-
-
-def check_reply(reply: Any) -> dict[str, Any]:
-    """The body of a chat completion, or AttemptError when it is not one."""
-    choices = reply.get("choices") if isinstance(reply, dict) else None
-    if not isinstance(choices, list) or not choices:
-        raise AttemptError("malformed response: no choices", retryable=True)
-    if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in choices):
-        raise AttemptError("malformed response: a choice without a message", retryable=True)
-    result: dict[str, Any] = reply
-    return result
-
-
-MISSING_CHOICE = "server returned"
-
-
-def _missing_choice(completion: Completion) -> bool:
-    return bool(completion.error and completion.error.startswith(MISSING_CHOICE))
-
-
-def to_completions(
-    request: ChatRequest,
-    reply: dict[str, Any],
-    *,
-    started_at: str,
-    finished_at: str,
-    latency_s: float,
-    attempts: int,
-    cost: Any,
-    batch: bool = False,
-) -> list[Completion]:
-    """One Completion per sample of a chat-completions response body.
-
-    With n > 1 the server reports usage for the whole request: each sample keeps the prompt's
-    token count, the completion tokens are split in proportion to text length, and the cost is
-    split so that the samples' costs add up to the request's cost.
-    """
-    # a choice whose index is not an integer is keyed None and so matches no sample
-    choices: dict[int | None, dict[str, Any]] = {
-        _int(c.get("index")) if c.get("index") is not None else i: c
-        for i, c in enumerate(reply["choices"])
-    }
-    usage = reply.get("usage") or {}
-    prompt_tokens = _int(usage.get("prompt_tokens"))
-    completion_total = _int(usage.get("completion_tokens"))
-    model_reported = reply.get("model")
-    texts = {i: c["message"].get("content") for i, c in choices.items()}
-    shares = _shares({i: t or "" for i, t in texts.items()}, request.samples)
-    split = _split(completion_total, shares)
-    total_cost = cost(model_reported, prompt_tokens, completion_total, batch)
-    out = []
-    for index, sample in enumerate(request.sample_numbers):  # choice i is sample first + i
-        choice = choices.get(index)
-        if choice is None:
-            out += failed(
-                request,
-                f"{MISSING_CHOICE} {len(choices)} of {request.samples} choices",
-                started_at=started_at,
-                finished_at=finished_at,
-                latency_s=latency_s,
-                attempts=attempts,
-                samples=[sample],
-            )
-            continue
-        out.append(
-            Completion(
-                key=request.key,
-                sample=sample,
-                text=texts[index],
-                finish_reason=choice.get("finish_reason"),
-                prompt_tokens=prompt_tokens,
-                completion_tokens=split[index],
-                model_reported=model_reported,
-                system_fingerprint=reply.get("system_fingerprint"),
-                latency_s=latency_s,
-                attempts=attempts,
-                error=None,
-                started_at=started_at,
-                finished_at=finished_at,
-                cost_usd=None if total_cost is None else total_cost * shares[index],
-            )
-        )
-    return out
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _shares(texts: Mapping[int | None, str], samples: int) -> list[float]:
-    if samples == 1:
-        return [1.0]
-    lengths = [len(texts.get(s, "")) + 1 for s in range(samples)]  # +1: empty texts still cost
-    total = sum(lengths)
-    return [n / total for n in lengths]
-
-
-def _split(total: int | None, shares: list[float]) -> list[int | None]:
-    """Integer parts of `total` in proportion to `shares`, summing exactly to `total`."""
-    if total is None:
-        return [None] * len(shares)
-    parts = [int(total * s) for s in shares]
-    order = sorted(range(len(shares)), key=lambda i: total * shares[i] - parts[i], reverse=True)
-    for i in order[: total - sum(parts)]:
-        parts[i] += 1
-    return list(parts)
