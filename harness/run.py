@@ -296,11 +296,11 @@ def _blind(
     controls: bool,
 ) -> str:
     from harness.judge.blinding.blind_stage import blind
+    from harness.judge.judge_settings import BlindSettings
     from harness.judge.routing.roster import demo_roster_path
     from harness.models import open_backend
 
-    result = blind(
-        folder,
+    settings = BlindSettings(
         reviewers=reviewers or demo_roster_path(),
         seed=seed,
         extract=extract,
@@ -309,9 +309,8 @@ def _blind(
         model=model,
         cutoff=cutoff,
         bank_controls=controls,
-        progress=True,
     )
-    return result.summary()
+    return blind(folder, settings, progress=True).summary()
 
 
 def _prereg(folder: Path, plan: Path | None) -> str:
@@ -326,9 +325,10 @@ def _prereg(folder: Path, plan: Path | None) -> str:
 def _auto(folder: Path) -> str:
     from harness.errors import PartialWork
     from harness.judge.automated.auto_review import run_automated, unfinished
+    from harness.judge.judge_settings import AutoSettings
 
     with Study.open(folder) as s:
-        table = run_automated(s)
+        table = run_automated(s, AutoSettings())
     if (left := unfinished(table)) is not None:  # no verdict on reviews that are missing
         raise PartialWork(f"judge --auto: {left}")
     return table.to_string(index=False)

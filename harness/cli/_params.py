@@ -8,7 +8,8 @@ from harness.errors import HarnessError
 
 
 def check_cutoff(value: str | None) -> str | None:
-    """`--cutoff`: YYYY-MM-DD or YYYY (a real date); the text is passed on unchanged."""
+    """`--cutoff`: YYYY-MM-DD or YYYY (a real date); the text is passed on unchanged. A bad
+    value is a one-line error (`error: --cutoff: ...`, exit 2), as the stages say it."""
     if value is None:
         return None
     from harness.judge.blinding.cutoff import normalise_cutoff
@@ -16,7 +17,9 @@ def check_cutoff(value: str | None) -> str | None:
     try:
         normalise_cutoff(value)
     except HarnessError:
-        raise typer.BadParameter(f"{value!r} is not a date (use YYYY-MM-DD or YYYY)") from None
+        raise HarnessError(
+            f"{value!r} is not a date (use YYYY-MM-DD or YYYY)", column="--cutoff"
+        ) from None
     return value
 
 

@@ -1,40 +1,120 @@
-"""`harness judge`: blinded items and routing, packets out and in, status, automated reviewers."""
+"""`harness judge`: blinded items and routing, packets out and in, status, automated reviewers.
+
+One command, five modes. `MODES` declares once which options each mode uses: an option given to
+a mode that does not use it is refused (one line, exit 2) before anything is read or written,
+and `--help` lists the options in one section per set of modes, named from the same table.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
+from harness.cli._panels import PanelCommand
 from harness.cli._params import check_cutoff
 
+if TYPE_CHECKING:
+    from harness.judge.judge_settings import AutoSettings, BlindSettings
 
-@app.command()
+#: mode flag -> the options (parameter names of `judge`) it uses; --study goes with every mode
+MODES: dict[str, tuple[str, ...]] = {
+    "--blind": (
+        "reviewers",
+        "k",
+        "seed",
+        "extract",
+        "normalise",
+        "model",
+        "backend",
+        "cutoff",
+        "base_url",
+        "concurrency",
+        "same_topic",
+        "review_what_exists",
+        "controls",
+        "bank_controls",
+        "plan",
+    ),
+    "--import": ("files", "replace", "after_unblinding"),
+    "--status": (),
+    "--auto": (
+        "sources",
+        "threshold",
+        "cutoff",
+        "max_queries",
+        "backend",
+        "base_url",
+        "concurrency",
+        "after_unblinding",
+    ),
+    "--calibrate": ("sources", "cutoff", "max_queries", "backend", "base_url", "concurrency"),
+}
+#: mode flag -> its parameter name
+MODE_FLAGS = {
+    "--blind": "blind",
+    "--import": "import_",
+    "--status": "status",
+    "--auto": "auto",
+    "--calibrate": "calibrate",
+}
+#: what a refusal adds where the option's absence from a mode is easy to misread
+REFUSAL_HINTS = {
+    ("model", "--auto"): "an automated reviewer's model is its roster method, e.g. "
+    "method: llm:openai/gpt-4o-mini",
+    ("model", "--calibrate"): "an automated reviewer's model is its roster method, e.g. "
+    "method: llm:openai/gpt-4o-mini",
+    ("threshold", "--calibrate"): "--threshold fixes the threshold that --calibrate chooses",
+}
+
+
+def modes_of(option: str) -> list[str]:
+    """The modes that use `option`, in the table's order."""
+    return [mode for mode, options in MODES.items() if option in options]
+
+
+def panel(option: str) -> str:
+    """The `--help` section of `option`: the modes that use it."""
+    return " / ".join(modes_of(option))
+
+
+class _JudgeCommand(PanelCommand):
+    other_panel = "All modes"
+
+
+@app.command(cls=_JudgeCommand)
 def judge(
+    ctx: typer.Context,
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     blind: bool = typer.Option(
         False,
         "--blind",
         help="Make blinded items, route them to "
         "reviewers, write packets and the blinding commitment.",
+        rich_help_panel="Modes (choose one)",
     ),
     import_: bool = typer.Option(
         False,
         "--import",
         help="Import returned packets: the FILES (.xlsx, or items.csv with searches.csv).",
+        rich_help_panel="Modes (choose one)",
     ),
     status: bool = typer.Option(
-        False, "--status", help="Per reviewer: assigned, returned, missing."
+        False,
+        "--status",
+        help="Per reviewer: assigned, returned, missing.",
+        rich_help_panel="Modes (choose one)",
     ),
     auto: bool = typer.Option(
         False,
         "--auto",
         help="Run the automated reviewers of the roster "
         "(calibrating each first when the study has calibration controls).",
+        rich_help_panel="Modes (choose one)",
     ),
     calibrate: bool = typer.Option(
         False,
@@ -42,221 +122,228 @@ def judge(
         help="Calibrate the automated "
         "reviewers' thresholds on the calibration-split controls "
         "(refused once a reviewer has reviewed other items).",
+        rich_help_panel="Modes (choose one)",
     ),
-    files: list[Path] | None = typer.Argument(None, help="Files for --import.", show_default=False),
     reviewers: Path | None = typer.Option(
         None,
         "--reviewers",
-        help="Roster YAML (--blind); default: the roster already stored in the study.",
+        help="Roster YAML; default: the roster already stored in the study.",
+        rich_help_panel=panel("reviewers"),
     ),
     k: int = typer.Option(
-        2, "--k", min=1, help="Distinct reviewers per item (below 2 only in a pilot)."
+        2,
+        "--k",
+        min=1,
+        help="Distinct reviewers per item (below 2 only in a pilot).",
+        rich_help_panel=panel("k"),
     ),
     seed: int | None = typer.Option(
-        None, "--seed", min=0, help="Seed of the routing (default: the harness default seed)."
+        None,
+        "--seed",
+        min=0,
+        help="Seed of the routing (default: the harness default seed).",
+        rich_help_panel=panel("seed"),
     ),
     extract: bool = typer.Option(
         True,
         "--extract/--no-extract",
         help="Extract each output's core combination with a model (blind to condition).",
+        rich_help_panel=panel("extract"),
     ),
     normalise: bool = typer.Option(
         True,
         "--normalise/--no-normalise",
         help="Rewrite outputs in a neutral style with a model (original kept).",
+        rich_help_panel=panel("normalise"),
+    ),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="Provider string of the model of the blinded steps (default: local, the embedded "
+        "one; e.g. openai/gpt-4o-mini, vllm/NAME).",
+        rich_help_panel=panel("model"),
+    ),
+    same_topic: bool = typer.Option(
+        False,
+        "--same-topic",
+        help="Let a human reviewer see several items of one topic.",
+        rich_help_panel=panel("same_topic"),
+    ),
+    review_what_exists: bool = typer.Option(
+        False,
+        "--review-what-exists",
+        help="Blind a study whose collect is unfinished (refused without it); outputs "
+        "collected later are never reviewed. Recorded in the manifest's routing record.",
+        rich_help_panel=panel("review_what_exists"),
+    ),
+    controls: Path | None = typer.Option(
+        None,
+        "--controls",
+        help="Controls file (YAML; see judging/controls.example.yaml).",
+        rich_help_panel=panel("controls"),
+    ),
+    bank_controls: bool = typer.Option(
+        True,
+        "--bank-controls/--no-bank-controls",
+        help="Build control items from the bank's known links, split by the cut-off's year.",
+        rich_help_panel=panel("bank_controls"),
+    ),
+    plan: Path | None = typer.Option(
+        None,
+        "--plan",
+        help="Analysis plan whose `controls:` numbers apply (default: the preregistered "
+        "one, else the bundled one).",
+        rich_help_panel=panel("plan"),
+    ),
+    files: list[Path] | None = typer.Argument(
+        None,
+        help="Returned packets (.xlsx, or items.csv with searches.csv).",
+        show_default=False,
+        rich_help_panel=panel("files"),
+    ),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="Replace a reviewer's earlier import with this corrected file.",
+        rich_help_panel=panel("replace"),
+    ),
+    after_unblinding: bool = typer.Option(
+        False,
+        "--after-unblinding",
+        help="Store reviews that come in after `harness analyze` unblinded the study (refused "
+        "without it) as post-unblinding reviews: counted in the report, never analysed.",
+        rich_help_panel=panel("after_unblinding"),
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        help="Match score for a published verdict, fixed instead of calibrated.",
+        rich_help_panel=panel("threshold"),
+    ),
+    sources: list[str] | None = typer.Option(
+        None,
+        "--source",
+        help="Literature source (repeatable; default: local corpus).",
+        rich_help_panel=panel("sources"),
+    ),
+    max_queries: int = typer.Option(
+        3, "--max-queries", min=1, help="Queries per item.", rich_help_panel=panel("max_queries")
+    ),
+    cutoff: str | None = typer.Option(
+        None,
+        "--cutoff",
+        callback=check_cutoff,
+        help="Publication-date cut-off (YYYY-MM-DD, or YYYY = 31 December): stated on the "
+        "packets and stored by the first blinding; later runs use the stored one.",
+        rich_help_panel=panel("cutoff"),
     ),
     backend: str | None = typer.Option(
         None,
         "--backend",
         help="Deprecated: name models by provider strings (--model openai/NAME; roster "
         "method: llm:openai/NAME). Still read as the provider of a bare model name.",
-    ),
-    model: str | None = typer.Option(
-        None,
-        "--model",
-        help="--blind: provider string of the model of the blinded steps (default: local, "
-        "the embedded one; e.g. openai/gpt-4o-mini, vllm/NAME).",
-    ),
-    cutoff: str | None = typer.Option(
-        None,
-        "--cutoff",
-        callback=check_cutoff,
-        help="Publication-date cut-off "
-        "(YYYY-MM-DD, or YYYY = 31 December): --blind states it "
-        "on packets and stores it; --auto uses the stored one.",
+        rich_help_panel=panel("backend"),
     ),
     base_url: str | None = typer.Option(
         None,
         "--base-url",
         help="Server URL of every OpenAI-compatible model (default: its provider's; openai: "
         "$OPENAI_BASE_URL or api.openai.com).",
+        rich_help_panel=panel("base_url"),
     ),
     concurrency: int | None = typer.Option(
         None,
         "--concurrency",
         min=1,
         help="Parallel requests to an OpenAI-compatible model (default 16).",
-    ),
-    same_topic: bool = typer.Option(
-        False, "--same-topic", help="Let a human reviewer see several items of one topic."
-    ),
-    replace: bool = typer.Option(
-        False,
-        "--replace",
-        help="--import: replace a reviewer's earlier import with this corrected file.",
-    ),
-    review_what_exists: bool = typer.Option(
-        False,
-        "--review-what-exists",
-        help="--blind: blind a study whose collect is unfinished (refused without it); outputs "
-        "collected later are never reviewed. Recorded in the manifest's routing record.",
-    ),
-    after_unblinding: bool = typer.Option(
-        False,
-        "--after-unblinding",
-        help="--import, --auto: store reviews that come in after `harness analyze` unblinded "
-        "the study (refused without it) as post-unblinding reviews: counted in the report, never "
-        "analysed.",
-    ),
-    source: list[str] | None = typer.Option(
-        None, "--source", help="--auto: literature source (repeatable; default: local corpus)."
-    ),
-    threshold: float | None = typer.Option(
-        None,
-        "--threshold",
-        help="--auto: match score for a published verdict, fixed instead of calibrated.",
-    ),
-    max_queries: int = typer.Option(3, "--max-queries", min=1, help="--auto: queries per item."),
-    controls: Path | None = typer.Option(
-        None, "--controls", help="--blind: controls file (YAML; see judging/controls.example.yaml)."
-    ),
-    bank_controls: bool = typer.Option(
-        True,
-        "--bank-controls/--no-bank-controls",
-        help="--blind: build control items from the bank's "
-        "known links, split by the cut-off's year.",
-    ),
-    plan: Path | None = typer.Option(
-        None,
-        "--plan",
-        help="--blind: analysis plan whose "
-        "`controls:` numbers apply (default: the preregistered "
-        "one, else the bundled one).",
+        rich_help_panel=panel("concurrency"),
     ),
 ) -> None:
     """Blind outputs and route them to reviewers; import returned packets; show progress.
 
     Example: harness judge --blind --study runs/s1 --reviewers judging/roster.example.yaml
     """
-    server = {"base_url": base_url, "concurrency": concurrency}
-    modes = [
-        name
-        for name, on in (
-            ("--blind", blind),
-            ("--import", import_),
-            ("--status", status),
-            ("--auto", auto),
-            ("--calibrate", calibrate),
-        )
-        if on
-    ]
-    if len(modes) != 1:
-        from harness.errors import HarnessError
-
-        raise HarnessError(
-            "choose one of --blind, --import FILE..., --status, --auto, "
-            "--calibrate" + (f" (got {', '.join(modes)})" if modes else "")
-        )
-    if files and not import_:
-        from harness.errors import HarnessError
-
-        raise HarnessError(f"unexpected argument {str(files[0])!r} (files go with --import)")
-    if blind:
-        _blind(
-            study,
-            reviewers,
-            k,
-            seed,
-            extract,
-            normalise,
-            backend,
-            model,
-            cutoff,
-            not same_topic,
-            {
-                **server,
-                "controls": controls,
-                "bank_controls": bank_controls,
-                "plan": plan,
-                "review_what_exists": review_what_exists,
-            },
-        )
-    elif import_:
+    mode = _mode(ctx)
+    if mode == "--blind":
+        _blind(study, _blind_settings(ctx.params))
+    elif mode == "--import":
         _import(study, files or [], replace, after_unblinding)
-    elif status:
+    elif mode == "--status":
         _status(study)
-    elif calibrate:
-        if threshold is not None:
-            from harness.errors import HarnessError
-
-            raise HarnessError(
-                "--threshold fixes the threshold and --calibrate chooses it; use one",
-                column="--threshold",
-            )
-        _calibrate(study, source, cutoff, max_queries, _auto_backend(backend, model), server)
+    elif mode == "--calibrate":
+        _calibrate(study, _auto_settings(ctx.params))
     else:
-        auto_backend = _auto_backend(backend, model)
-        _auto(study, source, threshold, cutoff, max_queries, auto_backend, server, after_unblinding)
+        _auto(study, _auto_settings(ctx.params))
     echo_next(study)
 
 
-def _auto_backend(backend: str | None, model: str | None) -> str | None:
-    """--auto and --calibrate take their reviewers' models from the roster (method: llm:MODEL);
-    --backend only names the provider of a roster's bare model names."""
-    if model is not None:
-        from harness.errors import HarnessError
+def _mode(ctx: typer.Context) -> str:
+    """The one mode asked for; an option of another mode is refused, not ignored."""
+    from harness.errors import HarnessError
 
+    chosen = [mode for mode, name in MODE_FLAGS.items() if ctx.params[name]]
+    if len(chosen) != 1:
         raise HarnessError(
-            "--model names the model of the blinded steps (--blind); an automated reviewer's "
-            "model is its roster method, e.g. method: llm:openai/gpt-4o-mini",
-            column="--model",
+            "choose one of --blind, --import FILE..., --status, --auto, "
+            "--calibrate" + (f" (got {', '.join(chosen)})" if chosen else "")
         )
-    return backend
+    mode = chosen[0]
+    for name in _given(ctx):
+        if name != "study" and name not in MODE_FLAGS.values() and name not in MODES[mode]:
+            hint = REFUSAL_HINTS.get((name, mode))
+            raise HarnessError(
+                f"{_spelled(ctx, name)} belongs to {', '.join(modes_of(name))}; not to {mode}"
+                + (f" ({hint})" if hint else "")
+            )
+    return mode
 
 
-def _blind(
-    study: Path,
-    reviewers: Path | None,
-    k: int,
-    seed: int | None,
-    extract: bool,
-    normalise: bool,
-    backend: str | None,
-    model: str | None,
-    cutoff: str | None,
-    distinct: bool,
-    options: dict[str, Any],
-) -> None:
-    from harness.judge.blinding.blind_stage import blind
+def _given(ctx: typer.Context) -> list[str]:
+    """The parameters given on the command line (not left at their defaults), in `judge`'s
+    order."""
+    given = []
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name or "")
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            given.append(param.name or "")
+    return given
+
+
+def _spelled(ctx: typer.Context, name: str) -> str:
+    """A parameter as the user typed it: `--no-extract`, `--k`, or a file argument."""
+    param = next(p for p in ctx.command.params if p.name == name)
+    value = ctx.params[name]
+    if param.param_type_name == "argument":
+        return f"argument {str(value[0])!r} (FILES)"
+    secondary = getattr(param, "secondary_opts", [])
+    return secondary[0] if secondary and value is False else param.opts[0]
+
+
+def _blind_settings(params: dict[str, Any]) -> BlindSettings:
+    """--blind's settings from its options (the model named by its provider string)."""
+    from harness.judge.judge_settings import BlindSettings
     from harness.models.providers import model_flags
 
-    spec = model_flags(model, backend)  # the one resolver: provider strings, older spellings
-
-    result = blind(
-        study,
-        reviewers=reviewers,
-        k=k,
-        seed=seed,
-        extract=extract,
-        normalise=normalise,
-        backend=spec.backend,
-        model=None if spec.key == "local" else spec.key,
-        cutoff=cutoff,
-        distinct_topics=distinct,
-        progress=True,
-        **options,
+    spec = model_flags(params["model"], params["backend"])  # the CLI's spellings, noted
+    special = ("model", "backend", "same_topic")
+    return BlindSettings.from_options(
+        model=spec.key,
+        distinct_topics=not params["same_topic"],
+        **{name: params[name] for name in MODES["--blind"] if name not in special},
     )
-    typer.echo(result.summary())
+
+
+def _auto_settings(params: dict[str, Any]) -> AutoSettings:
+    """--auto's or --calibrate's settings from their options."""
+    from harness.judge.judge_settings import AutoSettings
+
+    return AutoSettings.from_options(**{name: params[name] for name in MODES["--auto"]})
+
+
+def _blind(study: Path, settings: BlindSettings) -> None:
+    from harness.judge.blinding.blind_stage import blind
+
+    typer.echo(blind(study, settings, progress=True).summary())
 
 
 def _import(study: Path, files: list[Path], replace: bool, after_unblinding: bool) -> None:
@@ -289,71 +376,35 @@ def _status(study: Path) -> None:
         typer.echo(gold)
 
 
-def _auto(
-    study: Path,
-    sources: list[str] | None,
-    threshold: float | None,
-    cutoff: str | None,
-    max_queries: int,
-    backend: str | None,
-    server: dict[str, Any],
-    after_unblinding: bool = False,
-) -> None:
+def _auto(study: Path, settings: AutoSettings) -> None:
     from harness.errors import PartialWork
     from harness.judge.automated.auto_review import (
         refuse_after_unblinding,
         run_automated,
         unfinished,
     )
-    from harness.judge.automated.auto_settings import check_auto_settings, check_reviewer_models
+    from harness.judge.automated.auto_settings import check_reviewer_models
     from harness.study.store import Study
 
-    # refused here, before the study is opened, locked or its manifest written
-    check_auto_settings(
-        backend=backend, sources=sources, threshold=threshold, max_queries=max_queries, **server
-    )
-    check_reviewer_models(study, backend)
+    # the settings were checked when built; the roster's models before the study is opened
+    check_reviewer_models(study, settings.backend)
     with Study.open(study) as opened:
-        refuse_after_unblinding(opened, after_unblinding)  # before the lock is taken
-        frame = run_automated(
-            opened,
-            sources=sources or None,
-            threshold=threshold,
-            cutoff=cutoff,
-            max_queries=max_queries,
-            backend=backend,
-            after_unblinding=after_unblinding,
-            **server,
-        )
+        refuse_after_unblinding(opened, settings.after_unblinding)  # before the lock is taken
+        frame = run_automated(opened, settings)
     typer.echo(frame.to_string(index=False))
     if (left := unfinished(frame)) is not None:
         raise PartialWork(left)
 
 
-def _calibrate(
-    study: Path,
-    sources: list[str] | None,
-    cutoff: str | None,
-    max_queries: int,
-    backend: str | None,
-    server: dict[str, Any],
-) -> None:
+def _calibrate(study: Path, settings: AutoSettings) -> None:
     from harness.errors import PartialWork
     from harness.judge.automated.auto_review import calibrate_automated
-    from harness.judge.automated.auto_settings import check_auto_settings, check_reviewer_models
+    from harness.judge.automated.auto_settings import check_reviewer_models
     from harness.study.store import Study
 
-    check_auto_settings(backend=backend, sources=sources, max_queries=max_queries, **server)
-    check_reviewer_models(study, backend)
+    check_reviewer_models(study, settings.backend)
     with Study.open(study) as opened:
-        frame, lines = calibrate_automated(
-            opened,
-            sources=sources or None,
-            cutoff=cutoff,
-            max_queries=max_queries,
-            backend=backend,
-            **server,
-        )
+        frame, lines = calibrate_automated(opened, settings)
     typer.echo("\n".join(lines) if lines else "No automated reviewers in the roster.")
     if not frame.empty and (frame["rule"] == "failed").any():
         failed = int((frame["rule"] == "failed").sum())

@@ -10,6 +10,7 @@ controls, fixed by the user, or the default), before any other item is reviewed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
@@ -19,6 +20,7 @@ from harness.study.lock import writes_study
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.judge.judge_settings import AutoSettings
     from harness.literature.base import Source
     from harness.literature.reviewers import Decision
     from harness.models.providers import ModelSpec
@@ -30,38 +32,37 @@ Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pe
 @writes_study
 def run_automated(
     study: Study,
+    settings: AutoSettings | None = None,
     *,
-    sources: list[str] | None = None,
-    threshold: float | None = None,
-    cutoff: str | None = None,
-    max_queries: int = 3,
-    backend: str | None = None,
     progress: Progress | None = None,
-    base_url: str | None = None,
-    concurrency: int | None = None,
-    after_unblinding: bool = False,
+    **options: Any,
 ) -> pd.DataFrame:
     """Review every pending assignment of every automated reviewer; one row per reviewer.
 
+    `settings` (`harness.judge.judge_settings.AutoSettings`), or its fields as keyword options:
+    `sources`, source specs for `harness.literature.open_source` (default `["local"]`, the
+    demonstration corpus); `threshold`, match score for `published` of the retrieval reviewers,
+    fixed by the user instead of calibrated; `cutoff`, publication-date cut-off (YYYY-MM-DD or
+    YYYY), by default the one `judge --blind` stored, and refused if it differs from it;
+    `max_queries`; `backend`, the provider of the roster's bare `llm:` model names; `base_url`
+    and `concurrency` for OpenAI-compatible models. Each reviewer's decision rule is settled
+    first (`calibration.settle`): calibrated on the calibration-split controls when the study
+    has them and the reviewer is not calibrated yet, else the stored one, else the documented
+    default ("uncalibrated").
+
     After `analyze` unblinded the study, new reviews are refused unless `after_unblinding`:
     they are then stored as post-unblinding reviews, which the analysis never reads.
-
-    `sources`: source specs for `harness.literature.open_source` (default `["local"]`, the
-    demonstration corpus); `threshold`: match score for `published` of the retrieval reviewers,
-    fixed by the user instead of calibrated; `cutoff`: publication-date cut-off (YYYY-MM-DD or
-    YYYY), by default the one `judge --blind` stored, and refused if it differs from it;
-    `backend`: model backend for `llm:MODEL` reviewers, with `base_url` and `concurrency` for
-    the `openai` backend. Each reviewer's decision rule is settled first (`calibration.settle`):
-    calibrated on the calibration-split controls when the study has them and the reviewer is
-    not calibrated yet, else the stored one, else the documented default ("uncalibrated").
     """
     import pandas as pd
 
     from harness.judge.automated.auto_calibration import settle
+    from harness.judge.judge_settings import AutoSettings, settings_or_options
     from harness.study.scrub import scrub
 
-    refuse_after_unblinding(study, after_unblinding)
-    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, threshold)
+    settings = settings_or_options(AutoSettings, settings, options)
+    threshold = settings.threshold
+    refuse_after_unblinding(study, settings.after_unblinding)
+    run = _Run(study, settings)
     rows = []
     try:
         run.check_locked(threshold)
@@ -159,27 +160,28 @@ def unfinished(frame: pd.DataFrame) -> str | None:
 @writes_study
 def calibrate_automated(
     study: Study,
+    settings: AutoSettings | None = None,
     *,
-    sources: list[str] | None = None,
-    cutoff: str | None = None,
-    max_queries: int = 3,
-    backend: str | None = None,
     progress: Progress | None = None,
-    base_url: str | None = None,
-    concurrency: int | None = None,
+    **options: Any,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Calibrate every automated reviewer whose rule is not locked (`judge --calibrate`).
 
-    Returns one row per reviewer (rule, threshold, default, J and its parts on the calibration
-    split) and one line per reviewer saying what was done (or that its rule is locked).
+    `settings` or its keyword options as `run_automated` takes them, but for `threshold` (which
+    calibration chooses) and `after_unblinding`. Returns one row per reviewer (rule, threshold,
+    default, J and its parts on the calibration split) and one line per reviewer saying what
+    was done (or that its rule is locked).
     """
     import pandas as pd
 
     from harness.judge.automated.auto_calibration import settle
+    from harness.judge.judge_settings import AutoSettings, settings_or_options
     from harness.study.manifest import record_command
     from harness.study.scrub import scrub
 
-    run = _Run(study, sources, cutoff, max_queries, backend, base_url, concurrency, None)
+    settings = settings_or_options(AutoSettings, settings, options)
+    _refuse_review_only(settings)
+    run = _Run(study, settings)
     rows: list[dict[str, Any]] = []
     lines: list[str] = []
     try:
@@ -225,37 +227,17 @@ def calibrate_automated(
 class _Run:
     """What one run of the automated reviewers shares: cut-off, sources, reviewers."""
 
-    def __init__(
-        self,
-        study: Study,
-        sources: list[str] | None,
-        cutoff: str | None,
-        max_queries: int,
-        backend: str | None,
-        base_url: str | None,
-        concurrency: int | None,
-        threshold: float | None,
-    ) -> None:
-        from harness.judge.automated.auto_settings import check_auto_settings
-        from harness.judge.automated.server_options import backend_options
+    def __init__(self, study: Study, settings: AutoSettings) -> None:
         from harness.judge.blinding.cutoff import settle_cutoff
         from harness.judge.routing.roster import reviewer_model
         from harness.study.tables.reviewers import automated_reviewers
 
-        check_auto_settings(
-            backend=backend,
-            base_url=base_url,
-            concurrency=concurrency,
-            sources=sources,
-            threshold=threshold,
-            max_queries=max_queries,
-        )
         self.study = study
-        self.cutoff = settle_cutoff(study, cutoff)
-        self.options = backend_options(
-            _options_backend(backend), base_url=base_url, concurrency=concurrency
-        )
-        self.max_queries, self.backend = max_queries, backend
+        # the settings as this run uses them: the cut-off settled against the stored one
+        self.used = replace(settings, cutoff=settle_cutoff(study, settings.cutoff))
+        self.cutoff, self.max_queries = self.used.cutoff, self.used.max_queries
+        backend = self.used.backend
+        self.options = self.used.server.given()  # checked when the settings were built
         self.reviewers = automated_reviewers(study)
         # every llm: reviewer's model, resolved before anything opens or is stored
         self.models = {
@@ -270,7 +252,7 @@ class _Run:
                 "roster names one (e.g. method: llm:vllm/NAME)",
                 column=flag,
             )
-        self.pool = _SourcePool(sources or ["local"])
+        self.pool = _SourcePool(list(self.used.sources))
         self.makers = [
             (
                 r.reviewer_id,
@@ -281,7 +263,7 @@ class _Run:
                         r.method,
                         self.pool,
                         cutoff=self.cutoff,
-                        max_queries=max_queries,
+                        max_queries=self.max_queries,
                         model=self.models.get(r.method or ""),
                         options=self.options,
                     )
@@ -306,15 +288,7 @@ class _Run:
             check_locked(self.study, reviewer_id, method, self.settings(method), threshold)
 
     def provenance(self) -> dict[str, Any]:
-        from harness.judge.automated.server_options import public_options
-
-        return {
-            "sources": self.pool.specs,
-            "cutoff": self.cutoff,
-            "max_queries": self.max_queries,
-            "backend": self.backend,
-            **public_options(self.options),
-        }
+        return self.used.record()
 
     def prepare(self) -> None:
         """Build every reviewer that has work, before anything is stored: a missing key, an
@@ -386,12 +360,18 @@ class _SourcePool:
             source.close()
 
 
-def _options_backend(backend: str | None) -> str:
-    """The backend whose server options `--base-url` and `--concurrency` are checked against:
-    without `--backend` they serve every OpenAI-compatible `llm:` reviewer."""
-    from harness.models.providers import BACKEND_OF
-
-    return "openai" if backend is None else BACKEND_OF.get(backend, backend)
+def _refuse_review_only(settings: AutoSettings) -> None:
+    """Settings of reviewing that calibration has no use for are refused, not ignored."""
+    if settings.threshold is not None:
+        raise HarnessError(
+            "--threshold fixes the threshold and --calibrate chooses it; use one",
+            column="--threshold",
+        )
+    if settings.after_unblinding:
+        raise HarnessError(
+            "calibration stores no reviews of assigned items: after_unblinding does not apply",
+            column="--after-unblinding",
+        )
 
 
 def _reviewer_factory(

@@ -6,20 +6,45 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import HarnessError
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """`--base-url` and `--concurrency` as given (None: not given, the backend's default)."""
+
+    base_url: str | None = None
+    concurrency: int | None = None
+
+    def check(self, backend: Any) -> dict[str, Any]:
+        """The options given, refused for a backend that would ignore them (`backend_options`)."""
+        return backend_options(backend, base_url=self.base_url, concurrency=self.concurrency)
+
+    def given(self) -> dict[str, Any]:
+        return {
+            name: value
+            for name, value in (("base_url", self.base_url), ("concurrency", self.concurrency))
+            if value is not None
+        }
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest records: the URL without credentials or query."""
+        return public_options(self.given())
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ServerOptions:
+        return cls(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
 
 
 def backend_options(
     backend: Any, *, base_url: str | None = None, concurrency: int | None = None
 ) -> dict[str, Any]:
     """The options given, checked: refused for a backend that would ignore them."""
-    options = {
-        name: value
-        for name, value in (("base_url", base_url), ("concurrency", concurrency))
-        if value is not None
-    }
+    options = ServerOptions(base_url, concurrency).given()
     if options and backend != "openai":
         name = backend if isinstance(backend, str) else getattr(backend, "name", "given")
         flag = "--" + next(iter(options)).replace("_", "-")

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
-from harness.judge.judge_defaults import DEFAULT_K
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.store import Study
@@ -29,6 +28,7 @@ if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pyda
     from harness.judge.blinding.leak_audit import Finding, LeakAudit
     from harness.judge.controls.control_plan import ControlsReport
     from harness.judge.controls.control_sources import Pool
+    from harness.judge.judge_settings import BlindSettings
     from harness.judge.routing.roster import Roster
     from harness.judge.routing.route_items import RoutingResult
 
@@ -95,40 +95,36 @@ class BlindResult:
 @writes_study
 def blind(
     study_dir: str | Path,
+    settings: BlindSettings | None = None,
     *,
-    reviewers: str | Path | None = None,
-    k: int = DEFAULT_K,
-    seed: int | None = None,
-    extract: bool = True,
-    normalise: bool = True,
-    backend: Any = "local",
-    model: str | None = None,
-    cutoff: str | None = None,
-    distinct_topics: bool = True,
-    judging: str | Path | None = None,
     progress: Progress | bool | None = None,
-    base_url: str | None = None,
-    concurrency: int | None = None,
-    controls: str | Path | None = None,
-    bank_controls: bool = True,
-    plan: str | Path | None = None,
-    review_what_exists: bool = False,
+    **options: Any,
 ) -> BlindResult:
     """Make blinded items, route them, write packets, commit to the key and audit for leaks.
 
-    `judging` is a folder with the reviewer texts (instructions.md, codebook.md,
-    search-protocol.md); default: the bundled `judging/`. `progress`: a callback
-    (step, done, total), or True for a progress bar on the terminal. `cutoff` (YYYY-MM-DD or
-    YYYY) is stored with the first packets and fixed from then on. `base_url` and
-    `concurrency` go to the `openai` backend of the blinded steps. Control items come from
+    `settings` (`harness.judge.judge_settings.BlindSettings`), or its fields as keyword options
+    (`blind(study, reviewers="roster.yaml", k=3)`; the model by a provider string,
+    `model="openai/gpt-4o-mini"`, with `base_url` and `concurrency` for OpenAI-compatible ones).
+    `progress`: a callback (step, done, total), or True for a progress bar on the terminal.
+
+    The cut-off is stored with the first packets and fixed from then on. Control items come from
     the bank's known links (unless `bank_controls` is False) and the `controls` file, in the
     numbers of the `controls:` section of the preregistered plan (else `plan`, else the bundled
     one). A study with outputs still pending (`harness collect` not finished) is refused before
     its first routing unless `review_what_exists`, which the manifest's routing record keeps.
     """
-    from harness.judge.automated.server_options import backend_options, public_options
+    from harness.judge.judge_settings import BlindSettings, settings_or_options
+
+    settings = settings_or_options(BlindSettings, settings, options)
+    if progress is True:
+        with _progress_bar() as bar:
+            return _blind(study_dir, settings, bar)
+    return _blind(study_dir, settings, progress or None)
+
+
+def _blind(study_dir: str | Path, s: BlindSettings, progress: Progress | None) -> BlindResult:
     from harness.judge.blinding.blinded_items import step_summary
-    from harness.judge.blinding.cutoff import normalise_cutoff, settle_cutoff
+    from harness.judge.blinding.cutoff import settle_cutoff
     from harness.judge.blinding.gold_draw import plan_section
     from harness.judge.blinding.gold_draw import summary as adjudication_summary
     from harness.judge.controls.control_plan import (
@@ -146,69 +142,42 @@ def blind(
     from harness.study.tables.assignments import count_assignments
     from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs
 
-    if progress is True:
-        with _progress_bar() as bar:
-            return blind(
-                study_dir,
-                reviewers=reviewers,
-                k=k,
-                seed=seed,
-                extract=extract,
-                normalise=normalise,
-                backend=backend,
-                model=model,
-                cutoff=cutoff,
-                distinct_topics=distinct_topics,
-                judging=judging,
-                progress=bar,
-                base_url=base_url,
-                concurrency=concurrency,
-                controls=controls,
-                bank_controls=bank_controls,
-                plan=plan,
-                review_what_exists=review_what_exists,
-            )
-    judging_dir = Path(judging) if judging is not None else materials_dir("judging")
-    seed = DEFAULT_SEED if seed is None else seed
-    cutoff = normalise_cutoff(cutoff)
-    options = backend_options(backend, base_url=base_url, concurrency=concurrency)
+    judging_dir = Path(s.judging) if s.judging is not None else materials_dir("judging")
+    seed = DEFAULT_SEED if s.seed is None else s.seed
+    steps = {
+        "extract": s.extract,
+        "normalise": s.normalise,
+        "backend": s.backend,
+        "model": s.model,
+        "progress": progress,
+        "options": s.server.given(),  # checked against the backend when `s` was built
+    }
     with Study.open(study_dir) as study:
-        cutoff = settle_cutoff(study, cutoff)
+        cutoff = settle_cutoff(study, s.cutoff)
         routed = bool(count_assignments(study))
-        settings = stored_settings(study.path) if routed else control_settings(study_dir, plan)
-        entries = load_controls_file(controls, cutoff) if controls and not routed else []
+        settings = stored_settings(study.path) if routed else control_settings(study_dir, s.plan)
+        entries = load_controls_file(s.controls, cutoff) if s.controls and not routed else []
         if not count_ok_outputs(study):
             raise HarnessError(
                 "no model outputs to judge (run `harness collect` first)", file=study_dir
             )
-        pending = {} if routed else _pending(study, review_what_exists)
-        roster = _roster(study, reviewers)
+        pending = {} if routed else _pending(study, s.review_what_exists)
+        roster = _roster(study, s.reviewers)
         gold = None if routed else plan_section(settings.plan_path, roster)
         items = _blinded_items(
-            study,
-            roster,
-            routed,
-            gold,
-            k=k,
-            distinct_topics=distinct_topics,
-            extract=extract,
-            normalise=normalise,
-            backend=backend,
-            model=model,
-            progress=progress or None,
-            options=options,
+            study, roster, routed, gold, k=s.k, distinct_topics=s.distinct_topics, **steps
         )
-        store_roster(study, roster, source=reviewers)
+        store_roster(study, roster, source=s.reviewers)
         routing = None
-        notes = _unapplied(study, routed, k, seed, distinct_topics)
+        notes = _unapplied(study, routed, s.k, seed, s.distinct_topics)
         report = ControlsReport(settings)
         if not routed:
             pool = candidate_pool(
                 study,
                 cutoff,
                 entries,
-                Path(controls).name if controls is not None else None,
-                bank_controls,
+                Path(s.controls).name if s.controls is not None else None,
+                s.bank_controls,
             )
             report.notes.extend(pool.notes)
             routing, draw = _route_with_controls(
@@ -217,17 +186,10 @@ def blind(
                 gold,
                 pool,
                 report,
-                k=k,
+                k=s.k,
                 seed=seed,
-                distinct_topics=distinct_topics,
-                steps={
-                    "extract": extract,
-                    "normalise": normalise,
-                    "backend": backend,
-                    "model": model,
-                    "progress": progress or None,
-                    "options": options,
-                },
+                distinct_topics=s.distinct_topics,
+                steps=dict(steps),
             )
             items.steps = _add_steps(items.steps, report.steps)
             record_section(
@@ -235,7 +197,7 @@ def blind(
                 "routing",
                 {
                     **routing.manifest_section(),
-                    "review_what_exists": review_what_exists,
+                    "review_what_exists": s.review_what_exists,
                     "pending_outputs": pending,
                 },
             )
@@ -250,28 +212,10 @@ def blind(
             record_section(study.path, "controls", report.manifest_section())
         else:
             report = _stored_report(study, settings)
-        record_command(
-            study.path,
-            "judge.blind",
-            {
-                "reviewers": str(reviewers) if reviewers else None,
-                "k": k,
-                "seed": seed,
-                "extract": extract,
-                "normalise": normalise,
-                "model": model,
-                "cutoff": cutoff,
-                "backend": backend if isinstance(backend, str) else backend.name,
-                "distinct_topics": distinct_topics,
-                "judging": str(judging_dir),
-                "controls": str(controls) if controls is not None else None,
-                "bank_controls": bank_controls,
-                "plan": settings.plan_path,
-                "review_what_exists": review_what_exists,
-                **public_options(options),
-            },
-        )
-        _record_materials(study, judging_dir, reviewers, extract, normalise, controls)
+        # the record holds what this run settled: seed, cut-off, reviewer texts and plan
+        ran = replace(s, seed=seed, cutoff=cutoff, judging=judging_dir, plan=settings.plan_path)
+        record_command(study.path, "judge.blind", ran.record())
+        _record_materials(study, judging_dir, s)
         packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
         balance = routing.balance if routing else _stored_balance(study, roster)
         late = count_late_outputs(study)
@@ -546,23 +490,16 @@ def _stored_balance(study: Study, roster: Roster) -> Any:
     )
 
 
-def _record_materials(
-    study: Study,
-    judging: Path,
-    reviewers: str | Path | None,
-    extract: bool,
-    normalise: bool,
-    controls: str | Path | None,
-) -> None:
+def _record_materials(study: Study, judging: Path, s: BlindSettings) -> None:
     from harness.judge.blinding.blinded_items import step_specs
     from harness.judge.judge_defaults import JUDGING_FILES
     from harness.study.manifest import record_materials
 
     files = {name: judging / name for name in JUDGING_FILES}
-    if reviewers is not None:
-        files["roster"] = Path(reviewers)
-    if controls is not None:
-        files["controls"] = Path(controls)
-    for spec in step_specs(extract, normalise):
+    if s.reviewers is not None:
+        files["roster"] = Path(s.reviewers)
+    if s.controls is not None:
+        files["controls"] = Path(s.controls)
+    for spec in step_specs(s.extract, s.normalise):
         files[f"prompt:{spec.name}"] = spec.template
     record_materials(study.path, "judge", files)

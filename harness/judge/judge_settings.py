@@ -1,0 +1,216 @@
+"""The settings of the judge stage: one frozen object per stage, built once where they enter.
+
+`harness judge --blind`, `harness run` and Python (`harness.blind(study, k=3)`) each build one
+`BlindSettings`; `judge --auto` and `--calibrate` (and `harness.run_automated`) one
+`AutoSettings`. The stage functions read nothing else. Building checks every value that needs no
+study, so a refusal comes before the study is locked or written. `record()` is the command entry
+the manifest keeps (once the stage has filled in the defaults it settled: seed, stored cut-off,
+plan), and `from_record` rebuilds the settings from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from harness.judge.automated.server_options import ServerOptions
+from harness.judge.judge_defaults import DEFAULT_K
+
+#: the literature source of `judge --auto` when none is named: the demonstration corpus
+DEFAULT_SOURCES = ("local",)
+
+
+@dataclass(frozen=True)
+class BlindSettings:
+    """Everything `blind` takes besides the study (`harness judge --blind`)."""
+
+    #: roster YAML; None: the roster already stored in the study
+    reviewers: str | Path | None = None
+    #: distinct reviewers per item
+    k: int = DEFAULT_K
+    #: seed of the routing and the leak audits; None: the harness default seed
+    seed: int | None = None
+    #: the blinded steps: extract each output's core combination, rewrite it in a neutral style
+    extract: bool = True
+    normalise: bool = True
+    #: backend of the blinded steps: "local", "openai", or an opened backend object
+    backend: Any = "local"
+    #: the model's provider string (None: the embedded model)
+    model: str | None = None
+    #: publication-date cut-off, YYYY-MM-DD (a year is read as its 31 December)
+    cutoff: str | None = None
+    #: a human reviewer sees at most one item per topic
+    distinct_topics: bool = True
+    #: folder of the reviewer texts; None: the bundled judging/
+    judging: str | Path | None = None
+    #: controls file (YAML), and whether the bank's known links make control items too
+    controls: str | Path | None = None
+    bank_controls: bool = True
+    #: analysis plan whose `controls:` numbers apply; None: the preregistered or bundled one
+    plan: str | Path | None = None
+    #: blind a study whose collect is unfinished (outputs collected later are never reviewed)
+    review_what_exists: bool = False
+    server: ServerOptions = field(default_factory=ServerOptions)
+
+    def __post_init__(self) -> None:
+        from harness.judge.blinding.cutoff import normalise_cutoff
+
+        object.__setattr__(self, "cutoff", normalise_cutoff(self.cutoff))
+        self.server.check(self.backend)
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        backend: Any = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        concurrency: int | None = None,
+        **options: Any,
+    ) -> BlindSettings:
+        """The settings from keyword options as `blind(study, **options)` takes them.
+
+        The model is a provider string (`model="openai/gpt-4o-mini"`, `"local"`), or the older
+        `backend=` and `model=` pair (still read, with a one-line deprecation note), or
+        `backend=` an opened backend object (`model` is then recorded as given).
+        """
+        if backend is None or isinstance(backend, str):
+            backend, model = _blind_model(model, backend)
+        server = ServerOptions(base_url=base_url, concurrency=concurrency)
+        return cls(backend=backend, model=model, server=server, **options)
+
+    def record(self) -> dict[str, Any]:
+        """The parameters of the manifest's `judge.blind` command entry."""
+        return {
+            "reviewers": str(self.reviewers) if self.reviewers else None,
+            "k": self.k,
+            "seed": self.seed,
+            "extract": self.extract,
+            "normalise": self.normalise,
+            "model": self.model,
+            "cutoff": self.cutoff,
+            "backend": self.backend if isinstance(self.backend, str) else self.backend.name,
+            "distinct_topics": self.distinct_topics,
+            "judging": _text(self.judging),
+            "controls": _text(self.controls),
+            "bank_controls": self.bank_controls,
+            "plan": _text(self.plan),
+            "review_what_exists": self.review_what_exists,
+            **self.server.record(),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> BlindSettings:
+        """The settings a `record()` was made from (the server URL as recorded, without
+        credentials; an opened backend as its name)."""
+        names = [f.name for f in fields(cls) if f.name != "server"]
+        return cls(
+            **{name: record[name] for name in names}, server=ServerOptions.from_record(record)
+        )
+
+
+@dataclass(frozen=True)
+class AutoSettings:
+    """Everything the automated reviewers take besides the study (`harness judge --auto` and
+    `--calibrate`; `harness.run_automated`, `harness.calibrate_automated`)."""
+
+    #: literature source specs for `harness.literature.open_source`
+    sources: tuple[str, ...] = DEFAULT_SOURCES
+    #: match score for a `published` verdict, fixed instead of calibrated (--auto only)
+    threshold: float | None = None
+    #: publication-date cut-off; None: the one `judge --blind` stored (another one is refused)
+    cutoff: str | None = None
+    #: search queries per item
+    max_queries: int = 3
+    #: provider of the roster's bare `llm:` model names (an older spelling); None: none
+    backend: str | None = None
+    server: ServerOptions = field(default_factory=ServerOptions)
+    #: store reviews made after the unblinding, marked as such (--auto only)
+    after_unblinding: bool = False
+
+    def __post_init__(self) -> None:
+        from harness.judge.automated.auto_settings import check_auto_settings
+        from harness.judge.blinding.cutoff import normalise_cutoff
+
+        object.__setattr__(self, "sources", tuple(self.sources) or DEFAULT_SOURCES)
+        check_auto_settings(
+            backend=self.backend,
+            base_url=self.server.base_url,
+            concurrency=self.server.concurrency,
+            sources=list(self.sources),
+            threshold=self.threshold,
+            max_queries=self.max_queries,
+        )
+        object.__setattr__(self, "cutoff", normalise_cutoff(self.cutoff))
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        sources: Iterable[str] | None = None,
+        base_url: str | None = None,
+        concurrency: int | None = None,
+        **options: Any,
+    ) -> AutoSettings:
+        """The settings from keyword options as `run_automated(study, **options)` takes them
+        (`sources` None or empty: the demonstration corpus)."""
+        if isinstance(sources, str):  # one source named alone
+            sources = [sources]
+        server = ServerOptions(base_url=base_url, concurrency=concurrency)
+        return cls(sources=tuple(sources or DEFAULT_SOURCES), server=server, **options)
+
+    def record(self) -> dict[str, Any]:
+        """The parameters of the manifest's `judge --auto` and `judge --calibrate` entries
+        (`--auto` adds each reviewer's rule, which holds the threshold it decided by)."""
+        return {
+            "sources": list(self.sources),
+            "cutoff": self.cutoff,
+            "max_queries": self.max_queries,
+            "backend": self.backend,
+            **self.server.record(),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> AutoSettings:
+        """The settings a `record()` was made from (`threshold` and `after_unblinding` are not
+        part of it: they take their defaults)."""
+        return cls(
+            sources=tuple(record["sources"]),
+            cutoff=record["cutoff"],
+            max_queries=record["max_queries"],
+            backend=record["backend"],
+            server=ServerOptions.from_record(record),
+        )
+
+
+def settings_or_options(kind: type[Any], settings: Any, options: dict[str, Any]) -> Any:
+    """`settings` as given, else `kind` built from keyword options (never both)."""
+    if settings is None:
+        return kind.from_options(**options)
+    if options:
+        raise TypeError(f"give a {kind.__name__} or keyword options, not both: {sorted(options)}")
+    if not isinstance(settings, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(settings).__name__}")
+    return settings
+
+
+def _blind_model(model: str | None, backend: str | None) -> tuple[str, str | None]:
+    """(backend name, provider string or None) of the blinded steps' model, read by the one
+    resolver (`harness.models.providers.resolve_model`) with Python spellings in its notes.
+    Without `backend`, a bare model name is a local one, as `blind` always read it."""
+    from harness.models.providers import ModelSpec, resolve_model
+
+    if not model and backend in (None, "local"):
+        spec = ModelSpec("local", None)
+    else:
+        old = f"model={model!r}" if backend is None else f"backend={backend!r}, model={model!r}"
+        spec = resolve_model(
+            model or "", backend or "local", spell=lambda text: f"model={text!r}", old=old
+        )
+    return spec.backend, None if spec.key == "local" else spec.key
+
+
+def _text(path: str | Path | None) -> str | None:
+    return None if path is None else str(path)
