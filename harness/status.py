@@ -133,8 +133,12 @@ def next_step(path: str | Path) -> str:
             "analysed)"
         )
     if unblinded:
-        return f"Done: unblinded {unblinded} by harness analyze; the report is in report/" + (
-            f"; {late} review(s) came in after the unblinding (not analysed)" if late else ""
+        report = Path(path) / "report"
+        return (
+            f"Done: unblinded {unblinded} by harness analyze; read {report / 'report.html'}, "
+            f"follow the items in {report / 'explorer.html'} (harness explore {flag} rewrites "
+            f"it), or write the tables with harness export judgments {flag}"
+            + (f"; {late} review(s) came in after the unblinding (not analysed)" if late else "")
         )
     if missing:
         return (
@@ -145,14 +149,32 @@ def next_step(path: str | Path) -> str:
     return f"Next: harness analyze {flag} (every assigned review is in)"
 
 
+def check_started(path: str | Path) -> None:
+    """Refuse, as one line, a folder that is no study, a study whose manifest is gone although
+    it has data, and a store in which nothing has run (no manifest, no prompts)."""
+    from harness.errors import HarnessError
+    from harness.study.history import MANIFEST_NAME, check_history
+    from harness.study.store import DB_NAME
+    from harness.study.tables.prompts import prompt_count
+
+    folder = Path(path)
+    start = f"start one with `harness generate --study {folder}` or `harness run --study {folder}`"
+    if not (folder / DB_NAME).exists():
+        raise HarnessError(f"no study here ({DB_NAME} is missing); {start}", file=folder)
+    with Study.open(folder) as s:  # a damaged store or a newer schema: its own line
+        prompts = prompt_count(s)
+    check_history(folder)  # a study with data but no manifest: exit 2
+    if not prompts and not (folder / MANIFEST_NAME).exists():
+        raise HarnessError(
+            f"nothing has run in this study yet (no manifest, no prompts); {start}", file=folder
+        )
+
+
 def print_status(path: str | Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from harness.study.history import check_history
-
-    Study.open(path).close()  # a clear error when this is not a study
-    check_history(path)  # a study with data but no manifest: exit 2, the line `verify` gives
+    check_started(path)
     table = Table(title=f"Study {path}")
     for column in ("stage", "holds", "complete"):
         table.add_column(column)
@@ -164,11 +186,9 @@ def print_status(path: str | Path) -> None:
 
 def print_verify(path: str | Path) -> int:
     """Print each materials file's status; return 1 when anything changed or went missing."""
-    from harness.study.history import check_history
     from harness.study.manifest import load_manifest, verify_materials
 
-    Study.open(path).close()  # a clear error when this is not a study
-    check_history(path)  # "0 changed" must not hide a manifest that is gone
+    check_started(path)  # "0 changed" must not hide a manifest that is gone
     changes = verify_materials(path)
     bad = [c for c in changes if c["status"] != "unchanged"]
     for c in changes:

@@ -35,6 +35,7 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
     )
     assert code == 0, err
     assert "NO VERDICT" in out.upper() and "pilot" in out
+    assert out.splitlines()[-1].startswith("Done: unblinded")  # the line every stage ends with
     assert [line for line in out.splitlines() if line.startswith("== ")] == [
         "== generate",
         "== collect",

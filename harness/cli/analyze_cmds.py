@@ -42,6 +42,7 @@ def analyze(
     typer.echo(result.summary())
     typer.echo(f"Report: {result.report_files.get('html', '')}")
     typer.echo(f"Explorer: {result.report_files.get('explorer', '')}")
+    echo_next(study)
 
 
 @app.command()

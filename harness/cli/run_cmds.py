@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._next import echo_next
 
 
 @app.command()
@@ -106,3 +107,4 @@ def run(
     }
     result = run_study(study, echo=typer.echo, **settings(config, flags))
     typer.echo(result.summary())
+    echo_next(study)

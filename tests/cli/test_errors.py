@@ -69,8 +69,10 @@ def test_missing_file_is_one_line(tmp_path):
 def test_missing_study_is_one_line(tmp_path):
     result = run_harness("status", "--study", str(tmp_path / "nothing"))
     assert result.returncode == 2
+    folder = tmp_path / "nothing"
     assert result.stderr.strip().splitlines() == [
-        f"error: {tmp_path / 'nothing'}: no study here (run `harness generate` first)"
+        f"error: {folder}: no study here (study.sqlite is missing); start one with "
+        f"`harness generate --study {folder}` or `harness run --study {folder}`"
     ]
 
 
