@@ -76,24 +76,28 @@ def reviewer_model(reviewer_id: str, method: str, backend: str | None = None) ->
     (`harness.models.providers.resolve_model`): `MODEL` is a provider string
     (`llm:openai/gpt-4o-mini`, `llm:local`); the older `llm:NAME` with `--backend B` still works
     with a deprecation note. Errors name the reviewer and the roster line to write."""
+    try:
+        return _llm_spec(reviewer_id, method, backend)
+    except HarnessError as error:
+        raise HarnessError(
+            f"reviewer {reviewer_id!r} (method: {method}): {error.message}; in a roster already "
+            "routed, --backend PROVIDER (e.g. --backend openai) names the provider instead"
+        ) from None
+
+
+def _llm_spec(reviewer_id: str, method: str, backend: str | None) -> ModelSpec:
     from harness.models.providers import ModelSpec, resolve_model
 
     name = method.removeprefix("llm:").strip()
     if name in ("", "embedded", "local"):
         return ModelSpec("local", None)
     given = f"method: llm:{name}" + (f" with --backend {backend}" if backend else "")
-    try:
-        return resolve_model(
-            name,
-            backend,
-            spell=lambda text: f"method: llm:{text}",
-            old=f"reviewer {reviewer_id!r}: {given}",
-        )
-    except HarnessError as error:
-        raise HarnessError(
-            f"reviewer {reviewer_id!r} (method: {method}): {error.message}; in a roster already "
-            "routed, --backend PROVIDER (e.g. --backend openai) names the provider instead"
-        ) from None
+    return resolve_model(
+        name,
+        backend,
+        spell=lambda text: f"method: llm:{text}",
+        old=f"reviewer {reviewer_id!r}: {given}",
+    )
 
 
 def example_roster_path() -> Path:
@@ -143,6 +147,8 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
                 f"duplicate reviewer id {reviewer.id!r}", file=path, row=line(index), column="id"
             )
         seen.add(reviewer.id)
+        if (reviewer.method or "").startswith("llm:"):
+            _check_llm(reviewer, path, line(index))
         canonical = []
         for name in reviewer.expertise:
             found = taxonomy.field(name)
@@ -158,6 +164,22 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
             canonical.append(found.name)
         fixed.append(reviewer.model_copy(update={"expertise": tuple(dict.fromkeys(canonical))}))
     return Roster(reviewers=fixed)
+
+
+def _check_llm(reviewer: Reviewer, path: Path, row: int | None) -> None:
+    """An `llm:` reviewer's model, read as `judge --auto` reads it, when the roster is loaded:
+    before anything is written, not after the items are routed. A bare name is refused here
+    (no `--backend` reaches a new roster); a bare local path passes with its deprecation note."""
+    method = reviewer.method or ""
+    try:
+        _llm_spec(reviewer.id, method, None)
+    except HarnessError as error:
+        raise HarnessError(
+            f"reviewer {reviewer.id!r} (method: {method}): {error.message}",
+            file=path,
+            row=row,
+            column="method",
+        ) from None
 
 
 def stored_roster(study: Study) -> Roster | None:
