@@ -108,8 +108,10 @@ def collect(
 
     Example: harness collect --study runs/s1 --model openai/gpt-4o-mini --model local --samples 3
     """
+    from harness.cli._model_names import check_model_names
     from harness.collection import collect_models
 
+    check_model_names(study, model or None, backend)  # before the study (and its log) is opened
     options: dict[str, Any] = {
         "concurrency": concurrency,
         "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
