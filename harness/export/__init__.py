@@ -4,7 +4,8 @@ Item-keyed tables (items, assignments, reviews, searches, hits, judgments) hold 
 reviewer could see until `harness analyze` has unblinded the study; after that they carry each
 item's output, prompt, topic, condition, sample, model, model key and configuration label, and a
 control item's expected verdict (see `harness.export.tables`). `controls` (one row per judgment
-of a control item) is refused until then.
+of a control item, with the model that wrote its text where that is known:
+`harness.export.control_writers`) is refused until then.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ def read_table(study: str | Path, table: str) -> pd.DataFrame:
                 "in the blinding key until `harness analyze` unblinds the study",
                 file=study,
             )
-        return export_frame(s, table, unblinded=unblinded)
+        frame = export_frame(s, table, unblinded=unblinded)
+        if table == "controls":
+            from harness.export.control_writers import writer_models
+
+            writers = writer_models(s)
+            at = list(frame.columns).index("source") + 1
+            frame.insert(at, "writer_model", frame["control_id"].map(writers))
+        return frame
 
 
 def export(study: str | Path, table: str, format: str = "csv", out: Path | None = None) -> Path:
