@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.judge.automated.server_options import ServerOptions
 from harness.judge.judge_defaults import DEFAULT_K
 
 #: the literature source of `judge --auto` when none is named: the demonstration corpus
 DEFAULT_SOURCES = ("local",)
+
+S = TypeVar("S", "BlindSettings", "AutoSettings")
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,7 @@ class AutoSettings:
         )
 
 
-def settings_or_options(kind: type[Any], settings: Any, options: dict[str, Any]) -> Any:
+def settings_or_options(kind: type[S], settings: S | None, options: dict[str, Any]) -> S:
     """`settings` as given, else `kind` built from keyword options (never both)."""
     if settings is None:
         return kind.from_options(**options)

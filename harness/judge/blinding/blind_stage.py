@@ -122,7 +122,7 @@ def blind(
     return _blind(study_dir, settings, progress or None)
 
 
-def _blind(study_dir: str | Path, s: BlindSettings, progress: Progress | None) -> BlindResult:
+def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | None) -> BlindResult:
     from harness.judge.blinding.blinded_items import step_summary
     from harness.judge.blinding.cutoff import settle_cutoff
     from harness.judge.blinding.gold_draw import plan_section
@@ -142,42 +142,44 @@ def _blind(study_dir: str | Path, s: BlindSettings, progress: Progress | None) -
     from harness.study.tables.assignments import count_assignments
     from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs
 
-    judging_dir = Path(s.judging) if s.judging is not None else materials_dir("judging")
-    seed = DEFAULT_SEED if s.seed is None else s.seed
+    judging_dir = Path(asked.judging) if asked.judging is not None else materials_dir("judging")
+    seed = DEFAULT_SEED if asked.seed is None else asked.seed
     steps = {
-        "extract": s.extract,
-        "normalise": s.normalise,
-        "backend": s.backend,
-        "model": s.model,
+        "extract": asked.extract,
+        "normalise": asked.normalise,
+        "backend": asked.backend,
+        "model": asked.model,
         "progress": progress,
-        "options": s.server.given(),  # checked against the backend when `s` was built
+        "options": asked.server.given(),  # checked against the backend when `asked` was built
     }
     with Study.open(study_dir) as study:
-        cutoff = settle_cutoff(study, s.cutoff)
+        cutoff = settle_cutoff(study, asked.cutoff)
         routed = bool(count_assignments(study))
-        settings = stored_settings(study.path) if routed else control_settings(study_dir, s.plan)
-        entries = load_controls_file(s.controls, cutoff) if s.controls and not routed else []
+        control = stored_settings(study.path) if routed else control_settings(study_dir, asked.plan)
+        entries = (
+            load_controls_file(asked.controls, cutoff) if asked.controls and not routed else []
+        )
         if not count_ok_outputs(study):
             raise HarnessError(
                 "no model outputs to judge (run `harness collect` first)", file=study_dir
             )
-        pending = {} if routed else _pending(study, s.review_what_exists)
-        roster = _roster(study, s.reviewers)
-        gold = None if routed else plan_section(settings.plan_path, roster)
+        pending = {} if routed else _pending(study, asked.review_what_exists)
+        roster = _roster(study, asked.reviewers)
+        gold = None if routed else plan_section(control.plan_path, roster)
         items = _blinded_items(
-            study, roster, routed, gold, k=s.k, distinct_topics=s.distinct_topics, **steps
+            study, roster, routed, gold, k=asked.k, distinct_topics=asked.distinct_topics, **steps
         )
-        store_roster(study, roster, source=s.reviewers)
+        store_roster(study, roster, source=asked.reviewers)
         routing = None
-        notes = _unapplied(study, routed, s.k, seed, s.distinct_topics)
-        report = ControlsReport(settings)
+        notes = _unapplied(study, routed, asked.k, seed, asked.distinct_topics)
+        report = ControlsReport(control)
         if not routed:
             pool = candidate_pool(
                 study,
                 cutoff,
                 entries,
-                Path(s.controls).name if s.controls is not None else None,
-                s.bank_controls,
+                Path(asked.controls).name if asked.controls is not None else None,
+                asked.bank_controls,
             )
             report.notes.extend(pool.notes)
             routing, draw = _route_with_controls(
@@ -186,9 +188,9 @@ def _blind(study_dir: str | Path, s: BlindSettings, progress: Progress | None) -
                 gold,
                 pool,
                 report,
-                k=s.k,
+                k=asked.k,
                 seed=seed,
-                distinct_topics=s.distinct_topics,
+                distinct_topics=asked.distinct_topics,
                 steps=dict(steps),
             )
             items.steps = _add_steps(items.steps, report.steps)
@@ -197,7 +199,7 @@ def _blind(study_dir: str | Path, s: BlindSettings, progress: Progress | None) -
                 "routing",
                 {
                     **routing.manifest_section(),
-                    "review_what_exists": s.review_what_exists,
+                    "review_what_exists": asked.review_what_exists,
                     "pending_outputs": pending,
                 },
             )
@@ -211,11 +213,11 @@ def _blind(study_dir: str | Path, s: BlindSettings, progress: Progress | None) -
             report.fidelity = fidelity(study)
             record_section(study.path, "controls", report.manifest_section())
         else:
-            report = _stored_report(study, settings)
+            report = _stored_report(study, control)
         # the record holds what this run settled: seed, cut-off, reviewer texts and plan
-        ran = replace(s, seed=seed, cutoff=cutoff, judging=judging_dir, plan=settings.plan_path)
+        ran = replace(asked, seed=seed, cutoff=cutoff, judging=judging_dir, plan=control.plan_path)
         record_command(study.path, "judge.blind", ran.record())
-        _record_materials(study, judging_dir, s)
+        _record_materials(study, judging_dir, asked)
         packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
         balance = routing.balance if routing else _stored_balance(study, roster)
         late = count_late_outputs(study)
