@@ -35,6 +35,7 @@ class Row:
     position: int = 0
     started: float = 0.0
     generator: Any = None
+    params: GenerationParams | None = None  # this row's own; None: the decoder's
 
 
 class Decoder:
@@ -93,7 +94,7 @@ class Decoder:
 
     def step(self) -> list[Row]:
         """Pick each row's next token; return rows that ended; run the model for the rest."""
-        picked = self.sample(self.logits, self.params, [r.generator for r in self.rows])
+        picked = self._pick()
         keep, done = [], []
         for j, row in enumerate(self.rows):
             token = int(picked[j])
@@ -102,7 +103,7 @@ class Decoder:
                 done.append(row)
             else:
                 row.tokens.append(token)
-                if len(row.tokens) >= self.params.max_tokens:
+                if len(row.tokens) >= (row.params or self.params).max_tokens:
                     done.append(row)
                 else:
                     keep.append(j)
@@ -112,6 +113,22 @@ class Decoder:
         if self.rows:
             self._advance(picked)
         return done
+
+    def _pick(self) -> Any:
+        """Each row's next token, sampled with its own params: rows that share params are
+        sampled together (a row's pick depends only on its logits and generator)."""
+        groups: dict[GenerationParams, list[int]] = {}
+        for j, row in enumerate(self.rows):
+            groups.setdefault(row.params or self.params, []).append(j)
+        if len(groups) == 1:
+            (params,) = groups
+            return self.sample(self.logits, params, [r.generator for r in self.rows])
+        picked = torch.empty(len(self.rows), dtype=torch.long, device=self.logits.device)
+        for params, members in groups.items():
+            index = torch.tensor(members, dtype=torch.long, device=self.logits.device)
+            gens = [self.rows[j].generator for j in members]
+            picked[index] = self.sample(self.logits[index], params, gens)
+        return picked
 
     def _keep(self, index: list[int]) -> None:
         """Drop finished rows, then cache columns that are padding for every remaining row."""

@@ -122,7 +122,7 @@ class RowDecoder(Decoder):
                 len(self.lm.model.layers),
                 self.kv_heads,
                 self.head_dim,
-                len(row.ids) + min(self.params.max_tokens, _FIRST_CAPACITY),
+                len(row.ids) + min((row.params or self.params).max_tokens, _FIRST_CAPACITY),
                 self.device,
             )
             ids = torch.tensor([row.ids], device=self.device)

@@ -21,6 +21,7 @@ import inspect
 import os
 import secrets
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,18 @@ DEFAULT_BATCH_SIZE = LocalSettings.batch_size
 _TOP_P_SHORTLIST = 256  # nucleus sampling looks at this many tokens first, all only when needed
 
 
+class _Weights:
+    """A loaded model and its tokenizer, shared by the backends that hold it."""
+
+    def __init__(self, lm: Any, tokenizer: Any) -> None:
+        self.lm, self.tokenizer = lm, tokenizer
+
+
+#: Models loaded in this process, by path, while some backend holds them (the blinded steps and
+#: the control texts of `judge --blind` decode with the same weights; loading takes seconds).
+_LOADED: weakref.WeakValueDictionary[str, _Weights] = weakref.WeakValueDictionary()
+
+
 @dataclass
 class _Unit:
     """One completion to produce: a request's sample, with its prompt tokens and generator seed."""
@@ -55,6 +68,8 @@ class _Unit:
     sample: int
     ids: list[int]
     seed: int
+    params: GenerationParams
+    group: int = 0  # which of `complete_groups`' groups it belongs to
 
 
 class LocalBackend(ModelAPI):
@@ -103,8 +118,16 @@ class LocalBackend(ModelAPI):
 
     # -- loading -----------------------------------------------------------------------------
     def load(self) -> LocalBackend:
-        """Load tokenizer and weights now (otherwise on the first request)."""
+        """Load tokenizer and weights now (otherwise on the first request); a model another
+        backend of this process holds already is shared, not loaded again."""
         set_threads(self.threads)
+        if self._lm is None and self._tokenizer is None:
+            key = str(self.path.resolve())
+            self._weights = _LOADED.get(key) or _Weights(
+                embedded.load_model(self._requested), embedded.load_tokenizer(self._requested)
+            )
+            _LOADED[key] = self._weights
+            self._lm, self._tokenizer = self._weights.lm, self._weights.tokenizer
         if self._tokenizer is None:
             self._tokenizer = embedded.load_tokenizer(self._requested)
         if self._lm is None:
@@ -150,18 +173,32 @@ class LocalBackend(ModelAPI):
         self, requests: Sequence[ChatRequest], params: GenerationParams
     ) -> Iterator[Completion]:
         """Yield each completion as it finishes (shortest prompts are started first)."""
-        validate(requests, params)
-        if not requests:
+        for _, completion in self.complete_groups([(requests, params)]):
+            yield completion
+
+    def complete_groups(
+        self, groups: Sequence[tuple[Sequence[ChatRequest], GenerationParams]]
+    ) -> Iterator[tuple[int, Completion]]:
+        """Several calls' requests, each group with its own params, decoded in shared batches;
+        yields (group index, completion). A completion is the one `complete` gives for its
+        group alone: its seed comes from its group's params and its key, and rows sample and
+        stop by their own params."""
+        for requests, params in groups:
+            validate(requests, params)
+        if not any(requests for requests, _ in groups):
             return
         if self._lm is None or self._tokenizer is None or not hasattr(self, "_eos"):
             self.load()
-        units, too_long = self._units(requests, params)
-        yield from too_long
+        units: list[_Unit] = []
+        for group, (requests, params) in enumerate(groups):
+            mine, too_long = self._units(requests, params, group)
+            units += mine
+            yield from ((group, c) for c in too_long)
         units.sort(key=lambda u: len(u.ids))  # similar lengths together: little padding
-        yield from self._decode(units, params)
+        yield from self._decode(units, groups[0][1])
 
     def _units(
-        self, requests: Sequence[ChatRequest], params: GenerationParams
+        self, requests: Sequence[ChatRequest], params: GenerationParams, group: int = 0
     ) -> tuple[list[_Unit], list[Completion]]:
         limit = getattr(self._lm.config, "max_position_embeddings", None)
         base = params.seed if params.seed is not None else secrets.randbits(62)
@@ -180,7 +217,7 @@ class LocalBackend(ModelAPI):
                 )
                 continue
             units += [
-                _Unit(request, s, ids, unit_seed(base, request.seed_source, s))
+                _Unit(request, s, ids, unit_seed(base, request.seed_source, s), params, group)
                 for s in request.sample_numbers
             ]
         return units, too_long
@@ -207,7 +244,9 @@ class LocalBackend(ModelAPI):
             sample_tokens,
         )
 
-    def _decode(self, units: list[_Unit], params: GenerationParams) -> Iterator[Completion]:
+    def _decode(
+        self, units: list[_Unit], params: GenerationParams
+    ) -> Iterator[tuple[int, Completion]]:
         """Continuous batching: a finished row's place goes to the next waiting prompt."""
         waiting = deque(units)
         decoder = self._decoder(params)
@@ -223,11 +262,11 @@ class LocalBackend(ModelAPI):
             except (RuntimeError, ValueError, IndexError) as error:  # e.g. out of memory
                 reason = f"generation failed: {type(error).__name__}: {str(error)[:300]}"
                 for row in decoder.rows + joining:
-                    yield self._failure(row, reason)
+                    yield row.tag.group, self._failure(row, reason)
                 decoder = self._decoder(params)
                 continue
             for row in finished:
-                yield self._completion(row)
+                yield row.tag.group, self._completion(row)
 
     def _completion(self, row: Row) -> Completion:
         unit: _Unit = row.tag
@@ -275,7 +314,7 @@ class LocalBackend(ModelAPI):
 
 
 def _row(unit: _Unit) -> Row:
-    return Row(unit.ids, unit.seed, tag=unit)
+    return Row(unit.ids, unit.seed, tag=unit, params=unit.params)
 
 
 def _ago(perf: float) -> str:

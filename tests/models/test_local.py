@@ -298,3 +298,30 @@ def test_embedded_model_batched_equals_one_at_a_time():
     assert all(c.model_reported.endswith(".gguf") for c in together.values())
     text = chat(engine, [{"role": "user", "content": "Say hello."}], greedy)
     assert isinstance(text, str) and text
+
+
+def test_groups_decoded_together_equal_each_group_alone(tiny):
+    greedy = GenerationParams(temperature=0, max_tokens=5, seed=3)
+    hot = GenerationParams(temperature=1.0, top_p=0.9, max_tokens=12, seed=4)
+    alone = [texts(tiny, requests(), greedy), texts(tiny, requests(2), hot)]
+    tiny.batch_size = 4  # rows of both groups share batches
+    together: list[dict] = [{}, {}]
+    for group, c in tiny.complete_groups([(requests(), greedy), (requests(2), hot)]):
+        together[group][(c.key, c.sample)] = c
+    for mine, theirs in zip(together, alone, strict=True):
+        assert mine.keys() == theirs.keys()
+        for unit, c in mine.items():
+            assert (c.text, c.finish_reason) == (theirs[unit].text, theirs[unit].finish_reason)
+    assert max(c.completion_tokens for c in together[0].values()) <= 5
+    assert max(c.completion_tokens for c in together[1].values()) > 5
+
+
+def test_backends_of_one_model_share_its_weights(tiny_model, monkeypatch):
+    from harness.models import embedded
+
+    loads = []
+    real = embedded.load_model
+    monkeypatch.setattr(embedded, "load_model", lambda m: loads.append(m) or real(m))
+    first = LocalBackend(str(tiny_model)).load()
+    second = LocalBackend(str(tiny_model), batch_size=32).load()
+    assert len(loads) <= 1 and second._lm is first._lm  # none: the module's backend holds it

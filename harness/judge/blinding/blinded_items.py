@@ -135,10 +135,8 @@ def make_items(
             report.steps[name]["removed"] = _remove_step(study, name)
     if specs and count_items(study):
         opened = _open(backend, model, options or {})
-        for spec in specs:
-            done, failed, errors = _run_step(study, spec, opened, progress)
-            report.steps[spec.name].update(done=done, failed=failed)
-            report.errors.extend(errors)
+        for name, (done, failed) in _run_steps(study, specs, opened, progress, report).items():
+            report.steps[name].update(done=done, failed=failed)
     return report
 
 
@@ -180,38 +178,64 @@ def _pending(study: Study, spec: StepSpec, want: dict[str, Any]) -> list[tuple[s
     return pending
 
 
-def _run_step(
-    study: Study, spec: StepSpec, backend: Any, progress: Progress | None
-) -> tuple[int, int, list[str]]:
+def _requests(spec: StepSpec, texts: list[tuple[str, str]]) -> list[Any]:
+    """The step's request per (key, text): seeded by the text, not the random item id, so the
+    same outputs get the same steps in any run."""
     from harness.models.base import ChatRequest
 
-    params = _params(spec)
-    signature = _signature(spec, backend, asdict(params))
-    pending = _pending(study, spec, signature)
-    if not pending:
-        return 0, 0, []
     template = _template(spec.template)
-    # seeded by the text, not the random item id: the same outputs get the same steps in any run
-    requests = [
+    return [
         ChatRequest(
-            key=item_id,
+            key=key,
             messages=[{"role": "user", "content": template.render(text=text)}],
             seed_key=hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(),
         )
-        for item_id, text in pending
+        for key, text in texts
     ]
-    done, errors = 0, []
+
+
+def _run_steps(
+    study: Study,
+    specs: list[StepSpec],
+    backend: Any,
+    progress: Progress | None,
+    report: ItemsReport,
+) -> dict[str, tuple[int, int]]:
+    """Every step's pending items in one call, decoded in shared batches where the backend
+    can (`harness.models.grouped`); step name -> (done, failed). Each completion is stored as
+    it arrives, in the place in the item's steps that running the steps one after another
+    gives it."""
+    from harness.models.grouped import complete_groups
+    from harness.models.throughput import Meter, record_decoding
+
+    work = []
+    for spec in specs:
+        signature = _signature(spec, backend, asdict(_params(spec)))
+        pending = _pending(study, spec, signature)
+        if pending:
+            work.append((spec, signature, _requests(spec, pending)))
+    rerun: dict[str, list[str]] = {}
+    for spec, _, requests in work:
+        for request in requests:
+            rerun.setdefault(request.key, []).append(spec.name)
+    done = {spec.name: 0 for spec, _, _ in work}
     settings: dict[str, Any] | None = None  # read once the backend has run
-    for completion in backend.complete(requests, params):
+    meter = Meter("+".join(spec.name for spec, _, _ in work))
+    groups = [(requests, _params(spec)) for spec, _, requests in work]
+    for index, completion in meter.timed(complete_groups(backend, groups)):
+        spec, signature, requests = work[index]
         if completion.error is not None or completion.text is None:
-            errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
+            report.errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
             continue
+        meter.count(completion)
         settings = backend.run_settings() if settings is None else settings
-        _store_result(study, spec, completion, {**signature, "run_settings": settings})
-        done += 1
+        entry = {**signature, "run_settings": settings}
+        _store_result(study, spec, completion, entry, rerun[completion.key])
+        done[spec.name] += 1
         if progress is not None:
-            progress(spec.name, done, len(requests))
-    return done, len(requests) - done, errors
+            progress(spec.name, done[spec.name], len(requests))
+    record_decoding(study.path, "judge.blind", meter)
+    return {spec.name: (done[spec.name], len(r) - done[spec.name]) for spec, _, r in work}
 
 
 def _template(path: Path) -> Any:
@@ -243,33 +267,30 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
 
 
 def step_on_texts(
-    spec: StepSpec, backend: Any, texts: dict[str, str]
+    spec: StepSpec, backend: Any, texts: dict[str, str], study_dir: Path | None = None
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
     """The step run on texts that are not items yet (control texts before they are kept):
-    key -> (result text, the step entry `_run_step` would record), and errors. Requests are the
-    ones `_run_step` sends for the same texts (same prompt, params and text-derived seeds)."""
-    from harness.models.base import ChatRequest
+    key -> (result text, the step entry `_run_steps` would record), and errors. Requests are the
+    ones `_run_steps` sends for the same texts (same prompt, params and text-derived seeds);
+    with `study_dir`, its throughput goes to that study's manifest."""
+    from harness.models.throughput import Meter, record_decoding
 
     params = _params(spec)
     signature = _signature(spec, backend, asdict(params))
-    template = _template(spec.template)
-    requests = [
-        ChatRequest(
-            key=key,
-            messages=[{"role": "user", "content": template.render(text=text)}],
-            seed_key=hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(),
-        )
-        for key, text in texts.items()
-    ]
+    requests = _requests(spec, list(texts.items()))
     results: dict[str, tuple[str, dict[str, Any]]] = {}
     errors: list[str] = []
     settings: dict[str, Any] | None = None
-    for completion in backend.complete(requests, params) if requests else []:
+    meter = Meter(f"control {spec.name}")
+    for completion in meter.timed(backend.complete(requests, params) if requests else []):
         if completion.error is not None or completion.text is None:
             errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
             continue
+        meter.count(completion)
         settings = backend.run_settings() if settings is None else settings
         results[completion.key] = _entry(spec, completion, {**signature, "run_settings": settings})
+    if study_dir is not None:
+        record_decoding(study_dir, "judge.blind", meter)
     return results, errors
 
 
@@ -290,13 +311,18 @@ def _entry(
     }
 
 
-def _store_result(study: Study, spec: StepSpec, completion: Any, signature: dict[str, Any]) -> None:
+def _store_result(
+    study: Study, spec: StepSpec, completion: Any, signature: dict[str, Any], rerun: list[str]
+) -> None:
+    """Store a step's result; the steps of this run (`rerun`, in STEPS order) go after the
+    item's other steps, as when each step is run over all items in turn."""
     text, entry = _entry(spec, completion, signature)
     with study.transaction() as conn:
         item = steps_of(study, completion.key)
         if item is None:
             return
         steps = [s for s in item.steps if s["step"] != spec.name] + [entry]
+        steps.sort(key=lambda s: s["step"] in rerun and rerun.index(s["step"]) + 1)
         if spec.name == "extract":
             set_core_combination(conn, completion.key, text or None, steps)
         else:  # an empty rewrite keeps the original text on display

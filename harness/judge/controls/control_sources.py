@@ -360,6 +360,7 @@ class Made:
     dropped: Counter[str] = field(default_factory=Counter)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     templates: dict[str, str] = field(default_factory=dict)  # family -> sha256
+    study_dir: Path | None = None  # where the decoding calls' throughput is recorded
 
     def record(self) -> dict[str, Any]:
         generated = len(self.model_of)
@@ -451,61 +452,105 @@ def control_messages(
 
 def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> list[str]:
     """Texts of the batch's controls (those without their own text) from the study's models:
-    its template and planted pair, each model's stored sampling settings, one sample each."""
-    from harness.models.base import ChatRequest
-    from harness.progress import counted
-
+    its template and planted pair, each model's stored sampling settings, one sample each.
+    Models that are one local model at several settings decode together, in shared batches."""
     todo = [c for c in batch if c.text is None]
     if not todo:
         return []
     runs = {run.key: run for run in model_runs(study)}
     if not runs:
         raise HarnessError("no model outputs to make control items with", file=study.path)
+    made.study_dir = study.path
     slots = topic_slots(study)
     families = study_families(study)
     which = assign_models(todo, sorted(runs), seed)
-    errors: list[str] = []
+    requests: dict[str, list[Any]] = {}
     for key in sorted(runs):
         mine = [c for c in todo if which[c.control_id] == key]
-        if not mine:
-            continue
-        run = runs[key]
-        requests = []
-        for c in mine:
-            messages, family = control_messages(c, slots, families)
-            made.templates[family] = families[family].sha256
-            requests.append(ChatRequest(key=c.control_id, messages=messages))
-        engine = open_model(study, run)
-        try:
-            completions = []
-            with counted(f"control texts from {key}", len(requests)) as advance:
-                for completion in engine.complete(requests, run.params):
-                    completions.append(completion)
-                    advance(len(completions))
-            for completion in completions:
-                if completion.error is not None:
-                    errors.append(f"control text {completion.key}: {completion.error}")
-                    continue
-                made.model_of[completion.key] = key
-                if (completion.text or "").strip():  # stored as outputs are (lone surrogates)
-                    made.texts[completion.key] = storable(completion.text) or ""
-                else:
-                    made.dropped["empty text"] += 1
-            entry = made.models.setdefault(
-                key,
-                {
-                    "provider_string": run.spec.model_string,
-                    "backend": engine.name,
-                    "model": engine.model,
-                    "params": run.params.as_dict(),
-                    "run_settings": engine.run_settings(),
-                    "generated": 0,
-                    "kept": 0,
-                },
-            )
-            entry["generated"] += sum(made.model_of.get(c.control_id) == key for c in mine)
-        finally:
+        if mine:
+            requests[key] = [_text_request(c, slots, families, made) for c in mine]
+    engines = {key: open_model(study, runs[key]) for key in requests}
+    errors: list[str] = []
+    try:
+        for keys in _shared(engines):
+            errors += _decode_texts(study, keys, engines, runs, requests, made)
+    finally:
+        for engine in engines.values():
             engine.close()
+    return errors
+
+
+def _text_request(
+    c: Candidate, slots: dict[str, TopicSlots], families: dict[str, Family], made: Made
+) -> Any:
+    from harness.models.base import ChatRequest
+
+    messages, family = control_messages(c, slots, families)
+    made.templates[family] = families[family].sha256
+    return ChatRequest(key=c.control_id, messages=messages)
+
+
+def _shared(engines: dict[str, Any]) -> list[list[str]]:
+    """Model keys grouped by the engine that can decode them together: one local model (same
+    weights, batch size and threads) at several settings; every other model alone."""
+    groups: dict[Any, list[str]] = {}
+    for key, engine in sorted(engines.items()):
+        same = (
+            (type(engine), str(engine.path), engine.batch_size, engine.threads)
+            if hasattr(engine, "complete_groups")
+            else key
+        )
+        groups.setdefault(same, []).append(key)
+    return list(groups.values())
+
+
+def _decode_texts(
+    study: Study,
+    keys: list[str],
+    engines: dict[str, Any],
+    runs: dict[str, Any],
+    requests: dict[str, list[Any]],
+    made: Made,
+) -> list[str]:
+    """One call for `keys`' control texts (on the first key's engine); results into `made`."""
+    from harness.models.grouped import complete_groups
+    from harness.models.throughput import Meter, record_decoding
+    from harness.progress import counted
+
+    engine, errors = engines[keys[0]], []
+    meter = Meter("control texts")
+    total = sum(len(requests[key]) for key in keys)
+    groups = [(requests[key], runs[key].params) for key in keys]
+    with counted(f"control texts from {', '.join(keys)}", total) as advance:
+        completions = []
+        for index, completion in meter.timed(complete_groups(engine, groups)):
+            completions.append((keys[index], completion))
+            advance(len(completions))
+    for key, completion in completions:
+        if completion.error is not None:
+            errors.append(f"control text {completion.key}: {completion.error}")
+            continue
+        meter.count(completion)
+        made.model_of[completion.key] = key
+        if (completion.text or "").strip():  # stored as outputs are (lone surrogates)
+            made.texts[completion.key] = storable(completion.text) or ""
+        else:
+            made.dropped["empty text"] += 1
+    record_decoding(study.path, "judge.blind", meter)
+    for key in keys:
+        entry = made.models.setdefault(
+            key,
+            {
+                "provider_string": runs[key].spec.model_string,
+                "backend": engines[key].name,
+                "model": engines[key].model,
+                "params": runs[key].params.as_dict(),
+                "run_settings": engine.run_settings(),
+                "generated": 0,
+                "kept": 0,
+            },
+        )
+        entry["generated"] += sum(r.key in made.model_of for r in requests[key])
     return errors
 
 
@@ -517,7 +562,7 @@ def check_pairs(batch: list[Candidate], made: Made, extractor: Any) -> list[str]
     new = {c.control_id: made.texts[c.control_id] for c in batch if c.control_id in made.texts}
     errors: list[str] = []
     if extractor is not None and new:
-        results, errors = step_on_texts(step_specs(True, False)[0], extractor, new)
+        results, errors = step_on_texts(step_specs(True, False)[0], extractor, new, made.study_dir)
         if errors:
             return errors
         made.cores.update(results)

@@ -154,3 +154,97 @@ def test_steps_with_the_embedded_model(make_study) -> None:
         assert steps["normalise"]["params"]["max_tokens"] == 64
         assert row["display_text"].strip() and row["original_text"] != ""
         assert (row["core_combination"] or "").strip() or steps["extract"]["outcome"] == "empty"
+
+
+class GroupingBackend(ScriptedBackend):
+    """Decodes every group of a call together and yields the last group's completions first,
+    as shared batches may: a normalisation can be stored before its item's extraction."""
+
+    def __init__(self) -> None:
+        super().__init__(answer=lambda prompt: "A joins B.")
+        self.calls: list[list[tuple[int, int]]] = []
+
+    def complete_groups(self, groups):
+        self.calls.append([(len(requests), params.max_tokens) for requests, params in groups])
+        for index in reversed(range(len(groups))):
+            for completion in self.complete(*groups[index]):
+                yield index, completion
+
+
+def test_all_steps_go_in_one_shared_call_and_store_as_one_after_another(make_study) -> None:
+    study = make_study(n_topics=3)
+    grouped = GroupingBackend()
+    report = make_items(study, backend=grouped)
+    assert grouped.calls == [[(9, 48), (9, 64)]]  # extract and normalise of all 9 items at once
+    assert report.steps["extract"]["done"] == 9 and report.steps["normalise"]["done"] == 9
+    for row in items(study).values():
+        assert [s["step"] for s in json.loads(row["steps"])] == ["extract", "normalise"]
+    manifest = json.loads((study.path / "manifest.json").read_text())
+    call = manifest["decoding"]["judge.blind"]["extract+normalise"]
+    assert call["completions"] == 18 and call["completion_tokens"] == 90
+    assert call["prompt_tokens"] == 180 and call["calls"] == 1
+    assert call["seconds"] >= 0 and set(call) >= {"tokens_per_s"}
+
+
+def test_without_shared_batches_each_step_is_its_own_call(make_study) -> None:
+    study = make_study(n_topics=1)
+    plain = ScriptedBackend(answer=lambda prompt: "A joins B.")
+    make_items(study, backend=plain)
+    assert [p.max_tokens for _, _, p in plain.seen] == [48] * 3 + [64] * 3
+
+
+def test_a_rerun_step_goes_after_the_steps_that_stay(make_study, tmp_path) -> None:
+    import shutil
+
+    study = make_study(n_topics=1)
+    make_items(study, backend=GroupingBackend())
+    prompts = tmp_path / "prompts"
+    shutil.copytree(materials_dir("prompts"), prompts)
+    with open(prompts / "judge/extract.j2", "a") as handle:
+        handle.write("\n")  # a new extraction prompt: only the extraction is pending
+    again = GroupingBackend()
+    make_items(study, backend=again, prompts_dir=prompts)
+    assert again.calls == [[(3, 48)]]
+    for row in items(study).values():  # as one step after the other would leave them
+        assert [s["step"] for s in json.loads(row["steps"])] == ["normalise", "extract"]
+
+
+class OneStepAtATime:
+    """The local backend as the blinded steps used it before shared batches: one call per step,
+    one prompt at a time."""
+
+    def __init__(self, backend) -> None:
+        self.backend, self.name, self.model = backend, backend.name, backend.model
+
+    def complete(self, requests, params):
+        return self.backend.complete(requests, params)
+
+    def run_settings(self):
+        return self.backend.run_settings()
+
+
+def stored(study) -> dict[str, tuple]:
+    """Each item's texts and steps, by original text, without the times they were made at."""
+    out = {}
+    for row in items(study).values():
+        steps = [
+            {k: v for k, v in s.items() if k not in ("at", "recorded_at")}
+            for s in json.loads(row["steps"])
+        ]
+        out[row["original_text"]] = (row["core_combination"], row["display_text"], steps)
+    return out
+
+
+@pytest.mark.slow
+def test_shared_batches_store_what_one_prompt_at_a_time_stores(make_study, tmp_path) -> None:
+    from harness.models import open_backend
+
+    study = make_study(n_topics=2)
+    alone = open_backend("local", batch_size=1)
+    make_items(study, backend=OneStepAtATime(alone))
+    before = stored(study)
+    with study.transaction() as conn:  # the same outputs, steps not yet run
+        conn.execute("DELETE FROM items")
+    make_items(study, backend=open_backend("local", batch_size=32))
+    after = stored(study)
+    assert len(after) == 6 and after == before
