@@ -90,9 +90,9 @@ def test_import_harness_leaves_stage_helpers_out():
 
 
 def test_status_imports_nothing_heavy(tmp_path):
-    from harness.study import Study
+    from tests.judge.conftest import fill_study
 
-    Study.open(tmp_path / "s", create=True).close()
+    fill_study(tmp_path / "s", n_topics=1).close()  # status refuses a store where nothing ran
     out = run("status", "--study", str(tmp_path / "s"))
     assert "generate" in out
     assert out.strip().endswith("LOADED:")
