@@ -38,6 +38,7 @@ import numpy as np
 from harness.analysis.planning.gold_power import (
     Accuracy,
     GoldPlanner,
+    GoldPowerSettings,
     ppi_variance,
     refuted_power,
     supported_power,
@@ -242,13 +243,15 @@ def value(studies: int, rng: np.random.Generator) -> None:
                 reviewers=2,
             )
             planner = GoldPlanner(
-                topics=BANK,
-                p_single=P_SINGLE,
-                rho=rho_c,
-                sesoi=SESOI,
-                alpha=ALPHA,
-                target=target,
-                reviewers=2,
+                GoldPowerSettings(
+                    topics=BANK,
+                    p_single=P_SINGLE,
+                    rho=rho_c,
+                    sesoi=SESOI,
+                    alpha=ALPHA,
+                    target=target,
+                    reviewers=2,
+                )
             )
             approx = planner.needed(Accuracy(accuracy, accuracy))[1].ratio
             for test in ("rule", "TOST"):

@@ -6,7 +6,8 @@ completions an uninterrupted run would have: none lost, none duplicated. Failed 
 stored as `status='failed'` with their reason; `retry_errors` retries only those. A study holds
 one or several models, each filed under its provider string (`harness/collection_plan.py`); the
 models of a run are collected one after another, each with its own settings, endpoint, cost cap
-and provenance, and a model added later collects only its own outputs.
+and provenance, and a model added later collects only its own outputs. A run's options arrive
+as one `CollectSettings` (`harness/collection_settings.py`), built where they enter.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from harness.study.lock import writes_study
 if TYPE_CHECKING:  # a pydantic model: it loads when a run reports, not with `import harness`
     from harness.collection_plan import ModelRun
     from harness.collection_result import CollectResult
+    from harness.collection_settings import CollectSettings
     from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI
     from harness.models.providers import ModelSpec
     from harness.study.tables.outputs import OutputRecord
@@ -141,9 +143,6 @@ def _output_record(c: Completion, f: Filing) -> OutputRecord:
     )
 
 
-GENERATION = ("samples", "temperature", "top_p", "max_tokens", "seed")
-
-
 @writes_study
 def collect_one(
     study: str | Path,
@@ -160,6 +159,7 @@ def collect_one(
     progress: bool = False,
     new_endpoint: bool = False,
     model_args: list[str] | None = None,
+    settings: CollectSettings | None = None,
     **options: Any,
 ) -> CollectResult:
     """Collect completions for every pending (prompt, sample) of one model; resumable (as
@@ -170,30 +170,28 @@ def collect_one(
     object. `options` are backend settings (the fields of LocalSettings or OpenAISettings:
     concurrency, rpm, tpm, timeout, base_url, batch_api, batch_size, ...); `model_args` are
     `--model-arg` strings. Without a model, a study's one model resumes. Secrets come from the
-    environment and are never stored.
+    environment and are never stored. `settings`, built by the caller, stands for every other
+    keyword but `backend` objects and `progress`.
     """
-    results = _run_models(
-        study,
-        None,
-        backend,
-        model,
-        max_cost,
-        retry_errors,
-        progress,
-        new_endpoint,
-        model_args,
-        None,
-        True,
-        {
-            "samples": samples,
-            "temperature": temperature,
-            "top_p": top_p,
-            "max_tokens": max_tokens,
-            "seed": seed,
+    from harness.collection_settings import CollectSettings
+
+    engine, name = _backend(backend)
+    if settings is None:
+        settings = CollectSettings.from_keywords(
+            backend=name,
+            model=model,
+            samples=samples,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            seed=seed,
+            max_cost=max_cost,
+            retry_errors=retry_errors,
+            new_endpoint=new_endpoint,
+            model_args=model_args,
             **options,
-        },
-    )
-    return results[0]
+        )
+    return _run_models(study, settings, engine=engine, progress=progress, single=True)[0]
 
 
 @writes_study
@@ -209,6 +207,7 @@ def collect_models(
     new_endpoint: bool = False,
     model_args: list[str] | None = None,
     on_result: Callable[[CollectResult], None] | None = None,
+    settings: CollectSettings | None = None,
     **options: Any,
 ) -> list[CollectResult]:
     """Collect for several models, one after another (each as `collect` does for one).
@@ -217,22 +216,25 @@ def collect_models(
     embedded model in a new study). `max_cost` caps each model's cost; `MODEL@max_cost=X` in
     `model_args` sets one model's own cap. Sampling settings (samples, temperature, top_p,
     max_tokens, seed) in `options` apply to every model unless a model argument says otherwise.
-    `on_result` is called with each model's result as soon as it is done.
+    `on_result` is called with each model's result as soon as it is done. `settings`, built by
+    the caller, stands for every other keyword but `backend` objects, `progress` and
+    `on_result`.
     """
-    return _run_models(
-        study,
-        models,
-        backend,
-        model,
-        max_cost,
-        retry_errors,
-        progress,
-        new_endpoint,
-        model_args,
-        on_result,
-        False,
-        options,
-    )
+    from harness.collection_settings import CollectSettings
+
+    engine, name = _backend(backend)
+    if settings is None:
+        settings = CollectSettings.from_keywords(
+            models=models,
+            backend=name,
+            model=model,
+            max_cost=max_cost,
+            retry_errors=retry_errors,
+            new_endpoint=new_endpoint,
+            model_args=model_args,
+            **options,
+        )
+    return _run_models(study, settings, engine=engine, progress=progress, on_result=on_result)
 
 
 @overload
@@ -258,22 +260,30 @@ def collect(
     return collect_models(study, models=list(models), **settings)
 
 
+def _backend(backend: object) -> tuple[ModelAPI | None, str | None]:
+    """(a backend object given, a backend name given) of the `backend` keyword."""
+    from harness.models import ModelAPI
+
+    if backend is not None and not isinstance(backend, (str, ModelAPI)):
+        raise HarnessError(
+            f"backend {backend!r} is neither a backend name nor a harness.models.ModelAPI",
+            column="backend",
+        )
+    return (backend, None) if isinstance(backend, ModelAPI) else (None, backend)
+
+
 def _run_models(
     study: str | Path,
-    models: list[str] | None,
-    backend: str | ModelAPI | None,
-    model: str | None,
-    max_cost: float | None,
-    retry_errors: bool,
-    progress: bool,
-    new_endpoint: bool,
-    model_args: list[str] | None,
-    on_result: Callable[[CollectResult], None] | None,
-    single: bool,
-    options: dict[str, Any],
+    settings: CollectSettings,
+    *,
+    engine: ModelAPI | None = None,
+    progress: bool = False,
+    on_result: Callable[[CollectResult], None] | None = None,
+    single: bool = False,
 ) -> list[CollectResult]:
+    """Each model of the run, one after another; `engine`: a backend object the caller made,
+    filed under its own name and model. `single`: the run must serve one model."""
     from harness.collection_plan import plan
-    from harness.models import ModelAPI
     from harness.models.providers import stored_key
     from harness.study.tables.prompts import prompt_count
 
@@ -283,23 +293,9 @@ def _run_models(
             raise HarnessError(
                 "the study has no prompts (run `harness generate` first)", file=handle.path
             )
-        given = backend if isinstance(backend, ModelAPI) else None
-        if backend is not None and not isinstance(backend, (str, ModelAPI)):
-            raise HarnessError(
-                f"backend {backend!r} is neither a backend name nor a harness.models.ModelAPI",
-                column="backend",
-            )
-        flags = {k: options.pop(k, None) for k in GENERATION}
-        runs = plan(
-            handle,
-            models=models,
-            backend=backend if isinstance(backend, str) else None,
-            model=stored_key(given.name, given.model) if given else model,
-            flags=flags,
-            model_args=model_args,
-            options=options,
-            max_cost=max_cost,
-        )
+        if engine is not None:
+            settings = replace(settings, model=stored_key(engine.name, engine.model))
+        runs = plan(handle, settings)
         if single and len(runs) > 1:
             raise HarnessError(
                 f"this study holds several models ({', '.join(r.key for r in runs)})"
@@ -307,11 +303,11 @@ def _run_models(
                 file=handle.path,
                 column="model",
             )
-        if given is None:
+        if engine is None:
             _check_prices(runs)
         results = []
         for run in runs:
-            result = _collect(handle, run, given, retry_errors, progress, new_endpoint)
+            result = _collect(handle, run, engine, settings, progress)
             results.append(result)
             if on_result is not None:
                 on_result(result)
@@ -326,17 +322,9 @@ def study_models(study: Study, keys: list[str] | None = None) -> list[ModelRun]:
     """The study's models (those of `keys` if given) as a resumed `collect` runs them: their
     stored settings, nothing written. Control items are made with these (`harness.judge`)."""
     from harness.collection_plan import plan
+    from harness.collection_settings import CollectSettings
 
-    return plan(
-        study,
-        models=list(keys) if keys else None,
-        backend=None,
-        model=None,
-        flags={},
-        model_args=None,
-        options={},
-        max_cost=None,
-    )
+    return plan(study, CollectSettings(models=tuple(keys) if keys else None))
 
 
 def open_model(study: Study, run: ModelRun) -> ModelAPI:
@@ -368,9 +356,8 @@ def _collect(
     study: Study,
     run: ModelRun,
     given: ModelAPI | None,
-    retry_errors: bool,
+    asked: CollectSettings,
     progress: bool,
-    new_endpoint: bool,
 ) -> CollectResult:
     import json
 
@@ -382,7 +369,7 @@ def _collect(
     from harness.study.tables.prompts import prompt_count
 
     engine, notes = (
-        (given, list[str]()) if given is not None else _open_engine(study, run, new_endpoint)
+        (given, list[str]()) if given is not None else _open_engine(study, run, asked.new_endpoint)
     )
     settings, params, max_cost = run.settings, run.params, run.max_cost
     _check_budget(engine, max_cost)
@@ -391,6 +378,7 @@ def _collect(
         notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
     with study.transaction() as conn:
         write_meta(conn, MODELS_KEY, json.dumps({**models, run.key: settings}))
+    retry_errors = asked.retry_errors
     run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
     requests, wanted, done = pending_requests(study, run.key, settings["samples"], retry_errors)

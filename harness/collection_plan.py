@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
 from harness.models.base import GenerationParams
@@ -28,6 +28,9 @@ from harness.models.providers import ModelSpec, legacy_spec, parse_model, resolv
 from harness.models.settings import BackendSettings, OpenAISettings, build_settings, foreign
 from harness.study import Study
 from harness.study.tables.outputs import output_count
+
+if TYPE_CHECKING:
+    from harness.collection_settings import CollectSettings
 
 MODELS_KEY = "collect_models"
 DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}
@@ -93,20 +96,11 @@ def stored_models(study: Study) -> dict[str, dict[str, Any]]:
     return models
 
 
-def plan(
-    study: Study,
-    *,
-    models: list[str] | None,
-    backend: str | None,
-    model: str | None,
-    flags: dict[str, Any],
-    model_args: list[str] | None,
-    options: dict[str, Any],
-    max_cost: float | None,
-) -> list[ModelRun]:
+def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:
     """The models of this run with their settings resolved (nothing is written)."""
     stored = stored_models(study)
-    texts = list(models or ([model] if model else []))
+    backend, options = asked.backend, asked.run_options()
+    texts = list(asked.models or ([asked.model] if asked.model else []))
     specs = [_spec(text, backend, stored) for text in texts] or _default_specs(backend, stored)
     keys = [s.key for s in specs]
     if len(set(keys)) < len(keys):
@@ -120,12 +114,12 @@ def plan(
     labels = [s.label for s in specs if s.label]
     unique = [x for x in labels if labels.count(x) == 1 and x not in {*texts, *keys}]
     targets = [*texts, *(k for k in keys if k not in texts), *unique]
-    scoped = parse_model_args(model_args or [], targets)
+    scoped = parse_model_args(list(asked.model_args), targets)
     # --base-url serves every OpenAI-compatible model without a MODEL@base_url of its own
     runs = []
     for index, spec in enumerate(specs):
-        asked = {
-            **{k: v for k, v in flags.items() if v is not None},
+        wanted = {
+            **{k: v for k, v in asked.generation().items() if v is not None},
             **scoped.get(None, {}),
             **scoped.get(spec.label or spec.key, {}),
             **scoped.get(spec.key, {}),
@@ -138,13 +132,13 @@ def plan(
                 for k, v in options.items()
                 if v is not None and not (len(specs) > 1 and foreign(spec.backend, k))
             },
-            **{k: asked.pop(k) for k in list(asked) if k in RUN_OPTIONS},
+            **{k: wanted.pop(k) for k in list(wanted) if k in RUN_OPTIONS},
         }
-        cost = run_options.pop("max_cost", max_cost)
+        cost = run_options.pop("max_cost", asked.max_cost)
         # plain ids only for the first model of a study that holds no outputs yet
         plain = not stored and index == 0 and output_count(study) == 0
         suffix = "" if plain else _suffix(spec.key)
-        settings = _settings(study, spec, stored.get(spec.key), asked, suffix)
+        settings = _settings(study, spec, stored.get(spec.key), wanted, suffix)
         backend_settings = _backend_settings(spec, settings, run_options)
         runs.append(ModelRun(spec, settings, backend_settings, frozenset(run_options), cost))
     return runs

@@ -9,17 +9,30 @@ not evidence.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from harness.defaults import DEFAULT_SEED
 from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study
 
-#: Completion length for the demo: long enough for a one-sentence idea and a short test.
-RUN_MAX_TOKENS = 80
+if TYPE_CHECKING:  # the settings load when a run starts, not with `import harness`
+    from typing import Protocol, Unpack
+
+    from harness.run_settings import RunOptions, RunSettings
+
+    class _RunStudy(Protocol):
+        def __call__(
+            self,
+            study: str | Path,
+            settings: RunSettings | None = None,
+            *,
+            echo: Callable[[str], None] = print,
+            **options: Unpack[RunOptions],
+        ) -> RunResult: ...
+
+
 #: The demo's local model runs at two configurations, each filed under MODEL#LABEL: the default
 #: sampling (temperature 0.7, top_p 0.95) and greedy decoding. `harness run --one-configuration`
 #: runs it once, at the default sampling, filed under the model's own key.
@@ -29,12 +42,6 @@ DEMO_CONFIGURATIONS: dict[str, list[str]] = {"sampled": [], "greedy": ["temperat
 #: than the backend's default 8 (benchmarks/bench_local.py prints the ratios); a completion does
 #: not depend on its batch (its own generator, cache and batch-invariant matrix shapes).
 DEMO_BATCH_SIZE = 32
-
-
-#: The demo's publication-date cut-off. The bank's known links run from 1798 to 2018 with no link
-#: from 1985, so this date splits them into published and unpublished controls almost evenly
-#: (99 and 101 of all 94 topics, 72 and 75 of the first 60) and leaves none out for its year.
-DEMO_CUTOFF = "1985-01-01"
 
 
 @dataclass
@@ -51,84 +58,66 @@ class RunResult:
         return f"report: {self.report_html}\nstage times: {steps}"
 
 
-def checked_first(function: Callable[..., RunResult]) -> Callable[..., RunResult]:
-    """Check every setting of `run_study` before the study folder is made or anything runs."""
+def checked_first(
+    function: Callable[[str | Path, RunSettings, Callable[[str], None]], RunResult],
+) -> _RunStudy:
+    """`run_study` as Python calls it: `settings` (default RunSettings()) with keyword `options`
+    set over them, every setting checked before the study folder is made or anything runs."""
     import functools
 
     @functools.wraps(function)
-    def checked(study: str | Path, **settings: Any) -> RunResult:
-        check_run_settings(**settings)
-        return function(study, **settings)
+    def checked(
+        study: str | Path,
+        settings: RunSettings | None = None,
+        *,
+        echo: Callable[[str], None] = print,
+        **options: Unpack[RunOptions],
+    ) -> RunResult:
+        from harness.run_settings import RunSettings
+
+        chosen = (settings or RunSettings()).with_options(options)
+        check_run_settings(chosen)
+        return function(study, chosen, echo)
 
     return checked
 
 
-def check_run_settings(
-    *,
-    model: str | None = None,
-    models: list[str] | None = None,
-    model_args: list[str] | None = None,
-    reviewers: Path | None = None,
-    topics: Path | None = None,
-    plan: Path | None = None,
-    cutoff: str | None = DEMO_CUTOFF,
-    **_: Any,
-) -> None:
+def check_run_settings(settings: RunSettings) -> None:
     """Refuse a bad model, roster, topic bank, plan or cut-off before anything is written."""
     from harness.judge.blinding.cutoff import normalise_cutoff
     from harness.models.providers import resolve_model
 
-    for text in ([model] if model else []) + list(models or []):
+    s = settings
+    for text in ([s.model] if s.model else []) + list(s.models or []):
         resolve_model(text)
-    normalise_cutoff(cutoff)
-    if reviewers is not None:
+    normalise_cutoff(s.cutoff)
+    if s.reviewers is not None:
         from harness.judge.routing.roster import load_roster
 
-        load_roster(reviewers)
-    if plan is not None:
+        load_roster(s.reviewers)
+    if s.plan is not None:
         from harness.analysis.planning.plan_file import load_plan
 
-        load_plan(plan)
-    if topics is not None:
+        load_plan(s.plan)
+    if s.topics is not None:
         from harness.materials.bank import load_topic_bank
 
-        load_topic_bank(Path(topics))
-    if model_args:
+        load_topic_bank(Path(s.topics))
+    if s.model_args:
         from harness.models.model_args import parse_model_args
 
-        parse_model_args(model_args, list(models or []))
+        parse_model_args(list(s.model_args), list(s.models or []))
 
 
 @checked_first
 @creates_study
 def run_study(
-    study: str | Path,
-    *,
-    pilot: bool = False,
-    limit: int | None = None,
-    subset: int | None = None,
-    subset_seed: int | None = None,
-    topics: Path | None = None,
-    seed: int = DEFAULT_SEED,
-    model: str | None = None,
-    samples: int = 1,
-    max_tokens: int = RUN_MAX_TOKENS,
-    extract: bool = True,
-    normalise: bool = True,
-    reviewers: Path | None = None,
-    probe: bool = True,
-    echo: Callable[[str], None] = print,
-    cutoff: str | None = DEMO_CUTOFF,
-    controls: bool = True,
-    plan: Path | None = None,
-    study_file: dict[str, object] | None = None,
-    demo: bool = True,
-    models: list[str] | None = None,
-    model_args: list[str] | None = None,
-    configurations: bool = True,
+    study: str | Path, settings: RunSettings, echo: Callable[[str], None] = print
 ) -> RunResult:
     """Run generate, collect, judge --blind, prereg, judge --auto, probe and analyze in order.
 
+    Called as `run_study(study, settings, echo=...)` or with RunSettings' fields as keywords
+    (`run_study(study, pilot=True, limit=4)`). `echo` prints each stage's lines.
     `limit` / `subset` (seeded by `subset_seed`, default `seed`) choose the topics as
     `harness generate` does. `cutoff` is stated on the items and splits the bank's known links
     into published and unpublished control items (`controls`); automated reviewers search
@@ -153,26 +142,31 @@ def run_study(
         if message:
             echo(message)
 
-    choice: dict[str, Any] = {"limit": limit, "subset": subset, "subset_seed": subset_seed}
-    stage("generate", lambda: _generate(folder, topics, seed, pilot, choice))
-    if demo:  # whatever made the prompts, this run's verdict is a demo
-        with Study.open(folder) as s:
-            s.set_meta("demo", "1")
-    if study_file is not None:
+    s = settings
+    choice = {"limit": s.limit, "subset": s.subset, "subset_seed": s.subset_seed}
+    stage("generate", lambda: _generate(folder, s.topics, s.seed, s.pilot, choice))
+    if s.demo:  # whatever made the prompts, this run's verdict is a demo
+        with Study.open(folder) as opened:
+            opened.set_meta("demo", "1")
+    if s.study_file is not None:
         from harness.study.manifest import record_section
 
-        record_section(folder, "study_file", study_file)
-    if models is None and configurations:
-        models, model_args = _configurations(folder, model)
-    stage("collect", lambda: _collect(folder, model, samples, max_tokens, seed, models, model_args))
+        record_section(folder, "study_file", dict(s.study_file))
+    models: Sequence[str] | None = s.models
+    model_args: Sequence[str] | None = s.model_args
+    if models is None and s.configurations:
+        models, model_args = _configurations(folder, s.model)
+    stage("collect", lambda: _collect(folder, s, models, model_args))
     stage(
         "judge --blind",
-        lambda: _blind(folder, reviewers, seed, extract, normalise, model, cutoff, controls),
+        lambda: _blind(
+            folder, s.reviewers, s.seed, s.extract, s.normalise, s.model, s.cutoff, s.controls
+        ),
     )
-    stage("prereg", lambda: _prereg(folder, plan))
+    stage("prereg", lambda: _prereg(folder, s.plan))
     stage("judge --auto", lambda: _auto(folder))
-    if probe:
-        stage("geometry probe", lambda: _probe(folder, model))
+    if s.probe:
+        stage("geometry probe", lambda: _probe(folder, s.model))
     result: dict[str, object] = {}
     stage("analyze", lambda: _analyze(folder, result))
     return RunResult(
@@ -241,39 +235,34 @@ def _configurations(folder: Path, model: str | None) -> tuple[list[str] | None, 
 
 def _collect(
     folder: Path,
-    model: str | None,
-    samples: int,
-    max_tokens: int,
-    seed: int,
-    models: list[str] | None,
-    model_args: list[str] | None,
+    settings: RunSettings,
+    models: Sequence[str] | None,
+    model_args: Sequence[str] | None,
 ) -> str:
-    from harness.collection import collect, collect_models
+    from harness.collection import collect_models, collect_one
+    from harness.collection_settings import CollectSettings
     from harness.errors import PartialWork
 
+    s = settings
     if models:
-        results = collect_models(
-            folder,
-            models=models,
-            model_args=model_args or [],
-            samples=samples,
-            max_tokens=max_tokens,
-            seed=seed,
-            progress=True,
+        asked = CollectSettings(
+            models=tuple(models),
+            model_args=tuple(model_args or ()),
+            samples=s.samples,
+            max_tokens=s.max_tokens,
+            seed=s.seed,
         )
-    else:
-        results = [
-            collect(
-                folder,
-                backend="local",
-                model=model,
-                samples=samples,
-                max_tokens=max_tokens,
-                seed=seed,
-                progress=True,
-                batch_size=DEMO_BATCH_SIZE,
-            )
-        ]
+        results = collect_models(folder, settings=asked, progress=True)
+    else:  # the local model alone, under its own key
+        asked = CollectSettings(
+            backend="local",
+            model=s.model,
+            samples=s.samples,
+            max_tokens=s.max_tokens,
+            seed=s.seed,
+            batch_size=DEMO_BATCH_SIZE,
+        )
+        results = [collect_one(folder, settings=asked, progress=True)]
     if any(r.stopped == "interrupted" for r in results):
         raise KeyboardInterrupt
     failed, pending = sum(r.failed for r in results), sum(r.pending for r in results)

@@ -1,85 +1,195 @@
-"""The settings of `harness run`: defaults, then a study file, then command-line flags."""
+"""The settings of `harness run`: defaults, then a study file, then command-line flags, as one
+`RunSettings`.
+
+The defaults live here and nowhere else; a study file (`harness.study_file`) and the command
+line build the same object, and `run_study` takes it. `RunOptions` names the same fields for
+Python callers who pass them as keywords and `RunFlags` the command line's flags (None: not
+given), so that the type checker refuses a misspelt or mistyped setting. `harness.run` imports
+this module when a run starts, not with `import harness`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
 
-__all__ = ["settings"]
+if TYPE_CHECKING:
+    from harness.study_file import LoadedStudyFile, ModelEntry
+
+__all__ = ["RunFlags", "RunOptions", "RunSettings", "settings"]
+
+#: Completion length for the demo: long enough for a one-sentence idea and a short test.
+RUN_MAX_TOKENS = 80
+#: The demo's publication-date cut-off. The bank's known links run from 1798 to 2018 with no link
+#: from 1985, so this date splits them into published and unpublished controls almost evenly
+#: (99 and 101 of all 94 topics, 72 and 75 of the first 60) and leaves none out for its year.
+DEMO_CUTOFF = "1985-01-01"
+_PATHS = ("topics", "reviewers", "plan")
 
 
-def settings(config: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of `run_study`. `flags` holds every run option, None where not given;
-    a given flag overrides the study file, and the override is recorded in the manifest."""
-    from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS
+@dataclass(frozen=True)
+class RunSettings:
+    """Every setting of `harness run` (`run_study`), with its default."""
 
-    out: dict[str, Any] = {
-        "pilot": False,
-        "limit": None,
-        "subset": None,
-        "subset_seed": None,
-        "topics": None,
-        "seed": DEFAULT_SEED,
-        "model": None,
-        "configurations": True,
-        "samples": 1,
-        "max_tokens": RUN_MAX_TOKENS,
-        "extract": True,
-        "normalise": True,
-        "reviewers": None,
-        "probe": True,
-        "cutoff": DEMO_CUTOFF,
-        "controls": True,
-    }
-    if config is not None:
-        out.update(_from_file(config))
-    given = {k: v for k, v in flags.items() if v is not None}
-    out.update(given)
-    if config is not None:
-        out["study_file"]["overrides"] = {
-            k: str(v) if isinstance(v, Path) else v for k, v in sorted(given.items())
-        }
-    return out
+    pilot: bool = False
+    limit: int | None = None  # the first N topics, or ...
+    subset: int | None = None  # ... N chosen by the seeded spread rule
+    subset_seed: int | None = None  # default: seed
+    topics: Path | None = None  # topic bank (default: bundled)
+    seed: int = DEFAULT_SEED
+    model: str | None = None  # the local model of the blind steps and the probe
+    configurations: bool = True  # without `models`: the local model at each demo configuration
+    samples: int = 1
+    max_tokens: int = RUN_MAX_TOKENS
+    extract: bool = True
+    normalise: bool = True
+    reviewers: Path | None = None  # roster (default: the demo roster)
+    probe: bool = True
+    cutoff: str | None = DEMO_CUTOFF
+    controls: bool = True
+    plan: Path | None = None  # analysis plan to preregister (default: bundled)
+    demo: bool = True  # the report calls the verdict a demonstration
+    models: tuple[str, ...] | None = None  # provider strings collected, as `harness collect`
+    model_args: tuple[str, ...] | None = None  # MODEL@KEY=VALUE
+    study_file: Mapping[str, object] | None = None  # the manifest record of a study file
+
+    def with_options(self, options: RunOptions) -> RunSettings:
+        """These settings with `options` set over them."""
+        return replace(self, **options)
+
+    def record(self) -> dict[str, object]:
+        """Every setting as JSON values (paths as text, sequences as lists); the manifest's
+        `study_file.overrides` holds those of the flags given."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> RunSettings:
+        """The settings a `record()` (or any part of one) holds; the rest keep their defaults."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(record) - names)
+        if unknown:
+            raise HarnessError(f"unknown run setting {unknown[0]!r}", column=unknown[0])
+        values: dict[str, object] = {}
+        for name, value in record.items():
+            if name in _PATHS and isinstance(value, str):
+                value = Path(value)
+            elif name in ("models", "model_args") and isinstance(value, list):
+                value = tuple(value)
+            values[name] = value
+        return RunSettings().with_options(cast("RunOptions", values))
 
 
-def _from_file(config: Path) -> dict[str, Any]:
-    from harness.run import DEMO_CUTOFF, RUN_MAX_TOKENS
+class RunOptions(TypedDict, total=False):
+    """RunSettings' fields by name, as keywords (`run_study(study, pilot=True, ...)`)."""
+
+    pilot: bool
+    limit: int | None
+    subset: int | None
+    subset_seed: int | None
+    topics: Path | None
+    seed: int
+    model: str | None
+    configurations: bool
+    samples: int
+    max_tokens: int
+    extract: bool
+    normalise: bool
+    reviewers: Path | None
+    probe: bool
+    cutoff: str | None
+    controls: bool
+    plan: Path | None
+    demo: bool
+    models: tuple[str, ...] | None
+    model_args: tuple[str, ...] | None
+    study_file: Mapping[str, object] | None
+
+
+class RunFlags(TypedDict, total=False):
+    """The flags of `harness run` by RunSettings field name; None: not given."""
+
+    pilot: bool | None
+    limit: int | None
+    subset: int | None
+    subset_seed: int | None
+    topics: Path | None
+    seed: int | None
+    model: str | None
+    configurations: bool | None
+    samples: int | None
+    max_tokens: int | None
+    extract: bool | None
+    normalise: bool | None
+    reviewers: Path | None
+    probe: bool | None
+    cutoff: str | None
+    controls: bool | None
+
+
+def settings(config: Path | None, flags: RunFlags) -> RunSettings:
+    """The settings of `run_study`: the defaults, the study file `config` over them, and the
+    flags given over both; a given flag's override of the file is recorded in the manifest."""
+    # a flag left None was not given; the others have RunOptions' types
+    given = cast("RunOptions", {k: v for k, v in flags.items() if v is not None})
+    if config is None:
+        return RunSettings().with_options(given)
     from harness.study_file import load_study_file
 
     loaded = load_study_file(config)
-    c = loaded.config
-    models, model_args = model_settings(c.models, loaded.resolve, config)
+    chosen = from_study_file(loaded).with_options(given)
+    overrides = {k: v for k, v in chosen.record().items() if k in given}
+    return replace(chosen, study_file=loaded.record(overrides))
+
+
+def from_study_file(loaded: LoadedStudyFile) -> RunSettings:
+    """The settings a study file gives (paths resolved against its folder)."""
     from harness.models.providers import model_of
 
+    c = loaded.config
+    models, model_args = model_settings(c.models, loaded.resolve, loaded.path)
     local = next((model_of(m).partition("/")[2] for m in models if m.startswith("local/")), None)
-    return {
-        "pilot": c.pilot,
-        "limit": c.limit,
-        "subset": c.subset,
-        "subset_seed": c.subset_seed,
-        "topics": loaded.resolve(c.topics),
-        "seed": c.seed,
-        "model": local,
-        "models": models,
-        "model_args": model_args,
-        "samples": c.samples,
-        "max_tokens": c.max_tokens or RUN_MAX_TOKENS,
-        "extract": c.extract,
-        "normalise": c.normalise,
-        "reviewers": loaded.resolve(c.roster),
-        "probe": c.probe,
-        "cutoff": c.cutoff or DEMO_CUTOFF,
-        "controls": c.controls,
-        "plan": loaded.resolve(c.plan),
-        "demo": c.demo,
-        "study_file": loaded.record({}),
-    }
+    return RunSettings(
+        pilot=c.pilot,
+        limit=c.limit,
+        subset=c.subset,
+        subset_seed=c.subset_seed,
+        topics=loaded.resolve(c.topics),
+        seed=c.seed,
+        model=local,
+        models=tuple(models),
+        model_args=tuple(model_args),
+        samples=c.samples,
+        max_tokens=c.max_tokens or RUN_MAX_TOKENS,
+        extract=c.extract,
+        normalise=c.normalise,
+        reviewers=loaded.resolve(c.roster),
+        probe=c.probe,
+        cutoff=c.cutoff or DEMO_CUTOFF,
+        controls=c.controls,
+        plan=loaded.resolve(c.plan),
+        demo=c.demo,
+        study_file=loaded.record({}),
+    )
 
 
-def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list[str], list[str]]:
+def model_settings(
+    entries: list[ModelEntry], resolve: Callable[[str | None], Path | None], config: Path
+) -> tuple[list[str], list[str]]:
     """Provider strings and `MODEL@KEY=VALUE` model arguments of the file's model entries
     (local paths resolved against the file's folder)."""
     from harness.models.providers import LABEL_MARK, parse_model
@@ -104,7 +214,7 @@ def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list
                 column=field,
             )
         models.append(name)
-        settings = {
+        settings: dict[str, object] = {
             k: getattr(entry, k)
             for k in ("base_url", "samples", "temperature", "top_p", "max_tokens")
         }
@@ -117,7 +227,7 @@ def model_settings(entries: list[Any], resolve: Any, config: Path) -> tuple[list
     return models, args
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     import json
 
     return value if isinstance(value, str) else json.dumps(value)

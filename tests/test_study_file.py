@@ -49,19 +49,19 @@ def test_a_valid_file_gives_run_settings_and_its_record(tmp_path):
         "    max_tokens: 40\n",
     )
     out = settings(path, FLAGS)
-    assert (out["limit"], out["seed"], out["cutoff"], out["samples"]) == (60, 7, "2015-01-01", 2)
-    assert out["model_args"] == ["local@max_tokens=40"] and out["models"] == ["local"]
-    assert out["plan"] == tmp_path / "plan.yaml"
-    assert out["study_file"]["sha256"] == load_study_file(path).sha256
-    assert out["study_file"]["overrides"] == {}
+    assert (out.limit, out.seed, out.cutoff, out.samples) == (60, 7, "2015-01-01", 2)
+    assert out.model_args == ("local@max_tokens=40",) and out.models == ("local",)
+    assert out.plan == tmp_path / "plan.yaml"
+    assert out.study_file["sha256"] == load_study_file(path).sha256
+    assert out.study_file["overrides"] == {}
     flagged = settings(path, FLAGS | {"seed": 3, "controls": False})
-    assert flagged["seed"] == 3 and flagged["controls"] is False
-    assert flagged["study_file"]["overrides"] == {"controls": False, "seed": 3}
+    assert flagged.seed == 3 and flagged.controls is False
+    assert flagged.study_file["overrides"] == {"controls": False, "seed": 3}
 
 
 def test_no_file_keeps_the_demo_defaults():
     out = settings(None, FLAGS)
-    assert out["cutoff"] == "1985-01-01" and out["samples"] == 1 and "study_file" not in out
+    assert out.cutoff == "1985-01-01" and out.samples == 1 and out.study_file is None
 
 
 @pytest.mark.parametrize(
@@ -100,13 +100,13 @@ def test_several_models_become_provider_strings_and_model_arguments(tmp_path):
     )
     out = settings(path, FLAGS)
     local = f"local/{tmp_path / 'm.gguf'}"
-    assert out["models"] == ["openai/gpt-4o-mini", local]
-    assert out["model"] == str(tmp_path / "m.gguf")  # the blind steps and probe use it
-    assert out["model_args"] == [
+    assert out.models == ("openai/gpt-4o-mini", local)
+    assert out.model == str(tmp_path / "m.gguf")  # the blind steps and probe use it
+    assert out.model_args == (
         "openai/gpt-4o-mini@temperature=0.7",
         "openai/gpt-4o-mini@token_param=max_completion_tokens",
         f"{local}@samples=2",
-    ]
+    )
 
 
 def test_replicas_of_a_model_become_one_base_url_argument(tmp_path):
@@ -116,7 +116,7 @@ def test_replicas_of_a_model_become_one_base_url_argument(tmp_path):
         "      - http://gpu1:8000/v1\n      - http://gpu2:8000/v1\n",
     )
     out = settings(path, FLAGS)
-    assert out["model_args"] == ["vllm/qwen@base_url=http://gpu1:8000/v1,http://gpu2:8000/v1"]
+    assert out.model_args == ("vllm/qwen@base_url=http://gpu1:8000/v1,http://gpu2:8000/v1",)
     both = _write(
         tmp_path,
         "version: 1\nmodels:\n  - model: vllm/qwen\n    base_url: http://gpu1:8000/v1\n"
@@ -148,8 +148,8 @@ def test_labelled_entries_are_configurations_of_one_model(tmp_path):
         "  - model: local\n    label: greedy\n    temperature: 0\n",
     )
     out = settings(path, FLAGS)
-    assert out["models"] == ["local#sampled", "local#greedy"]
-    assert out["model_args"] == ["local#greedy@temperature=0.0"] and out["model"] is None
+    assert out.models == ("local#sampled", "local#greedy")
+    assert out.model_args == ("local#greedy@temperature=0.0",) and out.model is None
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -110,35 +109,40 @@ def collect(
     """
     from harness.cli._model_names import check_model_names
     from harness.collection import collect_models
+    from harness.collection_settings import CollectSettings
+    from harness.models.settings import ServerOptions
 
-    check_model_names(study, model or None, backend)  # before the study (and its log) is opened
-    options: dict[str, Any] = {
-        "concurrency": concurrency,
-        "base_url": (base_url[0] if len(base_url) == 1 else base_url) if base_url else None,
-        "rpm": rpm,
-        "tpm": tpm,
-        "timeout": timeout,
-        "max_attempts": max_attempts,
-        "batch_size": batch_size,
-        "threads": threads,
-        "batch_api": batch_api or None,
-        "samples": samples,
-        "temperature": temperature,
-        "top_p": top_p,
-        "max_tokens": max_tokens,
-        "seed": seed,
-    }
-    results = collect_models(
-        study,
-        models=model or None,
+    check_model_names(study, model or None, backend)
+    server = ServerOptions(
+        base_url=(base_url[0] if len(base_url) == 1 else tuple(base_url)) if base_url else None,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        timeout=timeout,
+        max_attempts=max_attempts,
+        batch_api=batch_api or None,
+    )
+    settings = CollectSettings(
+        models=tuple(model) if model else None,
         backend=backend,
-        model_args=model_arg or None,
+        model_args=tuple(model_arg or ()),
+        samples=samples,
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        seed=seed,
+        server=server,
+        batch_size=batch_size,
+        threads=threads,
         max_cost=max_cost,
         retry_errors=retry_errors,
-        progress=True,
         new_endpoint=new_endpoint,
+    )
+    results = collect_models(
+        study,
+        settings=settings,
+        progress=True,
         on_result=lambda result: typer.echo(result.summary()),
-        **{k: v for k, v in options.items() if v is not None},
     )
     if any(r.stopped == "interrupted" for r in results):
         raise typer.Exit(130)

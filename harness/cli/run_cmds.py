@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -85,26 +84,26 @@ def run(
     Example: harness run --study runs/demo   (or: harness run --study runs/s1 --config study.yaml)
     """
     from harness.run import run_study
-    from harness.run_settings import settings
+    from harness.run_settings import RunFlags, settings
 
-    flags: dict[str, Any] = {
-        "pilot": pilot,
-        "limit": limit,
-        "subset": subset,
-        "subset_seed": subset_seed,
-        "topics": topics,
-        "seed": seed,
-        "model": model,
-        "configurations": configurations,
-        "samples": samples,
-        "max_tokens": max_tokens,
-        "extract": extract,
-        "normalise": normalise,
-        "reviewers": reviewers,
-        "probe": probe,
-        "cutoff": cutoff,
-        "controls": controls,
-    }
-    result = run_study(study, echo=typer.echo, **settings(config, flags))
+    flags = RunFlags(
+        pilot=pilot,
+        limit=limit,
+        subset=subset,
+        subset_seed=subset_seed,
+        topics=topics,
+        seed=seed,
+        model=model,
+        configurations=configurations,
+        samples=samples,
+        max_tokens=max_tokens,
+        extract=extract,
+        normalise=normalise,
+        reviewers=reviewers,
+        probe=probe,
+        cutoff=cutoff,
+        controls=controls,
+    )
+    result = run_study(study, settings(config, flags), echo=typer.echo)
     typer.echo(result.summary())
     echo_next(study)

@@ -58,6 +58,27 @@ class OpenAISettings:
     omit: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class ServerOptions:
+    """How a run asks to reach an OpenAI-compatible server: the options given for this run, None
+    where not given (the model's own arguments, its recorded endpoint or the defaults of
+    OpenAISettings apply)."""
+
+    #: server URL, or replicas of one model (a tuple, or URLs separated by commas)
+    base_url: str | tuple[str, ...] | None = None
+    concurrency: int | None = None
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout: float | None = None
+    max_attempts: int | None = None
+    batch_api: bool | None = None
+
+    def given(self) -> dict[str, object]:
+        """The options given, by OpenAISettings field name."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: value for name, value in values.items() if value is not None}
+
+
 BackendSettings = LocalSettings | OpenAISettings
 #: backend name -> its settings type (providers.py maps provider strings to backend names)
 SETTINGS: dict[str, type[LocalSettings] | type[OpenAISettings]] = {

@@ -28,6 +28,7 @@ the same model (the tests check the two against each other).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -196,29 +197,54 @@ class Agreement:
     refuted: Needed
 
 
+@dataclass(frozen=True)
+class GoldPowerSettings:
+    """One study shape of the adjudicated design: what `GoldPlanner` plans for and
+    `adjudicated_power` reports, built once (`harness power` builds it from the plan and the
+    flags)."""
+
+    topics: int
+    p_single: float
+    rho: float
+    sesoi: float
+    alpha: float
+    target: float
+    reviewers: int  # primary reviewers per item
+    adjudicators: int = 2  # careful reviewers per sampled item
+    adjudicator_accuracy: float = ADJUDICATOR_ACCURACY
+    samples: int = 1  # outputs per prompt (of every model)
+    singles: int = 2  # 2: cross against the mean of both singles, 1: against single_a
+
+    def record(self) -> dict[str, float]:
+        """The settings as plain numbers (JSON), every field named."""
+        return asdict(self)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, float]) -> GoldPowerSettings:
+        """The settings a `record()` holds."""
+        return cls(
+            topics=int(record["topics"]),
+            p_single=float(record["p_single"]),
+            rho=float(record["rho"]),
+            sesoi=float(record["sesoi"]),
+            alpha=float(record["alpha"]),
+            target=float(record["target"]),
+            reviewers=int(record["reviewers"]),
+            adjudicators=int(record["adjudicators"]),
+            adjudicator_accuracy=float(record["adjudicator_accuracy"]),
+            samples=int(record["samples"]),
+            singles=int(record["singles"]),
+        )
+
+
 class GoldPlanner:
     """Power of the adjudicated design for one study shape (topics, items, reviewers)."""
 
-    def __init__(
-        self,
-        *,
-        topics: int,
-        p_single: float,
-        rho: float,
-        sesoi: float,
-        alpha: float,
-        target: float,
-        reviewers: int,
-        adjudicators: int = 2,
-        adjudicator_accuracy: float = ADJUDICATOR_ACCURACY,
-        samples: int = 1,
-        singles: int = 2,
-    ) -> None:
-        self.topics, self.sesoi, self.alpha, self.target = topics, sesoi, alpha, target
-        self.p_single, self.rho = p_single, rho
-        self.reviewers, self.adjudicators, self.samples = reviewers, adjudicators, samples
-        self.adjudicator_accuracy, self.singles = adjudicator_accuracy, singles
-        self.per_topic = 3 * samples * adjudicators
+    def __init__(self, settings: GoldPowerSettings) -> None:
+        self.settings = settings
+        self.topics, self.sesoi, self.alpha = settings.topics, settings.sesoi, settings.alpha
+        self.target = settings.target
+        self.per_topic = 3 * settings.samples * settings.adjudicators
         self._moments: dict[tuple[Accuracy, float], TopicMoments] = {}
 
     def moments(self, accuracy: Accuracy, difference: float) -> TopicMoments:
@@ -229,16 +255,17 @@ class GoldPlanner:
         return self._moments[key]
 
     def _compute(self, accuracy: Accuracy, difference: float) -> TopicMoments:
+        s = self.settings
         return topic_moments(
-            p_single=self.p_single,
-            effect=difference / (2 * self.adjudicator_accuracy - 1),
-            rho=self.rho,
+            p_single=s.p_single,
+            effect=difference / (2 * s.adjudicator_accuracy - 1),
+            rho=s.rho,
             primary=accuracy,
-            reviewers=self.reviewers,
-            adjudicator_accuracy=self.adjudicator_accuracy,
-            adjudicators=self.adjudicators,
-            samples=self.samples,
-            singles=self.singles,
+            reviewers=s.reviewers,
+            adjudicator_accuracy=s.adjudicator_accuracy,
+            adjudicators=s.adjudicators,
+            samples=s.samples,
+            singles=s.singles,
         )
 
     def power(self, accuracy: Accuracy, adjudicated: Any) -> tuple[Any, Any]:
@@ -325,48 +352,25 @@ def parse_share_or_count(text: str) -> float | int:
 
 
 def adjudicated_power(
-    *,
-    topics: int,
-    adjudicated: int,
-    agreements: list[float],
-    p_single: float,
-    rho: float,
-    sesoi: float,
-    alpha: float,
-    target: float,
-    reviewers: int,
-    adjudicators: int = 2,
-    adjudicator_accuracy: float = ADJUDICATOR_ACCURACY,
-    samples: int = 1,
-    singles: int = 2,
+    settings: GoldPowerSettings, *, adjudicated: int, agreements: list[float]
 ) -> dict[str, Any]:
-    """The figures of `harness power`'s adjudicated section, as a plain dict."""
-    planner = GoldPlanner(
-        topics=topics,
-        p_single=p_single,
-        rho=rho,
-        sesoi=sesoi,
-        alpha=alpha,
-        target=target,
-        reviewers=reviewers,
-        adjudicators=adjudicators,
-        adjudicator_accuracy=adjudicator_accuracy,
-        samples=samples,
-        singles=singles,
-    )
-    sizes = sorted({adjudicated, *(sample_size(s, topics) for s in SHARES)})
+    """The figures of `harness power`'s adjudicated section, as a plain dict: `adjudicated`
+    topics in the sample, at each primary accuracy of `agreements`."""
+    s = settings
+    planner = GoldPlanner(s)
+    sizes = sorted({adjudicated, *(sample_size(share, s.topics) for share in SHARES)})
     return {
-        "topics": topics,
+        "topics": s.topics,
         "adjudicated": adjudicated,
         "sizes": sizes,
-        "reviewers": reviewers,
-        "adjudicators": adjudicators,
-        "adjudicator_accuracy": adjudicator_accuracy,
-        "samples": samples,
+        "reviewers": s.reviewers,
+        "adjudicators": s.adjudicators,
+        "adjudicator_accuracy": s.adjudicator_accuracy,
+        "samples": s.samples,
         "per_topic": planner.per_topic,
-        "target": target,
-        "sesoi": sesoi,
-        "scale": 2 * adjudicator_accuracy - 1,
+        "target": s.target,
+        "sesoi": s.sesoi,
+        "scale": 2 * s.adjudicator_accuracy - 1,
         "agreements": [asdict(planner.agreement(a, sizes)) for a in agreements],
     }
 

@@ -303,6 +303,7 @@ def _adjudicated(
     """The adjudicated design's figures, or None without a sample (plan or argument)."""
     from harness.analysis.planning.gold_power import (
         AGREEMENTS,
+        GoldPowerSettings,
         adjudicated_power,
         parse_share_or_count,
         sample_size,
@@ -324,10 +325,8 @@ def _adjudicated(
         )
     topics = int(i["topics"])
     design = plan.planning.design
-    return adjudicated_power(
+    settings = GoldPowerSettings(
         topics=topics,
-        adjudicated=sample_size(sample, topics),
-        agreements=list(AGREEMENTS) if agreement is None else [agreement],
         p_single=i["p_single"],
         rho=i["rho"],
         sesoi=i["sesoi"],
@@ -339,6 +338,11 @@ def _adjudicated(
         # topic's difference pools them like more outputs per prompt
         samples=(samples or design.samples) * int(i["models"]),
         singles=2 if plan.single == "mean_of_singles" else 1,
+    )
+    return adjudicated_power(
+        settings,
+        adjudicated=sample_size(sample, topics),
+        agreements=list(AGREEMENTS) if agreement is None else [agreement],
     )
 
 

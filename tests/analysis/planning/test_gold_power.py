@@ -3,6 +3,7 @@ simulation of whole studies, and `harness power --adjudicated`."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from harness.analysis.planning.gold_power import (
     Accuracy,
     GoldPlanner,
+    GoldPowerSettings,
     adjudicated_power,
     parse_share_or_count,
     ppi_variance,
@@ -35,13 +37,15 @@ PLAN = load_plan(bundled_plan_path()).plan
 
 def _planner(topics: int = 363, rho: float = 0.3, reviewers: int = 2) -> GoldPlanner:
     return GoldPlanner(
-        topics=topics,
-        p_single=0.3,
-        rho=rho,
-        sesoi=0.1,
-        alpha=0.05,
-        target=0.8,
-        reviewers=reviewers,
+        GoldPowerSettings(
+            topics=topics,
+            p_single=0.3,
+            rho=rho,
+            sesoi=0.1,
+            alpha=0.05,
+            target=0.8,
+            reviewers=reviewers,
+        )
     )
 
 
@@ -164,21 +168,39 @@ def test_value_for_money_with_independent_items():
 
 
 def test_equal_power_saving_and_table():
-    g = adjudicated_power(
-        topics=363,
-        adjudicated=91,
-        agreements=[0.85],
-        p_single=0.3,
-        rho=0.3,
-        sesoi=0.1,
-        alpha=0.05,
-        target=0.8,
-        reviewers=2,
-    )
+    g = adjudicated_power(_planner().settings, adjudicated=91, agreements=[0.85])
     assert g["sizes"] == [36, 91, 182, 363]
     at = g["agreements"][0]["at"][1]
     assert at["careful_judgments"] == 91 * 6
     assert 91 < at["all_careful_refuted"] <= 363
+
+
+def test_settings_round_trip_through_their_record():
+    settings = GoldPowerSettings(
+        topics=120,
+        p_single=0.25,
+        rho=0.4,
+        sesoi=0.08,
+        alpha=0.025,
+        target=0.9,
+        reviewers=3,
+        adjudicators=1,
+        adjudicator_accuracy=0.9,
+        samples=4,
+        singles=1,
+    )
+    record = json.loads(json.dumps(settings.record()))
+    assert GoldPowerSettings.from_record(record) == settings
+    assert GoldPowerSettings.from_record(_planner().settings.record()) == _planner().settings
+    # the report's figures name the settings they were computed for
+    g = adjudicated_power(settings, adjudicated=30, agreements=[0.85])
+    assert {k: g[k] for k in ("topics", "reviewers", "adjudicators", "samples")} == {
+        "topics": 120,
+        "reviewers": 3,
+        "adjudicators": 1,
+        "samples": 4,
+    }
+    assert g["per_topic"] == 3 * 4 * 1 and g["scale"] == pytest.approx(0.8)
 
 
 def test_share_or_count():
