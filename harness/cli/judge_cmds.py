@@ -62,6 +62,7 @@ MODE_FLAGS = {
     "--auto": "auto",
     "--calibrate": "calibrate",
 }
+MODE_PANEL = "Modes (choose one)"
 #: what a refusal adds where the option's absence from a mode is easy to misread
 REFUSAL_HINTS = {
     ("model", "--auto"): "an automated reviewer's model is its roster method, e.g. "
@@ -95,26 +96,26 @@ def judge(
         "--blind",
         help="Make blinded items, route them to "
         "reviewers, write packets and the blinding commitment.",
-        rich_help_panel="Modes (choose one)",
+        rich_help_panel=MODE_PANEL,
     ),
     import_: bool = typer.Option(
         False,
         "--import",
         help="Import returned packets: the FILES (.xlsx, or items.csv with searches.csv).",
-        rich_help_panel="Modes (choose one)",
+        rich_help_panel=MODE_PANEL,
     ),
     status: bool = typer.Option(
         False,
         "--status",
         help="Per reviewer: assigned, returned, missing.",
-        rich_help_panel="Modes (choose one)",
+        rich_help_panel=MODE_PANEL,
     ),
     auto: bool = typer.Option(
         False,
         "--auto",
         help="Run the automated reviewers of the roster "
         "(calibrating each first when the study has calibration controls).",
-        rich_help_panel="Modes (choose one)",
+        rich_help_panel=MODE_PANEL,
     ),
     calibrate: bool = typer.Option(
         False,
@@ -122,7 +123,7 @@ def judge(
         help="Calibrate the automated "
         "reviewers' thresholds on the calibration-split controls "
         "(refused once a reviewer has reviewed other items).",
-        rich_help_panel="Modes (choose one)",
+        rich_help_panel=MODE_PANEL,
     ),
     reviewers: Path | None = typer.Option(
         None,
