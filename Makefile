@@ -11,7 +11,7 @@ DEMO_ARGS ?= --subset 60
 # Locked install by default; LOCK= installs the newest versions pyproject.toml allows.
 LOCK ?= requirements.lock
 
-.PHONY: demo test check lint bench clean-demo lock check-minimums
+.PHONY: demo test test-slow check lint bench clean-demo lock check-minimums
 
 # The environment comes from the lock file (exact versions and SHA-256 of every package, torch's
 # CPU build and the embedded model included); `make test LOCK=` resolves pyproject.toml afresh.
@@ -35,8 +35,15 @@ demo: $(STAMP)
 	$(BIN)/harness geometry fields
 	$(BIN)/harness run --study "$(DEMO_STUDY)" $(DEMO_ARGS)
 
+# The fast tests on every core (pytest-xdist; a file's tests share one worker, so its module
+# fixtures are built once); the slow ones (the real embedded model, long runs) one at a time in
+# test-slow, since two copies of the model at once could exhaust the memory. CI runs both.
+TEST_WORKERS ?= auto
 test: check
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q $(TEST_ARGS)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m 'not slow' -n $(TEST_WORKERS) --dist loadfile $(TEST_ARGS)
+
+test-slow: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m slow $(TEST_ARGS)
 
 # Lint and type check (configured in pyproject.toml); the same hooks run in .pre-commit-config.yaml.
 check: $(STAMP)
