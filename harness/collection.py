@@ -748,6 +748,7 @@ def _record(
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs
     (each with what the backend chose for itself, such as the CPU threads it used)."""
+    from harness.models.throughput import rates
     from harness.study.manifest import load_manifest, record_section
     from harness.study.tables.outputs import reported_models
 
@@ -762,6 +763,7 @@ def _record(
         "cost_usd": result.cost_usd,
         "stopped": result.stopped,
         "elapsed_s": round(result.elapsed_s, 3),
+        **rates(result.prompt_tokens, result.completion_tokens, result.elapsed_s),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
     }
     this_run.update(chosen or {})

@@ -54,7 +54,14 @@ class RunResult:
 
     def summary(self) -> str:
         """The report's path and the stage times (the analyze stage has printed the verdict)."""
-        steps = ", ".join(f"{k} {v:.0f} s" for k, v in self.timings.items())
+        from harness.models.throughput import stage_rates
+        from harness.study.manifest import load_manifest
+
+        rate = stage_rates(load_manifest(self.study))  # tokens/s of the stages that decode
+        steps = ", ".join(
+            f"{k} {v:.0f} s" + (f" ({rate[k]:.0f} tok/s)" if k in rate else "")
+            for k, v in self.timings.items()
+        )
         return f"report: {self.report_html}\nstage times: {steps}"
 
 
