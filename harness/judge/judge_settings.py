@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.judge.automated.server_options import ServerOptions
+from harness.judge.automated.server_options import judge_server, server_from_record, server_record
 from harness.judge.judge_defaults import DEFAULT_K
+from harness.models.settings import ServerOptions
 
 #: the literature source of `judge --auto` when none is named: the demonstration corpus
 DEFAULT_SOURCES = ("local",)
@@ -60,7 +61,7 @@ class BlindSettings:
         from harness.judge.blinding.cutoff import normalise_cutoff
 
         object.__setattr__(self, "cutoff", normalise_cutoff(self.cutoff))
-        self.server.check(self.backend)
+        judge_server(self.server, self.backend)
 
     @classmethod
     def from_options(
@@ -100,7 +101,7 @@ class BlindSettings:
             "bank_controls": self.bank_controls,
             "plan": _text(self.plan),
             "review_what_exists": self.review_what_exists,
-            **self.server.record(),
+            **server_record(self.server),
         }
 
     @classmethod
@@ -108,9 +109,7 @@ class BlindSettings:
         """The settings a `record()` was made from (the server URL as recorded, without
         credentials; an opened backend as its name)."""
         names = [f.name for f in fields(cls) if f.name != "server"]
-        return cls(
-            **{name: record[name] for name in names}, server=ServerOptions.from_record(record)
-        )
+        return cls(**{name: record[name] for name in names}, server=server_from_record(record))
 
 
 @dataclass(frozen=True)
@@ -137,13 +136,13 @@ class AutoSettings:
         from harness.judge.blinding.cutoff import normalise_cutoff
 
         object.__setattr__(self, "sources", tuple(self.sources) or DEFAULT_SOURCES)
+        server = judge_server(self.server, "openai")  # checked against the backend below
         check_auto_settings(
             backend=self.backend,
-            base_url=self.server.base_url,
-            concurrency=self.server.concurrency,
             sources=list(self.sources),
             threshold=self.threshold,
             max_queries=self.max_queries,
+            **server,
         )
         object.__setattr__(self, "cutoff", normalise_cutoff(self.cutoff))
 
@@ -171,7 +170,7 @@ class AutoSettings:
             "cutoff": self.cutoff,
             "max_queries": self.max_queries,
             "backend": self.backend,
-            **self.server.record(),
+            **server_record(self.server),
         }
 
     @classmethod
@@ -183,7 +182,7 @@ class AutoSettings:
             cutoff=record["cutoff"],
             max_queries=record["max_queries"],
             backend=record["backend"],
-            server=ServerOptions.from_record(record),
+            server=server_from_record(record),
         )
 
 

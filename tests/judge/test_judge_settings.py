@@ -10,9 +10,9 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.judge.automated.auto_review import calibrate_automated, run_automated
-from harness.judge.automated.server_options import ServerOptions
 from harness.judge.blinding.blind_stage import blind
 from harness.judge.judge_settings import AutoSettings, BlindSettings
+from harness.models.settings import ServerOptions
 from harness.study.manifest import load_manifest
 from tests.judge.calibration_study import controls_study
 from tests.judge.conftest import ROSTER, fill_study
@@ -120,6 +120,8 @@ def test_the_default_source_is_the_demonstration_corpus():
         (lambda: BlindSettings.from_options(model="openai/x", concurrency=0), "at least 1"),
         (lambda: BlindSettings.from_options(backend="pigeon", model="x"), "unknown backend"),
         (lambda: AutoSettings.from_options(sources=["nowhere"]), "unknown literature source"),
+        (lambda: AutoSettings(server=ServerOptions(rpm=5.0)), "--rpm does not apply"),
+        (lambda: BlindSettings(server=ServerOptions(base_url=("a", "b"))), "one server URL"),
         (lambda: AutoSettings(threshold=math.nan), "finite number"),
         (lambda: AutoSettings(max_queries=0), "--max-queries"),
         (lambda: AutoSettings(backend="carrier-pigeon"), "unknown backend"),

@@ -7,44 +7,52 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
 
+if TYPE_CHECKING:
+    from harness.models.settings import ServerOptions
 
-@dataclass(frozen=True)
-class ServerOptions:
-    """`--base-url` and `--concurrency` as given (None: not given, the backend's default)."""
 
-    base_url: str | None = None
-    concurrency: int | None = None
+#: the server options the judge stage takes (of `harness.models.settings.ServerOptions`)
+JUDGE_SERVER = ("base_url", "concurrency")
 
-    def check(self, backend: Any) -> dict[str, Any]:
-        """The options given, refused for a backend that would ignore them (`backend_options`)."""
-        return backend_options(backend, base_url=self.base_url, concurrency=self.concurrency)
 
-    def given(self) -> dict[str, Any]:
-        return {
-            name: value
-            for name, value in (("base_url", self.base_url), ("concurrency", self.concurrency))
-            if value is not None
-        }
+def judge_server(server: ServerOptions, backend: Any) -> dict[str, Any]:
+    """The server options of a judge stage's settings, checked: those the stage does not take
+    (`rpm`, replicas of a model) and those its backend would ignore are refused."""
+    given = server.given()
+    for name in given:
+        if name not in JUDGE_SERVER:
+            flag = "--" + name.replace("_", "-")
+            raise HarnessError(f"{flag} does not apply to `harness judge`", column=flag)
+    if not isinstance(server.base_url, str | None):
+        raise HarnessError("--base-url of `harness judge` is one server URL", column="--base-url")
+    return backend_options(backend, base_url=server.base_url, concurrency=server.concurrency)
 
-    def record(self) -> dict[str, Any]:
-        """What the manifest records: the URL without credentials or query."""
-        return public_options(self.given())
 
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> ServerOptions:
-        return cls(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
+def server_record(server: ServerOptions) -> dict[str, Any]:
+    """The options as the manifest records them (`public_options`)."""
+    return public_options(dict(server.given()))
+
+
+def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
+    """The options a `server_record` was made from (the URL as recorded, without credentials)."""
+    from harness.models.settings import ServerOptions
+
+    return ServerOptions(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
 
 
 def backend_options(
     backend: Any, *, base_url: str | None = None, concurrency: int | None = None
 ) -> dict[str, Any]:
     """The options given, checked: refused for a backend that would ignore them."""
-    options = ServerOptions(base_url, concurrency).given()
+    options = {
+        name: value
+        for name, value in (("base_url", base_url), ("concurrency", concurrency))
+        if value is not None
+    }
     if options and backend != "openai":
         name = backend if isinstance(backend, str) else getattr(backend, "name", "given")
         flag = "--" + next(iter(options)).replace("_", "-")
