@@ -12,11 +12,20 @@ its converted copy), sampling as collect does (temperature 0.7, top-p 0.95, up t
    alternating with the backend at every batch size;
 4. llama.cpp one request at a time through llama-cpp-python on the GGUF file itself, when
    `import llama_cpp` works here or `--llama-python` names an interpreter where it does (that
-   interpreter runs this file as a worker and needs nothing but llama_cpp).
+   interpreter runs this file as a worker and needs nothing but llama_cpp);
+5. with --llama-server, llama.cpp as a user would serve it (`llama_server.py`): llama.cpp's
+   `llama-server` binary with `--llama-slots` parallel slots (default: the best local batch), or
+   `python -m llama_cpp.server` (one completion at a time), on the same GGUF; the same prompts
+   as chat requests, as many at once as the best local batch (and 1, and the slot count),
+   tokens counted from the server's `usage`. The backend at its best batch and the server at
+   that concurrency alternate for `--rounds` rounds so that load falls on both; the load average
+   is printed before and after every measurement.
 
-Goal: best local batch / llama.cpp single-stream >= 1.0.
+Both engines use `--threads` threads (default: every CPU). Goals: best local batch / llama.cpp
+single-stream >= 1.0, and best local batch / llama.cpp server at that concurrency >= 1.0.
 Run: .venv/bin/python benchmarks/bench_local.py [--llama-python /path/to/python]
-     [--batch-sizes 1,8,16,32] [--prompts 18] [--max-tokens 128] [--generic]
+     [--llama-server /path/to/llama-server or /path/to/python] [--llama-slots N] [--rounds 2]
+     [--threads N] [--batch-sizes 1,8,16,32] [--prompts 18] [--max-tokens 128] [--generic]
 """
 
 from __future__ import annotations
@@ -35,9 +44,10 @@ TEMPERATURE, TOP_P, SEED = 0.7, 0.95, 0
 PROMPTS = 18  # bench_collect's 16 topics and two more
 
 
-def line(name: str, value: str, goal: str = "", met: bool | None = None) -> None:
+def line(name: str, value: str, goal: str = "", met: bool | None = None, load: str = "") -> None:
     verdict = "" if met is None else ("met" if met else "NOT met")
-    print(f"{name:<46} {value:<34} {('goal ' + goal) if goal else '':<13} {verdict}")
+    goal = f"goal {goal}" if goal else ""
+    print(f"{name:<46} {value:<34} {goal:<13} {verdict:<7} {load}".rstrip())
 
 
 def messages(n: int) -> list[list[dict[str, str]]]:
@@ -67,14 +77,10 @@ def bench_backends(
         list(engine.complete(requests[:1], GenerationParams(TEMPERATURE, TOP_P, 8, seed=SEED)))
     for size in sizes:
         for label, engine in engines.items():
-            engine.batch_size = size
-            t0 = time.perf_counter()
-            done = list(engine.complete(requests, params))
-            elapsed = time.perf_counter() - t0
-            tokens = sum(c.completion_tokens or 0 for c in done)
+            tokens, elapsed, texts[label][size], load = run_backend(engine, size, requests, params)
             rates[label][size] = tokens / elapsed
-            texts[label][size] = {c.key: c.text for c in done}
-            line(f"{label}, batch {size}", f"{tokens} tokens, {rates[label][size]:.1f} tokens/s")
+            value = f"{tokens} tokens, {rates[label][size]:.1f} tokens/s"
+            line(f"{label}, batch {size}", value, load=load)
     for label, runs in texts.items():
         first = runs[sizes[0]]
         differing = {s: sum(t[k] != first[k] for k in first) for s, t in runs.items()}
@@ -84,7 +90,27 @@ def bench_backends(
     return rates
 
 
-def generic_backend() -> Any:
+def run_backend(
+    engine: Any, size: int, requests: list[Any], params: Any
+) -> tuple[int, float, dict[str, str], str]:
+    """(completion tokens, seconds, text by key, load average before -> after) of one run at
+    batch `size`."""
+    from llama_server import load_average
+
+    engine.batch_size = size
+    before, t0 = load_average(), time.perf_counter()
+    done = list(engine.complete(requests, params))
+    elapsed = time.perf_counter() - t0
+    texts = {c.key: c.text for c in done}
+    return (
+        sum(c.completion_tokens or 0 for c in done),
+        elapsed,
+        texts,
+        f"load {before} -> {load_average()}",
+    )
+
+
+def generic_backend(threads: int) -> Any:
     """The generic decoder (one shared cache, float32), as every model decoded before the
     per-row caches; its own copy of the weights, so the backend's keep their compute dtype."""
     from harness.models._decode import Decoder
@@ -96,7 +122,7 @@ def generic_backend() -> Any:
             pad = self._tokenizer.pad_token_id
             return Decoder(self._lm, self._cache_arg, pad, self._eos, params, sample_tokens)
 
-    return Generic().load()
+    return Generic(threads=threads).load()
 
 
 def bench_generate(engine: Any, batch: int, n: int, max_tokens: int) -> float:
@@ -177,6 +203,49 @@ def llama_worker() -> None:
     print(json.dumps({"tokens": tokens, "seconds": time.perf_counter() - t0}))
 
 
+def bench_server(
+    server: str, engine: Any, best: int, slots: int, args: argparse.Namespace
+) -> tuple[list[float], dict[int, list[float]]] | None:
+    """The backend at batch `best` and a llama.cpp server at as many concurrent requests,
+    alternating for `args.rounds` rounds; the server also at 1 and at `slots` requests in the
+    first round. Returns (backend rates, server rates by concurrency), None if it failed."""
+    import llama_server as ls
+
+    from harness.models import ChatRequest, GenerationParams
+
+    prompts = messages(args.prompts)
+    requests = [ChatRequest(f"p{i}", m) for i, m in enumerate(prompts)]
+    params = GenerationParams(TEMPERATURE, TOP_P, args.max_tokens, seed=SEED)
+    settings = {"temperature": TEMPERATURE, "top_p": TOP_P, "top_k": 0, "min_p": 0.0}
+    settings |= {"repeat_penalty": 1.0, "max_tokens": args.max_tokens}
+    ours = sum(len(engine._prompt_ids(m)) for m in prompts)
+    try:
+        with ls.Server(server, engine.path, args.threads, slots) as srv:
+            srv.run(prompts[:1], 1, {**settings, "max_tokens": 8})  # warm-up
+            print(f"llama.cpp server: {' '.join(srv.argv[:2])}... {srv.slots} slot(s)")
+            print(f"  its CPU backend and weights: {srv.engine()}")
+            local: list[float] = []
+            remote: dict[int, list[float]] = {}
+            for round_ in range(args.rounds):
+                levels = [best] if round_ else sorted({1, best, srv.slots})
+                tokens, seconds, _, load = run_backend(engine, best, requests, params)
+                local.append(tokens / seconds)
+                value = f"{tokens} tokens, {local[-1]:.1f} tokens/s"
+                line(f"round {round_ + 1}: local backend, batch {best}", value, load=load)
+                for level in levels:
+                    before = ls.load_average()
+                    tokens, prompt_tokens, seconds = srv.run(prompts, level, settings)
+                    load = f"load {before} -> {ls.load_average()}"
+                    remote.setdefault(level, []).append(tokens / seconds)
+                    value = f"{tokens} tokens, {tokens / seconds:.1f} tokens/s"
+                    line(f"round {round_ + 1}: llama.cpp server, {level} at once", value, load=load)
+            print(f"  prompt tokens: the server's usage {prompt_tokens}, the backend's {ours}")
+    except (RuntimeError, OSError) as error:
+        print(f"llama.cpp server: not measured ({error})")
+        return None
+    return local, remote
+
+
 def llama_python(given: str | None) -> str | None:
     if given:
         return given
@@ -188,28 +257,19 @@ def llama_python(given: str | None) -> str | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="local backend vs generate vs llama.cpp")
-    parser.add_argument("--llama-python", help="interpreter with llama-cpp-python installed")
-    parser.add_argument("--batch-sizes", default="1,8,16,32")
-    parser.add_argument("--prompts", type=int, default=PROMPTS)
-    parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument(
-        "--generic", action="store_true", help="also time the generic decoder (float32)"
-    )
-    parser.add_argument("--llama-worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args()
     if args.llama_worker:
         return llama_worker()
-    if not 1 <= args.prompts <= PROMPTS:
-        parser.error(f"--prompts must be between 1 and {PROMPTS}")
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import torch
 
+    from harness.defaults import available_cpus
     from harness.models.local import LocalBackend
 
-    engine = LocalBackend().load()
+    args.threads = args.threads or available_cpus()
+    engine = LocalBackend(threads=args.threads).load()
     print(
         f"{args.prompts} prompts, up to {args.max_tokens} tokens, {torch.get_num_threads()} "
         f"threads, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
@@ -217,16 +277,20 @@ def main() -> None:
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     engines = {"local backend": engine}
     if args.generic:
-        engines["generic decoder (float32)"] = generic_backend()
+        engines["generic decoder (float32)"] = generic_backend(args.threads)
     measured = bench_backends(engines, sizes, args.prompts, args.max_tokens)
     rates, generic = measured["local backend"], measured.get("generic decoder (float32)", {})
-    print(f"(the backend computed in {next(engine._lm.parameters()).dtype}; generate uses it too)")
+    print(f"(the backend computed in {engine.run_settings()['matmul_dtype']}; generate too)")
     best = max(rates, key=lambda s: rates[s])
     generate = bench_generate(engine, best, args.prompts, args.max_tokens)
     python = llama_python(args.llama_python)
     llama = bench_llama(python, engine, args.prompts, args.max_tokens) if python else None
     if python is None:
         print("llama.cpp: not measured (no llama_cpp here; give --llama-python)")
+    served = None
+    if args.llama_server:
+        slots = args.llama_slots or best
+        served = bench_server(args.llama_server, engine, best, slots, args)
     top = rates[best]
     line(f"local best (batch {best}) / generate", f"{top / generate:.2f}x")
     if 1 in rates and best != 1:
@@ -238,6 +302,57 @@ def main() -> None:
         ratio = top / llama
         line(f"local best (batch {best}) / llama.cpp single", f"{ratio:.2f}x", ">= 1.0", ratio >= 1)
         line("generate / llama.cpp single", f"{generate / llama:.2f}x")
+    if served is not None:
+        side_by_side(engine, best, served, args)
+
+
+def side_by_side(
+    engine: Any, best: int, served: tuple[list[float], dict[int, list[float]]], args: Any
+) -> None:
+    """The backend at its best batch beside the server, the means of the alternated rounds."""
+    import torch
+    from llama_server import cpu_flags, gguf_types
+
+    local, remote = served
+    mean = sum(local) / len(local)
+    print()
+    line("local backend vs llama.cpp server", f"{args.threads} threads each")
+    line("  CPU flags", " ".join(f"{f}={'yes' if v else 'no'}" for f, v in cpu_flags().items()))
+    line("  local backend matrix precision", engine.run_settings()["matmul_dtype"])
+    line("  local backend threads (torch)", str(torch.get_num_threads()))
+    line("  llama.cpp weights (GGUF tensor types)", gguf_types(engine.path))
+    line(f"  local backend, batch {best}", f"{mean:.1f} tokens/s (mean of {len(local)})")
+    for level, values in sorted(remote.items()):
+        value = f"{sum(values) / len(values):.1f} tokens/s (mean of {len(values)})"
+        line(f"  llama.cpp server, {level} at once", value)
+    server = sum(remote[best]) / len(remote[best])
+    ratio = mean / server
+    line(f"  local batch {best} / server {best} at once", f"{ratio:.2f}x", ">= 1.0", ratio >= 1)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="local backend vs generate vs llama.cpp")
+    parser.add_argument("--llama-python", help="interpreter with llama-cpp-python installed")
+    parser.add_argument(
+        "--llama-server",
+        help="llama.cpp's llama-server binary, or an interpreter with llama-cpp-python[server]",
+    )
+    parser.add_argument("--llama-slots", type=int, help="server slots (default: best batch)")
+    parser.add_argument("--rounds", type=int, default=2, help="alternated backend/server rounds")
+    parser.add_argument("--threads", type=int, help="for both engines (default: every CPU)")
+    parser.add_argument("--batch-sizes", default="1,8,16,32")
+    parser.add_argument("--prompts", type=int, default=PROMPTS)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument(
+        "--generic", action="store_true", help="also time the generic decoder (float32)"
+    )
+    parser.add_argument("--llama-worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not 1 <= args.prompts <= PROMPTS:
+        parser.error(f"--prompts must be between 1 and {PROMPTS}")
+    if min(args.rounds, args.threads or 1, args.llama_slots or 1) < 1:
+        parser.error("--rounds, --threads and --llama-slots must be at least 1")
+    return args
 
 
 if __name__ == "__main__":
