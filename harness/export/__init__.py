@@ -41,12 +41,6 @@ def read_table(study: str | Path, table: str) -> pd.DataFrame:
                 file=study,
             )
         frame = export_frame(s, table, unblinded=unblinded)
-        if table == "controls":
-            from harness.export.control_writers import writer_models
-
-            writers = writer_models(s)
-            at = list(frame.columns).index("source") + 1
-            frame.insert(at, "writer_model", frame["control_id"].map(writers))
         return frame
 
 

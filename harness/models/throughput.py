@@ -20,11 +20,13 @@ RUN_STAGES = {"judge --blind": "judge.blind"}
 
 
 def rates(prompt_tokens: int, completion_tokens: int, seconds: float) -> dict[str, Any]:
-    """The throughput fields of a manifest record (tokens per second of wall time)."""
+    """The throughput fields of a manifest record (tokens per second of wall time), the rate
+    from the recorded seconds so that a reader of the record gets the same figure."""
+    seconds = round(seconds, 3)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
-        "seconds": round(seconds, 3),
+        "seconds": seconds,
         "tokens_per_s": round(completion_tokens / seconds, 2) if seconds > 0 else None,
     }
 

@@ -139,12 +139,19 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v6_to_v7(conn: sqlite3.Connection) -> None:
+    """Controls record which of the study's models wrote their text (unknown, NULL, for controls
+    stored before: the store kept only the text)."""
+    conn.execute("ALTER TABLE controls ADD COLUMN writer_model TEXT")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
 
 

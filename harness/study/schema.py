@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -89,7 +89,9 @@ CREATE TABLE IF NOT EXISTS controls (
     source      TEXT NOT NULL,           -- 'bank' or 'file:NAME'
     topic_id    TEXT,                    -- the bank topic it came from, if any
     evidence    TEXT NOT NULL,           -- JSON: title, year, doi
-    split       TEXT CHECK (split IN ('calibration', 'held_out'))
+    split       TEXT CHECK (split IN ('calibration', 'held_out')),
+    writer_model TEXT                    -- the study's model (key) that wrote `text`; NULL when
+                                         -- the text came with its controls file
 );
 
 -- items: the blinded unit reviewers see; item_id is random and carries no information. An item

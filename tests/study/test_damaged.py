@@ -70,12 +70,10 @@ def test_a_read_only_study_can_be_read_but_not_written(tmp_path: Path) -> None:
             "collect",
             "--study",
             str(folder),
-            "--backend",
-            "openai",
             "--base-url",
             "http://127.0.0.1:9/v1",
             "--model",
-            "m",
+            "openai/m",
         )
     )
     assert "writable" in line

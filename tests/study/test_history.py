@@ -34,7 +34,7 @@ def test_writing_stages_stop_before_writing(study: Path, damage: str) -> None:
         path.unlink()
     before = _counts(study)
     for args in (
-        ["collect", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+        ["collect", "--base-url", "http://127.0.0.1:9/v1", "--model", "openai/m"],
         ["judge", "--blind"],
         ["analyze"],
     ):

@@ -43,12 +43,10 @@ def test_second_writer_is_refused_naming_the_holder_and_readers_work(holder) -> 
         "collect",
         "--study",
         str(folder),
-        "--backend",
-        "openai",
         "--base-url",
         "http://127.0.0.1:9/v1",
         "--model",
-        "m",
+        "openai/m",
     )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr

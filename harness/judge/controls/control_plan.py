@@ -241,6 +241,7 @@ def add_controls(
         made.texts,
         K.splits(final, report.settings.calibration_share, seed),
         made.cores,
+        made.model_of,
     )
     report.made = made.record()
     return []

@@ -590,9 +590,11 @@ def store_controls(
     texts: dict[str, str],
     split_of: dict[str, str],
     cores: dict[str, tuple[str, dict[str, Any]]] | None = None,
+    writers: dict[str, str] | None = None,
 ) -> int:
     """Controls and their items in one transaction, items with fresh random ids; an extraction
-    already run on a control's text (`cores`) is recorded on its item as on a real one."""
+    already run on a control's text (`cores`) is recorded on its item as on a real one, and the
+    model that wrote a control's text (`writers`: control id -> model key) on its control."""
     taken = item_ids(study)
     controls, items = [], []
     extracted = []
@@ -611,6 +613,7 @@ def store_controls(
                 c.topic_id,
                 c.evidence or {},
                 split_of[c.control_id],
+                (writers or {}).get(c.control_id) if c.text is None else None,
             )
         )
         item_id = new_item_id()

@@ -25,6 +25,7 @@ class NewControl:
     topic_id: str | None
     evidence: dict[str, Any]
     split: str | None
+    writer_model: str | None = None  # the study's model that wrote `text`; None: the file's own
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def insert_controls(conn: sqlite3.Connection, controls: Sequence[NewControl]) ->
 
     conn.executemany(
         "INSERT INTO controls (control_id, statement, text, expected, kind, "
-        "source, topic_id, evidence, split) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "source, topic_id, evidence, split, writer_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 c.control_id,
@@ -74,6 +75,7 @@ def insert_controls(conn: sqlite3.Connection, controls: Sequence[NewControl]) ->
                 c.topic_id,
                 json.dumps(c.evidence),
                 c.split,
+                c.writer_model,
             )
             for c in controls
         ],

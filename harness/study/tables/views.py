@@ -281,7 +281,7 @@ EXPORT_VIEWS: dict[str, ExportView] = {
     # (reviewer columns empty); sealed in the blinding key until unblinding
     "controls": ExportView(
         "SELECT c.control_id, i.item_id, c.expected, c.kind AS control_kind, c.split, "
-        "c.source, c.topic_id, c.statement, r.reviewer_id, v.kind AS reviewer_kind, "
+        "c.source, c.writer_model, c.topic_id, c.statement, r.reviewer_id, v.kind AS reviewer_kind, "
         "v.method AS reviewer_method, v.role AS reviewer_role, r.verdict, r.confidence, "
         "CASE WHEN r.verdict IS NULL THEN NULL ELSE r.verdict = c.expected END AS correct, "
         "r.created_at, r.after_unblinding FROM controls c LEFT JOIN items i ON i.control_id = c.control_id "
