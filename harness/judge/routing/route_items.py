@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from harness.study.tables.assignments import (
 )
 from harness.study.tables.judge_reads import routing_items
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from scipy.optimize import LinearConstraint
+
 W_BALANCE, W_EXPERTISE, W_NOISE = 10.0, 1.0, 0.01
 MIP_GAP = 1e-4  # relative optimality gap at which the solver stops
 
@@ -35,8 +39,8 @@ MIP_GAP = 1e-4  # relative optimality gap at which the solver stops
 class RoutingResult:
     """The assignment (item, reviewer, position), the balance table and how it was found."""
 
-    assignments: Any  # DataFrame: item_id, reviewer_id, position
-    balance: Any  # DataFrame: one row per reviewer
+    assignments: pd.DataFrame  # item_id, reviewer_id, position
+    balance: Any  # DataFrame, one row per reviewer (None until gold_draw.store_tiers sets it)
     seed: int
     k: int
     distinct_topics: bool
@@ -109,7 +113,7 @@ def plan_routing(
     k: int = DEFAULT_K,
     seed: int = 0,
     distinct_topics: bool = True,
-    items: Any = None,
+    items: pd.DataFrame | None = None,
 ) -> RoutingResult:
     """Compute (without storing) the assignment for the study's items (or `items`, a subset of
     `routing_items`: the adjudication sample's)."""
@@ -135,7 +139,7 @@ def _per_topic_limit(reviewer: Reviewer, distinct_topics: bool) -> bool:
     return distinct_topics and reviewer.kind == "human"
 
 
-def _check_feasible(items: Any, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
+def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
     """Necessary conditions, each with a message that says which and by how much."""
     n_items, n_topics = len(items), items.topic_id.nunique()
     if k > len(reviewers):
@@ -191,7 +195,7 @@ class _Rows:
         self.lb.append(low)
         self.ub.append(high)
 
-    def constraint(self, n_vars: int) -> Any:
+    def constraint(self, n_vars: int) -> LinearConstraint:
         from scipy.optimize import LinearConstraint
         from scipy.sparse import csr_matrix
 
@@ -203,7 +207,7 @@ class _Rows:
 
 
 def _solve(
-    items: Any, reviewers: list[Reviewer], k: int, seed: int, distinct: bool
+    items: pd.DataFrame, reviewers: list[Reviewer], k: int, seed: int, distinct: bool
 ) -> tuple[list[tuple[int, int]], str]:
     """Mixed-integer programme (HiGHS via scipy).
 
@@ -237,7 +241,7 @@ def _solve(
     rows = _Rows()
     for i in range(n_i):  # k distinct reviewers per item
         rows.add(i * n_r + np.arange(n_r), np.ones(n_r), k, k)
-    topics = [m for m in items.groupby("topic_id").indices.values() if len(m) > 1]
+    topics = [np.asarray(m) for m in items.groupby("topic_id").indices.values() if len(m) > 1]
     for r, rv in enumerate(reviewers):
         column = np.arange(n_i) * n_r + r
         rows.add(column, np.ones(n_i), 0, rv.capacity)
@@ -277,7 +281,7 @@ def _solve(
     return chosen, f"HiGHS MILP, {status}"
 
 
-def _balance_cells(items: Any) -> list[tuple[np.ndarray, float]]:
+def _balance_cells(items: pd.DataFrame) -> list[tuple[np.ndarray, float]]:
     """What each reviewer's share is balanced over: each condition exactly, and in a study of
     several models each model within one item (so no reviewer sees mostly one model; the
     tolerance keeps the integer programme quick to prove optimal when shares are not whole)."""
@@ -289,7 +293,7 @@ def _balance_cells(items: Any) -> list[tuple[np.ndarray, float]]:
     return cells
 
 
-def _positions(assignments: Any, items: Any, seed: int) -> Any:
+def _positions(assignments: pd.DataFrame, items: pd.DataFrame, seed: int) -> pd.DataFrame:
     """Each reviewer's items in a seeded random order (1-based positions).
 
     The order is drawn from output ids, not item ids, so it does not depend on the random ids.
@@ -307,7 +311,9 @@ def _positions(assignments: Any, items: Any, seed: int) -> Any:
     return result.reset_index(drop=True)
 
 
-def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> Any:
+def balance_table(
+    items: pd.DataFrame, assignments: pd.DataFrame, reviewers: list[Reviewer]
+) -> pd.DataFrame:
     """Items per reviewer by condition, how many match the reviewer's expertise, and (when
     there are any) how many control items each reviewer has."""
     import pandas as pd
@@ -332,6 +338,6 @@ def balance_table(items: Any, assignments: Any, reviewers: list[Reviewer]) -> An
     return pd.DataFrame(rows)
 
 
-def stored_routing(study: Study) -> Any:
+def stored_routing(study: Study) -> pd.DataFrame:
     """The stored assignment with the balance columns (for status and re-writing packets)."""
     return assignments_frame(study)
