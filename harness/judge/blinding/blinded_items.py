@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
@@ -36,6 +36,11 @@ from harness.study.tables.items import (
 )
 from harness.study.tables.judge_reads import outputs_without_items
 from harness.study.text import storable
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from harness.models.base import ChatRequest, Completion, GenerationParams, ModelAPI
 
 STEPS = ("extract", "normalise")
 _BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -111,7 +116,7 @@ def make_items(
     *,
     extract: bool = True,
     normalise: bool = True,
-    backend: Any = "local",
+    backend: str | ModelAPI = "local",
     model: str | None = None,
     prompts_dir: Path | None = None,
     progress: Progress | None = None,
@@ -140,7 +145,7 @@ def make_items(
     return report
 
 
-def _open(backend: Any, model: str | None, options: dict[str, Any]) -> Any:
+def _open(backend: str | ModelAPI, model: str | None, options: dict[str, Any]) -> ModelAPI:
     """The model of the blinded steps: an opened backend as given, a provider string (`--model
     vllm/NAME`) as every stage opens it, or the older backend name and model name."""
     if not isinstance(backend, str):
@@ -153,7 +158,7 @@ def _open(backend: Any, model: str | None, options: dict[str, Any]) -> Any:
     return open_backend(backend, model, **options)
 
 
-def _signature(spec: StepSpec, backend: Any, params: dict[str, Any]) -> dict[str, Any]:
+def _signature(spec: StepSpec, backend: ModelAPI, params: dict[str, Any]) -> dict[str, Any]:
     return {
         "prompt_sha256": spec.prompt_sha256,
         "backend": backend.name,
@@ -162,7 +167,7 @@ def _signature(spec: StepSpec, backend: Any, params: dict[str, Any]) -> dict[str
     }
 
 
-def _params(spec: StepSpec) -> Any:
+def _params(spec: StepSpec) -> GenerationParams:
     from harness.models.base import GenerationParams
 
     return GenerationParams(temperature=0.0, top_p=1.0, max_tokens=spec.max_tokens, seed=0)
@@ -178,7 +183,7 @@ def _pending(study: Study, spec: StepSpec, want: dict[str, Any]) -> list[tuple[s
     return pending
 
 
-def _requests(spec: StepSpec, texts: list[tuple[str, str]]) -> list[Any]:
+def _requests(spec: StepSpec, texts: list[tuple[str, str]]) -> list[ChatRequest]:
     """The step's request per (key, text): seeded by the text, not the random item id, so the
     same outputs get the same steps in any run."""
     from harness.models.base import ChatRequest
@@ -197,7 +202,7 @@ def _requests(spec: StepSpec, texts: list[tuple[str, str]]) -> list[Any]:
 def _run_steps(
     study: Study,
     specs: list[StepSpec],
-    backend: Any,
+    backend: ModelAPI,
     progress: Progress | None,
     report: ItemsReport,
 ) -> dict[str, tuple[int, int]]:
@@ -238,7 +243,7 @@ def _run_steps(
     return {spec.name: (done[spec.name], len(r) - done[spec.name]) for spec, _, r in work}
 
 
-def _template(path: Path) -> Any:
+def _template(path: Path) -> jinja2.Template:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
     env = Environment(
@@ -267,7 +272,7 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
 
 
 def step_on_texts(
-    spec: StepSpec, backend: Any, texts: dict[str, str], study_dir: Path | None = None
+    spec: StepSpec, backend: ModelAPI, texts: dict[str, str], study_dir: Path | None = None
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
     """The step run on texts that are not items yet (control texts before they are kept):
     key -> (result text, the step entry `_run_steps` would record), and errors. Requests are the
@@ -295,7 +300,7 @@ def step_on_texts(
 
 
 def _entry(
-    spec: StepSpec, completion: Any, signature: dict[str, Any]
+    spec: StepSpec, completion: Completion, signature: dict[str, Any]
 ) -> tuple[str, dict[str, Any]]:
     text, outcome = clean_result(storable(completion.text) or "", completion.finish_reason)
     return text, {
@@ -312,7 +317,11 @@ def _entry(
 
 
 def _store_result(
-    study: Study, spec: StepSpec, completion: Any, signature: dict[str, Any], rerun: list[str]
+    study: Study,
+    spec: StepSpec,
+    completion: Completion,
+    signature: dict[str, Any],
+    rerun: list[str],
 ) -> None:
     """Store a step's result; the steps of this run (`rerun`, in STEPS order) go after the
     item's other steps, as when each step is run over all items in turn."""
