@@ -43,7 +43,9 @@ from harness.study.tables.judge_reads import topic_entries
 from harness.study.text import storable
 
 if TYPE_CHECKING:  # jinja2 loads with the templates, when controls are made
+    from harness.collection_plan import ModelRun
     from harness.materials.templates import Family
+    from harness.models.base import ChatRequest, ModelAPI
 
 Expected = Literal["published", "not_published"]
 BANK_LISTS: tuple[tuple[str, Literal["cross", "single"]], ...] = (
@@ -375,14 +377,14 @@ class Made:
         }
 
 
-def open_model(study: Study, run: Any) -> Any:
+def open_model(study: Study, run: ModelRun) -> ModelAPI:
     """The backend `collect` opens for one of the study's models (tests replace this)."""
     from harness.collection import open_model as open_collect_model
 
     return open_collect_model(study, run)
 
 
-def model_runs(study: Study) -> list[Any]:
+def model_runs(study: Study) -> list[ModelRun]:
     """The study's models with their stored settings: the keys of its ok outputs."""
     from harness.collection import study_models
 
@@ -464,7 +466,7 @@ def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> l
     slots = topic_slots(study)
     families = study_families(study)
     which = assign_models(todo, sorted(runs), seed)
-    requests: dict[str, list[Any]] = {}
+    requests: dict[str, list[ChatRequest]] = {}
     for key in sorted(runs):
         mine = [c for c in todo if which[c.control_id] == key]
         if mine:
@@ -482,7 +484,7 @@ def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> l
 
 def _text_request(
     c: Candidate, slots: dict[str, TopicSlots], families: dict[str, Family], made: Made
-) -> Any:
+) -> ChatRequest:
     from harness.models.base import ChatRequest
 
     messages, family = control_messages(c, slots, families)
@@ -507,9 +509,9 @@ def _shared(engines: dict[str, Any]) -> list[list[str]]:
 def _decode_texts(
     study: Study,
     keys: list[str],
-    engines: dict[str, Any],
-    runs: dict[str, Any],
-    requests: dict[str, list[Any]],
+    engines: dict[str, ModelAPI],
+    runs: dict[str, ModelRun],
+    requests: dict[str, list[ChatRequest]],
     made: Made,
 ) -> list[str]:
     """One call for `keys`' control texts (on the first key's engine); results into `made`."""
@@ -554,7 +556,7 @@ def _decode_texts(
     return errors
 
 
-def check_pairs(batch: list[Candidate], made: Made, extractor: Any) -> list[str]:
+def check_pairs(batch: list[Candidate], made: Made, extractor: ModelAPI | None) -> list[str]:
     """Run the extraction step (as on real items) on the batch's new texts and keep those whose
     core states the planted pair (KEEP_RULE); drops counted by reason in `made`."""
     from harness.judge.blinding.blinded_items import step_on_texts, step_specs
