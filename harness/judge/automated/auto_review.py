@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness.errors import HarnessError
 from harness.judge.automated.review_records import insert_review, item_text
@@ -20,11 +20,15 @@ from harness.study.lock import writes_study
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.judge.automated.auto_calibration import Rule
     from harness.judge.judge_settings import AutoSettings
     from harness.literature.base import Source
-    from harness.literature.reviewers import Decision
+    from harness.literature.llm_reviewer import LlmReviewer
+    from harness.literature.reviewers import Decision, RetrievalReviewer
     from harness.models.providers import ModelSpec
     from harness.study.store import Study
+
+    AutoReviewer: TypeAlias = RetrievalReviewer | LlmReviewer
 
 Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
 
@@ -303,11 +307,11 @@ class _Run:
         self.pool.close()
 
 
-def _once(make: Callable[[], Any]) -> Callable[[], Any]:
+def _once(make: Callable[[], AutoReviewer]) -> Callable[[], AutoReviewer]:
     """`make` called at most once (calibration and review share one reviewer)."""
-    built: list[Any] = []
+    built: list[AutoReviewer] = []
 
-    def get() -> Any:
+    def get() -> AutoReviewer:
         if not built:
             built.append(make())
         return built[0]
@@ -315,7 +319,7 @@ def _once(make: Callable[[], Any]) -> Callable[[], Any]:
     return get
 
 
-def _record_run(study: Study, run: _Run, rules: dict[str, Any]) -> None:
+def _record_run(study: Study, run: _Run, rules: dict[str, Rule]) -> None:
     """Provenance in the manifest: sources, rules, cut-off and query budget of this run."""
     from harness.study.manifest import record_command
 
@@ -383,7 +387,7 @@ def _reviewer_factory(
     max_queries: int,
     model: ModelSpec | None,
     options: dict[str, Any],
-) -> Callable[[], Any]:
+) -> Callable[[], AutoReviewer]:
     """A function that builds the reviewer on first use (nothing loads for finished reviewers).
 
     It is built with the default threshold; the settled rule sets the one it reviews with.
@@ -394,7 +398,7 @@ def _reviewer_factory(
     if method in ("retrieval", "retrieval-dense"):
         dense = method == "retrieval-dense"
 
-        def make() -> Any:
+        def make() -> RetrievalReviewer:
             from harness.literature.reviewers import RetrievalReviewer
 
             return RetrievalReviewer(
@@ -409,7 +413,7 @@ def _reviewer_factory(
     if method.startswith("llm:") and model is not None:
         spec = model
 
-        def make_llm() -> Any:
+        def make_llm() -> LlmReviewer:
             from harness.literature.llm_reviewer import LlmReviewer
             from harness.models import open_spec
 
@@ -435,7 +439,7 @@ def _reviewer_factory(
 def _review_pending(
     study: Study,
     reviewer_id: str,
-    make: Callable[[], Any],
+    make: Callable[[], AutoReviewer],
     threshold: float,
     progress: Progress | None,
 ) -> int:
