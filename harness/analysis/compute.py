@@ -76,6 +76,8 @@ from harness.study.clock import utc_now
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.analysis.statistics.consensus import Judgments, TopicTable
+
 TEST_NAMES = {
     "permutation": "Topic-level paired permutation test",
     "mcnemar_exact": "McNemar exact conditional test on the consensus table",
@@ -594,7 +596,7 @@ def _estimate(
 
 
 def _estimates(
-    data: StudyData, plan: Plan, primary: PrimaryOutcome, y: np.ndarray, pooled: Any
+    data: StudyData, plan: Plan, primary: PrimaryOutcome, y: np.ndarray, pooled: Pooled
 ) -> list[Estimate]:
     j, table = data.judgments, primary.table
     out = [
@@ -661,7 +663,9 @@ def _corrected_estimate(ctl: ControlsAnalysis, n_topics: int) -> Estimate | None
     )
 
 
-def _secondary(data: StudyData, plan: Plan, table: Any, y: np.ndarray) -> list[sec.SecondaryTest]:
+def _secondary(
+    data: StudyData, plan: Plan, table: TopicTable, y: np.ndarray
+) -> list[sec.SecondaryTest]:
     j = data.judgments
     wanted = set(plan.secondary.analyses)
     tests: list[sec.SecondaryTest] = []
@@ -688,7 +692,7 @@ UNSURE_VARIANTS = {  # coding -> (plan key, label); the primary's own coding is 
 }
 
 
-def _unsure_variants(j: Any, plan: Plan, wanted: AbstractSet[str]) -> list[sec.SecondaryTest]:
+def _unsure_variants(j: Judgments, plan: Plan, wanted: AbstractSet[str]) -> list[sec.SecondaryTest]:
     """`unsure` coded both other ways than the primary analysis codes it."""
     out = []
     for coding, (key, label) in UNSURE_VARIANTS.items():
