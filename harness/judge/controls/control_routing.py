@@ -9,7 +9,7 @@ cross- and single-field ones, in the proportions of all controls within each rev
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from harness.judge.routing.route_items import MIP_GAP, W_NOISE, _per_topic_limit
 from harness.study.store import Study
 from harness.study.tables.controls import control_items_frame
 from harness.study.tables.judge_reads import routing_items
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 W_COVER, W_UNDER, W_OVER, W_MIX = 10.0, 20.0, 1.0, 1.0
 
@@ -38,13 +41,13 @@ def reserved_roster(roster: Roster, share: float, minimum: int) -> Roster:
 def route_controls(
     study: Study,
     roster: Roster,
-    real: Any,
+    real: pd.DataFrame,
     wanted: dict[str, int],
     *,
     k: int,
     seed: int,
     distinct_topics: bool,
-) -> Any:
+) -> pd.DataFrame:
     """DataFrame (item_id, reviewer_id) of the control items; `real` the real assignment."""
     import pandas as pd
 
@@ -53,7 +56,7 @@ def route_controls(
         return pd.DataFrame(columns=["item_id", "reviewer_id"])
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
     topics = real.merge(routing_items(study)[["item_id", "topic_id"]], on="item_id")
-    seen = {r: set(g.topic_id) for r, g in topics.groupby("reviewer_id")}
+    seen = {str(r): set(g.topic_id) for r, g in topics.groupby("reviewer_id")}  # ids: text already
     used = real.reviewer_id.value_counts().to_dict()
     room = {r.id: max(0, r.capacity - used.get(r.id, 0)) for r in reviewers}
     chosen = _solve(controls, reviewers, room, wanted, seen, k, seed, distinct_topics)
@@ -64,7 +67,7 @@ def route_controls(
 
 
 def _solve(
-    controls: Any,
+    controls: pd.DataFrame,
     reviewers: list[Reviewer],
     room: dict[str, int],
     wanted: dict[str, int],
@@ -125,7 +128,7 @@ def _solve(
 
 
 def _topic_rule(
-    rows: Any, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int, n_r: int
+    rows: _Rows, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int, n_r: int
 ) -> None:
     """A human reviewer: no control of a topic already seen, at most one control per topic."""
     groups: dict[str, list[int]] = {}
@@ -140,7 +143,9 @@ def _topic_rule(
             rows.add(np.array(members) * n_r + r, np.ones(len(members)), 0, 1)
 
 
-def merged_positions(real: Any, controls: Any, keys: dict[str, str], seed: int) -> Any:
+def merged_positions(
+    real: pd.DataFrame, controls: pd.DataFrame, keys: dict[str, str], seed: int
+) -> pd.DataFrame:
     """Each reviewer's real and control items together in one seeded random order.
 
     Ranks come from the stable keys (output ids, control ids), not the random item ids.
