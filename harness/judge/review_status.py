@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from scipy import stats
@@ -24,8 +24,11 @@ from harness.study.store import Study
 from harness.study.tables.reviewers import review_progress
 from harness.study.tables.reviews import control_verdict_counts
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def review_status(study: Study) -> Any:
+
+def review_status(study: Study) -> pd.DataFrame:
     """DataFrame: reviewer, kind, assigned, returned, missing, searches, last_import; after
     unblinding also controls, sensitivity, specificity and J with its exact interval."""
     frame = review_progress(study)
@@ -38,7 +41,7 @@ def review_status(study: Study) -> Any:
     return frame
 
 
-def _with_real_accuracy(frame: Any, manifest: dict[str, Any]) -> Any:
+def _with_real_accuracy(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
     """Each primary reviewer's sensitivity and specificity on the real items against the
     adjudicated labels, as the last analysis reported them (report.json), both arms together;
     the report gives them per arm."""
@@ -77,7 +80,7 @@ def _plan_settings(manifest: dict[str, Any]) -> tuple[str, float]:
     return unsure, level
 
 
-def _with_accuracy(study: Study, frame: Any, settings: tuple[str, float]) -> Any:
+def _with_accuracy(study: Study, frame: pd.DataFrame, settings: tuple[str, float]) -> pd.DataFrame:
     unsure, level = settings
     counts = control_verdict_counts(study)
     novel = {
