@@ -16,6 +16,8 @@ from harness.errors import HarnessError
 from harness.study.store import Study
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from harness.analysis.planning.plan_file import Adjudication
     from harness.judge.routing.roster import Roster
     from harness.judge.routing.route_items import RoutingResult
@@ -144,7 +146,7 @@ def check_tiers(
         ) from None
 
 
-def _sample_items(study: Study, draw: Draw) -> Any:
+def _sample_items(study: Study, draw: Draw) -> pd.DataFrame:
     from harness.study.tables.judge_reads import routing_items
 
     items = routing_items(study)
