@@ -14,11 +14,14 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.literature.base import Hit, SearchRecord, Source
 from harness.literature.defaults import LLM_HITS_SHOWN, LLM_MAX_TOKENS
 from harness.literature.reviewers import Decision, Search
+
+if TYPE_CHECKING:
+    from harness.models.base import ModelAPI
 
 SYSTEM = (
     "You are a careful literature reviewer. You decide whether the core combination of a "
@@ -144,7 +147,7 @@ class LlmReviewer:
 
     def __init__(
         self,
-        backend: Any,
+        backend: ModelAPI,
         sources: list[Source],
         *,
         cutoff: str | date | None = None,
