@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pydantic models and YAML: they load in `draft_topics`
     from harness.curation.pairs import DraftRequest
     from harness.materials.taxonomy import Taxonomy
     from harness.materials.topics import Topic
+    from harness.models.base import GenerationParams, ModelAPI
 
 SYSTEM = "You help curate a research topic bank. You answer with one JSON object and nothing else."
 ASK = """Propose one topic that pairs two distant research fields.
@@ -93,11 +94,11 @@ def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
 
 
 def ask_model(
-    backend: Any,
+    backend: ModelAPI,
     requests: list[DraftRequest],
     tax: Taxonomy,
     avoid: list[str],
-    params: Any,
+    params: GenerationParams,
     attempts: int,
 ) -> list[Topic]:
     """One valid topic per request; each failed reply is asked again with the next seed."""
