@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
 from harness.judge.controls import control_sources as K
@@ -19,6 +19,11 @@ from harness.judge.routing.roster import Roster
 from harness.study.store import Study
 from harness.study.tables.assignments import control_assignments_per_reviewer
 from harness.study.tables.controls import control_labels, controls_shown, count_controls
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness.models.base import ModelAPI
 
 
 @dataclass(frozen=True)
@@ -171,7 +176,7 @@ def candidate_pool(
 
 
 def wanted_per_reviewer(
-    study: Study, roster: Roster, real: Any, settings: ControlSettings
+    study: Study, roster: Roster, real: pd.DataFrame, settings: ControlSettings
 ) -> dict[str, int]:
     """Each reviewer's planned controls, within the capacity its real items leave."""
     used = real.reviewer_id.value_counts().to_dict()
@@ -187,7 +192,7 @@ def add_controls(
     *,
     k: int,
     seed: int,
-    backend: Any,
+    backend: ModelAPI,
     extract: bool = True,
     rounds: int = 3,
 ) -> list[str]:
