@@ -22,6 +22,8 @@ from harness.study.store import Study
 
 if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
     # rosters and controls files load in `blind`, not with `import harness`
+    import pandas as pd
+
     from harness.analysis.planning.plan_file import Adjudication
     from harness.judge.blinding.blinded_items import ItemsReport, Progress
     from harness.judge.blinding.gold_draw import Draw
@@ -39,7 +41,7 @@ class BlindResult:
 
     items: ItemsReport
     routing: RoutingResult | None
-    balance: Any
+    balance: pd.DataFrame  # one row per reviewer
     packets: list[Path]
     commitment: dict[str, Any]
     leak: LeakAudit
@@ -480,7 +482,7 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
     )
 
 
-def _stored_balance(study: Study, roster: Roster) -> Any:
+def _stored_balance(study: Study, roster: Roster) -> pd.DataFrame:
     from harness.judge.routing.route_items import balance_table
     from harness.study.tables.assignments import assignments_frame
     from harness.study.tables.judge_reads import routing_items
