@@ -33,6 +33,8 @@ from harness.study.tables.reviews import delete_calibration_reviews, reviews_out
 from harness.study.tables.searches import delete_calibration_searches
 
 if TYPE_CHECKING:
+    from harness.literature.llm_reviewer import LlmReviewer
+    from harness.literature.reviewers import Decision, RetrievalReviewer
     from harness.study.store import Study
 
 #: What the threshold applies to, per method.
@@ -115,7 +117,7 @@ def calibrate(
     study: Study,
     reviewer_id: str,
     method: str,
-    reviewer: Any,
+    reviewer: RetrievalReviewer | LlmReviewer,
     settings: dict[str, Any],
     progress: Progress | None = None,
 ) -> Rule:
@@ -189,7 +191,7 @@ def choose(
     return rule
 
 
-def save(study: Study, rule: Rule, decisions: list[tuple[str, Any]] | None) -> None:
+def save(study: Study, rule: Rule, decisions: list[tuple[str, Decision]] | None) -> None:
     """Store the rule; with `decisions`, they replace the reviewer's reviews (and searches) of
     calibration items, in the same transaction. None records the rule of a locked reviewer."""
 
@@ -219,7 +221,7 @@ def settle(
     study: Study,
     reviewer_id: str,
     method: str,
-    make: Callable[[], Any],
+    make: Callable[[], RetrievalReviewer | LlmReviewer],
     settings: dict[str, Any],
     *,
     threshold: float | None = None,
