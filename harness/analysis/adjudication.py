@@ -11,6 +11,7 @@ comparison (the prediction-powered test stays valid, only its power suffers).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ import pandas as pd
 from harness.analysis.data import StudyData
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.report.results import AdjudicationResult
-from harness.analysis.statistics.accuracy import accuracy_table, differential
+from harness.analysis.statistics.accuracy import Differential, accuracy_table, differential
 from harness.analysis.statistics.adjudicated import (
     ADJUDICATOR,
     Tiers,
@@ -219,7 +220,7 @@ def differential_rows(coded: pd.DataFrame, alpha: float) -> list[dict[str, Any]]
     return out
 
 
-def _diff_row(diff: Any) -> dict[str, Any]:
+def _diff_row(diff: Differential) -> dict[str, Any]:
     return {
         "sensitivity_cross": _num(diff.sens_cross),
         "sensitivity_single": _num(diff.sens_single),
@@ -254,7 +255,7 @@ def _correlation(d: np.ndarray, f: np.ndarray) -> float | None:
     return _num(float(np.corrcoef(d, f)[0, 1]))
 
 
-def _p(ppi: PPIResult, test: Any) -> float | None:
+def _p(ppi: PPIResult, test: Callable[[], float]) -> float | None:
     return _num(test()) if ppi.n_labelled >= 2 else None
 
 
