@@ -7,6 +7,7 @@ Defaults come from the plan's `planning` section, so `harness power` with no opt
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.analysis.planning.plan_file import Plan
+    from harness.analysis.planning.plan_file import Design, Plan
     from harness.analysis.simulation.design_search import SearchResult
     from harness.analysis.simulation.simulated_power import SimulationResult
 
@@ -458,7 +459,7 @@ def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _or_none(compute: Any) -> int | None:
+def _or_none(compute: Callable[[], int | None]) -> int | None:
     try:
         result: int | None = compute()
         return result
@@ -466,7 +467,7 @@ def _or_none(compute: Any) -> int | None:
         return None
 
 
-def _simulation(sim: SimulationResult, design: Any, i: dict[str, Any]) -> dict[str, Any]:
+def _simulation(sim: SimulationResult, design: Design, i: dict[str, Any]) -> dict[str, Any]:
     from harness.analysis.planning.sample_size import tost_power, tost_sample_size
 
     sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
