@@ -27,6 +27,8 @@ from harness.study.store import Study
 if TYPE_CHECKING:
     import sqlite3
 
+    import pandas as pd
+
     from harness.judge.packets.packet_check import Checked, Search
     from harness.judge.packets.packet_read import Problem, Source
     from harness.study.tables.searches import NewSearch
@@ -52,7 +54,7 @@ def import_reviews(
     *,
     replace: bool = False,
     after_unblinding: bool = False,
-) -> Any:
+) -> pd.DataFrame:
     """Validate and store returned packets; returns one row per file (status, counts, hash).
 
     Raises ImportProblems (a HarnessError listing every problem) when anything is wrong, and a
