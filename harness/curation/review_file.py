@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import yaml
 
 from harness.errors import HarnessError
 from harness.materials.topics import Topic
+
+if TYPE_CHECKING:
+    from harness.curation.check import CheckReport
 
 HEADER = """\
 # Candidate topics drafted by `harness topics draft` ({source}); NOT part of any bank.
@@ -80,8 +84,12 @@ def refuse_bank_file(path: Path, bank: list[Path]) -> None:
 
 
 def write_review(
-    path: Path, topics: list[Topic], bank: list[Path], source: str, check: Any = None
-) -> Any:
+    path: Path,
+    topics: list[Topic],
+    bank: list[Path],
+    source: str,
+    check: Callable[[list[Path]], CheckReport] | None = None,
+) -> CheckReport:
     """Check bank + candidates, then write the commented review file; returns the CheckReport."""
     from harness.curation.check import check_bank
 
