@@ -272,7 +272,8 @@ def main() -> None:
     engine = LocalBackend(threads=args.threads).load()
     print(
         f"{args.prompts} prompts, up to {args.max_tokens} tokens, {torch.get_num_threads()} "
-        f"threads, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        f"threads, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, "
+        f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')}"
     )
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     engines = {"local backend": engine}

@@ -79,7 +79,7 @@ def command(server: str, gguf: Path, threads: int, slots: int, port: int) -> lis
     return [
         server, "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
         "--threads", str(threads), "--threads-batch", str(threads), "--parallel", str(slots),
-        "--ctx-size", ctx, "--cont-batching", "--no-webui", "--seed", "0",
+        "--ctx-size", ctx, "--cont-batching", "--no-webui", "--seed", "0", "-lv", "4",
     ]  # fmt: skip
 
 
