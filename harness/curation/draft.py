@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:  # pydantic models and YAML: they load in `draft_topics`
+    from harness.curation.check import CheckReport
     from harness.curation.pairs import DraftRequest
     from harness.materials.taxonomy import Taxonomy
     from harness.materials.topics import Topic
@@ -41,7 +42,7 @@ Answer with JSON only, in this form:
 class DraftResult:
     path: Path
     candidates: list[Topic]
-    report: Any  # the CheckReport of bank + candidates
+    report: CheckReport  # of bank + candidates
 
     def summary(self) -> str:
         notes = self.report.findings_by_topic()
@@ -146,7 +147,7 @@ def draft_topics(
     bank: list[Path] | None = None,
     backend: str | None = None,
     model: str | None = None,
-    params: Any = None,
+    params: GenerationParams | None = None,
     attempts: int = 3,
     check: Any = None,
     **options: Any,
