@@ -11,11 +11,14 @@ import os
 import threading
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.defaults import EMBEDDING_PACKAGE
 from harness.errors import HarnessError
 from harness.literature.defaults import EMBED_THREADS
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @lru_cache(maxsize=1)
@@ -43,7 +46,7 @@ _cache: OrderedDict[str, Any] = OrderedDict()
 _lock = threading.Lock()
 
 
-def encode(texts: list[str]) -> Any:
+def encode(texts: list[str]) -> np.ndarray:
     """Unit-length embeddings (numpy, one row per text); unseen texts are embedded in one batch."""
     import numpy as np
 
@@ -59,7 +62,7 @@ def encode(texts: list[str]) -> Any:
         return np.stack([_cache[t] for t in texts])
 
 
-def _embed(texts: list[str]) -> Any:
+def _embed(texts: list[str]) -> np.ndarray:
     # Batches here are small (a query, a few hits): one thread is as fast as two on an idle
     # machine and ten times faster on a busy one, where torch's threads fight for the cores.
     # Many texts at once (a bank's check) are embedded in chunks so that progress can be shown.
