@@ -96,7 +96,7 @@ def build(
         for n, (statement, expected, source) in enumerate(rows):
             split = "calibration" if n in calibration else "held_out"
             conn.execute(
-                "INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'bank', NULL, ?, ?)",
+                "INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'bank', NULL, ?, ?, NULL)",
                 (f"c{n}", statement, statement, expected, json.dumps({"source": source}), split),
             )
             conn.execute(

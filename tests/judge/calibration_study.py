@@ -54,7 +54,7 @@ def add_controls(
         start = study.count("assignments")
         for n, (control_id, statement, expected) in enumerate(rows):
             conn.execute(
-                "INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'file:test.yaml', NULL, ?, ?)",
+                "INSERT INTO controls VALUES (?, ?, ?, ?, 'cross', 'file:test.yaml', NULL, ?, ?, NULL)",
                 (
                     control_id,
                     statement,
