@@ -106,9 +106,7 @@ def test_a_roster_with_a_bare_llm_model_is_refused_when_loaded(
 ) -> None:
     roster = tmp_path / "roster.yaml"
     roster.write_text(BARE_NAME, encoding="utf-8")
-    # judge takes the study's writer lock (its file is made by generate) and starts its command
-    # log before it reads the roster: the data and the manifest stay as they were
-    (study / ".study.lock").touch()
+    # refused before the writer lock is taken and the command log started: nothing changes
     blind = ["judge", "--blind", "--study", str(study), "--reviewers", str(roster)]
     blind += ["--no-extract", "--no-normalise", "--no-bank-controls"]
     err = refused(study, *blind, hashes=folder_hashes)

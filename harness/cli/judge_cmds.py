@@ -343,7 +343,12 @@ def _auto_settings(params: dict[str, Any]) -> AutoSettings:
 
 def _blind(study: Path, settings: BlindSettings) -> None:
     from harness.judge.blinding.blind_stage import blind
+    from harness.judge.routing.roster import load_roster
+    from harness.study.files import is_study
 
+    # a bad roster is refused before the lock and the command log (a missing study first)
+    if settings.reviewers is not None and is_study(study):
+        load_roster(settings.reviewers)
     typer.echo(blind(study, settings, progress=True).summary())
 
 
