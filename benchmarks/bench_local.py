@@ -63,9 +63,10 @@ def messages(n: int) -> list[list[dict[str, str]]]:
 
 def bench_backends(
     engines: dict[str, Any], sizes: list[int], n: int, max_tokens: int
-) -> dict[str, dict[int, float]]:
+) -> tuple[dict[str, dict[int, float]], dict[str, dict[str, str]]]:
     """Tokens/s of each backend at each batch size, the backends alternating at every size so
-    that a change in the machine's load falls on both; reports whether texts differ."""
+    that a change in the machine's load falls on both; reports whether texts differ. Returns
+    the rates and each backend's texts at the first size."""
     from harness.models import ChatRequest, GenerationParams
 
     requests = [ChatRequest(f"p{i}", m) for i, m in enumerate(messages(n))]
@@ -87,7 +88,35 @@ def bench_backends(
         same = all(d == 0 for d in differing.values())
         detail = "byte-identical" if same else f"texts differing from batch {sizes[0]}: {differing}"
         line(f"{label}: same seed, every batch size", detail, "identical", same)
-    return rates
+    return rates, {label: runs[sizes[0]] for label, runs in texts.items()}
+
+
+def precision_cost(engine: Any, reference: Any, texts: dict[str, str], n: int) -> None:
+    """How far the backend's precision moves the model from float32: both predict every next
+    token of the float32 completions (teacher-forced, each text alone); prints how often their
+    most likely token agrees and the mean KL divergence at the sampling temperature."""
+    import torch
+
+    from harness.models.base import GenerationParams
+
+    params = GenerationParams(TEMPERATURE, TOP_P, 1, seed=SEED)
+    ours, theirs = engine._decoder(params), reference._decoder(params)
+    agree, total, divergence = 0, 0, 0.0
+    for key, chat in zip([f"p{i}" for i in range(n)], messages(n), strict=True):
+        prompt = engine._prompt_ids(chat)
+        answer = engine._tokenizer(texts[key], add_special_tokens=False)["input_ids"]
+        cut = len(prompt) - 1  # the prediction of the answer's first token onwards
+        a = ours.sequence_logits(prompt + answer)[cut:] / TEMPERATURE
+        b = theirs.sequence_logits(prompt + answer)[cut:] / TEMPERATURE
+        agree += int((a.argmax(-1) == b.argmax(-1)).sum())
+        total += len(a)
+        p, q = torch.log_softmax(b, -1), torch.log_softmax(a, -1)
+        divergence += float((p.exp() * (p - q)).sum())
+    line(
+        f"{engine.run_settings()['matmul_dtype']} vs float32, next token",
+        f"top-1 agrees {agree / total:.1%}, KL {divergence / total:.4f} nats",
+    )
+    print(f"  ({total} positions of the float32 texts, temperature {TEMPERATURE})")
 
 
 def run_backend(
@@ -269,7 +298,7 @@ def main() -> None:
     from harness.models.local import LocalBackend
 
     args.threads = args.threads or available_cpus()
-    engine = LocalBackend(threads=args.threads).load()
+    engine = LocalBackend(threads=args.threads, precision=args.precision).load()
     print(
         f"{args.prompts} prompts, up to {args.max_tokens} tokens, {torch.get_num_threads()} "
         f"threads, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs, "
@@ -277,13 +306,24 @@ def main() -> None:
     )
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     engines = {"local backend": engine}
+    precision = engine.matmul_precision()
+    if precision != "float32":  # its own weights: the precisions convert them
+        engines["local backend, float32"] = LocalBackend(threads=args.threads, precision="float32")
+        engines["local backend, float32"].load()
     if args.generic:
         engines["generic decoder (float32)"] = generic_backend(args.threads)
-    measured = bench_backends(engines, sizes, args.prompts, args.max_tokens)
+    measured, texts = bench_backends(engines, sizes, args.prompts, args.max_tokens)
     rates, generic = measured["local backend"], measured.get("generic decoder (float32)", {})
-    print(f"(the backend computed in {engine.run_settings()['matmul_dtype']}; generate too)")
+    print(f"(the backend computed in {precision}; generate in float32)")
+    if precision != "float32":
+        exact = measured["local backend, float32"]
+        for size in sizes:
+            line(f"local {precision} / float32, batch {size}", f"{rates[size] / exact[size]:.2f}x")
+        reference = engines["local backend, float32"]
+        precision_cost(engine, reference, texts["local backend, float32"], args.prompts)
     best = max(rates, key=lambda s: rates[s])
-    generate = bench_generate(engine, best, args.prompts, args.max_tokens)
+    plain = engines.get("local backend, float32", engine)  # generate runs the float32 model
+    generate = bench_generate(plain, best, args.prompts, args.max_tokens)
     python = llama_python(args.llama_python)
     llama = bench_llama(python, engine, args.prompts, args.max_tokens) if python else None
     if python is None:
@@ -342,6 +382,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=2, help="alternated backend/server rounds")
     parser.add_argument("--threads", type=int, help="for both engines (default: every CPU)")
     parser.add_argument("--batch-sizes", default="1,8,16,32")
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=["auto", "float32", "bfloat16", "int8"],
+        help="the backend's matrix products (auto: as collect; float32 is timed beside it)",
+    )
     parser.add_argument("--prompts", type=int, default=PROMPTS)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument(

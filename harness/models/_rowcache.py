@@ -11,6 +11,8 @@ The forward pass is written out here over the model's own modules instead of cal
   the same row among eight, and oneDNN (bfloat16) does so below eight rows; with multiples of
   eight both give every row the same bits at 8, 16, 24 or 32 rows. So a completion's text is
   byte-identical at batch 1, 8 or 32 (tests/models/test_local.py checks it on each run).
+  With int8 products (`_int8.py`) the integer sums are exact whatever the row count, so no
+  padding is needed.
 - No copying. Each row's cache is preallocated and written in place; a finished row is simply
   dropped and a newcomer joins without padding or concatenating anybody's cache.
 - Less per-step Python: no attention masks to build, no cache objects to consult.
@@ -28,6 +30,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from harness.models import _int8
 from harness.models._decode import Decoder, Row
 from harness.models.base import GenerationParams
 
@@ -96,11 +99,13 @@ class RowDecoder(Decoder):
         params: GenerationParams,
         sample: Callable[[Any, GenerationParams, list[Any]], Any],
         dtype: torch.dtype | None = None,
+        int8: _int8.Int8Model | None = None,
     ) -> None:
         super().__init__(lm, "", pad_id, eos, params, sample)
-        dtype = dtype or compute_dtype(lm)
+        dtype = torch.float32 if int8 else dtype or compute_dtype(lm)
         if next(lm.parameters()).dtype != dtype:
             lm.to(dtype)  # once per model: later decoders find it converted
+        self.int8 = int8  # packed integer projections in place of the model's own
         config = lm.config
         self.head_dim = getattr(config, "head_dim", None) or (
             config.hidden_size // config.num_attention_heads
@@ -138,9 +143,10 @@ class RowDecoder(Decoder):
         self.logits = None
 
     def _advance(self, picked: Any) -> None:
-        """One token for every row, the rows padded to a multiple of `ROW_BLOCK`."""
+        """One token for every row, the rows padded to a multiple of `ROW_BLOCK` (integer
+        products need no padding)."""
         count = len(self.rows)
-        padded = -(-count // ROW_BLOCK) * ROW_BLOCK
+        padded = count if self.int8 else -(-count // ROW_BLOCK) * ROW_BLOCK
         tokens = torch.full((padded, 1), self.pad_id, dtype=torch.long, device=self.device)
         tokens[:count, 0] = picked
         positions = torch.zeros_like(tokens)
@@ -149,11 +155,25 @@ class RowDecoder(Decoder):
         for row in self.rows:
             row.position += 1
 
+    def sequence_logits(self, ids: list[int]) -> torch.Tensor:
+        """Next-token logits (float32) after every prefix of `ids`, one row alone: what the
+        model predicts for a given text (the benchmarks compare precisions with it)."""
+        cache = RowCache(
+            len(self.lm.model.layers), self.kv_heads, self.head_dim, len(ids), self.device
+        )
+        tokens = torch.tensor([ids], device=self.device)
+        positions = tokens.new_tensor([list(range(len(ids)))])
+        return self._forward(tokens, positions, [cache], every=True)[0]  # type: ignore[no-any-return]
+
     def _forward(
-        self, tokens: torch.Tensor, positions: torch.Tensor, caches: list[RowCache]
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor,
+        caches: list[RowCache],
+        every: bool = False,
     ) -> Any:
-        """Next-token logits (float32) of the last position of each row; rows past
-        `len(caches)` are padding and attend to nothing."""
+        """Next-token logits (float32) of the last position of each row (`every`: of every
+        position); rows past `len(caches)` are padding and attend to nothing."""
         model = self.lm.model
         with torch.inference_mode():
             hidden = model.embed_tokens(tokens)
@@ -161,23 +181,29 @@ class RowDecoder(Decoder):
             for cache in caches:
                 cache.reserve(tokens.shape[1])
             for index, layer in enumerate(model.layers):
-                attended = self._attention(layer.self_attn, layer.input_layernorm(hidden), cos, sin)
+                attended = self._attention(index, layer, layer.input_layernorm(hidden), cos, sin)
                 hidden = hidden + self._attend(layer.self_attn, index, *attended, caches)
-                hidden = hidden + layer.mlp(layer.post_attention_layernorm(hidden))
+                hidden = hidden + self._mlp(index, layer, layer.post_attention_layernorm(hidden))
             for cache in caches:
                 cache.length += tokens.shape[1]
-            return self.lm.lm_head(model.norm(hidden[:, -1])).float()
+            last = model.norm(hidden if every else hidden[:, -1])
+            head = self.int8.head(last) if self.int8 else self.lm.lm_head(last)
+            return head.float()
 
-    def _attention(self, attn: Any, x: torch.Tensor, cos: Any, sin: Any) -> tuple[Any, Any, Any]:
+    def _attention(
+        self, index: int, layer: Any, x: torch.Tensor, cos: Any, sin: Any
+    ) -> tuple[Any, Any, Any]:
         """Queries, keys and values of `x` ([rows, heads, tokens, head_dim]), rotated, in float32
         (CPU attention in bfloat16 takes about three times as long as in float32)."""
         rows, width = x.shape[:2]
-
-        def heads(projection: Any) -> torch.Tensor:
-            projected: torch.Tensor = projection(x)
-            return projected.view(rows, width, -1, self.head_dim).transpose(1, 2).float()
-
-        q, k, v = heads(attn.q_proj), heads(attn.k_proj), heads(attn.v_proj)
+        attn = layer.self_attn
+        if self.int8:
+            projected = self.int8.layers[index].qkv.split(x)
+        else:
+            projected = attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)
+        q, k, v = (
+            p.view(rows, width, -1, self.head_dim).transpose(1, 2).float() for p in projected
+        )
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin, v
 
@@ -200,7 +226,16 @@ class RowDecoder(Decoder):
                 enable_gqa=True,
             )[0]
         merged = out.transpose(1, 2).reshape(rows, width, -1).to(attn.o_proj.weight.dtype)
+        if self.int8:
+            return self.int8.layers[layer].out(merged)
         return attn.o_proj(merged)  # type: ignore[no-any-return]
+
+    def _mlp(self, index: int, layer: Any, x: torch.Tensor) -> torch.Tensor:
+        if not self.int8:
+            return layer.mlp(x)  # type: ignore[no-any-return]
+        packed = self.int8.layers[index]
+        gate, up = packed.gate_up.split(x)
+        return packed.down(F.silu(gate) * up)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -55,7 +55,7 @@ class _Weights:
         self.lm, self.tokenizer = lm, tokenizer
 
 
-#: Models loaded in this process, by path, while some backend holds them (the blinded steps and
+#: Models loaded in this process, by path and precision, while some backend holds them (the blinded steps and
 #: the control texts of `judge --blind` decode with the same weights; loading takes seconds).
 _LOADED: weakref.WeakValueDictionary[str, _Weights] = weakref.WeakValueDictionary()
 
@@ -87,6 +87,7 @@ class LocalBackend(ModelAPI):
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
+        precision: str = LocalSettings.precision,
         lm: Any = None,
         tokenizer: Any = None,
     ) -> None:
@@ -99,12 +100,18 @@ class LocalBackend(ModelAPI):
         self.model = model or EMBEDDED_MODEL_NAME
         self.batch_size = batch_size
         self.threads = threads
+        self.precision = LocalSettings(batch_size, threads, precision).precision  # checked
         self._lm, self._tokenizer = lm, tokenizer
         self._fingerprint: str | None = None
 
     @classmethod
     def from_settings(cls, model: str | None, settings: LocalSettings) -> LocalBackend:
-        return cls(model, batch_size=settings.batch_size, threads=settings.threads)
+        return cls(
+            model,
+            batch_size=settings.batch_size,
+            threads=settings.threads,
+            precision=settings.precision,
+        )
 
     def cost(
         self,
@@ -122,7 +129,7 @@ class LocalBackend(ModelAPI):
         backend of this process holds already is shared, not loaded again."""
         set_threads(self.threads)
         if self._lm is None and self._tokenizer is None:
-            key = str(self.path.resolve())
+            key = f"{self.path.resolve()}|{self.precision}"  # precisions convert the weights
             self._weights = _LOADED.get(key) or _Weights(
                 embedded.load_model(self._requested), embedded.load_tokenizer(self._requested)
             )
@@ -155,18 +162,41 @@ class LocalBackend(ModelAPI):
         """What the texts of the last run depend on beyond the seed: the CPU threads (the matrix
         kernels split their sums by thread, so with `threads` unset, as many as are idle, a busy
         machine can draw other tokens), the decoder, and the precision of the matrix products
-        (bfloat16 on a CPU that multiplies it natively, else as loaded)."""
+        (`matmul_dtype`; int8's scheme in `quantisation`)."""
         if self._lm is None:
             return {}
         import torch
 
         rows = _rowcache.supports(self._lm)
-        dtype = _rowcache.compute_dtype(self._lm) if rows else next(self._lm.parameters()).dtype
-        return {
+        settings = {
             "threads_used": torch.get_num_threads(),
             "decoder": "row caches" if rows else "generic",
-            "matmul_dtype": str(dtype).removeprefix("torch."),
+            "matmul_dtype": self.matmul_precision(),
         }
+        if settings["matmul_dtype"] == "int8":
+            from harness.models import _int8
+
+            settings["quantisation"] = _int8.DESCRIPTION
+        return settings
+
+    def matmul_precision(self) -> str:
+        """float32, bfloat16 or int8: what `precision` gives for this model on this machine.
+        `auto` is bfloat16 where the CPU multiplies it natively, else int8 where fbgemm runs
+        (both about twice as fast as float32), else the model's own dtype."""
+
+        loaded = str(next(self._lm.parameters()).dtype).removeprefix("torch.")
+        if not _rowcache.supports(self._lm):
+            return loaded
+        if self.precision != "auto":
+            return self.precision
+        weight = next(self._lm.parameters())
+        if weight.device.type != "cpu" or loaded not in ("float32", "bfloat16"):
+            return loaded
+        if _rowcache.native_bf16():
+            return "bfloat16"
+        from harness.models import _int8
+
+        return "int8" if _int8.supports(self._lm) else "float32"
 
     # -- generation --------------------------------------------------------------------------
     def complete(
@@ -232,9 +262,16 @@ class LocalBackend(ModelAPI):
 
     def _decoder(self, params: GenerationParams) -> Decoder:
         if _rowcache.supports(self._lm):
-            return _rowcache.RowDecoder(
-                self._lm, self._tokenizer.pad_token_id, self._eos, params, sample_tokens
-            )
+            import torch
+
+            precision = self.matmul_precision()
+            pad = self._tokenizer.pad_token_id
+            if precision == "int8":
+                return _rowcache.RowDecoder(
+                    self._lm, pad, self._eos, params, sample_tokens, int8=self._int8()
+                )
+            dtype = getattr(torch, precision)
+            return _rowcache.RowDecoder(self._lm, pad, self._eos, params, sample_tokens, dtype)
         return Decoder(
             self._lm,
             self._cache_arg,
@@ -243,6 +280,24 @@ class LocalBackend(ModelAPI):
             params,
             sample_tokens,
         )
+
+    def _int8(self) -> Any:
+        """The model's int8 projections, packed from its float32 weights (once per model)."""
+        import torch
+
+        from harness.models import _int8
+
+        if not _int8.supports(self._lm):
+            from harness.errors import HarnessError
+
+            raise HarnessError(
+                "precision int8 needs fbgemm (an x86 torch build) and a model "
+                "whose projections have no bias"
+            )
+        if next(self._lm.parameters()).dtype != torch.float32:
+            self._lm.to(torch.float32)
+        prompts = [self._prompt_ids([{"role": "user", "content": c}]) for c in _int8.CALIBRATION]
+        return _int8.packed(self._lm, prompts)
 
     def _decode(
         self, units: list[_Unit], params: GenerationParams

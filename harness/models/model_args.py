@@ -11,8 +11,8 @@ model has that label). Keys:
     stop                       a string or a JSON list of strings
     extra.NAME                 any other request body field; VALUE is JSON when it parses
     samples                    completions per prompt for this model
-    base_url, concurrency, rpm, tpm, timeout, max_attempts, batch_size, threads, max_cost,
-    prices (a price table file for this model)
+    base_url, concurrency, rpm, tpm, timeout, max_attempts, batch_size, threads, precision,
+    max_cost, prices (a price table file for this model)
                                run options (not part of the model's identity); base_url may
                                list replicas separated by commas, and a repeated
                                MODEL@base_url adds replicas
@@ -42,7 +42,7 @@ FLOATS = frozenset({"temperature", "top_p", "rpm", "tpm", "timeout", "max_cost"}
 INTS = frozenset(
     {"max_tokens", "seed", "samples", "concurrency", "max_attempts", "batch_size", "threads"}
 )
-STRINGS = frozenset({"token_param", "reasoning_effort", "base_url", "prices"})
+STRINGS = frozenset({"token_param", "reasoning_effort", "base_url", "prices", "precision"})
 RUN_OPTIONS = frozenset(
     {
         "base_url",
@@ -53,6 +53,7 @@ RUN_OPTIONS = frozenset(
         "max_attempts",
         "batch_size",
         "threads",
+        "precision",
         "max_cost",
         "prices",
     }

@@ -16,15 +16,28 @@ from typing import Any
 
 from harness.errors import HarnessError
 
+PRECISIONS = ("auto", "float32", "bfloat16", "int8")
+
 
 @dataclass(frozen=True)
 class LocalSettings:
-    """How the local (transformers) backend runs; none of it changes what a completion is."""
+    """How the local (transformers) backend runs. The batch never changes what a completion is;
+    the threads and the precision can change its last bits (recorded with every run)."""
 
     #: prompts decoded together (continuous batching keeps the batch full)
     batch_size: int = 8
     #: CPU threads; None: as many as are idle
     threads: int | None = None
+    #: matrix products: auto (bfloat16 where the CPU multiplies it natively, else int8 where
+    #: fbgemm runs, else as loaded), float32, bfloat16 or int8 (Llama models)
+    precision: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise HarnessError(
+                f"{self.precision!r} is not one of {', '.join(PRECISIONS)}",
+                column="precision",
+            )
 
 
 @dataclass(frozen=True)

@@ -25,35 +25,6 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from harness.models.embedded import load_tokenizer
-
-    tokenizer = load_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        initializer_range=0.2,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.eos_token_id,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config)
-    # peaked next-token distributions, as in a trained model (random ones are nearly flat)
-    model.lm_head.weight.data.normal_(0.0, 1.0)
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def tiny_loaded(tiny_model):
     return LocalBackend(str(tiny_model)).load()
 
@@ -98,27 +69,21 @@ def test_completion_does_not_depend_on_batch_or_order(tiny, params):
         assert completion.completion_tokens == alone[unit].completion_tokens
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_row_caches_give_byte_identical_texts_at_any_batch_size(tiny_model, tiny_loaded, dtype):
-    monkey = pytest.MonkeyPatch()
-    monkey.setattr(_rowcache, "compute_dtype", lambda lm: dtype)
-    try:
-        backend = LocalBackend(
-            str(tiny_model), lm=tiny_loaded._lm, tokenizer=tiny_loaded._tokenizer
-        )
-        hot = GenerationParams(temperature=1.0, top_p=0.95, max_tokens=40, seed=5)
-        runs = {}
-        for size in (1, 8, 16, 32):  # rows padded to 8, 8, 16 and 24
-            backend.batch_size = size
-            runs[size] = {
-                u: (c.text, c.finish_reason)
-                for u, c in texts(backend.load(), requests(3), hot).items()
-            }
-        assert next(tiny_loaded._lm.parameters()).dtype == dtype
-    finally:
-        monkey.undo()
+@pytest.mark.parametrize("precision", ["float32", "bfloat16", "int8"])
+def test_row_caches_give_byte_identical_texts_at_any_batch_size(tiny_model, precision):
+    backend = LocalBackend(str(tiny_model), precision=precision).load()  # own weights
+    hot = GenerationParams(temperature=1.0, top_p=0.95, max_tokens=40, seed=5)
+    runs = {}
+    for size in (1, 5, 8, 16, 32):  # float rows padded to 8, 8, 8, 16 and 24; int8 unpadded
+        backend.batch_size = size
+        runs[size] = {
+            u: (c.text, c.finish_reason) for u, c in texts(backend, requests(3), hot).items()
+        }
+    assert backend.run_settings()["matmul_dtype"] == precision
+    weights = next(backend._lm.parameters()).dtype
+    assert weights == (torch.bfloat16 if precision == "bfloat16" else torch.float32)
     assert len(runs[1]) == 18 and len({t for t, _ in runs[1].values()}) >= 12
-    assert runs[8] == runs[1] and runs[16] == runs[1] and runs[32] == runs[1]
+    assert all(run == runs[1] for run in runs.values())
 
 
 def test_row_caches_that_grow_give_the_same_texts(tiny_model, tiny_loaded, monkeypatch):
@@ -264,17 +229,32 @@ def test_unit_seed_depends_on_seed_key_and_sample():
 
 @pytest.mark.parametrize("native", [False, True])
 def test_a_run_records_its_decoder_and_matmul_precision(tiny_model, monkeypatch, native):
-    """The texts depend on the precision, so the manifest must say which one a run used."""
+    """The texts depend on the precision, so the manifest must say which one a run used:
+    `auto` is bfloat16 on a CPU that multiplies it natively, else int8 (fbgemm)."""
     monkeypatch.setattr(_rowcache, "native_bf16", lambda: native)
     backend = LocalBackend(str(tiny_model), batch_size=2).load()  # own weights: may become bf16
     texts(backend, requests()[:2], GenerationParams(temperature=0, max_tokens=3))
     settings = backend.run_settings()
     assert settings["decoder"] == "row caches"
-    assert settings["matmul_dtype"] == ("bfloat16" if native else "float32")
-    assert settings["matmul_dtype"] == str(next(backend._lm.parameters()).dtype)[len("torch.") :]
+    assert settings["matmul_dtype"] == ("bfloat16" if native else "int8")
+    assert ("quantisation" in settings) is not native
+    weights = str(next(backend._lm.parameters()).dtype)[len("torch.") :]
+    assert weights == ("bfloat16" if native else "float32")
     assert settings["threads_used"] == torch.get_num_threads()
     monkeypatch.setattr(_rowcache, "supports", lambda lm: False)
     assert backend.run_settings()["decoder"] == "generic"
+    assert backend.run_settings()["matmul_dtype"] == weights
+
+
+def test_an_unknown_precision_is_refused_in_one_line():
+    from harness.errors import HarnessError
+    from harness.models.settings import build_settings
+
+    with pytest.raises(HarnessError, match=r"^precision: 'int4' is not one of auto, float32"):
+        build_settings("local", {"precision": "int4"})
+    assert build_settings("local", {"precision": "float32"}).precision == "float32"
+    with pytest.raises(HarnessError, match="precision"):
+        LocalBackend(precision="fp8")
 
 
 def test_bad_local_model_path_is_a_user_error(tmp_path):

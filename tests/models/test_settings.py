@@ -56,7 +56,7 @@ def test_an_option_that_does_not_apply_is_refused_in_one_line(backend, name, mes
 def test_foreign_options_and_unknown_backends():
     assert foreign("local", "base_url") and foreign("openai", "threads")
     assert not foreign("openai", "base_url") and not foreign("local", "no_such_option")
-    assert option_names("local") == {"batch_size", "threads"}
+    assert option_names("local") == {"batch_size", "threads", "precision"}
     with pytest.raises(HarnessError, match="unknown backend 'nope'"):
         build_settings("nope", {})
 
