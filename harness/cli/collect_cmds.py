@@ -32,7 +32,8 @@ def collect(
         "repeatable. Keys: temperature, top_p, seed (a number or omit), max_tokens, token_param "
         "(max_tokens or max_completion_tokens), reasoning_effort, stop (text or JSON list), "
         "extra.NAME (any request body field), samples, base_url, concurrency, rpm, tpm, timeout, "
-        "max_attempts, batch_size, threads, max_cost, prices (a price table file).",
+        "max_attempts, batch_size, threads, precision (local: auto, float32, bfloat16 or int8), "
+        "max_cost, prices (a price table file).",
     ),
     backend: str | None = typer.Option(
         None, help="Older form: local or openai (or a provider) with a plain --model name."

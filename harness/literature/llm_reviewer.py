@@ -157,6 +157,7 @@ class LlmReviewer:
         threshold: float = 0.0,
     ) -> None:
         from harness.models import GenerationParams
+        from harness.models.throughput import Meter
 
         self.backend = backend
         self.sources = sources
@@ -165,6 +166,7 @@ class LlmReviewer:
         self.limit = limit
         self.threshold = threshold
         self.params = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=0)
+        self.meter = Meter("llm review")  # tokens and time of every reply, for the manifest
 
     def review(self, text: str) -> Decision:
         return self.assess(text).decide(self.threshold)
@@ -182,7 +184,7 @@ class LlmReviewer:
         replies: list[str] = []
         strikes = 0
         while True:
-            reply = chat(self.backend, messages, self.params)
+            reply = chat(self.backend, messages, self.params, self.meter)
             replies.append(reply[:MAX_REPLY_CHARS])
             action = parse_reply(reply)
             messages.append({"role": "assistant", "content": reply})

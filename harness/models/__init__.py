@@ -10,7 +10,7 @@ Backends are imported lazily: importing this package loads neither torch nor ope
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, PartialWork
 from harness.models.base import (
@@ -28,6 +28,9 @@ from harness.models.settings import (
     OpenAISettings,
     build_settings,
 )
+
+if TYPE_CHECKING:
+    from harness.models.throughput import Meter
 
 BACKENDS = tuple(SETTINGS)
 
@@ -111,11 +114,20 @@ def open_configured(
     return OpenAIBackend.from_settings(model, settings, api_key=api_key, batch_state=batch_state)
 
 
-def chat(backend: ModelAPI, messages: list[dict[str, str]], params: GenerationParams) -> str:
-    """One request, one sample; returns the text or raises HarnessError with the failure reason."""
+def chat(
+    backend: ModelAPI,
+    messages: list[dict[str, str]],
+    params: GenerationParams,
+    meter: Meter | None = None,
+) -> str:
+    """One request, one sample; returns the text or raises HarnessError with the failure reason.
+    A `meter` counts the completion's tokens and the time it took."""
     result = None
-    for completion in backend.complete([ChatRequest("chat", messages, 1)], params):
+    completions = backend.complete([ChatRequest("chat", messages, 1)], params)
+    for completion in meter.timed(completions) if meter else completions:
         result = completion
+        if meter is not None:
+            meter.count(completion)
     if result is None:
         raise HarnessError(f"{backend.name} backend returned no completion")
     if result.error is not None or result.text is None:

@@ -1,5 +1,6 @@
 """Decoding throughput: completions, tokens, wall seconds and tokens per second of a stage's
-model calls. `judge --blind` records its calls in the manifest's `decoding` section, `collect`
+model calls. `judge --blind` and `judge --auto`'s llm reviewers (under their reviewer ids) record
+their calls in the manifest's `decoding` section, `collect`
 its runs in `collect.models[KEY].runs`; `harness run` prints each stage's rate beside its time.
 """
 
@@ -16,7 +17,7 @@ T = TypeVar("T")
 #: The manifest section of the decoding calls of the stages that record them here.
 SECTION = "decoding"
 #: `harness run`'s stage names -> the manifest's
-RUN_STAGES = {"judge --blind": "judge.blind"}
+RUN_STAGES = {"judge --blind": "judge.blind", "judge --auto": "judge.auto"}
 
 
 def rates(prompt_tokens: int, completion_tokens: int, seconds: float) -> dict[str, Any]:

@@ -443,7 +443,6 @@ def _review_pending(
     threshold: float,
     progress: Progress | None,
 ) -> int:
-    from harness.progress import counted
     from harness.study.tables.assignments import pending_assignments
 
     pending = pending_assignments(study, reviewer_id)
@@ -452,6 +451,31 @@ def _review_pending(
     reviewer = make()
     reviewer.threshold = threshold  # the settled decision rule
     for_model = bool(getattr(reviewer, "reads_full_text", False))
+    from harness.literature.llm_reviewer import LlmReviewer
+
+    metered = reviewer if isinstance(reviewer, LlmReviewer) else None  # its decoding is recorded
+    if metered is not None:
+        from harness.models.throughput import Meter, record_decoding
+
+        metered.meter = Meter(reviewer_id)  # this call's replies alone
+    try:
+        _review_each(study, reviewer_id, reviewer, pending, for_model, progress)
+    finally:  # also when a failure stopped the reviewer
+        if metered is not None:
+            record_decoding(study.path, "judge.auto", metered.meter)
+    return len(pending)
+
+
+def _review_each(
+    study: Study,
+    reviewer_id: str,
+    reviewer: AutoReviewer,
+    pending: list[Any],
+    for_model: bool,
+    progress: Progress | None,
+) -> None:
+    from harness.progress import counted
+
     with counted(f"automated reviews by {reviewer_id}", len(pending)) as advance:
         for done, row in enumerate(pending, start=1):
             text = item_text(row.display_text, row.core_combination, for_model=for_model)
@@ -463,7 +487,6 @@ def _review_pending(
             advance(done)
             if progress is not None:
                 progress(reviewer_id, done, len(pending))
-    return len(pending)
 
 
 class _Stopped(Exception):

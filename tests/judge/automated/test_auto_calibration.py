@@ -218,9 +218,15 @@ def test_llm_reviewer_is_calibrated_on_its_stated_confidence(tmp_path, corpus, m
     assert (rule.status, rule.threshold, rule.default_threshold) == ("calibrated", 4.0, 0.0)
     assert (rule.youden, rule.youden_default) == (1.0, 0.0)
     assert "stated confidence" in load_manifest(study.path)["calibration"]["bot"]["rule"]
+    calls = len(model.items) * 2  # a search, then a verdict, per item
     run_automated(study, sources=[f"local:{corpus}"])
     got = verdicts(study, "bot")
     assert got["I-H-pub-1"] == "published" and got["I-H-unp-1"] == "not_published"
+    # the reviews' decoding is in the manifest under the reviewer (calibration's replies not)
+    decoded = load_manifest(study.path)["decoding"]["judge.auto"]["bot"]
+    replies = len(model.items) * 2 - calls
+    assert replies > 0 and decoded["completions"] == replies == decoded["completion_tokens"]
+    assert decoded["calls"] == 1 and decoded["seconds"] >= 0
     note = json.loads(study.rows("SELECT notes FROM reviews WHERE item_id = 'I-H-unp-1'")[0][0])
     assert "below the calibrated minimum 4" in note["rule"]
     assert study.count("searches", "item_id = 'I-H-unp-1' AND relevant_ids = '[]'") == 1
