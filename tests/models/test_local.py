@@ -305,3 +305,27 @@ def test_backends_of_one_model_share_its_weights(tiny_model, monkeypatch):
     first = LocalBackend(str(tiny_model)).load()
     second = LocalBackend(str(tiny_model), batch_size=32).load()
     assert len(loads) <= 1 and second._lm is first._lm  # none: the module's backend holds it
+
+
+@pytest.mark.slow
+def test_embedded_model_in_int8_follows_float32():
+    """int8 (the default on CPUs without bfloat16) predicts the float32 model's own texts: its
+    most likely next token agrees at most positions, and it never moves them far."""
+    from harness.models import _int8
+
+    if not _int8.available():
+        pytest.skip("fbgemm is x86 only")
+    exact = LocalBackend(precision="float32", batch_size=4).load()
+    quantised = LocalBackend(precision="int8").load()
+    greedy = GenerationParams(temperature=0, max_tokens=48)
+    written = texts(exact, requests()[1:5], greedy)
+    agree = total = 0
+    for (key, _), completion in written.items():
+        chat_ = next(r.messages for r in requests() if r.key == key)
+        prompt = exact._prompt_ids(chat_)
+        ids = prompt + exact._tokenizer(completion.text, add_special_tokens=False)["input_ids"]
+        a, b = (e._decoder(greedy).sequence_logits(ids) for e in (exact, quantised))
+        agree += int((a.argmax(-1) == b.argmax(-1))[len(prompt) - 1 :].sum())
+        total += len(ids) - len(prompt) + 1
+    assert total > 100 and agree / total > 0.8
+    assert quantised.run_settings()["matmul_dtype"] == "int8"
