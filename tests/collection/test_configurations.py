@@ -14,7 +14,7 @@ from harness.study import Study
 from harness.study.manifest import load_manifest
 from tests.cli_run import run_subprocess
 from tests.collection.conftest import cli
-from tests.models.test_local import tiny_model  # noqa: F401  (fixture)
+from tests.models.conftest import tiny_model  # noqa: F401  (fixture)
 
 MODEL = "openai-compatible/m"
 
