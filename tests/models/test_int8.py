@@ -27,7 +27,7 @@ def test_the_product_is_close_to_float32():
 
 def test_full_scale_weights_and_activations_do_not_saturate():
     """fbgemm's AVX2 kernels add pairs of products in 16 bits: with 8-bit weights a row of
-    large positive inputs against large weights of one sign overflowed (errors of 30 %)."""
+    large positive inputs against large weights of one sign overflowed (64 came out as 0.5)."""
     w = torch.ones((4, 64))
     w[1] = -1
     w[2, ::2] = 0.5
