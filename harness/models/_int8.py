@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,12 +114,12 @@ class Int8Model:
 _PACKED: weakref.WeakKeyDictionary[Any, Int8Model] = weakref.WeakKeyDictionary()
 
 
-def packed(lm: Any, calibration: Sequence[Sequence[int]]) -> Int8Model:
+def packed(lm: Any, prompt_ids: Callable[[str], Sequence[int]]) -> Int8Model:
     """The int8 projections of a float32 Llama model, packed on first use and kept while the
-    model lives; `calibration` is the token ids of `CALIBRATION`'s prompts."""
+    model lives; `prompt_ids` gives the token ids of a user message (`CALIBRATION`'s)."""
     model = _PACKED.get(lm)
     if model is None:
-        ranges = _input_ranges(lm, calibration)
+        ranges = _input_ranges(lm, [prompt_ids(text) for text in CALIBRATION])
 
         def linear(*modules: Any) -> Int8Linear:
             weights = [m.weight for m in modules]

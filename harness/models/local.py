@@ -296,8 +296,9 @@ class LocalBackend(ModelAPI):
             )
         if next(self._lm.parameters()).dtype != torch.float32:
             self._lm.to(torch.float32)
-        prompts = [self._prompt_ids([{"role": "user", "content": c}]) for c in _int8.CALIBRATION]
-        return _int8.packed(self._lm, prompts)
+        return _int8.packed(
+            self._lm, lambda text: self._prompt_ids([{"role": "user", "content": text}])
+        )
 
     def _decode(
         self, units: list[_Unit], params: GenerationParams
