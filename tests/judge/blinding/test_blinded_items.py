@@ -240,11 +240,13 @@ def test_shared_batches_store_what_one_prompt_at_a_time_stores(make_study, tmp_p
     from harness.models import open_backend
 
     study = make_study(n_topics=2)
-    alone = open_backend("local", batch_size=1)
+    # threads pinned: unset, each backend takes the cores idle when it loads (recorded as
+    # threads_used), and other workers of the test run make that number differ between the two
+    alone = open_backend("local", batch_size=1, threads=1)
     make_items(study, backend=OneStepAtATime(alone))
     before = stored(study)
     with study.transaction() as conn:  # the same outputs, steps not yet run
         conn.execute("DELETE FROM items")
-    make_items(study, backend=open_backend("local", batch_size=32))
+    make_items(study, backend=open_backend("local", batch_size=32, threads=1))
     after = stored(study)
     assert len(after) == 6 and after == before
