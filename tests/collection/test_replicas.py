@@ -20,7 +20,7 @@ def statuses(study) -> list[tuple[str, int, str]]:
 def test_collect_spreads_over_replicas_and_survives_a_dead_one(study, serve, key):
     live = [serve(), serve()]
     dead = serve()
-    dead.__exit__(None, None, None)  # a node that is down from the start
+    dead.kill()  # a node that is down from the start (its port stays refused)
     urls = [live[0].base_url, dead.base_url, live[1].base_url]
     args = ["collect", "--study", str(study), *BASE, "--concurrency", "2", "--max-attempts", "2"]
     process = cli([*args, "--base-url", urls[0], "--base-url", f"{urls[1]},{urls[2]}"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections import Counter
@@ -139,7 +140,7 @@ def test_replica_failover_with_no_lost_or_duplicated_output(serve):
             assert completion.ok, completion.error
             assert completion.attempts == 1
             if sum(seen.values()) == 100:
-                threading.Thread(target=doomed.__exit__, args=(None, None, None)).start()
+                threading.Thread(target=doomed.kill).start()
         record = engine.replica_record()
     assert set(seen) == {(f"p{i:04d}", s) for i in range(300) for s in (0, 1)}
     assert set(seen.values()) == {1}
@@ -159,15 +160,32 @@ def test_a_hanging_replica_times_out_and_its_late_answer_is_not_kept(serve):
 
 
 def test_with_every_replica_down_a_request_fails_after_its_attempts(serve):
-    dead = []
-    for _ in range(2):
-        server = serve()
-        dead.append(server.base_url)
-        server.__exit__(None, None, None)
+    dead = [serve(), serve()]
+    for server in dead:
+        server.kill()  # refused, and the port stays this server's
     with backend(dead, max_attempts=2, timeout=1.0) as engine:
         out = list(engine.complete(requests(2), PARAMS))
     assert all(not c.ok and c.attempts == 2 for c in out)
     assert "connection error" in out[0].error
+
+
+def test_a_killed_server_refuses_connections_and_no_other_socket_takes_its_port(serve):
+    server = serve()
+    address = (server.host, server.port)
+    server.kill()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(address, timeout=5).close()
+    for reuse in (0, 1):  # asyncio's servers set SO_REUSEADDR
+        with socket.socket() as other:
+            other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, reuse)
+            with pytest.raises(OSError, match="in use"):
+                other.bind(address)
+    server.revive()
+    socket.create_connection(address, timeout=5).close()
+    server.__exit__(None, None, None)
+    with socket.socket() as other:  # given up at the end
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        other.bind(address)
 
 
 def test_the_batch_api_takes_one_server():
@@ -176,15 +194,14 @@ def test_the_batch_api_takes_one_server():
 
 
 def test_a_replica_that_comes_back_is_probed_and_serves_again(serve):
-    gone = serve()
-    port = gone.port
-    gone.__exit__(None, None, None)
+    gone = serve(latency=0.01)
+    gone.kill()
     live = serve(latency=0.01)
     with backend([gone, live], concurrency=2) as engine:
         assert all(c.ok for c in engine.complete(requests(10), PARAMS))
         assert engine.replica_record()[gone.base_url] == {"served": 0, "taken_out": 1}
-        back = serve(port=port, latency=0.01)
+        gone.revive()
         time.sleep(1.2)  # past the first probe's wait (1 s)
         out = list(engine.complete(requests(40), PARAMS))
-    assert all(c.ok for c in out) and back.log.counts["requests"] > 0
+    assert all(c.ok for c in out) and gone.log.counts["requests"] > 0
     assert sum(r["served"] for r in engine.replica_record().values()) == 50

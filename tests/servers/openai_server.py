@@ -17,6 +17,10 @@ the completions another run produced. Faults are drawn per request at `faults.ra
 with 400 as OpenAI's reasoning models answer `temperature` (`param` set; with `name_param=False`
 the field is named only in the message, as other servers do).
 
+A server holds its port from start to `__exit__`: `kill()` stops it serving (connections are
+then refused) without giving the port up, so no other test's server can take it, and `revive()`
+serves again on it.
+
 Built on asyncio streams only (keep-alive, Content-Length and chunked bodies). Run standalone with
 `python tests/servers/openai_server.py --latency 0.2`; it prints `PORT <n>` and serves until killed.
 """
@@ -29,6 +33,7 @@ import hashlib
 import itertools
 import json
 import random
+import socket
 import threading
 import time
 from collections import Counter
@@ -145,6 +150,8 @@ class OpenAIServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._server: asyncio.Server | None = None
+        self._hold: socket.socket | None = None
 
     @property
     def base_url(self) -> str:
@@ -162,7 +169,8 @@ class OpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Stop serving (again: a no-op), aborting open connections as a killed server would."""
+        """Stop serving (again: a no-op), aborting open connections as a killed server would,
+        and give the port up."""
         if self._thread is None or not self._thread.is_alive():
             return
         if self._loop is not None and self._stop is not None:
@@ -170,18 +178,49 @@ class OpenAIServer:
         if self._thread is not None:
             self._thread.join(10)
 
+    def kill(self) -> None:
+        """Stop serving as a killed server would (open connections aborted), keeping the port:
+        until `revive()` or `__exit__`, a connection to it is refused and no other server can
+        take it (a test's dead replica stays dead while other tests start servers beside it)."""
+        self._call(self._close_listener())
+
+    def revive(self) -> None:
+        """Serve again on the same port after `kill()`, as a restarted server would."""
+        self._call(self._listen())
+
+    def _call(self, step: Any) -> None:
+        if self._loop is None:
+            step.close()
+            raise RuntimeError("the test server is not running")
+        asyncio.run_coroutine_threadsafe(step, self._loop).result(10)
+
     async def serve(self, ready: threading.Event | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, self.host, self.port, backlog=1024)
-        self.port = server.sockets[0].getsockname()[1]
-        if ready is not None:
-            ready.set()
-        async with server:
+        self._hold = hold_port(self.host, self.port)
+        try:
+            self.port = self._hold.getsockname()[1]
+            await self._listen()
+            if ready is not None:
+                ready.set()
             await self._stop.wait()
+            await self._close_listener()
+        finally:
+            self._hold.close()
+
+    async def _listen(self) -> None:
+        if self._server is None:
+            self._server = await asyncio.start_server(
+                self._connection, self.host, self.port, backlog=1024, reuse_port=True
+            )
+
+    async def _close_listener(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
             server.close()
             for writer in list(self._writers):
                 writer.transport.abort()
+            await server.wait_closed()
 
     # -- HTTP --------------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -407,6 +446,20 @@ class OpenAIServer:
 
 
 # -- wire helpers ----------------------------------------------------------------------------
+def hold_port(host: str, port: int = 0) -> socket.socket:
+    """A socket bound to `host:port` (a free port for 0) that does not listen: a connection to
+    the port is refused, and no other socket can bind it (this one sets no SO_REUSEADDR), but for
+    one of the same user that sets SO_REUSEPORT, as `OpenAIServer`'s own listener does."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 async def read_request(reader: asyncio.StreamReader) -> Request | None:
     line = await reader.readline()
     if not line.strip():
