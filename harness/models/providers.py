@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -127,9 +127,11 @@ def _parse_model(text: str) -> ModelSpec:
         return ModelSpec("local", None)
     provider, sep, name = text.partition("/")
     if not sep or provider not in PROVIDERS:
+        near = _near_provider(provider, name if sep else None)
         raise HarnessError(
-            f"unknown provider {provider!r} in {text!r} (choose from "
-            f"{', '.join(PROVIDERS)}, e.g. openai/gpt-4o-mini)",
+            f"unknown provider {provider!r} in {text!r}"
+            + (f": did you mean `{near}`?" if near else "")
+            + f" (choose from {', '.join(PROVIDERS)}, e.g. openai/gpt-4o-mini)",
             column="model",
         )
     name = name.strip()
@@ -152,8 +154,11 @@ def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
     if backend == "local":
         return parse_model("local/" + model if model else "local")
     if backend not in DEFAULT_URLS:
+        near = closest_name(backend, PROVIDERS)
+        hint = f": did you mean `{near}`?" if near else ""
         raise HarnessError(
-            f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)})", column="backend"
+            f"unknown backend {backend!r}{hint} (choose from {', '.join(PROVIDERS)})",
+            column="backend",
         )
     if not model:
         raise HarnessError(
@@ -214,18 +219,71 @@ def _resolve_model(
     if looks_local or (text and Path(text).expanduser().exists()):
         deprecated(old or spell(text), spell(f"local/{text}"))
         return legacy_spec("local", text)
+    providers = f"(providers: {', '.join(PROVIDERS)})"
     if "/" in text:
+        near = _near_provider(first, text.split("/", 1)[1])
+        fix = (
+            f"did you mean `{near}`?"
+            if near
+            else f"name the model by a provider string, e.g. {spell(f'vllm/{text}')}"
+        )
         raise HarnessError(
-            f"unknown provider {first!r} in {text!r} (and no local path {text!r}): name the "
-            f"model by a provider string, e.g. {spell(f'vllm/{text}')} (providers: "
-            f"{', '.join(PROVIDERS)})",
+            f"unknown provider {first!r} in {text!r} (and no local path {text!r}): {fix} "
+            f"{providers}",
             column="model",
         )
-    raise HarnessError(
-        f"unknown model {text!r}: name it by a provider string, e.g. {spell(f'openai/{text}')} "
-        f"(providers: {', '.join(PROVIDERS)})",
-        column="model",
+    if text in PROVIDERS:
+        raise HarnessError(
+            f"{text!r} names a provider but no model: write `{text}/NAME` {providers}",
+            column="model",
+        )
+    near = _near_provider(text, None)
+    fix = (
+        f"did you mean `{near}`?"
+        if near
+        else f"name it by a provider string, e.g. {spell(f'openai/{text}')}"
     )
+    raise HarnessError(f"unknown model {text!r}: {fix} {providers}", column="model")
+
+
+def _near_provider(word: str, name: str | None) -> str | None:
+    """The provider string meant by a mistyped provider `word` followed by `/name` (None: no
+    name given), when a provider is near enough to be a typo: `local` itself, or PROVIDER/NAME
+    (NAME spelled out when none was given)."""
+    near = closest_name(word, PROVIDERS)
+    if near is None:
+        return None
+    if name is None:
+        return near if near == "local" else f"{near}/NAME"
+    return f"{near}/{name}"
+
+
+def closest_name(word: str, names: Sequence[str]) -> str | None:
+    """The name of `names` nearest to `word` by edit distance (letter case aside; a swap of two
+    neighbouring letters counts as one edit), when it is near enough to be a typo: one edit
+    for each five letters of the name, at least one. Ties go to the earlier name."""
+    word = word.lower()
+    best: tuple[int, int] | None = None
+    for index, name in enumerate(names):
+        distance = edit_distance(word, name.lower())
+        if distance <= max(1, len(name) // 5) and (best is None or distance < best[0]):
+            best = (distance, index)
+    return None if best is None else names[best[1]]
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Insertions, deletions, substitutions and swaps of two neighbouring letters that turn `a`
+    into `b` (the optimal string alignment distance)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][len(b)]
 
 
 _NOTED: set[str] = set()

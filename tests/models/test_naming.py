@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.models.providers import ModelSpec, model_flags, resolve_model
+from harness.models.providers import (
+    ModelSpec,
+    closest_name,
+    edit_distance,
+    model_flags,
+    resolve_model,
+)
 from tests.cli_run import CLI, run_subprocess
 
 
@@ -53,6 +59,54 @@ def test_collect_with_a_bare_name_suggests_the_provider_string(tmp_path):
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "unknown model 'gpt-4o'" in done.stderr and "--model openai/gpt-4o" in done.stderr
     assert snapshot(study) == before
+
+
+PROVIDER_LIST = "(providers: local, openai, vllm, llamacpp, ollama, openai-compatible)"
+
+
+@pytest.mark.parametrize(
+    ("model", "line"),
+    [
+        (
+            "openai-compatable/stub",
+            "unknown provider 'openai-compatable' in 'openai-compatable/stub' (and no local path "
+            f"'openai-compatable/stub'): did you mean `openai-compatible/stub`? {PROVIDER_LIST}",
+        ),
+        ("loacl", f"unknown model 'loacl': did you mean `local`? {PROVIDER_LIST}"),
+        (  # nothing near: the provider string to write
+            "gpt-4o",
+            "unknown model 'gpt-4o': name it by a provider string, e.g. --model openai/gpt-4o "
+            + PROVIDER_LIST,
+        ),
+    ],
+)
+def test_collect_with_a_mistyped_model_suggests_the_nearest_provider(tmp_path, model, line):
+    study = tmp_path / "s"
+    done = run_subprocess("collect", "--study", str(study), "--model", model)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [f"error: model: {line}"]
+    assert not study.exists()  # refused before anything is written
+
+
+def test_the_nearest_name_is_a_typo_away_or_none():
+    assert edit_distance("loacl", "local") == 1  # a swap is one edit
+    assert edit_distance("openai-compatable", "openai-compatible") == 1
+    assert edit_distance("", "vllm") == 4
+    names = ("local", "openai", "vllm", "llamacpp", "ollama", "openai-compatible")
+    assert closest_name("OpenAI", names) == "openai"
+    assert closest_name("llama.cpp", names) == "llamacpp"
+    assert closest_name("vlm", names) == "vllm"
+    for far in ("Qwen", "openai-community", "gpt-4o", "meta-llama", "lm"):
+        assert closest_name(far, names) is None, far
+    # the resolver's own words for the other spellings
+    with pytest.raises(HarnessError, match="did you mean `vllm/Qwen/Qwen2.5-7B`"):
+        resolve_model("vlm/Qwen/Qwen2.5-7B")
+    with pytest.raises(HarnessError, match="did you mean `ollama/NAME`"):
+        resolve_model("olama")
+    with pytest.raises(HarnessError, match="'vllm' names a provider but no model"):
+        resolve_model("vllm")
+    with pytest.raises(HarnessError, match="unknown backend 'vlm': did you mean `vllm`"):
+        resolve_model("m", backend="vlm")
 
 
 def test_judge_auto_names_the_reviewer_and_the_fix(tmp_path):
