@@ -798,4 +798,9 @@ def _record(
         "batch_ids": batches,
         "runs": runs,
     }
-    record_section(study.path, "collect", {"models": models})
+    section = manifest.get("collect") or {}
+    # models taken out of the study (`collect --remove`) stay on record beside the others
+    removed = (
+        {"removed": section["removed"]} if "models" in section and "removed" in section else {}
+    )
+    record_section(study.path, "collect", {"models": models, **removed})

@@ -67,6 +67,7 @@ def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
     import json
 
     from harness.study.tables.outputs import outputs_by_model, repeated_texts
+    from harness.study.tables.removed_outputs import removed_models
 
     wanted = {
         key: int(settings.get("samples") or 1)
@@ -89,6 +90,14 @@ def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
                 + f"{ok} ok, {failed} failed outputs"
                 + (f", {again} repeating an earlier sample's text" if again else ""),
                 _frac(ok, prompts * samples) if prompts else "-",
+            )
+        )
+    for removed in removed_models(s):  # taken out before blinding (`collect --remove`)
+        rows.append(
+            StageStatus(
+                f"removed {removed.model_key}",
+                f"{removed.ok} ok, {removed.failed} failed outputs kept aside",
+                f"removed {removed.removed_at}",
             )
         )
     return rows

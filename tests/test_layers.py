@@ -58,6 +58,7 @@ LAYERS: Layers = (
             "collection_plan",
             "collection_settings",
             "collection_result",
+            "collection_removal",
             "judge",
             "analysis",
             "probing",

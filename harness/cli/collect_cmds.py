@@ -13,6 +13,7 @@ from harness.cli._params import check_positive
 
 @app.command()
 def collect(
+    ctx: typer.Context,
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     model: list[str] | None = typer.Option(
         None,
@@ -98,6 +99,15 @@ def collect(
     threads: int | None = typer.Option(
         None, min=1, help="local: CPU threads (default: idle CPUs)."
     ),
+    remove: str | None = typer.Option(
+        None,
+        "--remove",
+        metavar="MODEL",
+        help="Take MODEL (as --model named it) out of the study before `judge --blind`, "
+        "e.g. a mistyped name: its outputs are kept aside (table removed_outputs), never "
+        "deleted, and the removal is recorded in the manifest (collect.removed). Refused once "
+        "the study is blinded. Takes no option but --study.",
+    ),
 ) -> None:
     """Collect model completions for every pending prompt; a rerun resumes where it stopped.
 
@@ -108,6 +118,9 @@ def collect(
 
     Example: harness collect --study runs/s1 --model openai/gpt-4o-mini --model local --samples 3
     """
+    if remove is not None:
+        _remove(ctx, study, remove)
+        return
     from harness.cli._model_names import check_model_names
     from harness.collection import collect_models
     from harness.collection_settings import CollectSettings
@@ -154,4 +167,25 @@ def collect(
             err=True,
         )
         raise typer.Exit(1)
+    echo_next(study)
+
+
+def _remove(ctx: typer.Context, study: Path, model: str) -> None:
+    """`--remove MODEL`: the model out of the study; any other option is refused, not ignored."""
+    from harness.collection_removal import remove_model
+    from harness.errors import HarnessError
+
+    others = [
+        "--" + (param.name or "").replace("_", "-")
+        for param in ctx.command.params
+        if param.name not in ("study", "remove")
+        and (source := ctx.get_parameter_source(param.name or "")) is not None
+        and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    ]
+    if others:
+        raise HarnessError(
+            f"--remove takes no option but --study (got {', '.join(others)}); collect the "
+            "other models in a run of their own"
+        )
+    typer.echo(remove_model(study, model).summary())
     echo_next(study)

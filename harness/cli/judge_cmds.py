@@ -17,6 +17,7 @@ from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
 from harness.cli._panels import PanelCommand
 from harness.cli._params import check_cutoff
+from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.judge.judge_settings import AutoSettings, BlindSettings
@@ -349,7 +350,36 @@ def _blind(study: Path, settings: BlindSettings) -> None:
     # a bad roster is refused before the lock and the command log (a missing study first)
     if settings.reviewers is not None and is_study(study):
         load_roster(settings.reviewers)
-    typer.echo(blind(study, settings, progress=True).summary())
+    try:
+        result = blind(study, settings, progress=True)
+    except HarnessError as error:
+        raise _naming_models(study, error) from None
+    typer.echo(result.summary())
+
+
+#: refusals of `judge --blind` that count the items, which a model collected by mistake inflates
+_ITEM_COUNTS = frozenset({"capacity", "reviewers", "adjudication.per_item"})
+
+
+def _naming_models(study: Path, error: HarnessError) -> HarnessError:
+    """A refusal of an unrouted study for outputs still pending, or for more items than the
+    roster can take, names the study's models and how to take one out (`collect --remove`)."""
+    from harness.collection_removal import model_counts, removal_hint
+    from harness.study.store import Study
+    from harness.study.tables.assignments import count_assignments
+
+    pending = "still pending" in error.message
+    if not (pending or error.column in _ITEM_COUNTS):
+        return error
+    with Study.open(study) as opened:
+        if count_assignments(opened) or (not pending and len(model_counts(opened)) < 2):
+            return error
+    return HarnessError(
+        f"{error.message}; {removal_hint(study)}",
+        file=error.file,
+        row=error.row,
+        column=error.column,
+    )
 
 
 def _import(study: Path, files: list[Path], replace: bool, after_unblinding: bool) -> None:

@@ -145,6 +145,21 @@ def _v6_to_v7(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE controls ADD COLUMN writer_model TEXT")
 
 
+def _v7_to_v8(conn: sqlite3.Connection) -> None:
+    """A model removed before blinding keeps its outputs aside (no earlier study removed one, so
+    the table starts empty)."""
+    conn.execute("""
+        CREATE TABLE removed_outputs (
+            removed_at TEXT NOT NULL, output_id TEXT NOT NULL, prompt_id TEXT NOT NULL,
+            sample INTEGER NOT NULL, status TEXT NOT NULL, backend TEXT NOT NULL,
+            model TEXT NOT NULL, model_key TEXT NOT NULL, model_reported TEXT,
+            system_fingerprint TEXT, params TEXT NOT NULL, text TEXT, finish_reason TEXT,
+            prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, latency_s REAL,
+            attempts INTEGER NOT NULL, error TEXT, started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            PRIMARY KEY (removed_at, output_id))""")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -152,6 +167,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 
 

@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -66,6 +66,34 @@ CREATE TABLE IF NOT EXISTS outputs (
     started_at         TEXT NOT NULL,     -- UTC ISO 8601
     finished_at        TEXT NOT NULL,
     UNIQUE (prompt_id, model_key, sample)
+);
+
+-- removed_outputs: the outputs of a model removed from the study before blinding (`harness
+-- collect --remove`), kept aside as they were stored; never blinded, reviewed or analysed. The
+-- manifest's collect.removed entry of the same removed_at says how many and why.
+CREATE TABLE IF NOT EXISTS removed_outputs (
+    removed_at         TEXT NOT NULL,     -- UTC ISO 8601, one removal
+    output_id          TEXT NOT NULL,     -- the columns of `outputs`, as they were
+    prompt_id          TEXT NOT NULL,
+    sample             INTEGER NOT NULL,
+    status             TEXT NOT NULL,
+    backend            TEXT NOT NULL,
+    model              TEXT NOT NULL,
+    model_key          TEXT NOT NULL,
+    model_reported     TEXT,
+    system_fingerprint TEXT,
+    params             TEXT NOT NULL,
+    text               TEXT,
+    finish_reason      TEXT,
+    prompt_tokens      INTEGER,
+    completion_tokens  INTEGER,
+    cost_usd           REAL,
+    latency_s          REAL,
+    attempts           INTEGER NOT NULL,
+    error              TEXT,
+    started_at         TEXT NOT NULL,
+    finished_at        TEXT NOT NULL,
+    PRIMARY KEY (removed_at, output_id)
 );
 
 -- reviewers: the roster used for routing

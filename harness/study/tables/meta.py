@@ -11,6 +11,11 @@ def write_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
 
+def delete_meta(conn: sqlite3.Connection, key: str) -> None:
+    """Remove one meta value inside the caller's transaction (none there: nothing happens)."""
+    conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+
 def peek_meta(folder: Path, key: str) -> str | None:
     """One meta value of the study in `folder`, read without writing anything there (a check made
     before a stage opens the study must leave the folder as it was): immutable, so SQLite makes

@@ -1,0 +1,130 @@
+"""A study's first hour with its models, through the real entry point in child processes: a
+mistyped model is taken out before blinding (`collect --remove`: its outputs kept aside and on
+record) and the study then blinds; `judge --blind`'s refusals name the models and how to take
+one out; once blinded, a removal is refused in one line and nothing changes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.cli_run import run_subprocess
+from tests.plans import primary_only_plan
+from tests.servers.model_server import ModelServer
+from tests.test_stage_order import refused
+
+KEY = "sk-test-models-Wd3q"
+GOOD, TYPO = "openai-compatible/gpt-4o-mini", "openai-compatible/gpt-4o-mnii"
+#: 30 assignments: the 12 items of one model at k=2 fit, the 24 of two do not
+ROSTER = """reviewers:
+  - {id: rev-ada, kind: human, expertise: [Computer Science, Mathematics], capacity: 10}
+  - {id: rev-bo, kind: human, expertise: [Neuroscience], capacity: 10}
+  - {id: rev-cy, kind: human, expertise: [Physics and Astronomy, Engineering], capacity: 10}
+"""
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A study with 4 topics' 12 prompts, a roster and a plan without an adjudicated sample."""
+    root = tmp_path_factory.mktemp("models")
+    done = run_subprocess("generate", "--study", str(root / "study"), "--limit", "4", "--pilot")
+    assert done.returncode == 0, done.stderr
+    (root / "roster.yaml").write_text(ROSTER, encoding="utf-8")
+    primary_only_plan(root)
+    return root
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+@pytest.fixture
+def study(generated: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(generated / "study", tmp_path / "study"))
+
+
+def harness(*args: object) -> tuple[int, str, str]:
+    done = run_subprocess(*(str(a) for a in args))
+    return done.returncode, done.stdout, done.stderr
+
+
+def blind_args(study: Path, generated: Path) -> list[object]:
+    return [
+        "judge", "--blind", "--study", study, "--reviewers", generated / "roster.yaml",
+        "--k", "2", "--no-extract", "--no-normalise", "--no-bank-controls", "--same-topic",
+        "--plan", generated / "plan-primary.yaml",
+    ]  # fmt: skip
+
+
+def collect(study: Path, server: ModelServer, model: str, *more: object) -> tuple[int, str, str]:
+    return harness(
+        "collect", "--study", study, "--model", model, "--base-url", server.base_url, *more
+    )
+
+
+def test_a_mistyped_model_is_removed_before_blinding_and_the_study_blinds(
+    study: Path, generated: Path, env: None
+) -> None:
+    with ModelServer() as server:  # a server that ignores model names answers both
+        for model in (GOOD, TYPO):
+            code, out, err = collect(study, server, model)
+            assert code == 0, err
+    # twice the items: the roster's capacity is short, and the refusal names both models (the
+    # items are made before the roster is checked against them)
+    code, out, err = harness(*blind_args(study, generated))
+    assert code == 2 and err.count("\n") == 1, err
+    assert "24 items x k=2 need 48 assignments, the roster offers 30" in err
+    assert f"the study holds 2 model(s): {GOOD} (12 ok), {TYPO} (12 ok)" in err
+    assert f"`harness collect --study {study} --remove MODEL`" in err
+
+    refused(study, "collect", "--study", study, "--remove", TYPO, "--samples", "2")
+    err = refused(study, "collect", "--study", study, "--remove", "openai/gpt-4o-mnii")
+    assert f"no such model in this study (it holds: {GOOD}, {TYPO})" in err
+
+    code, out, err = harness("collect", "--study", study, "--remove", TYPO)
+    assert code == 0, err
+    assert out.startswith(f"removed {TYPO}: 12 ok and 0 failed output(s) kept aside")
+    assert "12 unrouted item(s) made of them dropped" in out
+    assert f"models left: {GOOD}" in out
+    with sqlite3.connect(study / "study.sqlite") as conn:
+        kept = conn.execute("SELECT model_key, COUNT(*) FROM outputs GROUP BY 1").fetchall()
+        aside = conn.execute(
+            "SELECT model_key, COUNT(*), MIN(removed_at) FROM removed_outputs GROUP BY 1"
+        ).fetchall()
+        models = json.loads(
+            conn.execute("SELECT value FROM meta WHERE key = 'collect_models'").fetchone()[0]
+        )
+    conn.close()
+    assert kept == [(GOOD, 12)] and list(models) == [GOOD]
+    assert [row[:2] for row in aside] == [(TYPO, 12)]
+    manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
+    assert list(manifest["collect"]["models"]) == [GOOD]
+    (entry,) = manifest["collect"]["removed"]
+    assert entry["model_key"] == TYPO and entry["removed_at"] == aside[0][2]
+    assert entry["outputs"] == {"ok": 12, "failed": 0} and entry["kept_in"] == "removed_outputs"
+    assert entry["record"]["model"] == "gpt-4o-mnii" and entry["record"]["runs"]
+    assert [c["params"] for c in manifest["commands"] if c["stage"] == "collect.remove"] == [
+        {"model_key": TYPO}
+    ]
+    code, out, _ = harness("status", "--study", study)
+    assert f"removed {TYPO}" in out and "12 ok, 0 failed outputs kept aside" in out
+
+    code, out, err = harness(*blind_args(study, generated))
+    assert code == 0, err
+    # a later collect run keeps the removal on record
+    assert collect(study, server, GOOD, "--new-endpoint")[0] == 0
+    manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
+    assert [e["model_key"] for e in manifest["collect"]["removed"]] == [TYPO]
+
+    # blinded: refused in one line, and the folder is as it was
+    err = refused(study, "collect", "--study", study, "--remove", GOOD)
+    assert "blinding cannot be undone" in err and "start a new study" in err
