@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.analysis.data import StudyData
+from harness.analysis.data import StudyData, adjudicator_controls
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.report.results import AdjudicationResult
 from harness.analysis.statistics.accuracy import Differential, accuracy_table, differential
@@ -28,6 +28,7 @@ from harness.analysis.statistics.adjudicated import (
     labelled_judgments,
     tiers,
 )
+from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure
 from harness.analysis.statistics.ppi import PPIResult
 
 
@@ -40,6 +41,7 @@ class Adjudicated:
     result: AdjudicationResult
     per_model: list[tuple[str, PPIResult]]  # each model's own estimate (several models only)
     ceiling: str | None  # why the adjudicated scale cannot show "no difference", if it cannot
+    instrument: Instrument  # the adjudicators' accuracy on their controls
 
 
 def roles_of(data: StudyData) -> np.ndarray:
@@ -61,9 +63,98 @@ def analyse_adjudication(
     withheld = _withheld(t, ppi)
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
     per_model = model_estimates(data, plan)
+    instrument = measure(adjudicator_controls(data), _shares(data, roles), plan)
     result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
-    result = result.model_copy(update={"models": _model_rows(per_model, plan)})
-    return Adjudicated(ppi, withheld, result, per_model, _ceiling(t, plan.equivalence.sesoi))
+    update = {"models": _model_rows(per_model, plan), **_instrument_fields(instrument, ppi, plan)}
+    result = result.model_copy(update=update)
+    ceiling = _ceiling(t, plan.equivalence.sesoi) or _degenerate(t, ppi, plan)
+    return Adjudicated(ppi, withheld, result, per_model, ceiling, instrument)
+
+
+def _shares(data: StudyData, roles: np.ndarray) -> dict[str, float]:
+    """Each adjudicator's share of the adjudicated judgments of real items."""
+    j = data.judgments
+    ids = np.asarray(j.reviewer_ids if j.reviewer_ids is not None else [], dtype=object)
+    theirs = j.reviewer[np.asarray(roles, dtype=object)[j.reviewer] == ADJUDICATOR]
+    if not theirs.size:
+        return {}
+    codes, counts = np.unique(theirs, return_counts=True)
+    return {str(ids[c]): float(n / counts.sum()) for c, n in zip(codes, counts, strict=True)}
+
+
+def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, Any]:
+    alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
+    margin = inst.margin(sesoi)
+    usable = ppi.n_labelled >= 2
+    p_margin = ppi.p_tost(margin) if usable and margin else None
+    acc = inst.weighted.accuracy
+    corrected: tuple[float | None, float | None] = (None, None)
+    estimate = None
+    if usable and acc.estimable and inst.youden > 0:
+        low, high = ppi.interval(1 - alpha)  # alpha/2 per side, and J's interval at 1 - alpha
+        youden = acc.youden_ci(1 - alpha)
+        corrected = corrected_interval(low, high, (inst.weighted.floor(youden[0]), youden[1]))
+        estimate = _num(ppi.estimate / inst.youden)
+    rows = accuracy_rows(inst.coded, plan.controls.level) if len(inst.coded) else []
+    if acc.published + acc.unpublished:
+        rows.append({**acc.row(), "arm": "both"})
+    return {
+        "adjudicator_accuracy": rows,
+        "adjudicator_differential": _diff_row(inst.differential) if inst.differential else None,
+        "adjudicator_gate": inst.ok,
+        "adjudicator_reason": inst.reason,
+        "youden": _num(inst.youden) if acc.estimable else None,
+        "youden_bound": _num(inst.bound) if inst.bound is not None else None,
+        "margin": margin,
+        "p_tost_margin": _num(p_margin) if p_margin is not None else None,
+        "corrected_estimate": estimate,
+        "corrected_low": corrected[0],
+        "corrected_high": corrected[1],
+        "estimand": ESTIMANDS[plan.adjudication.estimand],
+        "method": METHODS[plan.adjudication.interval],
+    }
+
+
+_ON_THEIR_SCALE = (
+    "of the per-topic difference as the adjudicators judge it (divided by their J, the true "
+    "difference when their accuracy does not depend on the condition)"
+)
+ESTIMANDS = {
+    "study_topics": f"the mean over the study's own topics {_ON_THEIR_SCALE}",
+    "topic_population": (
+        "the mean over topics like the study's (drawn from the bank's domain pairs in the "
+        f"bank's proportions) {_ON_THEIR_SCALE}"
+    ),
+}
+METHODS = {
+    "betting": (
+        "betting tests of the prediction-powered mean (finite-sample valid for differences in "
+        "[-1, 1] at any base rate; harness.analysis.statistics.ppi_betting)"
+    ),
+    "t": "PPI++ with a t reference (approximate: liberal when novelty is rare and topics are few)",
+    "normal": "PPI++ with a normal reference (ppi-python's; approximate)",
+}
+
+
+def _degenerate(t: Tiers, ppi: PPIResult, plan: Plan) -> str | None:
+    """A scale that cannot show equivalence however narrow its interval looks: adjudicated
+    verdicts that never differ within a topic (every d_t = 0, e.g. adjudicators who answer by
+    topic), or an interval of (near) zero width."""
+    d = t.d[t.labelled]
+    if d.size and np.all(d == 0):
+        return (
+            f"the adjudicators' verdicts never differ within any of the {d.size} adjudicated "
+            "topics (every per-topic difference is 0, as when items are judged by their topic "
+            "alone), so their scale cannot show that the conditions do not differ"
+        )
+    if ppi.n_labelled >= 2:
+        low, high = ppi.interval(1 - 2 * plan.primary.alpha)
+        if math.isfinite(low) and math.isfinite(high) and high - low < 1e-9:
+            return (
+                "the interval of the adjudicated difference has zero width, which says the "
+                "data carry no spread, not that the conditions do not differ"
+            )
+    return None
 
 
 def _ceiling(t: Tiers, sesoi: float) -> str | None:

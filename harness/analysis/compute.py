@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.analysis.adjudication import Adjudicated, analyse_adjudication, roles_of
-from harness.analysis.data import StudyData
+from harness.analysis.data import StudyData, primary_controls
 from harness.analysis.planning.plan_file import LoadedPlan, Plan
 from harness.analysis.planning.sample_size import (
     paired_power,
@@ -199,12 +199,18 @@ def compute(
 
 def _primary_reviewers(data: StudyData) -> StudyData:
     """Every analysis but the adjudicated one reads the primary reviewers only: adjudicators
-    judge a sample, and mixing their verdicts in would weigh the drawn topics differently."""
+    judge a sample, and mixing their verdicts in would weigh the drawn topics differently.
+    Their control reviews are left out too: the primary reviewers' accuracy (the gate, the
+    correction, exclusions) rests on the primary reviewers' controls alone."""
     roles = roles_of(data)
     if not (roles == "adjudicator").any():
         return data
     j = data.judgments
-    return replace(data, judgments=j.subset(roles[j.reviewer] != "adjudicator"))
+    return replace(
+        data,
+        judgments=j.subset(roles[j.reviewer] != "adjudicator"),
+        controls=primary_controls(data),
+    )
 
 
 def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> ControlsAnalysis:
@@ -226,12 +232,17 @@ def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> C
 def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[str]) -> Decision:
     ceiling = adjudicated.ceiling
     if plan.models.primary == "per_model" and adjudicated.per_model:
-        verdicts = adjudicated_model_verdicts(adjudicated.per_model, plan, ceiling)
+        verdicts = adjudicated_model_verdicts(
+            adjudicated.per_model, plan, ceiling, adjudicated.instrument
+        )
         decision = decide_per_model(verdicts, withheld)
     else:
-        decision = decide_adjudicated(adjudicated.ppi, plan, withheld, ceiling)
+        decision = decide_adjudicated(
+            adjudicated.ppi, plan, withheld, ceiling, adjudicated.instrument
+        )
     rate = adjudicated.result.novel_rate
-    if decision.label == "refuted" and rate is not None and rate < RARE_NOVELTY:
+    approximate = plan.adjudication.interval != "betting"
+    if decision.label == "refuted" and approximate and rate is not None and rate < RARE_NOVELTY:
         # measured: at base rate 0.05 the t reference's TOST rejects at the margin in up to
         # 7.0% of studies with 60 adjudicated topics (the paired t-test: 6.5%)
         caution = (

@@ -67,6 +67,49 @@ class StudyData:
         return result
 
 
+CONTROL_COLUMNS = (
+    "item_id",
+    "control_id",
+    "reviewer_id",
+    "reviewer_kind",
+    "verdict",
+    "expected",
+    "control_kind",
+    "split",
+)
+
+
+def _adjudicator_ids(data: StudyData) -> set[str]:
+    ids = data.judgments.reviewer_ids
+    if data.roles is None or ids is None:
+        return set()
+    return {str(r) for r, role in zip(ids, data.roles, strict=True) if role == "adjudicator"}
+
+
+def _control_frame(data: StudyData) -> pd.DataFrame:
+    if data.controls is None:
+        return pd.DataFrame(columns=list(CONTROL_COLUMNS))
+    return data.controls
+
+
+def primary_controls(data: StudyData) -> pd.DataFrame:
+    """The primary reviewers' reviews of control items (`data.controls` without the
+    adjudicators'): the primary reviewers' accuracy rests on these alone."""
+    frame = _control_frame(data)
+    mine = ~frame["reviewer_id"].astype(str).isin(_adjudicator_ids(data))
+    return frame[mine.to_numpy()].reset_index(drop=True)
+
+
+def adjudicator_controls(data: StudyData) -> pd.DataFrame:
+    """The adjudicators' reviews of control items, in the frame of `data.controls` (one row per
+    review: item_id, control_id, reviewer_id, reviewer_kind, verdict, expected, control_kind,
+    split), so that `statistics.accuracy.coded_controls` and `accuracy_table` apply to it;
+    empty when the study has no adjudicators or they have no control reviews."""
+    frame = _control_frame(data)
+    theirs = frame["reviewer_id"].astype(str).isin(_adjudicator_ids(data))
+    return frame[theirs.to_numpy()].reset_index(drop=True)
+
+
 def verify_blinding(
     study: Study, manifest: dict[str, Any], *, allow_missing: bool
 ) -> BlindingCheck:

@@ -17,6 +17,8 @@ from tests.analysis.helpers import CONDITIONS, TWO_HUMANS, build_study, control_
 
 ADJ = {"ada": "human", "abe": "human"}
 ROLES = {"ada": "adjudicator", "abe": "adjudicator"}
+# adjudicators whose J's lower bound (about 0.96) leaves the SESOI almost whole
+SURE_ADJUDICATORS = {"adjudicator_accuracy": 1.0, "adjudicator_controls": 200}
 
 
 def _truthful_study(
@@ -28,9 +30,12 @@ def _truthful_study(
     primary=None,
     samples: int = 1,
     base: float = 0.3,
+    adjudicator_accuracy: float = 0.97,
+    adjudicator_controls: int = 40,
 ):
     """Items novel with p 0.3 (+effect after cross); adjudicators judge the truth of the drawn
-    topics; primary reviewers answer by `primary(truth, condition, rng)`."""
+    topics and `adjudicator_controls` planted controls each with `adjudicator_accuracy`; primary reviewers answer by
+    `primary(truth, condition, rng)`."""
     rng = np.random.default_rng(11)
     primary = primary or (lambda truth, c, rng: truth if rng.random() < 0.8 else 1 - truth)
     topics = [f"t{t:03d}" for t in range(n)]
@@ -43,8 +48,17 @@ def _truthful_study(
             rows.append((t, c, s, r, verdict[primary(truth, c, rng)]))
         if t in sample:
             rows += [(t, c, s, a, verdict[truth]) for a in ADJ]
+    acc = adjudicator_accuracy
+    controls = control_judgments(
+        adjudicator_controls, list(ADJ), sensitivity=acc, specificity=acc, seed=5
+    )
     study = build_study(
-        tmp_path / "s", rows, reviewers=TWO_HUMANS | ADJ, roles=ROLES, sample=sample
+        tmp_path / "s",
+        rows,
+        reviewers=TWO_HUMANS | ADJ,
+        roles=ROLES,
+        sample=sample,
+        controls=controls,
     )
     return study, sample
 
@@ -90,11 +104,20 @@ def test_accuracy_on_real_items_per_arm(tmp_path, fast_plan):
     assert pooled["p_sensitivity"] < 0.01 and pooled["favours_hypothesis"]
 
 
-def test_reviewers_answering_alike_leave_the_classical_test(tmp_path, fast_plan):
+@pytest.fixture
+def t_plan(fast_plan, tmp_path):
+    """The plan with the t reference on the adjudicated scale."""
+    path = tmp_path / "t-plan.yaml"
+    text = fast_plan.read_text(encoding="utf-8")
+    path.write_text(text.replace("interval: betting ", "interval: t       "), encoding="utf-8")
+    return path
+
+
+def test_reviewers_answering_alike_leave_the_classical_test(tmp_path, t_plan):
     """Primary reviewers who call everything novel cost power, never validity: the estimate
     is the paired t-test on the adjudicated topics."""
     study, sample = _truthful_study(tmp_path, effect=0.15, primary=lambda *_: 1)
-    result = analyze(study, fast_plan, write_report=False)
+    result = analyze(study, t_plan, write_report=False)
     a = result.adjudication
     assert a.lam == 0.0
     topics = {row["topic_id"]: row for row in result.topics}
@@ -242,12 +265,31 @@ def test_adjudicators_who_call_everything_novel_cannot_refute(tmp_path, fast_pla
     assert "judged every item novel" in result.verdict.reason
 
 
-def test_a_refutation_where_novelty_is_rare_carries_a_caution(tmp_path, fast_plan):
-    study, _ = _truthful_study(tmp_path, effect=0.0, base=0.04, drawn=100)
-    result = analyze(study, fast_plan, write_report=False)
+def test_a_refutation_where_novelty_is_rare_carries_a_caution(tmp_path, t_plan):
+    """The t reference is liberal there; the betting tests (the default) need no caution."""
+    study, _ = _truthful_study(tmp_path, effect=0.0, base=0.04, drawn=100, **SURE_ADJUDICATORS)
+    result = analyze(study, t_plan, write_report=False)
     assert result.adjudication.novel_rate < 0.1
     assert result.verdict.label == "refuted", result.verdict.reason
     assert "novelty is rare on the adjudicated scale" in result.verdict.qualifier
+
+
+def test_adjudicators_at_chance_on_their_controls_cannot_refute(tmp_path, fast_plan):
+    study, _ = _truthful_study(tmp_path, effect=0.0, base=0.04, drawn=100, **SURE_ADJUDICATORS)
+    good = analyze(study, fast_plan, write_report=False)
+    assert good.verdict.label == "refuted", good.verdict.reason
+    assert good.adjudication.adjudicator_gate and good.adjudication.margin < 0.1
+    study, _ = _truthful_study(
+        tmp_path / "chance",
+        effect=0.0,
+        base=0.04,
+        drawn=100,
+        adjudicator_accuracy=0.5,
+        adjudicator_controls=200,
+    )
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.verdict.label == "inconclusive"
+    assert "could not be shown to discriminate" in result.verdict.reason
 
 
 def test_adjudicators_near_the_ceiling_cannot_refute(tmp_path, fast_plan):

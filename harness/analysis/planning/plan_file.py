@@ -47,6 +47,9 @@ class _Section(BaseModel):
 
 class Outcome(_Section):
     unsure: Literal["not_novel", "novel", "exclude"] = "not_novel"
+    #: an automated reviewer whose share of `unsure` reviews passes this is stopped by
+    #: `judge --auto` and its work discarded, unless accepted (`--accept-unsure ID`)
+    max_unsure_share: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class Primary(_Section):
@@ -143,7 +146,8 @@ class Adjudication(_Section):
     per_item: int = Field(2, ge=2)
     combine: Literal["mean", "majority"] = "mean"
     estimator: Literal["ppi++", "ppi", "classical"] = "ppi++"
-    interval: Literal["t", "normal"] = "t"
+    interval: Literal["betting", "t", "normal"] = "betting"
+    estimand: Literal["study_topics", "topic_population"] = "study_topics"
     seed: int = 20261202
 
     @field_validator("topics", mode="before")

@@ -192,7 +192,7 @@ class AdjudicationResult(_Model):
     """The prediction-powered test on the adjudicated scale, and accuracy on the real items."""
 
     estimator: str  # ppi++ | ppi | classical
-    interval: str  # t | normal
+    interval: str  # betting | t | normal
     combine: str  # how adjudicators' verdicts on an item combine: mean | majority
     adjudicators: list[dict[str, str]]  # reviewer_id, kind
     automated_adjudicators: bool  # any adjudicator is automated
@@ -225,6 +225,21 @@ class AdjudicationResult(_Model):
     differential: list[dict[str, Any]]  # per reviewer kind and pooled: cross vs single
     draw: dict[str, Any]  # the manifest's record of the draw
     models: list[dict[str, Any]] = Field(default_factory=list)  # per model, Holm over models
+    # the adjudicators measured on the planted controls of their own packets
+    # (`statistics.instrument`): Accuracy.row() per adjudicator / kind / pooled / weighted, arm
+    adjudicator_accuracy: list[dict[str, Any]] = Field(default_factory=list)
+    adjudicator_differential: dict[str, Any] | None = None  # cross vs single controls (Fisher)
+    adjudicator_gate: bool = False  # shown to discriminate: `refuted` is possible
+    adjudicator_reason: str = ""
+    youden: float | None = None  # the adjudicators' weighted J
+    youden_bound: float | None = None  # its lower bound at one-sided alpha / 2
+    margin: float | None = None  # SESOI x youden_bound: equivalence margin on their scale
+    p_tost_margin: float | None = None  # TOST against that margin (decides at alpha / 2)
+    corrected_estimate: float | None = None  # estimate / J: the true-scale difference
+    corrected_low: float | None = None  # (1 - 2 alpha) interval with J's, Bonferroni
+    corrected_high: float | None = None
+    estimand: str = ""  # what the interval is an interval of
+    method: str = ""  # how the interval and the tests are computed
 
 
 class VerdictResult(_Model):

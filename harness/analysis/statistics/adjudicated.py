@@ -19,6 +19,7 @@ from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.consensus import CONDITIONS, CROSS, Judgments, TopicTable
 from harness.analysis.statistics.consensus import topic_table as make_table
 from harness.analysis.statistics.ppi import PPIResult, ppi_mean
+from harness.analysis.statistics.ppi_betting import betting_ppi
 
 ADJUDICATOR = "adjudicator"
 
@@ -50,14 +51,14 @@ class Tiers:
         return [str(t) for t in self.topic_ids[gap]]
 
     def estimate(self, plan: Plan) -> PPIResult:
+        """The PPI++ estimate; with `interval: betting` its tests and intervals are betting ones
+        (`ppi_betting`), with `t` or `normal` those of `ppi.ppi_mean`."""
         a = plan.adjudication
-        return ppi_mean(
-            self.d[self.labelled],
-            self.f[self.labelled],
-            self.f[self.unlabelled],
-            estimator=a.estimator,
-            interval=a.interval,
-        )
+        d, f, fu = self.d[self.labelled], self.f[self.labelled], self.f[self.unlabelled]
+        if a.interval != "betting":
+            return ppi_mean(d, f, fu, estimator=a.estimator, interval=a.interval)
+        point = ppi_mean(d, f, fu, estimator=a.estimator, interval="t")
+        return betting_ppi(point, d, f, fu, alpha=plan.primary.alpha, estimand=a.estimand)
 
 
 def role_mask(j: Judgments, roles: np.ndarray, role: str) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.across_models import AcrossModels, ModelEffect
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t
+from harness.analysis.statistics.instrument import Instrument
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.verdict import AccuracyGate, Decision, decide_adjudicated
 
@@ -116,7 +117,10 @@ def decide_per_model(verdicts: list[ModelVerdict], withheld: list[str]) -> Decis
 
 
 def adjudicated_model_verdicts(
-    per_model: list[tuple[str, PPIResult]], plan: Plan, ceiling: str | None
+    per_model: list[tuple[str, PPIResult]],
+    plan: Plan,
+    ceiling: str | None,
+    instrument: Instrument | None = None,
 ) -> list[ModelVerdict]:
     """Each model's verdict on the adjudicated scale, for `decide_per_model`: supported when
     its prediction-powered test is significant after Holm over the models, else its own
@@ -131,7 +135,7 @@ def adjudicated_model_verdicts(
             reason = f"difference {ppi.estimate:+.3f}, Holm p = {p_holm:.4g} < {alpha:g}"
             out.append(ModelVerdict(model, "supported", reason))
             continue
-        own = decide_adjudicated(ppi, plan, [], ceiling)
+        own = decide_adjudicated(ppi, plan, [], ceiling, instrument)
         label: ModelLabel = "refuted" if own.label == "refuted" else "inconclusive"
         out.append(ModelVerdict(model, label, f"Holm p = {p_holm:.4g}; {own.reason}"))
     return out

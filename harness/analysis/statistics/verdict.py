@@ -24,6 +24,7 @@ from typing import Literal
 
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.equivalence import Equivalence
+from harness.analysis.statistics.instrument import Instrument
 from harness.analysis.statistics.pooled import Pooled
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.primary import PrimaryOutcome
@@ -197,54 +198,90 @@ def literal_rule(pooled: Pooled, plan: Plan, topics: int) -> tuple[str, str]:
 
 
 def decide_adjudicated(
-    ppi: PPIResult, plan: Plan, withheld: list[str], ceiling: str | None = None
+    ppi: PPIResult,
+    plan: Plan,
+    withheld: list[str],
+    ceiling: str | None = None,
+    instrument: Instrument | None = None,
 ) -> Decision:
     """The verdict on the adjudicated scale (prediction-powered): valid whatever the primary
-    reviewers' accuracy, which sets only the power, so no accuracy gate stands before it.
-    `ceiling` says why the adjudicated scale cannot show "no difference" (adjudicators who
-    gave one verdict to every item): `refuted` is then out of reach."""
+    reviewers' accuracy, which sets only the power. The adjudicators are the instrument and are
+    measured on their own controls (`statistics.instrument`): `supported` is a one-sided test on
+    their scale (their errors shrink a difference towards 0, never create one, when they do not
+    depend on the condition); `refuted` needs them shown to discriminate (J's exact lower bound
+    at least `controls.min_youden`) and the difference shown inside the SESOI times that bound
+    (alpha / 2 each), or significantly below 0. `ceiling` says why their scale cannot show "no
+    difference" (one verdict for every item, verdicts that never differ within a topic, a
+    zero-width interval, or a ceiling of novelty): `refuted` is then out of reach."""
     if withheld:
         return Decision("no verdict", "; ".join(withheld), withheld=withheld)
-    if ceiling and ppi.p_greater() >= plan.primary.alpha:
-        return Decision(
-            "inconclusive",
-            f"the one-sided test is not significant (p = {ppi.p_greater():.4g}) and {ceiling}",
-        )
-    alpha, margin = plan.primary.alpha, plan.equivalence.sesoi
+    alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     low, high = ppi.interval(1 - 2 * alpha)
     numbers = (
         f"difference {ppi.estimate:+.3f} on the adjudicated scale, {1 - 2 * alpha:.0%} "
         f"interval [{low:+.3f}, {high:+.3f}], {ppi.n_labelled} adjudicated and "
         f"{ppi.n_unlabelled} primary-only topics"
     )
+    margin = instrument.margin(sesoi) if instrument is not None else None
     if ppi.p_greater() < alpha:
         qualifier = None
-        if ppi.p_tost(margin) < alpha:
-            qualifier = f"the difference is significant but smaller than the SESOI ({margin:g})"
+        if margin and ppi.p_tost(margin) < alpha / 2:
+            qualifier = f"the difference is significant but smaller than the SESOI ({sesoi:g})"
         return Decision(
             "supported",
             f"cross-field prompts were judged novel more often ({numbers}; one-sided "
             f"p = {ppi.p_greater():.4g} < {alpha:g})",
-            qualifier,
+            _differential_note(qualifier, instrument),
+        )
+    not_significant = f"the one-sided test is not significant (p = {ppi.p_greater():.4g})"
+    if ceiling:
+        return Decision("inconclusive", f"{not_significant} and {ceiling}")
+    if instrument is None or margin is None:
+        reason = (
+            instrument.reason if instrument is not None else "the adjudicators were not measured"
+        )
+        return Decision(
+            "inconclusive",
+            f"{not_significant} and {reason}: without that, no difference on their scale can "
+            "be read as no effect",
         )
     if ppi.p_less() < alpha:
         return Decision(
             "refuted",
             f"single-field prompts were judged novel more often ({numbers}; one-sided "
-            f"p = {ppi.p_less():.4g} < {alpha:g})",
+            f"p = {ppi.p_less():.4g} < {alpha:g}); {instrument.reason}",
         )
     by_equivalence = plan.equivalence.refute_by == "equivalence"
     p_inside = ppi.p_tost(margin) if by_equivalence else ppi.p_less(margin)
-    what = f"inside +/-{margin:g}" if by_equivalence else f"below +{margin:g}"
-    if p_inside < alpha:
+    what = f"inside +/-{margin:.3g}" if by_equivalence else f"below +{margin:.3g}"
+    scaled = f"the SESOI {sesoi:g} times the lower bound of the adjudicators' J"
+    if p_inside < alpha / 2:
         return Decision(
             "refuted",
-            f"no difference of interest: the difference is shown {what} ({numbers}; "
-            f"p = {p_inside:.4g} < {alpha:g}) and the one-sided test is not significant "
-            f"(p = {ppi.p_greater():.4g})",
+            f"no difference of interest: the difference is shown {what} ({scaled}; {numbers}; "
+            f"p = {p_inside:.4g} < {alpha / 2:g}), {instrument.reason}, and {not_significant}",
         )
     return Decision(
         "inconclusive",
-        f"the one-sided test is not significant (p = {ppi.p_greater():.4g} >= {alpha:g}) and "
-        f"a difference as large as the SESOI is not excluded ({numbers}; p = {p_inside:.4g})",
+        f"{not_significant} and a true difference as large as the SESOI is not excluded: "
+        f"{what} ({scaled}) is not shown ({numbers}; p = {p_inside:.4g} >= {alpha / 2:g})",
     )
+
+
+def _differential_note(qualifier: str | None, instrument: Instrument | None) -> str | None:
+    """A `supported` whose adjudicators judged cross-field controls differently, in the
+    direction that favours the hypothesis: their error could have made the difference."""
+    diff = instrument.differential if instrument is not None else None
+    if diff is None or not diff.favours_hypothesis:
+        return qualifier
+    note = (
+        "the adjudicators' accuracy differs between cross-field and single-field controls in "
+        f"the direction that favours the hypothesis (Fisher p = {_p(diff.p_sensitivity)} for "
+        f"sensitivity, {_p(diff.p_specificity)} for specificity): part of the difference may "
+        "be theirs"
+    )
+    return f"{qualifier}; {note}" if qualifier else note
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"

@@ -4,12 +4,15 @@ on judgments built by hand."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
+from harness.analysis.adjudication import _degenerate
 from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
 from harness.analysis.statistics.adjudicated import labelled_judgments, tiers
 from harness.analysis.statistics.consensus import Judgments
+from harness.analysis.statistics.instrument import measure
 from harness.analysis.statistics.ppi import ppi_mean
 from harness.analysis.statistics.verdict import decide_adjudicated
 
@@ -122,16 +125,101 @@ def _ppi(estimate: float, se: float, n: int = 40):
     ],
 )
 def test_the_adjudicated_verdict(estimate, se, label):
-    decision = decide_adjudicated(_ppi(estimate, se), PLAN, [])
+    decision = decide_adjudicated(_ppi(estimate, se), PLAN, [], None, _instrument(98, 98))
     assert decision.label == label, decision.reason
+
+
+def _instrument(published_correct: int, unpublished_correct: int, per_kind: int = 100):
+    """Two adjudicators, each with half of `per_kind` published and unpublished controls."""
+    rows = []
+    for expected, correct in (
+        ("published", published_correct),
+        ("not_published", unpublished_correct),
+    ):
+        wrong = "not_published" if expected == "published" else "published"
+        for i in range(per_kind):
+            rows.append(
+                {
+                    "item_id": f"c{expected}{i}",
+                    "control_id": f"k{expected}{i}",
+                    "reviewer_id": f"adj{i % 2}",
+                    "reviewer_kind": "human",
+                    "verdict": expected if i < correct else wrong,
+                    "expected": expected,
+                    "control_kind": "cross",
+                    "split": "evaluation",
+                }
+            )
+    return measure(pd.DataFrame(rows), {"adj0": 0.5, "adj1": 0.5}, PLAN)
+
+
+def test_the_margin_is_the_sesoi_times_the_adjudicators_lower_bound_of_j():
+    inst = _instrument(98, 98)
+    assert inst.ok
+    assert inst.margin(0.1) == pytest.approx(0.1 * inst.weighted.accuracy.youden_lower(0.025))
+    assert 0.8 < inst.margin(0.1) / 0.1 < 0.96
+
+
+@pytest.mark.parametrize(
+    ("instrument", "why"),
+    [
+        (None, "not measured"),
+        ("chance", "could not be shown to discriminate"),
+        ("empty", "cannot be estimated"),
+    ],
+)
+def test_adjudicators_not_shown_to_discriminate_never_refute(instrument, why):
+    inst = {
+        None: None,
+        "chance": _instrument(50, 50),
+        "empty": measure(_instrument(98, 98).coded.iloc[:0], {}, PLAN),
+    }[instrument]
+    for estimate in (0.0, -0.2):  # inside the margin, and significantly below 0
+        decision = decide_adjudicated(_ppi(estimate, 0.01), PLAN, [], None, inst)
+        assert decision.label == "inconclusive", decision.reason
+        assert why in decision.reason
+    assert decide_adjudicated(_ppi(0.3, 0.05), PLAN, [], None, inst).label == "supported"
+
+
+def test_imperfect_adjudicators_shrink_the_margin():
+    """At J about 0.6 (lower bound about 0.4) the interval [-0.03, +0.05] of the adjudicated
+    difference no longer shows the true one inside +/-0.10: +0.05 there is +0.08 to +0.12."""
+    good, weak = _instrument(99, 99), _instrument(80, 80)
+    ppi = _ppi(0.01, 0.02)
+    assert decide_adjudicated(ppi, PLAN, [], None, good).label == "refuted"
+    assert decide_adjudicated(ppi, PLAN, [], None, weak).label == "inconclusive"
 
 
 def test_non_superiority_refutes_below_the_margin_only():
     plan = PLAN.model_copy(
         update={"equivalence": PLAN.equivalence.model_copy(update={"refute_by": "non_superiority"})}
     )
-    assert decide_adjudicated(_ppi(-0.05, 0.05), plan, []).label == "refuted"
-    assert decide_adjudicated(_ppi(-0.05, 0.05), PLAN, []).label == "inconclusive"
+    inst = _instrument(98, 98)
+    assert decide_adjudicated(_ppi(-0.05, 0.05), plan, [], None, inst).label == "refuted"
+    assert decide_adjudicated(_ppi(-0.05, 0.05), PLAN, [], None, inst).label == "inconclusive"
+
+
+def test_verdicts_that_never_differ_within_a_topic_are_a_degenerate_scale():
+    """Adjudicators who answer by topic: every adjudicated d_t is 0, however many topics."""
+    n_topics, roles = 40, ["primary", "primary", "adjudicator", "adjudicator"]
+    rng = np.random.default_rng(0)
+    topic_novel = rng.random(n_topics) < 0.5
+    novel = {}
+    for t in range(n_topics):
+        for c in range(3):
+            for r in (0, 1):
+                novel[(t, c, r)] = int(rng.random() < 0.4)
+            if t < 20:
+                for r in (2, 3):
+                    novel[(t, c, r)] = int(topic_novel[t])
+    sampled = np.arange(n_topics) < 20
+    plan = _plan()
+    t = tiers(_study(novel, n_topics, roles), np.array(roles, dtype=object), sampled, plan)
+    ppi = t.estimate(plan)
+    why = _degenerate(t, ppi, plan)
+    assert why is not None and "never differ within" in why
+    decision = decide_adjudicated(ppi, plan, [], why, _instrument(98, 98))
+    assert decision.label == "inconclusive"
 
 
 def test_withheld_reasons_give_no_verdict():

@@ -1,0 +1,123 @@
+"""The adjudicators measured: their accuracy on the planted controls in their own packets, and
+what it allows the verdict on the adjudicated scale to claim.
+
+Adjudicators who misjudge shrink the difference they see: with sensitivity s and specificity p
+that do not depend on the condition, an item's expected adjudicated value is (1 - s) + J x for
+true novelty x (J = s + p - 1), so the adjudicated difference is J times the true one. Testing
+`supported` on the adjudicated scale stays valid (shrinking towards 0 never makes a null look
+false), but "no difference of interest" must be shown against the SESOI times J: equivalence
+inside +/- SESOI x J_L, with J_L the exact lower bound of the adjudicators' J, holds for the
+true difference whenever J >= J_L. Each is taken at alpha / 2 (Bonferroni), as for the primary
+reviewers (`statistics.controls`). Adjudicators who cannot be shown to discriminate (J_L below
+`controls.min_youden`, or no controls) cannot refute.
+
+J is every adjudicator's accuracy weighted by their share of the adjudicated judgments
+(`statistics.weighted`): the adjudicated value of an item is the mean over its adjudicators, so
+each shrinks their part of it by their own J. With `combine: majority` the scale's J is at least
+the adjudicators' mean J when each is better than chance, so the bound stays conservative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from harness.analysis.planning.plan_file import Plan
+from harness.analysis.statistics.accuracy import (
+    Accuracy,
+    Differential,
+    accuracy_table,
+    coded_controls,
+    differential,
+)
+from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
+
+__all__ = ["Instrument", "corrected_interval", "measure"]
+
+
+@dataclass(frozen=True)
+class Instrument:
+    """The adjudicators' accuracy and what the verdict may claim from it."""
+
+    coded: pd.DataFrame  # the adjudicators' coded control judgments
+    table: list[Accuracy]  # per adjudicator, per kind, pooled (both arms)
+    weighted: Weighted  # weighted by each adjudicator's share of the adjudicated judgments
+    bound: float | None  # lower bound of J at one-sided alpha / 2: the SESOI's factor
+    ok: bool  # shown to discriminate (the gate on J's exact lower bound)
+    reason: str
+    differential: Differential | None  # cross-field vs single-field controls, where both exist
+
+    @property
+    def youden(self) -> float:
+        return self.weighted.accuracy.youden
+
+    def margin(self, sesoi: float) -> float | None:
+        """The margin on the adjudicated scale that keeps the true difference inside the SESOI."""
+        if not self.ok or self.bound is None or self.bound <= 0:
+            return None
+        return sesoi * self.bound
+
+
+def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instrument:
+    """`frame`: the adjudicators' control reviews (`data.adjudicator_controls`); `shares`: each
+    adjudicator's share of the adjudicated judgments of real items."""
+    c, alpha = plan.controls, plan.primary.alpha
+    coded = coded_controls(frame, plan.outcome.unsure)
+    table = accuracy_table(coded, c.level) if len(coded) else []
+    kept = [a for a in table if a.scope == "reviewer"]
+    weighted = weighted_accuracy(kept, shares, c.level)
+    ok, reason = _gate(weighted, plan)
+    bound = None
+    if weighted.accuracy.estimable:
+        bound = weighted.floor(weighted.accuracy.youden_lower(alpha / 2))
+    diff = differential(coded, alpha) if len(coded) else None
+    return Instrument(coded, table, weighted, bound, ok, reason, diff)
+
+
+def _gate(weighted: Weighted, plan: Plan) -> tuple[bool, str]:
+    c, acc = plan.controls, weighted.accuracy
+    if not acc.estimable:
+        what = (
+            "no adjudicator judged a planted control"
+            if acc.published + acc.unpublished == 0
+            else "no adjudicator judged both published and unpublished controls"
+        )
+        return False, (
+            f"the adjudicators' accuracy cannot be estimated ({what}), so they could not be "
+            "shown to discriminate published from unpublished work"
+        )
+    low, high = acc.youden_ci()
+    text = (
+        f"the adjudicators' J = {acc.youden:.3f} (weighted by their share of the adjudicated "
+        f"judgments), {c.level:.0%} exact interval [{low:.3f}, {high:.3f}] from "
+        f"{acc.published:.1f} published and {acc.unpublished:.1f} unpublished effective control "
+        "judgments"
+    )
+    if weighted.uncovered > 0:
+        low = weighted.floor(low)
+        text += (
+            f"; adjudicators with {weighted.uncovered:.1%} of the adjudicated judgments had no "
+            f"controls of both kinds and count as J = 0, so the lower bound is {low:.3f}"
+        )
+    if low < c.min_youden:
+        return False, (
+            f"the adjudicators could not be shown to discriminate: {text}; the plan requires "
+            f"its lower bound to be at least {c.min_youden:g}"
+        )
+    return True, text
+
+
+def corrected_interval(
+    low: float, high: float, youden: tuple[float, float]
+) -> tuple[float | None, float | None]:
+    """An interval of the true difference from one of the adjudicated difference and one of J
+    (both must hold: levels add, Bonferroni): each end divided by the J that makes it widest."""
+    j_low, j_high = youden
+    if not (math.isfinite(low) and math.isfinite(high)) or not j_low > 0:
+        return None, None
+    j_high = min(max(j_high, j_low), 1.0)
+    lo = low / j_low if low < 0 else low / j_high
+    hi = high / j_low if high > 0 else high / j_high
+    return max(lo, -1.0), min(hi, 1.0)
