@@ -78,6 +78,10 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     md = (study / "report" / "report.md").read_text()
     assert "## Adjudicated scale (prediction-powered)" in md
     assert "**SUPPORTED**" in md and "PROVISIONAL" not in md
+    instrument = md.split("## The adjudicators measured (planted controls)\n", 1)[1]
+    assert "They were shown to discriminate" in instrument
+    assert "| ada | both |" in instrument and "difference corrected for their accuracy" in instrument
+    assert a.youden > 0.8 and a.corrected_estimate == pytest.approx(a.estimate / a.youden)
     # the Power section's paired t-test is not the verdict's test: it points to the PPI++ design
     power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
     assert "paired t-test on the primary reviewers' observed scale" in power

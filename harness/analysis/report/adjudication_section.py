@@ -28,6 +28,7 @@ def adjudication_blocks(r: AnalysisResult) -> list[Block]:
         Block("h2", "Adjudicated scale (prediction-powered)"),
         Block("p", _method_text(a, who)),
         Block("table", header=["", "value"], rows=_rows(a)),
+        *_instrument_blocks(a),
     ]
     if a.accuracy:
         out += [
@@ -80,6 +81,49 @@ DIFF_HEADER = [
 ]
 
 
+def _instrument_blocks(a: Any) -> list[Block]:
+    """The adjudicators measured on the planted controls in their own packets."""
+    head = Block("h2", "The adjudicators measured (planted controls)")
+    gate = "shown to discriminate" if a.adjudicator_gate else "NOT shown to discriminate"
+    text = (
+        f"The adjudicators are the verdict's instrument, so they are measured like everyone "
+        f"else: on planted controls mixed into their packets. They were {gate}: "
+        f"{a.adjudicator_reason}. Errors that do not depend on the condition shrink the "
+        "difference they see by their J; so `refuted` needs the difference shown inside the "
+        "SESOI times J's lower bound, and the estimate divided by J (the true-scale difference) "
+        "is given beside theirs."
+    )
+    rows = [
+        ["adjudicators' J (weighted)", fmt(a.youden)],
+        ["lower bound of J (one-sided alpha/2)", fmt(a.youden_bound)],
+        ["equivalence margin on their scale (SESOI x bound)", fmt(a.margin)],
+        ["TOST p against that margin (decides at alpha/2)", fmt_p(a.p_tost_margin)],
+        ["difference corrected for their accuracy (/ J)", fmt(a.corrected_estimate, signed=True)],
+        [
+            f"{1 - a.alpha:.0%} interval of the corrected difference",
+            f"[{fmt(a.corrected_low, signed=True)}, {fmt(a.corrected_high, signed=True)}]",
+        ],
+    ]
+    out = [head, Block("p", text), Block("table", header=["", "value"], rows=rows)]
+    if a.adjudicator_accuracy:
+        out += [
+            Block(
+                "p",
+                "Each adjudicator's accuracy on their controls (exact intervals; per arm where "
+                "controls of both forms exist):",
+            ),
+            Block(
+                "table",
+                header=ACCURACY_HEADER,
+                rows=[_accuracy_row(x) for x in a.adjudicator_accuracy],
+            ),
+        ]
+    if a.adjudicator_differential:
+        row = _diff_row({"label": "adjudicators, pooled", **a.adjudicator_differential})
+        out.append(Block("table", header=DIFF_HEADER, rows=[row]))
+    return out
+
+
 def _method_text(a: Any, who: str) -> str:
     return (
         f"{len(a.adjudicators)} {who} adjudicators judged every item of {a.topics_sampled} "
@@ -90,7 +134,8 @@ def _method_text(a: Any, who: str) -> str:
         f"al. 2023): the adjudicated mean corrected by the primary reviewers' difference on all "
         f"topics, weighted by lambda = {a.lam:.2f}; it is unbiased whatever the primary "
         f"reviewers' accuracy, which only sets its precision. Adjudicators' verdicts on an item "
-        f"combine by {a.combine}."
+        f"combine by {a.combine}. Estimand: {a.estimand or 'the mean adjudicated difference'}. "
+        f"Tests and intervals: {a.method or a.interval}."
     )
 
 
