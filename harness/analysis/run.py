@@ -54,6 +54,7 @@ def analyze(
         result = compute(data, loaded, manifest, deviations, folder)
         mark_unblinded(study)
         result = _with_late_reviews(study, result)
+        result = _with_accepted_unsure(manifest, result)
         if write_report:
             from harness.analysis.report.writer import write_report as write
             from harness.explore import write_explorer
@@ -127,6 +128,25 @@ def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
         "apart and are not part of this analysis."
     )
     return result.model_copy(update={"design": design, "notes": [*result.notes, note]})
+
+
+def _with_accepted_unsure(manifest: dict[str, Any], result: AnalysisResult) -> AnalysisResult:
+    """The result with a note per automated reviewer whose reviews passed the plan's unsure
+    limit and are analysed because the user accepted them (`judge --auto --accept-unsure`,
+    manifest section `unsure_limit` written by `harness.judge.automated.unsure_limit`)."""
+    accepted = (manifest.get("unsure_limit") or {}).get("accepted") or {}
+    notes = []
+    for reviewer_id, r in sorted(accepted.items()):
+        broken = (
+            f", {r['off_protocol']} of them off its reply protocol" if r["off_protocol"] else ""
+        )
+        notes.append(
+            f"UNSURE LIMIT PASSED: automated reviewer {reviewer_id!r} ({r['method']}) had "
+            f"{r['unsure']} of {r['reviews']} reviews unsure{broken}, above the plan's limit "
+            f"{r['limit']:g} (outcome.max_unsure_share); its reviews are in this analysis "
+            f"because they were accepted ({r['accepted_by']}, {r['accepted_at']})."
+        )
+    return result.model_copy(update={"notes": [*result.notes, *notes]}) if notes else result
 
 
 def resolve_plan(

@@ -52,6 +52,7 @@ MODES: dict[str, tuple[str, ...]] = {
         "base_url",
         "concurrency",
         "after_unblinding",
+        "accept_unsure",
     ),
     "--calibrate": ("sources", "cutoff", "max_queries", "backend", "base_url", "concurrency"),
 }
@@ -215,6 +216,15 @@ def judge(
         help="Store reviews that come in after `harness analyze` unblinded the study (refused "
         "without it) as post-unblinding reviews: counted in the report, never analysed.",
         rich_help_panel=panel("after_unblinding"),
+    ),
+    accept_unsure: list[str] | None = typer.Option(
+        None,
+        "--accept-unsure",
+        metavar="REVIEWER",
+        help="Keep the reviews of this automated reviewer although its share of unsure "
+        "reviews passes the plan's limit (outcome.max_unsure_share), which else discards "
+        "them; recorded in the manifest and the report (repeatable).",
+        rich_help_panel=panel("accept_unsure"),
     ),
     threshold: float | None = typer.Option(
         None,
@@ -419,11 +429,15 @@ def _auto(study: Path, settings: AutoSettings) -> None:
         run_automated,
         unfinished,
     )
-    from harness.judge.automated.auto_settings import check_reviewer_models
+    from harness.judge.automated.auto_settings import (
+        check_accepted_reviewers,
+        check_reviewer_models,
+    )
     from harness.study.store import Study
 
     # the settings were checked when built; the roster's models before the study is opened
     check_reviewer_models(study, settings.backend)
+    check_accepted_reviewers(study, settings.accept_unsure)
     with Study.open(study) as opened:
         refuse_after_unblinding(opened, settings.after_unblinding)  # before the lock is taken
         frame = run_automated(opened, settings)

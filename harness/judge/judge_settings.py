@@ -130,12 +130,18 @@ class AutoSettings:
     server: ServerOptions = field(default_factory=ServerOptions)
     #: store reviews made after the unblinding, marked as such (--auto only)
     after_unblinding: bool = False
+    #: automated reviewers whose reviews are kept although their share of `unsure` passes the
+    #: plan's limit (`outcome.max_unsure_share`; --auto only)
+    accept_unsure: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from harness.judge.automated.auto_settings import check_auto_settings
         from harness.judge.blinding.cutoff import normalise_cutoff
 
         object.__setattr__(self, "sources", tuple(self.sources) or DEFAULT_SOURCES)
+        accept: Any = self.accept_unsure  # one id alone is a str
+        accept = (accept,) if isinstance(accept, str) else accept
+        object.__setattr__(self, "accept_unsure", tuple(dict.fromkeys(accept or ())))
         server = judge_server(self.server, "openai")  # checked against the backend below
         check_auto_settings(
             backend=self.backend,
@@ -175,8 +181,8 @@ class AutoSettings:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> AutoSettings:
-        """The settings a `record()` was made from (`threshold` and `after_unblinding` are not
-        part of it: they take their defaults)."""
+        """The settings a `record()` was made from (`threshold`, `after_unblinding` and
+        `accept_unsure` are not part of it: they take their defaults)."""
         return cls(
             sources=tuple(record["sources"]),
             cutoff=record["cutoff"],

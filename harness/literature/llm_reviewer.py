@@ -6,6 +6,11 @@ shows the numbered hits; `VERDICT: published [n]`, `VERDICT: not_published` or
 `max_queries` are run, and a `published` verdict must cite a hit that was shown; otherwise it
 is recorded as `unsure`. A calibrated reviewer also requires the stated confidence of a
 `published` verdict to reach its threshold (`LlmAssessment`). Every query, hit and reply is kept.
+
+A review recorded as `unsure` because the model broke the protocol (no valid reply after a
+reminder, or a `published` verdict citing no shown hit) says so in its notes: `off_protocol`
+holds the reply that broke it, so `judge --auto` can tell a reviewer that does not follow the
+protocol from one that is unsure (`harness.judge.automated.unsure_limit`).
 """
 
 from __future__ import annotations
@@ -121,6 +126,7 @@ class LlmAssessment:
         cited = self._cited()
         if cited is None:
             notes["rejected"] = "verdict 'published' cited no retrieved work; recorded as unsure"
+            notes["off_protocol"] = (notes.get("replies") or [""])[-1]
             return Decision("unsure", action.confidence, None, notes, searches)
         hit, record = cited
         notes["cited"] = {"id": hit.id, "database": record.database, "number": action.cited}
@@ -183,6 +189,7 @@ class LlmReviewer:
         records: list[SearchRecord] = []
         replies: list[str] = []
         strikes = 0
+        broken: str | None = None  # the first reply that broke the protocol
         while True:
             reply = chat(self.backend, messages, self.params, self.meter)
             replies.append(reply[:MAX_REPLY_CHARS])
@@ -201,8 +208,11 @@ class LlmReviewer:
             if action.kind == "verdict" and records:
                 return LlmAssessment(action, shown, records, self._notes(records, replies))
             strikes += 1
+            broken = reply[:MAX_REPLY_CHARS] if broken is None else broken
             if strikes > 1:
-                return LlmAssessment(None, shown, records, self._notes(records, replies))
+                notes = self._notes(records, replies)
+                notes["off_protocol"] = broken
+                return LlmAssessment(None, shown, records, notes)
             messages.append({"role": "user", "content": self._reminder(action, records)})
 
     def _reminder(self, action: Action, records: list[SearchRecord]) -> str:

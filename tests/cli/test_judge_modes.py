@@ -36,6 +36,7 @@ SPELLED = {
     "sources": ["--source", "openalex"],
     "threshold": ["--threshold", "0.7"],
     "max_queries": ["--max-queries", "5"],
+    "accept_unsure": ["--accept-unsure", "bot"],
 }
 FOREIGN = [
     (mode, option)

@@ -532,6 +532,14 @@ def _param(header: str, key: str) -> str | None:
     return None
 
 
+def review_protocol(body: dict[str, Any]) -> str:
+    """`reply_text` of a server that follows the `llm:` reviewer's reply protocol
+    (`harness.literature.llm_reviewer`): one search, then `not_published`. Without it the
+    server's replies are words that follow no protocol."""
+    answered = sum(m.get("role") == "assistant" for m in body.get("messages", []))
+    return "SEARCH: sediment transport" if not answered else "VERDICT: not_published"
+
+
 def chat_reply(body: dict[str, Any], serial: int) -> dict[str, Any]:
     """A chat.completion object determined entirely by the request body."""
     model = str(body.get("model", ""))

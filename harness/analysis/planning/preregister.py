@@ -247,6 +247,17 @@ def models_lines(plan: Plan, models: int) -> list[str]:
     return lines
 
 
+def _unsure_limit_line(limit: float) -> str:
+    if limit >= 1:
+        return "- Automated reviewers have no limit on their share of `unsure` reviews."
+    return (
+        f"- An automated reviewer whose share of `unsure` reviews passes {limit:g} (a model "
+        "that does not follow its reply protocol has every review recorded as unsure) is "
+        "stopped, and its reviews enter the analysis only if the user accepts them, which the "
+        "manifest and the report record."
+    )
+
+
 def controls_lines(plan: Plan) -> list[str]:
     """What the plan fixes about control items and how accuracy enters the verdict."""
     from harness.analysis.statistics.decisive import controls_needed
@@ -271,6 +282,7 @@ def controls_lines(plan: Plan) -> list[str]:
         f"{c.level:.0%}; J's interval joins both at {1 - (1 - c.level) / 2:.1%} (Bonferroni).",
         f"- A share {c.calibration_share:g} of the controls calibrates automated reviewers; "
         f"their accuracy is measured on the other, held-out controls only.",
+        _unsure_limit_line(plan.outcome.max_unsure_share),
         f"- Reviewers whose J estimate is below {c.exclude_reviewer_below:g} are left out of "
         f"every analysis (decided now, before unblinding).",
         f"- `refuted` requires the exact lower bound of J (every reviewer's accuracy weighted by "

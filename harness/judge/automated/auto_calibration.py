@@ -33,6 +33,7 @@ from harness.study.tables.reviews import delete_calibration_reviews, reviews_out
 from harness.study.tables.searches import delete_calibration_searches
 
 if TYPE_CHECKING:
+    from harness.analysis.planning.plan_file import Outcome
     from harness.literature.llm_reviewer import LlmReviewer
     from harness.literature.reviewers import Decision, RetrievalReviewer
     from harness.study.store import Study
@@ -102,12 +103,18 @@ def stored_rule(study: Study, reviewer_id: str) -> Rule | None:
 
 def plan_unsure(study: Study) -> str:
     """The plan's coding of unsure: the preregistered plan if there is one, else the bundled."""
+    return plan_outcome(study).unsure
+
+
+def plan_outcome(study: Study) -> Outcome:
+    """The plan's `outcome:` section: the preregistered plan if there is one, else the
+    bundled."""
     from harness.analysis.planning.plan_file import load_plan
     from harness.study.manifest import load_manifest
 
     registered = load_manifest(study.path).get("prereg", {}).get("plan_path")
     path = registered if registered and Path(registered).exists() else None
-    return load_plan(path).plan.outcome.unsure
+    return load_plan(path).plan.outcome
 
 
 Progress = Callable[[str, int, int], None]

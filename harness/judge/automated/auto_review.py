@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.judge.automated.auto_calibration import Rule
+    from harness.judge.automated.unsure_limit import UnsureTally
     from harness.judge.judge_settings import AutoSettings
     from harness.literature.base import Source
     from harness.literature.llm_reviewer import LlmReviewer
@@ -56,6 +57,10 @@ def run_automated(
 
     After `analyze` unblinded the study, new reviews are refused unless `after_unblinding`:
     they are then stored as post-unblinding reviews, which the analysis never reads.
+
+    A reviewer whose share of `unsure` reviews passes the plan's limit once it has run through
+    its pending items (`unsure_limit.py`) has its reviews, searches and rule discarded, unless
+    `accept_unsure` names it; its row then says so (`discarded`, and the line in `failed`).
     """
     import pandas as pd
 
@@ -71,7 +76,7 @@ def run_automated(
     try:
         run.check_locked(threshold)
         run.prepare()
-        rules, failures = {}, {}
+        rules, failures, discarded = {}, {}, {}
         for reviewer_id, method, make in run.makers:
             try:
                 rules[reviewer_id], _ = settle(
@@ -90,16 +95,20 @@ def run_automated(
             rule = rules.get(reviewer_id)
             new = 0
             if rule is not None:
+                limit = run.limit(reviewer_id, method)
                 try:
-                    new = _review_pending(study, reviewer_id, make, rule.threshold, progress)
+                    new = _review_pending(study, reviewer_id, make, rule.threshold, progress, limit)
                 except _Stopped as stop:
                     new, failures[reviewer_id] = stop.done, stop.reason
+                if reviewer_id not in failures and (held := limit.settle()) is not None:
+                    discarded[reviewer_id], failures[reviewer_id] = held
             rows.append(
                 {
                     **_summary(study, reviewer_id, method, new),
                     "rule": rule.status if rule else None,
                     "threshold": rule.threshold if rule else None,
                     "failed": failures.get(reviewer_id, ""),
+                    "discarded": discarded.get(reviewer_id, 0),
                 }
             )
     finally:
@@ -117,6 +126,7 @@ def run_automated(
         "not_published",
         "unsure",
         "failed",
+        "discarded",
     ]
     return pd.DataFrame(rows, columns=columns)
 
@@ -144,21 +154,29 @@ def refuse_after_unblinding(study: Study, allowed: bool) -> None:
 
 
 def unfinished(frame: pd.DataFrame) -> str | None:
-    """The summary line of a `run_automated` frame whose reviewers left work, else None."""
+    """The summary line of a `run_automated` frame whose reviewers left work, else None: the
+    reviewers whose work was discarded for passing the unsure limit first."""
     if frame.empty:
         return None
     left = int(frame["pending"].sum())
-    failed = frame[frame["failed"] != ""]
-    if not left and failed.empty:
+    held = frame[frame["discarded"] > 0] if "discarded" in frame else frame.iloc[:0]
+    failed = frame[(frame["failed"] != "") & ~frame.index.isin(held.index)]
+    if not left and failed.empty and held.empty:
         return None
     first = (
         f"; {failed.iloc[0]['reviewer_id']}: {failed.iloc[0]['failed']}" if not failed.empty else ""
     )
-    return (
+    summary = (
         f"{left} of {int(frame['assigned'].sum())} assigned items are not reviewed yet, "
         f"{len(failed)} reviewer(s) stopped by a failure{first}; finished reviews are "
         "kept, rerun to resume"
     )
+    if held.empty:
+        return summary
+    lines = [str(line) for line in held["failed"]]
+    if not failed.empty:
+        lines.append(summary)
+    return "; ".join(lines)
 
 
 @writes_study
@@ -232,6 +250,7 @@ class _Run:
     """What one run of the automated reviewers shares: cut-off, sources, reviewers."""
 
     def __init__(self, study: Study, settings: AutoSettings) -> None:
+        from harness.judge.automated.unsure_limit import check_accepted_ids
         from harness.judge.blinding.cutoff import settle_cutoff
         from harness.judge.routing.roster import reviewer_model
         from harness.study.tables.reviewers import automated_reviewers
@@ -256,6 +275,11 @@ class _Run:
                 "roster names one (e.g. method: llm:vllm/NAME)",
                 column=flag,
             )
+        self.accept_unsure = self.used.accept_unsure
+        check_accepted_ids(
+            self.accept_unsure,
+            [r.reviewer_id for r in self.reviewers],
+        )
         self.pool = _SourcePool(list(self.used.sources))
         self.makers = [
             (
@@ -294,6 +318,25 @@ class _Run:
     def provenance(self) -> dict[str, Any]:
         return self.used.record()
 
+    def limit(self, reviewer_id: str, method: str) -> _UnsureWatch:
+        """How the plan's unsure limit applies to this run of the reviewer."""
+        from harness.judge.automated.unsure_limit import accepted, plan_limit
+        from harness.study.unblinding import unblinded_at
+
+        if not hasattr(self, "_limit"):
+            self._limit = plan_limit(self.study)
+            self._accepted = accepted(self.study.path)
+        return _UnsureWatch(
+            self.study,
+            reviewer_id,
+            method,
+            self._limit,
+            asked=reviewer_id in self.accept_unsure,
+            accepted=reviewer_id in self._accepted,
+            # reviews stored after the unblinding never enter the analysis
+            applies=unblinded_at(self.study) is None,
+        )
+
     def prepare(self) -> None:
         """Build every reviewer that has work, before anything is stored: a missing key, an
         unreachable corpus or a refused server URL stops the run while the study is untouched."""
@@ -328,6 +371,7 @@ def _record_run(study: Study, run: _Run, rules: dict[str, Rule]) -> None:
         "judge --auto",
         {
             **run.provenance(),
+            "accept_unsure": list(run.accept_unsure),
             "reviewers": [
                 {
                     "id": r.reviewer_id,
@@ -375,6 +419,12 @@ def _refuse_review_only(settings: AutoSettings) -> None:
         raise HarnessError(
             "calibration stores no reviews of assigned items: after_unblinding does not apply",
             column="--after-unblinding",
+        )
+    if settings.accept_unsure:
+        raise HarnessError(
+            "calibration keeps or discards nothing by the unsure limit: accept_unsure applies "
+            "to judge --auto",
+            column="--accept-unsure",
         )
 
 
@@ -442,6 +492,7 @@ def _review_pending(
     make: Callable[[], AutoReviewer],
     threshold: float,
     progress: Progress | None,
+    limit: _UnsureWatch | None = None,
 ) -> int:
     from harness.study.tables.assignments import pending_assignments
 
@@ -459,11 +510,10 @@ def _review_pending(
 
         metered.meter = Meter(reviewer_id)  # this call's replies alone
     try:
-        _review_each(study, reviewer_id, reviewer, pending, for_model, progress)
+        return _review_each(study, reviewer_id, reviewer, pending, for_model, progress, limit)
     finally:  # also when a failure stopped the reviewer
         if metered is not None:
             record_decoding(study.path, "judge.auto", metered.meter)
-    return len(pending)
 
 
 def _review_each(
@@ -473,7 +523,10 @@ def _review_each(
     pending: list[Any],
     for_model: bool,
     progress: Progress | None,
-) -> None:
+    limit: _UnsureWatch | None = None,
+) -> int:
+    """Review the pending items in turn; how many were reviewed (fewer when the unsure limit
+    stops a reviewer that breaks its protocol early)."""
     from harness.progress import counted
 
     with counted(f"automated reviews by {reviewer_id}", len(pending)) as advance:
@@ -487,6 +540,60 @@ def _review_each(
             advance(done)
             if progress is not None:
                 progress(reviewer_id, done, len(pending))
+            if limit is not None and limit.stops_early(decision):
+                return done
+    return len(pending)
+
+
+class _UnsureWatch:
+    """The plan's unsure limit over one reviewer's run (`unsure_limit.py`)."""
+
+    def __init__(
+        self,
+        study: Study,
+        reviewer_id: str,
+        method: str,
+        limit: float,
+        *,
+        asked: bool,
+        accepted: bool,
+        applies: bool,
+    ) -> None:
+        self.study, self.reviewer_id, self.method, self.limit = study, reviewer_id, method, limit
+        self.asked, self.accepted, self.applies = asked, accepted, applies
+        self.seen = self.broken = 0
+
+    def stops_early(self, decision: Decision) -> bool:
+        """After the run's first few reviews, each of them off the reviewer's protocol: stop
+        when the limit would discard the reviewer's work anyway."""
+        from harness.judge.automated.unsure_limit import EARLY, broke_protocol
+
+        self.seen += 1
+        self.broken += broke_protocol(decision)
+        if self.seen != EARLY or self.broken != EARLY or not self.applies:
+            return False
+        return not (self.asked or self.accepted) and self._tally().over
+
+    def settle(self) -> tuple[int, str] | None:
+        """After the run: (reviews discarded, the line saying why) when the reviewer passes
+        the limit unaccepted; an accepted one above it is recorded as such. None otherwise."""
+        from harness.judge.automated.unsure_limit import accept, discard
+
+        if not self.applies:
+            return None
+        found = self._tally()
+        if not found.over:
+            return None
+        if self.asked or self.accepted:
+            accept(self.study, found, self.asked)
+            return None
+        deleted = discard(self.study, found)
+        return deleted, found.discarded_line(deleted)
+
+    def _tally(self) -> UnsureTally:
+        from harness.judge.automated.unsure_limit import tally
+
+        return tally(self.study, self.reviewer_id, self.method, self.limit)
 
 
 class _Stopped(Exception):

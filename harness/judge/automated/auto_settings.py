@@ -83,3 +83,16 @@ def check_reviewer_models(study_dir: str | Path, backend: str | None = None) -> 
     rows = llm_reviewers_read_only(db)
     for reviewer_id, method in rows:
         reviewer_model(reviewer_id, method, backend)
+
+
+def check_accepted_reviewers(study_dir: str | Path, accept_unsure: tuple[str, ...]) -> None:
+    """`--accept-unsure` names automated reviewers of the stored roster, checked before the
+    study is opened for writing (read as `check_reviewer_models` reads)."""
+    from harness.judge.automated.unsure_limit import check_accepted_ids
+    from harness.study.files import store_path
+    from harness.study.tables.reviewers import automated_ids_read_only
+
+    db = store_path(study_dir)
+    automated = automated_ids_read_only(db) if db.is_file() and accept_unsure else None
+    if automated is not None:
+        check_accepted_ids(accept_unsure, automated)

@@ -68,3 +68,8 @@ def save_calibration(conn: sqlite3.Connection, record: CalibrationRecord) -> Non
             record.decided_at,
         ),
     )
+
+
+def delete_calibration(conn: sqlite3.Connection, reviewer_id: str) -> None:
+    """A reviewer's stored rule (its next run settles a new one)."""
+    conn.execute("DELETE FROM calibrations WHERE reviewer_id = ?", (reviewer_id,))

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.study.store import Study
 
@@ -88,17 +88,30 @@ def llm_reviewers_read_only(db: Path) -> list[tuple[str, str]]:
     """(reviewer_id, method) of every `llm:` reviewer, read without a lock, a log or a WAL file
     (nothing in the study folder changes); [] when the store cannot be read this way (an older
     or damaged store: opening it says what is wrong)."""
+    rows = _read_only(
+        db,
+        "SELECT reviewer_id, method FROM reviewers WHERE method LIKE 'llm:%' ORDER BY reviewer_id",
+    )
+    return [(str(r[0]), str(r[1])) for r in rows or []]
+
+
+def automated_ids_read_only(db: Path) -> list[str] | None:
+    """The ids of the automated reviewers, read as `llm_reviewers_read_only` reads; None when
+    the store cannot be read this way."""
+    rows = _read_only(
+        db, "SELECT reviewer_id FROM reviewers WHERE kind = 'automated' ORDER BY reviewer_id"
+    )
+    return None if rows is None else [str(r[0]) for r in rows]
+
+
+def _read_only(db: Path, sql: str) -> list[Any] | None:
     wal = db.with_name(db.name + "-wal")
     mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
     try:
         conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
         try:
-            rows = conn.execute(
-                "SELECT reviewer_id, method FROM reviewers WHERE method LIKE 'llm:%' "
-                "ORDER BY reviewer_id"
-            ).fetchall()
+            return conn.execute(sql).fetchall()
         finally:
             conn.close()
     except sqlite3.Error:
-        return []
-    return [(str(r[0]), str(r[1])) for r in rows]
+        return None

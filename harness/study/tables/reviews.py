@@ -141,3 +141,38 @@ def control_verdict_counts(study: Study) -> pd.DataFrame:
         "WHERE NOT (rv.kind = 'automated' AND c.split = 'calibration') "
         "GROUP BY r.reviewer_id, c.expected, r.verdict"
     )
+
+
+def unsure_notes(study: Study, reviewer_id: str) -> tuple[int, list[str | None]]:
+    """(number of a reviewer's reviews stored before the unblinding, the notes of those of
+    them that are `unsure`, oldest first)."""
+    total = study.rows(
+        "SELECT COUNT(*) FROM reviews WHERE reviewer_id = ? AND after_unblinding = 0",
+        (reviewer_id,),
+    )[0][0]
+    notes = study.rows(
+        "SELECT notes FROM reviews WHERE reviewer_id = ? AND after_unblinding = 0 "
+        "AND verdict = 'unsure' ORDER BY created_at, item_id",
+        (reviewer_id,),
+    )
+    return int(total), [row[0] for row in notes]
+
+
+#: The items of an automated reviewer's reviews that may enter the analysis (stored before the
+#: unblinding); the one parameter is the reviewer's id.
+AUTOMATED_ITEM_IDS = (
+    "SELECT item_id FROM reviews WHERE reviewer_id = ? AND source = 'automated' "
+    "AND after_unblinding = 0"
+)
+
+
+def delete_automated_reviews(conn: sqlite3.Connection, reviewer_id: str) -> int:
+    """An automated reviewer's reviews stored before the unblinding (calibration items'
+    included); how many were deleted. Delete their search records first
+    (`searches.delete_automated_searches`)."""
+    deleted = conn.execute(
+        "DELETE FROM reviews WHERE reviewer_id = ? AND source = 'automated' "
+        "AND after_unblinding = 0",
+        (reviewer_id,),
+    ).rowcount
+    return int(deleted)

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
 
-from harness.study.tables.reviews import CALIBRATION_ITEM_IDS
+from harness.study.tables.reviews import AUTOMATED_ITEM_IDS, CALIBRATION_ITEM_IDS
 
 
 @dataclass(frozen=True)
@@ -57,4 +57,13 @@ def delete_calibration_searches(conn: sqlite3.Connection, reviewer_id: str) -> N
     conn.execute(
         f"DELETE FROM searches WHERE reviewer_id = ? AND item_id IN ({CALIBRATION_ITEM_IDS})",
         (reviewer_id,),
+    )
+
+
+def delete_automated_searches(conn: sqlite3.Connection, reviewer_id: str) -> None:
+    """The search records of an automated reviewer's reviews stored before the unblinding."""
+    conn.execute(
+        "DELETE FROM searches WHERE reviewer_id = ? AND source = 'automated' "
+        f"AND item_id IN ({AUTOMATED_ITEM_IDS})",
+        (reviewer_id, reviewer_id),
     )

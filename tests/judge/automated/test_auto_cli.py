@@ -15,7 +15,7 @@ from harness.study.store import Study
 from tests.cli_run import CLI, run_cli, run_subprocess
 from tests.literature.conftest import CORPUS, write_jsonl
 from tests.literature.study import build_study
-from tests.servers.openai_server import OpenAIServer
+from tests.servers.openai_server import OpenAIServer, review_protocol
 
 ROSTER = [("lex", "retrieval"), ("bot", "llm:test-model")]
 
@@ -171,7 +171,7 @@ def test_exit_1_with_a_summary_when_a_server_refuses_the_requests(study, corpus,
     with Study.open(study) as s:  # the retrieval reviewer finished; bot's items stay pending
         assert s.count("reviews", "reviewer_id = 'lex'") == 6
         assert s.count("reviews", "reviewer_id = 'bot'") == 0
-    with OpenAIServer() as server:  # the rerun resumes and completes
+    with OpenAIServer(reply_text=review_protocol) as server:  # the rerun resumes, completes
         code, _, err = run_cli(
             capsys,
             "judge",
@@ -190,7 +190,7 @@ def test_exit_1_with_a_summary_when_a_server_refuses_the_requests(study, corpus,
 
 
 def test_exit_130_on_ctrl_c_keeps_whole_reviews(study, corpus):
-    with OpenAIServer(latency=0.3) as server:
+    with OpenAIServer(latency=0.3, reply_text=review_protocol) as server:
         process = subprocess.Popen(
             [
                 *CLI,
