@@ -363,7 +363,7 @@ def _collect(
 
     from harness.collection_plan import MODELS_KEY, stored_models
     from harness.models.budget import Budget
-    from harness.models.openai_api import ParameterRejected
+    from harness.models.openai_api import ParameterRejected, ServerRefused
     from harness.study.manifest import record_command
     from harness.study.tables.meta import write_meta
     from harness.study.tables.prompts import prompt_count
@@ -373,6 +373,7 @@ def _collect(
     )
     settings, params, max_cost = run.settings, run.params, run.max_cost
     _check_budget(engine, max_cost)
+    refusals_stop, engine.stop_on_refusals = engine.stop_on_refusals, True  # a few requests
     models = stored_models(study)
     if run.key not in models and models:
         notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
@@ -408,8 +409,11 @@ def _collect(
         raise HarnessError(
             f"{run.key}: {error.message}; {_advice(error.param)}", column=error.param
         ) from None
+    except ServerRefused as error:  # the requests not sent stay pending
+        tally.stopped, tally.refused = "refused", error.status
     finally:
         _close(stream)
+        engine.stop_on_refusals = refusals_stop
         if engine.budget is not None:
             tally.stopped = tally.stopped or ("max_cost" if engine.budget.refused else None)
             engine.budget = None
@@ -651,6 +655,8 @@ class _Tally:
         self.cost_known = True
         self.attempt_retries = 0
         self.stopped: str | None = None
+        self.refused: int | None = None  # the status the server refused the run with
+        self.first_error: str | None = None  # the first failure's reason, the server's words
         self.t0 = time.perf_counter()
 
     def add(self, c: Completion) -> None:
@@ -658,6 +664,7 @@ class _Tally:
             self.ok += 1
         else:
             self.failed += 1
+            self.first_error = self.first_error or c.error
         self.prompt_tokens += c.prompt_tokens or 0
         self.completion_tokens += c.completion_tokens or 0
         if c.cost_usd is None:
@@ -732,6 +739,8 @@ def _result(
         cost_usd=tally.cost if tally.cost_known else None,
         elapsed_s=time.perf_counter() - tally.t0,
         stopped=tally.stopped,
+        refused=tally.refused,
+        first_error=tally.first_error,
         outputs_ok=counts.get("ok", 0),
         outputs_failed=counts.get("failed", 0),
     )
@@ -762,6 +771,8 @@ def _record(
         "retries": result.retries,
         "cost_usd": result.cost_usd,
         "stopped": result.stopped,
+        **({"refused": result.refused} if result.refused else {}),
+        **({"first_error": result.first_error} if result.first_error else {}),
         "elapsed_s": round(result.elapsed_s, 3),
         **rates(result.prompt_tokens, result.completion_tokens, result.elapsed_s),
         **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},

@@ -28,7 +28,11 @@ class CollectResult(BaseModel):
     completion_tokens: int
     cost_usd: float | None
     elapsed_s: float
-    stopped: str | None = None  # None (finished), "max_cost" or "interrupted"
+    #: None (finished), "max_cost", "interrupted" or "refused" (the server refused several
+    #: requests in a row alike, `refused` its HTTP status: the rest were not sent)
+    stopped: str | None = None
+    refused: int | None = None
+    first_error: str | None = None  # the reason of this run's first failure, the server's words
     outputs_ok: int  # of this model, in the store after the run
     outputs_failed: int
     notes: list[str] = Field(default_factory=list)
@@ -55,7 +59,27 @@ class CollectResult(BaseModel):
             )
         elif self.stopped == "interrupted":
             lines.append("  stopped: interrupted; everything done so far is kept, rerun to resume")
+        if self.first_error:
+            count = f"first of {self.failed} failures" if self.failed > 1 else "1 failure"
+            lines.append(f"  {self.model_key}: {self.first_error} ({count})")
+        if self.stopped == "refused":
+            lines.append(
+                f"  stopped: the server refused {self.failed} requests in a row alike, so the "
+                f"other {self.pending} were not sent and stay pending; {self._refusal_advice()}"
+            )
         if self.outputs_failed and not self.stopped:
             lines.append("  failed completions keep their reason; rerun with --retry-errors")
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
+
+    def _refusal_advice(self) -> str:
+        remove = f"harness collect --study {self.study} --remove {self.model_key}"
+        if self.refused == 404:
+            return (
+                f"the server knows no model {self.model!r}: collect the right name with "
+                f"--model (and check --base-url), and take this one out with `{remove}`"
+            )
+        return (
+            "check OPENAI_API_KEY and the server's access to this model, then rerun to "
+            f"resume (`{remove}` takes the model out of the study)"
+        )

@@ -1,7 +1,9 @@
 """A study's first hour with its models, through the real entry point in child processes: a
 mistyped model is taken out before blinding (`collect --remove`: its outputs kept aside and on
-record) and the study then blinds; `judge --blind`'s refusals name the models and how to take
-one out; once blinded, a removal is refused in one line and nothing changes.
+record) and the study then blinds; a model name the server does not know costs three requests,
+with the server's words on the terminal, and the rest stay pending; `judge --blind`'s refusals
+name the models and how to take one out; once blinded, a removal is refused in one line and
+nothing changes.
 """
 
 from __future__ import annotations
@@ -128,3 +130,31 @@ def test_a_mistyped_model_is_removed_before_blinding_and_the_study_blinds(
     # blinded: refused in one line, and the folder is as it was
     err = refused(study, "collect", "--study", study, "--remove", GOOD)
     assert "blinding cannot be undone" in err and "start a new study" in err
+
+
+def test_a_model_the_server_does_not_know_stops_after_three_requests(
+    study: Path, generated: Path, env: None
+) -> None:
+    with ModelServer(models={"gpt-4o-mini"}, latency=0.02) as server:
+        assert collect(study, server, GOOD, "--concurrency", "8")[0] == 0
+        code, out, err = collect(study, server, "openai-compatible/stbu", "--concurrency", "8")
+        # three requests, one at a time, not the twelve prompts nor the eight of the concurrency
+        assert server.unknown == ["stbu"] * 3
+    assert code == 1, err
+    assert "openai-compatible/stbu: HTTP 404: The model `stbu` does not exist (first of 3 " in out
+    assert "stopped: the server refused 3 requests in a row alike, so the other 9 were not " in out
+    assert f"`harness collect --study {study} --remove openai-compatible/stbu`" in out
+    assert err.strip() == "error: the run left 3 failed and 9 pending completions (exit 1)"
+    manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
+    (run,) = manifest["collect"]["models"]["openai-compatible/stbu"]["runs"]
+    assert run["stopped"] == "refused" and run["refused"] == 404
+    assert run["first_error"] == "HTTP 404: The model `stbu` does not exist"
+
+    err = refused(study, *blind_args(study, generated))
+    assert "12 output(s) are still pending (openai-compatible/stbu 12)" in err
+    assert f"the study holds 2 model(s): {GOOD} (12 ok), openai-compatible/stbu (0 ok)" in err
+    assert f"`harness collect --study {study} --remove MODEL`" in err
+    code, out, err = harness("collect", "--study", study, "--remove", "openai-compatible/stbu")
+    assert code == 0 and "0 ok and 3 failed output(s) kept aside" in out, err
+    code, out, err = harness(*blind_args(study, generated))
+    assert code == 0, err

@@ -130,6 +130,11 @@ class ModelAPI(ABC):
     #: be stopped, so `collect` submits only what fits the budget at worst, and records the flag
     #: with each output's parameters.
     batch_api: bool = False
+    #: Set by `collect`: a server that refuses several requests in a row alike, whatever their
+    #: prompt (a model name it does not know, a key it does not take), stops the run with
+    #: `harness.models.openai_api.ServerRefused` instead of failing every request, and until it
+    #: has answered otherwise requests go one at a time. A backend without a server ignores it.
+    stop_on_refusals: bool = False
 
     @abstractmethod
     def complete(

@@ -26,7 +26,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PartialWork
 from harness.models._loop import LoopThread
 from harness.models._redact import public_url, redact
 from harness.models.base import (
@@ -67,6 +67,11 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "EMPTY"
 #: Longest wait for the answer to a probe of a replica that was taken out (seconds).
 PROBE_TIMEOUT = 10.0
+#: Answers that refuse every request of a run alike, whatever its prompt: a model the server
+#: does not know (404, OpenAI's `model_not_found`), a key it does not take (401), no access (403).
+REFUSALS = frozenset({401, 403, 404})
+#: Refusals of one status in a row that stop a run; the requests not yet sent stay pending.
+REFUSALS_TO_STOP = 3
 
 
 class OpenAIBackend(ModelAPI):
@@ -142,6 +147,7 @@ class OpenAIBackend(ModelAPI):
         self._loop = LoopThread("harness-openai")
         self._client: Any = None
         self._pool: ReplicaPool | None = None
+        self._refusals = RefusalWatch()
         self._replica_record: dict[str, dict[str, int]] = {}  # per replica, after a run
 
     @classmethod
@@ -344,13 +350,14 @@ class OpenAIBackend(ModelAPI):
         import asyncio
 
         todo = iter(requests)
+        alone = asyncio.Lock()  # one request at a time until the server has answered
 
         async def worker() -> None:
             for request in todo:  # a shared iterator: each request goes to exactly one worker
                 worst = self._reserve(request, params)
                 if worst is None:
                     return  # over the budget: this and later requests stay pending
-                completions = await self._one(request, params)
+                completions = await self._first(request, params, alone)
                 if self.budget is not None:
                     self.budget.settle(worst, _billed(completions))
                 for completion in completions:
@@ -359,16 +366,30 @@ class OpenAIBackend(ModelAPI):
                             await self._alone(request, completion.sample, params) or completion
                         )
                     emit(completion)
+                if self.stop_on_refusals:  # refused alike too often: the rest stays pending
+                    self._refusals.check()
 
         workers = min(self._limiter.maximum, len(requests))
         try:  # a task group: one worker's fatal error cancels the others' requests
             async with asyncio.TaskGroup() as group:
                 for _ in range(workers):
                     group.create_task(worker())
-        except* ParameterRejected as errors:
+        except* (ParameterRejected, ServerRefused) as errors:
             raise errors.exceptions[0] from None
         finally:
             self._replica_record = self.pool().record()
+
+    async def _first(
+        self, request: ChatRequest, params: GenerationParams, alone: Any
+    ) -> list[Completion]:
+        """`_one`, alone (holding `alone`) until the server has answered other than with a
+        refusal: a model name it does not know then costs REFUSALS_TO_STOP requests, not as
+        many as the concurrency lets out at once."""
+        if self.stop_on_refusals and not self._refusals.answered:
+            async with alone:
+                if not self._refusals.answered:
+                    return await self._one(request, params)
+        return await self._one(request, params)
 
     async def _alone(
         self, request: ChatRequest, sample: int, params: GenerationParams
@@ -444,6 +465,7 @@ class OpenAIBackend(ModelAPI):
                 attempt, self.policy, gate=gate, on_retry=on_retry, timed=False
             )
         except RetriesExhausted as error:
+            self._refusals.failed(error.status, self.redact(error.reason))
             return failed(
                 request,
                 self.redact(error.reason),
@@ -452,6 +474,7 @@ class OpenAIBackend(ModelAPI):
                 latency_s=time.perf_counter() - last[0],
                 attempts=error.attempts,
             )
+        self._refusals.served()
         self._limiter.record_success()
         self._limits.settle(
             estimate, int_or_none((response.get("usage") or {}).get("total_tokens"))
@@ -529,6 +552,44 @@ def estimate_tokens(request: ChatRequest, params: GenerationParams) -> int:
     """Rough token count for the tokens-per-minute budget (about 4 characters per token)."""
     chars = sum(len(m.get("content") or "") for m in request.messages)
     return chars // 4 + 8 * len(request.messages) + params.max_tokens * request.samples
+
+
+class ServerRefused(PartialWork):
+    """The server refused REFUSALS_TO_STOP requests in a row with one status of REFUSALS: every
+    other request would be refused alike, so the run stops and they stay pending."""
+
+    def __init__(self, status: int, reason: str, count: int) -> None:
+        super().__init__(f"the server refused {count} requests in a row ({reason})")
+        self.status = status
+        self.reason = reason  # the first refusal's, in the server's words
+        self.count = count
+
+
+class RefusalWatch:
+    """Failures of the same refusing status in a row (REFUSALS), and whether the server has
+    answered otherwise yet (a completion, or a failure of another kind)."""
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.status: int | None = None
+        self.reason = ""
+        self.count = 0
+
+    def served(self) -> None:
+        self.answered = True
+        self.status, self.count = None, 0
+
+    def failed(self, status: int | None, reason: str) -> None:
+        if status not in REFUSALS:  # a failure of another kind (a server down, a bad prompt)
+            self.served()
+            return
+        if status != self.status:
+            self.status, self.reason, self.count = status, reason, 0
+        self.count += 1
+
+    def check(self) -> None:
+        if self.status is not None and self.count >= REFUSALS_TO_STOP:
+            raise ServerRefused(self.status, self.reason, self.count)
 
 
 class ParameterRejected(HarnessError):

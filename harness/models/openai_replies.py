@@ -26,6 +26,7 @@ def classify(error: Exception, clean: Any = redact) -> AttemptError:
             retryable=status in RETRYABLE_STATUS,
             retry_after=parse_retry_after(headers),
             rate_limited=status == 429,
+            status=status,
         )
     if isinstance(error, openai.APITimeoutError):
         return AttemptError("timed out", retryable=True)

@@ -56,6 +56,7 @@ class AttemptError(Exception):
         retry_after: float | None = None,
         rate_limited: bool = False,
         fault: bool = False,
+        status: int | None = None,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -63,15 +64,18 @@ class AttemptError(Exception):
         self.retry_after = retry_after
         self.rate_limited = rate_limited
         self.fault = fault  # the server failed (not the request): another replica may serve it
+        self.status = status  # the HTTP status of the server's answer, None without one
 
 
 class RetriesExhausted(Exception):
-    """The call failed for good; `reason` says why and `attempts` how many tries were made."""
+    """The call failed for good; `reason` says why, `attempts` how many tries were made and
+    `status` the HTTP status of the last answer (None without one)."""
 
-    def __init__(self, reason: str, attempts: int) -> None:
+    def __init__(self, reason: str, attempts: int, status: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.attempts = attempts
+        self.status = status
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -126,10 +130,10 @@ async def call_with_retry(
         except AttemptError as caught:
             error = caught
         if not error.retryable:
-            raise RetriesExhausted(error.reason, attempt) from None
+            raise RetriesExhausted(error.reason, attempt, error.status) from None
         if attempt >= policy.max_attempts:
             raise RetriesExhausted(
-                f"{error.reason} (gave up after {attempt} attempts)", attempt
+                f"{error.reason} (gave up after {attempt} attempts)", attempt, error.status
             ) from None
         if on_retry is not None:
             on_retry(error)

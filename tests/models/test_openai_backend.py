@@ -214,3 +214,53 @@ def test_a_rejected_parameter_stops_the_run_with_one_error_naming_it(serve, name
     assert "HTTP 400" in str(caught.value) and "\n" not in str(caught.value)
     # no retries and no storm: at most one request per worker reached the server
     assert server.log.counts["rejected"] <= 4 and server.log.counts["requests"] <= 4
+
+
+def test_refusing_every_request_stops_the_run_after_three(serve):
+    from harness.models.openai_api import ServerRefused
+
+    server = serve(api_key="the-right-key")  # a key the server does not take: 401 to all
+    got = []
+    with backend(server, concurrency=16) as engine:
+        engine.stop_on_refusals = True  # as `collect` runs it
+        with pytest.raises(ServerRefused, match=r"refused 3 requests in a row \(HTTP 401"):
+            got.extend(engine.complete(requests(40), GenerationParams()))
+    assert len(got) == 3 and all(c.error.startswith("HTTP 401") for c in got)
+    with backend(server, concurrency=16) as engine:  # not asked to stop: every request fails
+        assert [c.ok for c in engine.complete(requests(40), GenerationParams())] == [False] * 40
+
+
+def test_an_unknown_model_costs_three_requests_sent_one_at_a_time():
+    from harness.models.openai_api import ServerRefused
+    from tests.servers.model_server import ModelServer
+
+    with ModelServer(models={"gpt-4o"}, latency=0.02) as server:
+        with backend(server, concurrency=16) as engine:
+            engine.stop_on_refusals = True
+            with pytest.raises(ServerRefused, match="The model `gpt-4o-mini` does not exist"):
+                list(engine.complete(requests(40), GenerationParams()))
+        assert server.unknown == ["gpt-4o-mini"] * 3 and server.max_in_flight == 1
+        # a model it knows: the first answer lets the concurrency out
+        server.reset_peak()
+        known = OpenAIBackend("gpt-4o", api_key=KEY, base_url=server.base_url, concurrency=8)
+        with known as engine:
+            engine.stop_on_refusals = True
+            done = list(engine.complete(requests(40), GenerationParams()))
+        assert all(c.ok for c in done) and server.max_in_flight == 8
+
+
+def test_refusals_stop_only_when_alike_and_in_a_row():
+    from harness.models.openai_api import RefusalWatch, ServerRefused
+
+    watch = RefusalWatch()
+    for outcome in (404, 404, None, 404, 404, 400, 404, 401, 404, 404):
+        if outcome is None:
+            watch.served()
+        else:
+            watch.failed(outcome, f"HTTP {outcome}")
+        watch.check()  # never three alike in a row
+    assert watch.answered  # the 400: the server answered other than with a refusal
+    watch.failed(404, "HTTP 404")
+    with pytest.raises(ServerRefused) as caught:
+        watch.check()
+    assert caught.value.status == 404 and caught.value.count == 3
