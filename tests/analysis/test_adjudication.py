@@ -80,7 +80,9 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     assert "**SUPPORTED**" in md and "PROVISIONAL" not in md
     instrument = md.split("## The adjudicators measured (planted controls)\n", 1)[1]
     assert "They were shown to discriminate" in instrument
-    assert "| ada | both |" in instrument and "difference corrected for their accuracy" in instrument
+    assert (
+        "| ada | both |" in instrument and "difference corrected for their accuracy" in instrument
+    )
     assert a.youden > 0.8 and a.corrected_estimate == pytest.approx(a.estimate / a.youden)
     # the Power section's paired t-test is not the verdict's test: it points to the PPI++ design
     power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
@@ -279,17 +281,15 @@ def test_a_refutation_where_novelty_is_rare_carries_a_caution(tmp_path, t_plan):
 
 
 def test_adjudicators_at_chance_on_their_controls_cannot_refute(tmp_path, fast_plan):
-    study, _ = _truthful_study(tmp_path, effect=0.0, base=0.04, drawn=100, **SURE_ADJUDICATORS)
+    """Accurate adjudicators of every one of 300 topics refute where novelty is rare (the
+    betting interval is then narrow enough); the same at chance on their controls cannot."""
+    rare = {"effect": 0.0, "base": 0.04, "n": 300, "drawn": 300}
+    study, _ = _truthful_study(tmp_path, **rare, **SURE_ADJUDICATORS)
     good = analyze(study, fast_plan, write_report=False)
     assert good.verdict.label == "refuted", good.verdict.reason
     assert good.adjudication.adjudicator_gate and good.adjudication.margin < 0.1
     study, _ = _truthful_study(
-        tmp_path / "chance",
-        effect=0.0,
-        base=0.04,
-        drawn=100,
-        adjudicator_accuracy=0.5,
-        adjudicator_controls=200,
+        tmp_path / "chance", **rare, adjudicator_accuracy=0.5, adjudicator_controls=200
     )
     result = analyze(study, fast_plan, write_report=False)
     assert result.verdict.label == "inconclusive"

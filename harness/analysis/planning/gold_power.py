@@ -352,7 +352,11 @@ def parse_share_or_count(text: str) -> float | int:
 
 
 def adjudicated_power(
-    settings: GoldPowerSettings, *, adjudicated: int, agreements: list[float]
+    settings: GoldPowerSettings,
+    *,
+    adjudicated: int,
+    agreements: list[float],
+    min_youden: float | None = None,
 ) -> dict[str, Any]:
     """The figures of `harness power`'s adjudicated section, as a plain dict: `adjudicated`
     topics in the sample, at each primary accuracy of `agreements`."""
@@ -372,6 +376,26 @@ def adjudicated_power(
         "sesoi": s.sesoi,
         "scale": 2 * s.adjudicator_accuracy - 1,
         "agreements": [asdict(planner.agreement(a, sizes)) for a in agreements],
+        "measured": _measured(s, adjudicated, agreements, min_youden),
+    }
+
+
+def _measured(
+    s: GoldPowerSettings, adjudicated: int, agreements: list[float], min_youden: float | None
+) -> dict[str, Any] | None:
+    if min_youden is None:
+        return None
+    agreement = agreements[len(agreements) // 2]
+    from harness.analysis.simulation.instrument import Scenario
+
+    controls = Scenario("plan", topics=s.topics, samples=s.samples).controls_each()
+    # the plan's sample, half the topics and every topic: what more adjudication buys
+    shown = sorted({adjudicated, s.topics // 2, s.topics})
+    return {
+        "agreement": agreement,
+        "studies": MEASURED_STUDIES,
+        "controls": controls,
+        "rows": measured_power(s, [n for n in shown if n >= 2], agreement, min_youden=min_youden),
     }
 
 
@@ -388,7 +412,7 @@ def adjudicated_lines(g: dict[str, Any]) -> list[str]:
         f"{g['adjudicator_accuracy']:g}: the adjudicated difference is {g['scale']:g} x the true "
         "one; accuracy: the primary reviewers' sensitivity = specificity on real items",
         f"  power of supported at +{sesoi:g} (adjudicated scale) / refuted at 0, by adjudicated "
-        "topics n:",
+        "topics n, with the t reference and the SESOI unscaled (the approximation's rule):",
         f"  {'n':>6} {'careful':>8}{head}",
     ]
     for i, n in enumerate(g["sizes"]):
@@ -429,6 +453,7 @@ def adjudicated_lines(g: dict[str, Any]) -> list[str]:
                 lambda a, v=verdict: _ratio(a[v], g["per_topic"]),
             )
         )
+    lines += measured_lines(g)
     k = g["sizes"].index(g["adjudicated"])
     lines.append(
         row(
@@ -444,3 +469,64 @@ def _ratio(needed: dict[str, Any], per_topic: int) -> str:
     if n is None or c is None:
         return "n/a"
     return f"{n * per_topic}/{c * per_topic} ({n / c:.2f})"
+
+
+MEASURED_STUDIES = 100  # simulated studies per figure of the verdict's own rule (MC SE <= 5%)
+MEASURED_SEED = 20261206
+
+
+def measured_power(
+    settings: GoldPowerSettings,
+    sizes: list[int],
+    agreement: float,
+    *,
+    min_youden: float,
+    studies: int = MEASURED_STUDIES,
+) -> list[dict[str, Any]]:
+    """Power of the verdict's own rule (betting tests of the plan's estimand, the adjudicators'
+    J gate and the SESOI scaled by J's lower bound), simulated (`simulation.instrument`): at
+    each sample size, supported at a true +SESOI and refuted at a true 0. The normal
+    approximation above is the t reference's and overstates what the rule can reach."""
+    from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
+
+    s = settings
+    rng = np.random.default_rng(MEASURED_SEED)
+    out = []
+    for n in sizes:
+        scenario = Scenario(
+            "plan",
+            topics=s.topics,
+            share=n / s.topics,
+            base=s.p_single,
+            samples=s.samples,
+            primary=s.reviewers,
+            primary_accuracy=agreement,
+            adjudicators=s.adjudicators,
+            sensitivity=s.adjudicator_accuracy,
+            specificity=s.adjudicator_accuracy,
+        )
+        powers = []
+        for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
+            batch = simulate(scenario, effect, studies, rng)
+            decided = measured_rule(batch, s.alpha, s.sesoi, min_youden, orders=4)
+            powers.append(float(getattr(decided, column).mean()))
+        out.append({"adjudicated": n, "supported": powers[0], "refuted": powers[1]})
+    return out
+
+
+def measured_lines(g: dict[str, Any]) -> list[str]:
+    m = g.get("measured")
+    if not m:
+        return []
+    lines = [
+        f"  the verdict's own rule (betting tests, adjudicators measured "
+        f"on {m['controls']} controls each), simulated ({m['studies']} studies per figure, "
+        f"primary accuracy {m['agreement']:g}):",
+        f"  {'n':>6} {'supported at +' + format(g['sesoi'], 'g'):>22} {'refuted at 0':>14}",
+    ]
+    for row in m["rows"]:
+        mark = "*" if row["adjudicated"] == g["adjudicated"] else " "
+        lines.append(
+            f"  {row['adjudicated']:>5}{mark} {row['supported']:>22.3f} {row['refuted']:>14.3f}"
+        )
+    return lines

@@ -147,7 +147,7 @@ class Adjudication(_Section):
     combine: Literal["mean", "majority"] = "mean"
     estimator: Literal["ppi++", "ppi", "classical"] = "ppi++"
     interval: Literal["betting", "t", "normal"] = "betting"
-    estimand: Literal["study_topics", "topic_population"] = "study_topics"
+    estimand: Literal["study_topics", "topic_population"] = "topic_population"
     seed: int = 20261202
 
     @field_validator("topics", mode="before")

@@ -344,6 +344,7 @@ def _adjudicated(
         settings,
         adjudicated=sample_size(sample, topics),
         agreements=list(AGREEMENTS) if agreement is None else [agreement],
+        min_youden=plan.controls.min_youden,
     )
 
 

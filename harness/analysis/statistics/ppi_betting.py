@@ -7,12 +7,13 @@ covered 84% at 50 topics and a base rate of 0.05 (the plain paired t-test on the
 liberal). Here the tests are betting capital processes (Waudby-Smith and Ramdas 2024, JRSS-B
 86:1) on bounded quantities, so their size is at most alpha whatever the distribution. Adjudicated
 topics give pairs (d_i, f_i) (adjudicators' and primary reviewers' differences), every topic f.
-They are taken in random order; lambda_i (PPI++'s power tuning, clip(cov(d, f) / var f, 0, 1)) and
-each bet use only the topics before i, so each factor's conditional mean is known under H0.
+They are taken in random order; lambda_i (PPI++'s power tuning, clip(cov(d, f) / var f, 0, 0.5),
+0 for the first `MIN_FOR_LAMBDA` topics) and each bet use only the topics before i, so each
+factor's conditional mean is known under H0.
 
 Two estimands (plan `adjudication.estimand`):
 
-- `study_topics` (the default): theta_N, the mean adjudicated difference over the study's own N
+- `study_topics`: theta_N, the mean adjudicated difference over the study's own N
   topics, with the sample as the only randomness (design-based; Waudby-Smith and Ramdas 2020,
   "Confidence sequences for sampling without replacement"). The mean of f over the N topics is
   known, so given the topics before i the next one's f has the known mean
@@ -22,14 +23,15 @@ Two estimands (plan `adjudication.estimand`):
   test martingale at theta = m and a supermartingale above it. Sampling without replacement also
   narrows the interval as the sample nears N. Topic effects shared within a domain pair do not
   matter: only the draw is random.
-- `topic_population`: theta = E[d] over topics like the study's (iid draws from the bank's
-  domain pairs in the bank's proportions). mu_f = E[f] is unknown: it gets a betting interval
-  from every topic's f at alpha_f (a share `F_SHARE` of each one-sided alpha), and the adjudicated
-  topics' Z_i = d_i - lambda_i f_i have mean theta - lambda_i mu_f. The capital grows with
-  c_i = m - lambda_i mu_f, so its smallest value over mu_f's interval is at the interval's top;
-  rejecting there errs with probability at most alpha_r + alpha_f = alpha, and the p-value is
-  min(1, alpha_f + 1 / capital), valid at every level above alpha_f. Domain pairs are fixed:
-  generalising to domain pairs outside the bank would need many more of them than the bank's six.
+- `topic_population` (the default): theta = E[d] over topics like the study's (iid draws from the bank's
+  domain pairs in the bank's proportions), which also covers the adjudicators' and the outputs'
+  own randomness. mu_f = E[f] is unknown, so each adjudicated topic is paired with its own share
+  of the primary-only topics (drawn at random, none used twice): Z_i = d_i - lambda_i (f_i - h_i),
+  h_i the mean f of its partners, has mean theta exactly, and the Z_i are independent. That is
+  PPI's variance, var(d - lambda f) / n + lambda^2 var(f) / (N - n), with no interval of mu_f to
+  pay for. Adjudicated topics left without a partner (more than half the topics adjudicated) keep
+  lambda 0. Domain pairs are fixed: generalising to domain pairs outside the bank would need many
+  more of them than the bank's six.
 
 Why the capital grows with c (both estimands): a factor g(c) = 1 + b(c) (c - Z) with
 b(c) = min(beta, t / (u - c)) and u the largest value Z_i can take has g' = beta >= 0 where
@@ -55,11 +57,13 @@ from scipy import special
 from harness.analysis.statistics.equivalence import BETTING_SEED, BETTING_TRUNCATE, default_orders
 from harness.analysis.statistics.ppi import PPIResult
 
-__all__ = ["F_SHARE", "BettingPPI", "Side", "betting_ppi", "mean_bounds", "side"]
+__all__ = ["BettingPPI", "Side", "betting_ppi", "side"]
 
-F_SHARE = 0.1  # share of each one-sided alpha spent on the interval of mu_f
 PRIOR_VAR = 0.25  # prior variance of the bets' plug-in, as in `equivalence.betting_paths`
-MIN_FOR_LAMBDA = 3  # adjudicated topics seen before lambda leaves 0
+MIN_FOR_LAMBDA = (
+    8  # adjudicated topics seen before lambda leaves 0 (measured: 3 halved the power at 100 topics)
+)
+MAX_LAMBDA = 0.5  # largest lambda: Z ranges over 1 + 2 lambda, and a wider range caps the bets
 BISECTIONS = 30  # bounds to 2 / 2^30 of the range
 FIXED_LAMBDA = {"ppi": 1.0, "classical": 0.0}  # ppi++ tunes lambda (predictably)
 
@@ -85,29 +89,49 @@ def paths(
     seed: int,
     *,
     fixed: float | None = None,
-    mu_high: np.ndarray | None = None,
+    population: bool = False,
 ) -> Paths:
-    """`d`, `f`: (studies, n) adjudicated topics; `f_all`: (studies, N) every topic's f.
-    Design-based (the study's topics) unless `mu_high`, the upper bound of E[f] per study, is
-    given (the topic population). `fixed`: one lambda for every step (PPI's 1, classical 0)
-    instead of the predictable PPI++ one."""
+    """`d`, `f`: (studies, n) adjudicated topics; `f_all`: (studies, N) every topic's f, the
+    adjudicated ones first. Design-based (the study's topics) unless `population`. `fixed`: one
+    lambda for every step (PPI's 1, classical 0) instead of the predictable PPI++ one."""
     n, big_n = d.shape[1], f_all.shape[1]
-    order = np.argsort(np.random.default_rng(seed).random((orders, n)), axis=1)
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((orders, n)), axis=1)
     y, x = d[:, order], f[:, order]
-    var_f = np.var(f_all, axis=1, ddof=1) if big_n > 1 else np.zeros(d.shape[0])
+    # the design-based variance of f is a constant of the study's topics; drawn topics are
+    # random, so there lambda's scale comes from the adjudicated topics before i
+    var_f = None if population else np.var(f_all, axis=1, ddof=1) if big_n > 1 else np.zeros(len(d))
     tuned = fixed is None
     lam = _predictable_lambda(y, x, var_f) if tuned else np.full(y.shape, fixed)
-    if mu_high is None:  # sampled without replacement from the N topics
-        left = big_n - np.arange(n, dtype=float)  # N - i + 1 topics not yet seen at step i
-        g = (big_n * f_all.mean(axis=1)[:, None, None] - _before(x)) / left
-        z = y - lam * (x - g)
-        top = 1.0 + lam * (1.0 + g)
-        slope: np.ndarray | float = big_n / left
-        offset = _before(y) / left
-    else:
-        z, top, slope = y - lam * x, 1.0 + lam, 1.0
-        offset = lam * mu_high[:, None, None]
+    if population:
+        h, paired = _partners(x, f_all[:, n:], rng)
+        lam = np.where(paired, lam, 0.0)
+        z = y - lam * (x - h)
+        return Paths(z, _bets(z, alpha), 1.0 + 2.0 * lam, 1.0, np.zeros_like(z))
+    left = big_n - np.arange(n, dtype=float)  # N - i + 1 topics not yet seen at step i
+    g = (big_n * f_all.mean(axis=1)[:, None, None] - _before(x)) / left
+    z = y - lam * (x - g)
+    top = 1.0 + lam * (1.0 + g)
+    slope: np.ndarray | float = big_n / left
+    offset = _before(y) / left
     return Paths(z, _bets(z, alpha), top, slope, offset)
+
+
+def _partners(
+    x: np.ndarray, rest: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per order, each adjudicated topic's partners among the primary-only topics (a random
+    split, none shared): their mean f, and whether the topic has any."""
+    studies, orders, n = x.shape
+    m = rest.shape[1] // n  # partners each
+    if m == 0:  # fewer primary-only topics than adjudicated ones: one each for the first
+        k = rest.shape[1]
+        perm = np.argsort(rng.random((orders, k)), axis=1)
+        h = np.concatenate([rest[:, perm], np.zeros((studies, orders, n - k))], axis=2)
+        return h, np.broadcast_to(np.arange(n) < k, x.shape)
+    perm = np.argsort(rng.random((orders, rest.shape[1])), axis=1)[:, : n * m]
+    h = rest[:, perm].reshape(studies, orders, n, m).mean(axis=3)
+    return h, np.ones(x.shape, dtype=bool)
 
 
 def _before(v: np.ndarray) -> np.ndarray:
@@ -129,16 +153,18 @@ def _bets(z: np.ndarray, alpha: float) -> np.ndarray:
     return result
 
 
-def _predictable_lambda(y: np.ndarray, x: np.ndarray, var_f: np.ndarray) -> np.ndarray:
-    """lambda_i from the pairs before i only: clip(cov(d, f) / var f, 0, 1)."""
+def _predictable_lambda(y: np.ndarray, x: np.ndarray, var_f: np.ndarray | None) -> np.ndarray:
+    """lambda_i from the pairs before i only: clip(cov(d, f) / var f, 0, 1); var f given (a
+    constant) or from the same pairs."""
     k = np.concatenate([[0.0], np.arange(1, y.shape[2], dtype=float)])
-    sy, sx, sxy = (_before(v) for v in (y, x, x * y))
-    scale = var_f[:, None, None]
+    sy, sx, sxy, sxx = (_before(v) for v in (y, x, x * y, x * x))
     with np.errstate(invalid="ignore", divide="ignore"):
         cov = (sxy - sy * sx / np.maximum(k, 1.0)) / np.maximum(k - 1.0, 1.0)
+        past = (sxx - sx * sx / np.maximum(k, 1.0)) / np.maximum(k - 1.0, 1.0)
+        scale = past if var_f is None else var_f[:, None, None]
         lam = cov / scale
     lam = np.where((k >= MIN_FOR_LAMBDA) & (scale > 0), lam, 0.0)
-    result: np.ndarray = np.clip(np.nan_to_num(lam), 0.0, 1.0)
+    result: np.ndarray = np.clip(np.nan_to_num(lam), 0.0, MAX_LAMBDA)
     return result
 
 
@@ -155,24 +181,6 @@ def ppi_log_capital(p: Paths, m: np.ndarray | float) -> np.ndarray:
     logs = np.log1p(b * (c - p.z)).sum(axis=2)
     result: np.ndarray = special.logsumexp(logs, axis=1) - math.log(p.z.shape[1])
     return result
-
-
-def mean_bounds(
-    x: np.ndarray, alpha: float, *, seed: int = BETTING_SEED, orders: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided betting bounds (each at level 1 - alpha) for the mean of x in [-1, 1], per row
-    of x (studies, n); vectorised bisection over the studies."""
-    x = np.atleast_2d(np.asarray(x, dtype=float))
-    s, n = x.shape
-    if n == 0:
-        return np.full(s, -1.0), np.full(s, 1.0)
-    orders = orders or default_orders(n)
-    zero, target = np.zeros(s), math.log(1.0 / alpha)
-    up = paths(x, np.zeros_like(x), x, alpha, orders, seed, fixed=0.0, mu_high=zero)
-    down = paths(-x, np.zeros_like(x), x, alpha, orders, seed, fixed=0.0, mu_high=zero)
-    high = _bisect(lambda m: ppi_log_capital(up, m), target)
-    low = -_bisect(lambda m: ppi_log_capital(down, m), target)
-    return low, high
 
 
 def _bisect(log_capital: Callable[[float | np.ndarray], np.ndarray], target: float) -> np.ndarray:
@@ -193,17 +201,16 @@ class Side:
     """One direction's tests for many studies at once: H0: sign * theta >= m."""
 
     paths: Paths
-    alpha_f: float  # spent on mu_f's interval (topic population only)
 
     def p_values(self, m: np.ndarray | float) -> np.ndarray:
-        """min(1, alpha_f + 1 / capital) per study."""
+        """min(1, 1 / capital) per study."""
         log_k = ppi_log_capital(self.paths, m)
-        result: np.ndarray = np.minimum(1.0, self.alpha_f + np.exp(-np.maximum(0.0, log_k)))
+        result: np.ndarray = np.exp(-np.maximum(0.0, log_k))
         return result
 
     def bound(self, tail: float) -> np.ndarray:
         """The upper confidence bound of sign * theta at one-sided level 1 - tail."""
-        target = math.log(1.0 / (tail - self.alpha_f))
+        target = math.log(1.0 / tail)
         return _bisect(lambda m: ppi_log_capital(self.paths, m), target)
 
 
@@ -215,7 +222,7 @@ def side(
     alpha: float,
     *,
     estimator: str = "ppi++",
-    estimand: str = "study_topics",
+    estimand: str = "topic_population",
     seed: int = BETTING_SEED,
     orders: int | None = None,
 ) -> Side:
@@ -226,14 +233,8 @@ def side(
     every = np.concatenate([f, fu], axis=1)
     orders = orders or default_orders(n)
     fixed = FIXED_LAMBDA.get(estimator) if big_n else 0.0  # nothing to impute without them
-    if estimand == "study_topics":
-        return Side(paths(d, f, every, alpha, orders, seed, fixed=fixed), 0.0)
-    alpha_f = F_SHARE * alpha if big_n and fixed != 0.0 else 0.0
-    mu_high = np.zeros(d.shape[0])
-    if alpha_f:
-        mu_high = mean_bounds(every, alpha_f, seed=seed, orders=orders)[1]
-    p = paths(d, f, every, alpha - alpha_f, orders, seed, fixed=fixed, mu_high=mu_high)
-    return Side(p, alpha_f)
+    population = estimand == "topic_population"
+    return Side(paths(d, f, every, alpha, orders, seed, fixed=fixed, population=population))
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ class BettingPPI(PPIResult):
     f: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     f_unlabelled: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     seed: int = BETTING_SEED
-    estimand: str = "study_topics"
+    estimand: str = "topic_population"
 
     def _side(self, sign: float, alpha: float) -> Side:
         data = (self.d[None, :], self.f[None, :], self.f_unlabelled[None, :])
@@ -286,7 +287,7 @@ def betting_ppi(
     f_unlabelled: np.ndarray,
     *,
     alpha: float,
-    estimand: str = "study_topics",
+    estimand: str = "topic_population",
     seed: int = BETTING_SEED,
 ) -> BettingPPI:
     """The betting tests beside `point`, the PPI++ estimate of the same data (`ppi.ppi_mean`)."""

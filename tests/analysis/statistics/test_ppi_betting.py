@@ -11,7 +11,6 @@ from harness.analysis.statistics.equivalence import betting_p
 from harness.analysis.statistics.ppi import ppi_mean
 from harness.analysis.statistics.ppi_betting import (
     betting_ppi,
-    mean_bounds,
     paths,
     ppi_log_capital,
     side,
@@ -33,18 +32,18 @@ def test_without_primary_only_topics_it_is_the_plain_betting_test():
         assert r.p_greater(m) == pytest.approx(betting_p(-d, -m, 0.05), rel=1e-12)
 
 
-def test_the_mean_bounds_are_those_of_the_plain_betting_test():
-    rng = np.random.default_rng(2)
-    x = rng.choice([-1.0, 0.0, 1.0], p=[0.1, 0.7, 0.2], size=(1, 60))
-    low, high = mean_bounds(x, 0.05)
-    assert betting_p(x[0], float(high[0]) + 1e-6, 0.05) <= 0.05 + 1e-6
-    assert betting_p(x[0], float(high[0]) - 1e-3, 0.05) > 0.05
-    assert low[0] < x.mean() < high[0]
+def test_the_population_estimand_pairs_each_adjudicated_topic_with_unused_partners():
+    """Z_i = d_i - lambda_i (f_i - h_i): with f = d and lambda 1 every Z_i is a partner mean of
+    primary-only topics, so the test is one of their mean, which is known here."""
+    d = np.tile([1.0, -1.0], 10)[None, :]
+    rest = np.full((1, 60), 0.25)
+    p = paths(d, d, np.concatenate([d, rest], axis=1), 0.05, 4, 1, fixed=1.0, population=True)
+    assert np.allclose(p.z, 0.25)
 
 
 @pytest.mark.parametrize("design", [True, False])
-def test_the_capital_grows_with_m_and_falls_as_mu_f_grows(design):
-    """The validity argument: bisection over m, and mu_f's worst case at its interval's top."""
+def test_the_capital_grows_with_m(design):
+    """What the bisection for the confidence bounds relies on."""
     rng = np.random.default_rng(3)
     d = rng.choice([-1.0, 0.0, 1.0], size=(4, 25))
     f = np.clip(d + rng.normal(0, 0.5, size=d.shape), -1, 1)
@@ -54,14 +53,8 @@ def test_the_capital_grows_with_m_and_falls_as_mu_f_grows(design):
         p = paths(d, f, every, 0.05, 16, 7)
         caps = np.array([ppi_log_capital(p, m) for m in ms])
     else:
-        caps = np.array(
-            [ppi_log_capital(paths(d, f, every, 0.05, 16, 7, mu_high=np.zeros(4)), m) for m in ms]
-        )
-        by_mu = [
-            ppi_log_capital(paths(d, f, every, 0.05, 16, 7, mu_high=np.full(4, mu)), 0.1)
-            for mu in np.linspace(-1, 1, 21)
-        ]
-        assert np.all(np.diff(np.array(by_mu), axis=0) <= 1e-12)
+        p = paths(d, f, every, 0.05, 16, 7, population=True)
+        caps = np.array([ppi_log_capital(p, m) for m in ms])
     assert np.all(np.diff(caps, axis=0) >= -1e-12)
 
 
