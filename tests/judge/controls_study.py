@@ -99,20 +99,33 @@ def answer(prompt: str) -> str:
     )
 
 
-def small_plan(folder: Path) -> Path:
+def small_plan(folder: Path, *, adjudicated: int = 0, minimum: int = 2) -> Path:
+    """The bundled plan with share 0.25 and `minimum` controls per reviewer; no adjudicated
+    sample unless `adjudicated` topics are drawn (these tests are mostly about controls)."""
     text = bundled_plan_path().read_text(encoding="utf-8")
     text = text.replace("share: 0.2 ", "share: 0.25").replace(
-        "min_per_reviewer: 10 ", "min_per_reviewer: 2  "
+        "min_per_reviewer: 10 ", f"min_per_reviewer: {minimum:<3d}"
     )
-    # no adjudicated sample: these tests are about controls (a plan without the section too)
-    text = re.sub(r"(?m)^(adjudication:\n  topics:) [0-9.]+", r"\1 0", text)
+    text = re.sub(r"(?m)^(adjudication:\n  topics:) [0-9.]+", rf"\1 {adjudicated}", text)
     path = folder / "plan.yaml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def make_controlled(root: Path) -> Path:
-    """The study folder, blinded with controls (seed 5)."""
+# Seven adjudicators, six people and one automated method: three drawn topics' nine items x 2
+ADJUDICATORS = (
+    "".join(
+        f"  - {{id: adj-{n}, kind: human, role: adjudicator, capacity: 8}}\n" for n in range(1, 7)
+    )
+    + "  - {id: adj-auto, kind: automated, method: retrieval, role: adjudicator, capacity: 100}\n"
+)
+
+
+def make_controlled(
+    root: Path, *, roster: str = ROSTER, adjudicated: int = 0, minimum: int = 2
+) -> Path:
+    """The study folder, blinded with controls (seed 5); `roster`, `adjudicated` and `minimum`
+    as `small_plan` takes them."""
     from harness.judge.blinding.blind_stage import blind
 
     study = fill_study(root / "study", n_topics=N_TOPICS)
@@ -123,7 +136,7 @@ def make_controlled(root: Path) -> Path:
                 (json.dumps(links(t)), f"topic-{t:03d}"),
             )
     study.close()
-    (root / "roster.yaml").write_text(ROSTER, encoding="utf-8")
+    (root / "roster.yaml").write_text(roster, encoding="utf-8")
     (root / "controls.yaml").write_text(CONTROLS, encoding="utf-8")
     import pytest
 
@@ -136,7 +149,7 @@ def make_controlled(root: Path) -> Path:
             seed=5,
             cutoff=CUTOFF,
             controls=root / "controls.yaml",
-            plan=small_plan(root),
+            plan=small_plan(root, adjudicated=adjudicated, minimum=minimum),
         )
     return root / "study"
 

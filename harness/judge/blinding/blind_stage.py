@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pyda
     from harness.judge.blinding.blinded_items import ItemsReport, Progress
     from harness.judge.blinding.gold_draw import Draw
     from harness.judge.blinding.leak_audit import Finding, LeakAudit
-    from harness.judge.controls.control_plan import ControlsReport
+    from harness.judge.controls.control_plan import ControlSettings, ControlsReport
     from harness.judge.controls.control_sources import Pool
     from harness.judge.judge_settings import BlindSettings
     from harness.judge.routing.roster import Roster
@@ -168,21 +168,32 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
         pending = {} if routed else _pending(study, asked.review_what_exists)
         roster = _roster(study, asked.reviewers)
         gold = None if routed else plan_section(control.plan_path, roster)
-        items = _blinded_items(
-            study, roster, routed, gold, k=asked.k, distinct_topics=asked.distinct_topics, **steps
-        )
-        store_roster(study, roster, source=asked.reviewers)
-        routing = None
-        notes = _unapplied(study, routed, asked.k, seed, asked.distinct_topics)
-        report = ControlsReport(control)
-        if not routed:
-            pool = candidate_pool(
+        pool = (
+            None
+            if routed
+            else candidate_pool(
                 study,
                 cutoff,
                 entries,
                 Path(asked.controls).name if asked.controls is not None else None,
                 asked.bank_controls,
             )
+        )
+        items = _blinded_items(
+            study,
+            roster,
+            routed,
+            gold,
+            k=asked.k,
+            distinct_topics=asked.distinct_topics,
+            controls=control if pool is not None and _plants(study, pool) else None,
+            **steps,
+        )
+        store_roster(study, roster, source=asked.reviewers)
+        routing = None
+        notes = _unapplied(study, routed, asked.k, seed, asked.distinct_topics)
+        report = ControlsReport(control)
+        if pool is not None:
             report.notes.extend(pool.notes)
             routing, draw = _route_with_controls(
                 study,
@@ -245,6 +256,14 @@ def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:
     return pending
 
 
+def _plants(study: Study, pool: Pool) -> bool:
+    """Whether this routing plants controls (candidates, or controls stored by an earlier run
+    that stopped before routing)."""
+    from harness.study.tables.controls import count_controls
+
+    return bool(pool.candidates or count_controls(study))
+
+
 def _blinded_items(
     study: Study,
     roster: Roster,
@@ -253,17 +272,19 @@ def _blinded_items(
     *,
     k: int,
     distinct_topics: bool,
+    controls: ControlSettings | None,
     **steps: Any,
 ) -> ItemsReport:
     """Items with their blinded steps run. Before the first routing, the roster is checked
-    against the items first, so a routing problem is found before any model runs."""
+    against the items first (adjudicators with room for their controls when `controls`), so a
+    routing problem is found before any model runs."""
     from harness.judge.blinding.blinded_items import create_items, make_items
     from harness.judge.blinding.gold_draw import check_tiers
 
     created = 0
     if not routed:
         created, _ = create_items(study)
-        check_tiers(study, roster, gold, k=k, distinct_topics=distinct_topics)
+        check_tiers(study, roster, gold, k=k, distinct_topics=distinct_topics, controls=controls)
     items = make_items(study, **steps)
     items.created += created
     if items.errors:
@@ -321,24 +342,59 @@ def _route_with_controls(
 ) -> tuple[RoutingResult, Draw | None]:
     """Route the real items (room kept for controls), add the planned controls, run the blinded
     steps on them, route them, and store one assignment with one random order per reviewer.
-    Primary reviewers get all of this; adjudicators only the gold sample (`store_tiers`)."""
+
+    Two tiers, each routed by the same rules: primary reviewers over every item (k each), and
+    adjudicators over the gold sample's items (`per_item` each). Each tier's controls are
+    planned from its own real items and routed after them (capacity counted together, a human
+    never sees two items of one topic); one control item may go to both tiers (a primary
+    reviewer and an adjudicator are different people), so the controls made are those the
+    larger tier needs. Which topics were drawn plays no part in which controls are chosen."""
     from harness.judge.blinding.blinded_items import _open, make_items
-    from harness.judge.blinding.gold_draw import store_tiers
-    from harness.judge.controls.control_plan import add_controls, wanted_per_reviewer
+    from harness.judge.blinding.gold_draw import draw_sample, sample_items, store_tiers
+    from harness.judge.controls.control_plan import (
+        add_controls,
+        controls_needed,
+        wanted_per_reviewer,
+    )
     from harness.judge.controls.control_routing import merged_positions, route_controls
     from harness.judge.routing.route_items import RoutingResult, plan_routing
-    from harness.study.tables.controls import count_controls
     from harness.study.tables.items import item_sources
 
     everyone, roster = roster, roster.with_role("primary")
-    if not pool.candidates and not count_controls(study):
+    if not _plants(study, pool):
         real = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
         return store_tiers(study, everyone, real, gold)
     real = _plan_real(study, roster, report, k=k, seed=seed, distinct_topics=distinct_topics)
-    report.wanted = wanted_per_reviewer(study, roster, real.assignments, report.settings)
+    tiers = [(roster, real.assignments, k)]
+    draw = None
+    if gold is not None:
+        draw = draw_sample(study, gold)
+        adjudicators = everyone.with_role("adjudicator")
+        sample = _plan_real(
+            study,
+            adjudicators,
+            report,
+            k=gold.per_item,
+            seed=seed,
+            distinct_topics=distinct_topics,
+            items=sample_items(study, draw),
+        )
+        tiers.append((adjudicators, sample.assignments, gold.per_item))
+    report.wanted = {
+        reviewer: n
+        for tier, assigned, _ in tiers
+        for reviewer, n in wanted_per_reviewer(study, tier, assigned, report.settings).items()
+    }
     backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
     errors = add_controls(
-        study, pool, report, k=k, seed=seed, backend=backend, extract=steps["extract"]
+        study,
+        pool,
+        report,
+        k=k,
+        seed=seed,
+        backend=backend,
+        extract=steps["extract"],
+        need=controls_needed(report.wanted, [(tier, n) for tier, _, n in tiers]),
     )
     if errors:
         raise PartialWork(
@@ -352,18 +408,28 @@ def _route_with_controls(
             f"kept, rerun to retry (first: {more.errors[0]})"
         )
     report.steps = more.steps
-    controls = route_controls(
-        study,
-        roster,
-        real.assignments,
-        report.wanted,
-        k=k,
-        seed=seed,
-        distinct_topics=distinct_topics,
+    keys = item_sources(study)
+    merged = [
+        merged_positions(
+            assigned,
+            route_controls(
+                study,
+                tier,
+                assigned,
+                report.wanted,
+                k=n,
+                seed=seed,
+                distinct_topics=distinct_topics,
+            ),
+            keys,
+            seed,
+        )
+        for tier, assigned, n in tiers
+    ]
+    result = RoutingResult(merged[0], None, seed, k, distinct_topics, real.solver)
+    return store_tiers(
+        study, everyone, result, gold, (draw, merged[1]) if draw is not None else None
     )
-    assignments = merged_positions(real.assignments, controls, item_sources(study), seed)
-    result = RoutingResult(assignments, None, seed, k, distinct_topics, real.solver)
-    return store_tiers(study, everyone, result, gold)
 
 
 def _plan_real(
@@ -374,8 +440,10 @@ def _plan_real(
     k: int,
     seed: int,
     distinct_topics: bool,
+    items: pd.DataFrame | None = None,
 ) -> RoutingResult:
-    """The real items' routing with room kept for controls; without it when capacity is short."""
+    """The real items' routing with room kept for controls; without it when capacity is short.
+    `items`: the adjudication sample's (the roster then holds the adjudicators)."""
     from harness.judge.controls.control_routing import reserved_roster
     from harness.judge.routing.route_items import plan_routing
 
@@ -387,13 +455,17 @@ def _plan_real(
             k=k,
             seed=seed,
             distinct_topics=distinct_topics,
+            items=items,
         )
     except HarnessError:
+        who = "the primary reviewers'" if items is None else "the adjudicators'"
         report.notes.append(
-            "capacity leaves no room kept for controls: real items were routed "
+            f"{who} capacity leaves no room kept for controls: their real items were routed "
             "first and controls fill what capacity remains"
         )
-        return plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
+        return plan_routing(
+            study, roster, k=k, seed=seed, distinct_topics=distinct_topics, items=items
+        )
 
 
 def _add_steps(

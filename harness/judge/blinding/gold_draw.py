@@ -2,8 +2,10 @@
 
 At `judge --blind`, before any routing, topics are drawn with the plan's `adjudication.seed`;
 every item of a drawn topic (all conditions, all models) goes to `per_item` adjudicators, and to
-the primary reviewers like every other item. The draw is stored with the routing in one
-transaction and sealed in the blinding key (`harness.study.blinding`).
+the primary reviewers like every other item. Adjudicators get planted control items too, by the
+primary reviewers' rules (`blind_stage._route_with_controls`), so that their accuracy is
+measured like everyone's. The draw is stored with the routing in one transaction and sealed in
+the blinding key (`harness.study.blinding`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.analysis.planning.plan_file import Adjudication
+    from harness.judge.controls.control_plan import ControlSettings
     from harness.judge.routing.roster import Roster
     from harness.judge.routing.route_items import RoutingResult
 
@@ -123,30 +126,55 @@ def systematic_draw(strata: dict[str, str], size: int, seed: int) -> list[str]:
 
 
 def check_tiers(
-    study: Study, roster: Roster, plan: Adjudication | None, *, k: int, distinct_topics: bool
+    study: Study,
+    roster: Roster,
+    plan: Adjudication | None,
+    *,
+    k: int,
+    distinct_topics: bool,
+    controls: ControlSettings | None = None,
 ) -> None:
     """Both routings are feasible (before any model runs): primaries over every item, and
-    adjudicators over the sample's items with `per_item` each."""
+    adjudicators over the sample's items with `per_item` each. With `controls` (the study plants
+    control items), the adjudicators' capacity must also keep room for their controls (about
+    `share` x their items, at least `min_per_reviewer`; `control_routing.reserved_roster`):
+    without them the adjudicators' accuracy could not be measured."""
+    from harness.judge.controls.control_routing import reserved_roster
     from harness.judge.routing.route_items import _check_feasible, check_routing
 
     check_routing(study, roster.with_role("primary"), k=k, distinct_topics=distinct_topics)
     if plan is None:
         return
     draw = draw_sample(study, plan)
-    items = _sample_items(study, draw)
+    items = sample_items(study, draw)
     adjudicators = sorted(roster.with_role("adjudicator").reviewers, key=lambda r: r.id)
+    said = (
+        f"adjudication: {len(draw.rows)} drawn topics with {len(items)} items, "
+        f"adjudication.per_item={plan.per_item}, {len(adjudicators)} adjudicator(s)"
+    )
     try:
         _check_feasible(items, adjudicators, plan.per_item, distinct_topics)
     except HarnessError as error:  # the same checks, said of the sample and its adjudicators
+        raise HarnessError(f"{said}: {error.message}", column="adjudication.per_item") from None
+    if controls is None:
+        return
+    kept = reserved_roster(
+        roster.with_role("adjudicator"), controls.share, controls.min_per_reviewer
+    )
+    reserved = sorted(kept.reviewers, key=lambda r: r.id)
+    try:
+        _check_feasible(items, reserved, plan.per_item, distinct_topics)
+    except HarnessError as error:
         raise HarnessError(
-            f"adjudication: {len(draw.rows)} drawn topics with {len(items)} items, "
-            f"adjudication.per_item={plan.per_item}, {len(adjudicators)} adjudicator(s): "
-            f"{error.message}",
-            column="adjudication.per_item",
+            f"{said}, with room kept for their control items (about {controls.share:g} x "
+            f"their items, at least {controls.min_per_reviewer} each; plan `controls:`): "
+            f"{error.message}; raise the adjudicators' capacity or add adjudicators",
+            column="capacity",
         ) from None
 
 
-def _sample_items(study: Study, draw: Draw) -> pd.DataFrame:
+def sample_items(study: Study, draw: Draw) -> pd.DataFrame:
+    """The routing items (`judge_reads.routing_items`) of the drawn topics."""
     from harness.study.tables.judge_reads import routing_items
 
     items = routing_items(study)
@@ -154,33 +182,59 @@ def _sample_items(study: Study, draw: Draw) -> pd.DataFrame:
     return items[items.topic_id.isin(drawn)].reset_index(drop=True)
 
 
+def route_sample(
+    study: Study, adjudicators: Roster, plan: Adjudication, draw: Draw, *, seed: int, distinct: bool
+) -> RoutingResult:
+    """The sample's items to `per_item` adjudicators each (positions of their own routing)."""
+    from harness.judge.routing.route_items import plan_routing
+
+    return plan_routing(
+        study,
+        adjudicators,
+        k=plan.per_item,
+        seed=seed,
+        distinct_topics=distinct,
+        items=sample_items(study, draw),
+    )
+
+
 def store_tiers(
-    study: Study, roster: Roster, primary: RoutingResult, plan: Adjudication | None
+    study: Study,
+    roster: Roster,
+    primary: RoutingResult,
+    plan: Adjudication | None,
+    sample: tuple[Draw, pd.DataFrame] | None = None,
 ) -> tuple[RoutingResult, Draw | None]:
-    """Route the sample's items to the adjudicators, then store the roster, both assignments
-    and the draw (routing and sample in one transaction). Adjudicators and primary reviewers
-    are distinct people, so each keeps the positions of its own routing."""
+    """Store the roster, both assignments and the draw (routing and sample in one
+    transaction). `sample`: the draw and the adjudicators' assignment (their sample items and
+    their controls, `blind_stage._route_with_controls`); without it the sample's items are
+    routed to the adjudicators here. Adjudicators and primary reviewers are distinct people, so
+    each keeps the positions of its own routing."""
     import pandas as pd
 
     from harness.judge.routing.roster import store_roster
-    from harness.judge.routing.route_items import RoutingResult, balance_table, plan_routing
+    from harness.judge.routing.route_items import RoutingResult, balance_table
     from harness.study.tables.adjudication import store_sample
     from harness.study.tables.assignments import insert_assignments
     from harness.study.tables.judge_reads import routing_items
 
     assignments, draw = primary.assignments, None
     if plan is not None:
-        draw = draw_sample(study, plan)
-        gold = plan_routing(
-            study,
-            roster.with_role("adjudicator"),
-            k=plan.per_item,
-            seed=primary.seed,
-            distinct_topics=primary.distinct_topics,
-            items=_sample_items(study, draw),
-        )
+        if sample is None:
+            draw = draw_sample(study, plan)
+            adjudicators = roster.with_role("adjudicator")
+            gold = route_sample(
+                study,
+                adjudicators,
+                plan,
+                draw,
+                seed=primary.seed,
+                distinct=primary.distinct_topics,
+            ).assignments
+        else:
+            draw, gold = sample
         columns = ["item_id", "reviewer_id", "position"]
-        assignments = pd.concat([assignments[columns], gold.assignments[columns]])
+        assignments = pd.concat([assignments[columns], gold[columns]], ignore_index=True)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
     balance = balance_table(routing_items(study), assignments, reviewers)
     result = RoutingResult(

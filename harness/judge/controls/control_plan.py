@@ -185,6 +185,19 @@ def wanted_per_reviewer(
     return K.targets(counts, settings.share, settings.min_per_reviewer, room)
 
 
+def controls_needed(wanted: dict[str, int], tiers: list[tuple[Roster, int]]) -> int:
+    """Control items to make: enough for every tier of reviewers (the primary reviewers with k
+    each, the adjudicators with `per_item` each), each tier's reviewers their planned numbers.
+    One control item may go to reviewers of both tiers, so the largest tier's need is enough."""
+    return max(
+        (
+            K.items_needed({r.id: wanted.get(r.id, 0) for r in tier.reviewers}, k)
+            for tier, k in tiers
+        ),
+        default=0,
+    )
+
+
 def add_controls(
     study: Study,
     pool: K.Pool,
@@ -195,16 +208,20 @@ def add_controls(
     backend: ModelAPI,
     extract: bool = True,
     rounds: int = 3,
+    need: int | None = None,
 ) -> list[str]:
     """Choose, make and store the controls (once: a rerun keeps the stored ones); errors.
 
-    The texts come from the study's models (K.make_texts); `backend` is the blinded steps'
-    backend, whose extraction decides which are kept (K.check_pairs). A dropped control is
-    replaced by the next candidate with the same expected verdict, for at most `rounds` rounds.
+    `need`: how many control items (`controls_needed`); by default enough for `report.wanted`
+    with k reviewers each. The texts come from the study's models (K.make_texts); `backend` is
+    the blinded steps' backend, whose extraction decides which are kept (K.check_pairs). A
+    dropped control is replaced by the next candidate with the same expected verdict, for at
+    most `rounds` rounds.
     """
     if count_controls(study):
         return []
-    need = K.items_needed(report.wanted, k)
+    if need is None:
+        need = K.items_needed(report.wanted, k)
     chosen = K.select(pool.candidates, need, seed)
     if need > len(chosen):
         report.notes.append(f"{need} control items planned, {len(chosen)} available")
