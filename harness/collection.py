@@ -361,7 +361,7 @@ def _collect(
 ) -> CollectResult:
     import json
 
-    from harness.collection_plan import MODELS_KEY, stored_models
+    from harness.collection_plan import MODELS_KEY, RUN_OPTIONS_KEY, stored_models
     from harness.models.budget import Budget
     from harness.models.openai_api import ParameterRejected, ServerRefused
     from harness.study.manifest import record_command
@@ -377,8 +377,11 @@ def _collect(
     models = stored_models(study)
     if run.key not in models and models:
         notes.append(f"{run.key} is new in this study, which also holds {', '.join(models)}")
+    notes.extend(_option_notes(run))
     with study.transaction() as conn:
-        write_meta(conn, MODELS_KEY, json.dumps({**models, run.key: settings}))
+        # the run options too, so that a rerun without flags runs as this one did
+        stored = {**settings, RUN_OPTIONS_KEY: run.run_options}
+        write_meta(conn, MODELS_KEY, json.dumps({**models, run.key: stored}))
     retry_errors = asked.retry_errors
     run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
@@ -426,6 +429,17 @@ def _collect(
     batch_ids = engine.stats.batch_ids if engine.stats else []
     _record(study, run, run_info, result, batch_ids, engine.replica_record(), engine.run_settings())
     return result
+
+
+def _option_notes(run: ModelRun) -> list[str]:
+    """What a rerun took from the model's earlier runs, and what it was given otherwise."""
+    notes = []
+    if run.kept:
+        kept = ", ".join(f"{k} {v}" for k, v in sorted(run.kept.items()))
+        notes.append(f"{run.key}: kept from its earlier runs: {kept}")
+    for name, (before, now) in sorted(run.changed.items()):
+        notes.append(f"{run.key}: {name} {now}, not {before} as in its earlier runs")
+    return notes
 
 
 def _advice(param: str) -> str:
@@ -614,11 +628,13 @@ def _run_info(
     engine: ModelAPI, run: ModelRun, max_cost: float | None, retry_errors: bool
 ) -> dict[str, Any]:
     """Parameters of this run for the manifest: no keys, no batch state objects."""
+    from harness.models.settings import OpenAISettings
+
     info = {
         "model_key": run.key,
         "provider_string": run.spec.model_string,  # the model itself; the key adds its label
         **({"label": run.spec.label} if run.spec.label else {}),
-        **{k: v for k, v in run.settings.items() if k != "id_suffix"},
+        **{k: v for k, v in run.settings.items() if k not in ("id_suffix", "run_options")},
         "model": engine.model,
         "max_cost": max_cost,
         "retry_errors": retry_errors,
@@ -633,9 +649,15 @@ def _run_info(
         "batch_size",
         "threads",
         "max_attempts",
+        "precision",
+        "prices",
     ):
-        if name in run.given:
-            info[name] = chosen[name]
+        if name in run.given and name in chosen:
+            info[name] = str(chosen[name]) if isinstance(chosen[name], Path) else chosen[name]
+    if isinstance(run.backend_settings, OpenAISettings):
+        info["concurrency"] = run.backend_settings.concurrency  # the default too: runs differ
+    if run.changed:
+        info["changed"] = {k: list(v) for k, v in sorted(run.changed.items())}
     if len(engine.replica_urls) > 1:
         info["base_url"] = engine.replica_urls
     elif engine.public_base_url:
@@ -775,7 +797,11 @@ def _record(
         **({"first_error": result.first_error} if result.first_error else {}),
         "elapsed_s": round(result.elapsed_s, 3),
         **rates(result.prompt_tokens, result.completion_tokens, result.elapsed_s),
-        **{k: run_info[k] for k in ("base_url", "concurrency", "batch_api") if k in run_info},
+        **{
+            k: run_info[k]
+            for k in ("base_url", "concurrency", "batch_api", "rpm", "tpm", "changed")
+            if k in run_info
+        },
     }
     this_run.update(chosen or {})
     if replicas and len(replicas) > 1:
@@ -784,7 +810,7 @@ def _record(
     batches = sorted({*previous.get("batch_ids", []), *batch_ids})
     models = recorded_models(manifest)
     models[run.key] = {
-        **{k: v for k, v in run_info.items() if k not in ("max_cost", "retry_errors")},
+        **{k: v for k, v in run_info.items() if k not in ("max_cost", "retry_errors", "changed")},
         "params": result.params,
         "samples": result.samples,
         "reported": [

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
@@ -42,6 +43,22 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_tokens": (1, 1_000_000),
 }
 REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
+#: Run options a rerun keeps from a model's earlier runs unless given again (stored with the
+#: model's settings as `run_options`). Not kept: the endpoint (a rerun goes to the recorded
+#: server, see `collection._settle_endpoint`), the cost cap (each run's own) and the Batch API
+#: (a flag that cannot be unset).
+KEPT_OPTIONS = (
+    "concurrency",
+    "rpm",
+    "tpm",
+    "timeout",
+    "max_attempts",
+    "batch_size",
+    "threads",
+    "precision",
+    "prices",
+)
+RUN_OPTIONS_KEY = "run_options"
 
 
 @dataclass
@@ -56,6 +73,20 @@ class ModelRun:
     backend_settings: BackendSettings
     given: frozenset[str] = field(default_factory=frozenset)
     max_cost: float | None = None
+    #: run options taken from the model's earlier runs (not given this time), by name
+    kept: dict[str, Any] = field(default_factory=dict)
+    #: run options given with another value than the earlier runs': name -> (before, now)
+    changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+
+    @property
+    def run_options(self) -> dict[str, Any]:
+        """The run options a later run keeps (stored with the model's settings)."""
+        chosen = asdict(self.backend_settings)
+        return {
+            name: str(chosen[name]) if isinstance(chosen[name], Path) else chosen[name]
+            for name in KEPT_OPTIONS
+            if name in self.given and name in chosen
+        }
 
     @property
     def key(self) -> str:
@@ -139,9 +170,37 @@ def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:
         plain = not stored and index == 0 and output_count(study) == 0
         suffix = "" if plain else _suffix(spec.key)
         settings = _settings(study, spec, stored.get(spec.key), wanted, suffix)
-        backend_settings = _backend_settings(spec, settings, run_options)
-        runs.append(ModelRun(spec, settings, backend_settings, frozenset(run_options), cost))
+        before = _earlier_options(study, spec, stored.get(spec.key))
+        kept = {k: v for k, v in before.items() if k not in run_options}
+        changed = {
+            k: (before[k], v) for k, v in run_options.items() if k in before and before[k] != v
+        }
+        options = {**kept, **run_options}
+        backend_settings = _backend_settings(spec, settings, options)
+        runs.append(
+            ModelRun(spec, settings, backend_settings, frozenset(options), cost, kept, changed)
+        )
     return runs
+
+
+def _earlier_options(
+    study: Study, spec: ModelSpec, before: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The run options of a model's earlier runs that a rerun keeps: stored with its settings,
+    or, for a study collected before they were, the latest its manifest record names."""
+    from harness.models.settings import option_names
+
+    if before is None:
+        return {}
+    if RUN_OPTIONS_KEY in before:
+        found = dict(before[RUN_OPTIONS_KEY])
+    else:
+        from harness.study.manifest import load_manifest
+
+        collect = load_manifest(study.path).get("collect") or {}
+        found = dict((collect.get("models") or {}).get(spec.key) or {})
+    known = option_names(spec.backend)
+    return {k: v for k, v in found.items() if k in KEPT_OPTIONS and k in known and v is not None}
 
 
 def _backend_settings(

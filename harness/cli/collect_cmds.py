@@ -113,7 +113,8 @@ def collect(
 
     Several models may share a study: each is filed under its provider string with its own
     settings, and adding a model later collects only its outputs. A rerun without flags keeps
-    each model's settings (the defaults shown apply to a model's first run). API keys come from
+    each model's settings and run options, concurrency included (the defaults shown apply to a
+    model's first run; a value given again applies and is noted). API keys come from
     OPENAI_API_KEY only (sent to openai/ and openai-compatible/ servers) and are never stored.
 
     Example: harness collect --study runs/s1 --model openai/gpt-4o-mini --model local --samples 3
