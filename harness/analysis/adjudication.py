@@ -25,6 +25,7 @@ from harness.analysis.statistics.accuracy import Differential, accuracy_table, d
 from harness.analysis.statistics.adjudicated import (
     ADJUDICATOR,
     Tiers,
+    estimand_used,
     labelled_judgments,
     tiers,
 )
@@ -93,7 +94,9 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
     if usable and acc.estimable and inst.youden > 0:
         low, high = ppi.interval(1 - alpha)  # alpha/2 per side, and J's interval at 1 - alpha
         youden = acc.youden_ci(1 - alpha)
-        corrected = corrected_interval(low, high, (inst.weighted.floor(youden[0]), youden[1]))
+        uncovered = inst.weighted.uncovered  # their J counts as 0 below and 1 above
+        high_j = (1 - uncovered) * youden[1] + uncovered
+        corrected = corrected_interval(low, high, (inst.weighted.floor(youden[0]), high_j))
         estimate = _num(ppi.estimate / inst.youden)
     rows = accuracy_rows(inst.coded, plan.controls.level) if len(inst.coded) else []
     if acc.published + acc.unpublished:
@@ -110,7 +113,7 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
         "corrected_estimate": estimate,
         "corrected_low": corrected[0],
         "corrected_high": corrected[1],
-        "estimand": ESTIMANDS[plan.adjudication.estimand],
+        "estimand": _estimand_text(plan, ppi),
         "method": METHODS[plan.adjudication.interval],
     }
 
@@ -120,7 +123,11 @@ _ON_THEIR_SCALE = (
     "difference when their accuracy does not depend on the condition)"
 )
 ESTIMANDS = {
-    "study_topics": f"the mean over the study's own topics {_ON_THEIR_SCALE}",
+    "study_topics": (
+        "the mean over the study's own topics of the per-topic difference as these "
+        "adjudicators would judge them, their verdicts taken as fixed (not the true difference "
+        "divided by J: their own errors on the topics are part of it)"
+    ),
     "topic_population": (
         "the mean over topics like the study's (drawn from the bank's domain pairs in the "
         f"bank's proportions) {_ON_THEIR_SCALE}"
@@ -134,6 +141,18 @@ METHODS = {
     "t": "PPI++ with a t reference (approximate: liberal when novelty is rare and topics are few)",
     "normal": "PPI++ with a normal reference (ppi-python's; approximate)",
 }
+
+
+def _estimand_text(plan: Plan, ppi: PPIResult) -> str:
+    used = estimand_used(plan, ppi.n_labelled, ppi.n_unlabelled)
+    text = ESTIMANDS[used]
+    if used != plan.adjudication.estimand:
+        text += (
+            f" (the plan names {plan.adjudication.estimand}, which is used only while at most "
+            f"half the topics are adjudicated; here {ppi.n_labelled} of "
+            f"{ppi.n_labelled + ppi.n_unlabelled} are)"
+        )
+    return text
 
 
 def _degenerate(t: Tiers, ppi: PPIResult, plan: Plan) -> str | None:

@@ -255,7 +255,7 @@ def measured_rule(
     degenerate = np.all(b.d == 0.0, axis=1)
     zero = np.zeros(b.d.shape[0])
     supported = down.p_values(zero) < alpha  # H0: theta <= 0
-    below = up.p_values(zero) < alpha  # H0: theta >= 0
+    below = up.p_values(zero) < alpha / 2  # H0: theta >= 0, at alpha/2 as the verdict
     inside = np.maximum(up.p_values(margin), down.p_values(margin)) < alpha / 2
     refuted = ~supported & gate & ~degenerate & (margin > 0) & (below | inside)
     covered = _covers(b, orders, estimand)

@@ -13,8 +13,8 @@ reviewers (`statistics.controls`). Adjudicators who cannot be shown to discrimin
 
 J is every adjudicator's accuracy weighted by their share of the adjudicated judgments
 (`statistics.weighted`): the adjudicated value of an item is the mean over its adjudicators, so
-each shrinks their part of it by their own J. With `combine: majority` the scale's J is at least
-the adjudicators' mean J when each is better than chance, so the bound stays conservative.
+each shrinks their part of it by their own J. With `combine: majority` the bound is the majority's
+J computed from the lower bounds of the two rates (`_lower`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
+from scipy import stats
 
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.accuracy import (
@@ -71,9 +72,27 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     ok, reason = _gate(weighted, plan)
     bound = None
     if weighted.accuracy.estimable:
-        bound = weighted.floor(weighted.accuracy.youden_lower(alpha / 2))
+        bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan))
     diff = differential(coded, alpha) if len(coded) else None
     return Instrument(coded, table, weighted, bound, ok, reason, diff)
+
+
+def _lower(acc: Accuracy, alpha: float, plan: Plan) -> float:
+    """Lower bound of the scale's J at one-sided alpha (split over both rates). With `combine:
+    majority` the scale is the majority of `per_item` adjudicators: its rates M(s) = P(more than
+    half of them right) grow with each adjudicator's rate s, so the bound is M(s_L) + M(p_L) - 1
+    (a majority's J can fall below the adjudicators' own when one rate is under 0.5)."""
+    inner = 1.0 - 2.0 * alpha
+    if plan.adjudication.combine != "majority":
+        return acc.youden_ci(inner)[0]
+    k = plan.adjudication.per_item
+    s_low = acc.sensitivity_ci(1.0 - alpha)[0]
+    p_low = acc.specificity_ci(1.0 - alpha)[0]
+    return _majority(s_low, k) + _majority(p_low, k) - 1.0
+
+
+def _majority(rate: float, k: int) -> float:
+    return float(stats.binom.sf(k // 2, k, rate))
 
 
 def _gate(weighted: Weighted, plan: Plan) -> tuple[bool, str]:
@@ -117,7 +136,7 @@ def corrected_interval(
     j_low, j_high = youden
     if not (math.isfinite(low) and math.isfinite(high)) or not j_low > 0:
         return None, None
-    j_high = min(max(j_high, j_low), 1.0)
+    j_high = min(max(j_high, j_low), 1.0)  # callers pass the floored bounds of both ends
     lo = low / j_low if low < 0 else low / j_high
     hi = high / j_low if high > 0 else high / j_high
     return max(lo, -1.0), min(hi, 1.0)

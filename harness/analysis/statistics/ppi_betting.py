@@ -21,8 +21,12 @@ Two estimands (plan `adjudication.estimand`):
   (N theta - sum_{j<i} d_j) / (N - i + 1). Z_i = d_i - lambda_i (f_i - g_i) has that mean, and
   the capital prod(1 + b_i (c_i(m) - Z_i)), c_i(m) = (N m - sum_{j<i} d_j) / (N - i + 1), is a
   test martingale at theta = m and a supermartingale above it. Sampling without replacement also
-  narrows the interval as the sample nears N. Topic effects shared within a domain pair do not
-  matter: only the draw is random.
+  narrows the interval as the sample nears N. The argument assumes a simple random sample taken
+  in uniformly random order; the draw is stratified and systematic and the topics are listed by
+  id, so for the study's draw the size is measured, not proven (at most 0.0065 one-sided in every
+  realistic cell, 0.015 in an adversarial one, against 0.05). It takes the adjudicators' verdicts
+  as fixed, so it is used only while at most half the topics are adjudicated
+  (`adjudicated.estimand_used`).
 - `topic_population` (the default): theta = E[d] over topics like the study's (iid draws from the bank's
   domain pairs in the bank's proportions), which also covers the adjudicators' and the outputs'
   own randomness. mu_f = E[f] is unknown, so each adjudicated topic is paired with its own share

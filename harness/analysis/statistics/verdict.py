@@ -210,7 +210,7 @@ def decide_adjudicated(
     their scale (their errors shrink a difference towards 0, never create one, when they do not
     depend on the condition); `refuted` needs them shown to discriminate (J's exact lower bound
     at least `controls.min_youden`) and the difference shown inside the SESOI times that bound
-    (alpha / 2 each), or significantly below 0. `ceiling` says why their scale cannot show "no
+    (alpha / 2 each), or significantly below 0 (at alpha / 2). `ceiling` says why their scale cannot show "no
     difference" (one verdict for every item, verdicts that never differ within a topic, a
     zero-width interval, or a ceiling of novelty): `refuted` is then out of reach."""
     if withheld:
@@ -245,11 +245,11 @@ def decide_adjudicated(
             f"{not_significant} and {reason}: without that, no difference on their scale can "
             "be read as no effect",
         )
-    if ppi.p_less() < alpha:
+    if ppi.p_less() < alpha / 2:  # alpha/2: with J's bound at alpha/2, alpha in all
         return Decision(
             "refuted",
             f"single-field prompts were judged novel more often ({numbers}; one-sided "
-            f"p = {ppi.p_less():.4g} < {alpha:g}); {instrument.reason}",
+            f"p = {ppi.p_less():.4g} < {alpha / 2:g}); {instrument.reason}",
         )
     by_equivalence = plan.equivalence.refute_by == "equivalence"
     p_inside = ppi.p_tost(margin) if by_equivalence else ppi.p_less(margin)

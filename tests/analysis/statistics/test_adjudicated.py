@@ -225,3 +225,25 @@ def test_verdicts_that_never_differ_within_a_topic_are_a_degenerate_scale():
 def test_withheld_reasons_give_no_verdict():
     decision = decide_adjudicated(_ppi(0.3, 0.01), PLAN, ["drawn topics lack adjudication"])
     assert decision.label == "no verdict"
+
+
+def test_a_majority_of_adjudicators_is_bounded_by_its_own_j():
+    """Sensitivity 0.99 and specificity 0.35: J 0.34 each, but a majority of three has 0.28."""
+    plan = _plan(combine="majority", per_item=3)
+    frame = _instrument(198, 70, per_kind=200).coded
+    inst = measure(frame, {"adj0": 0.5, "adj1": 0.5}, plan)
+    mean_scale = measure(frame, {"adj0": 0.5, "adj1": 0.5}, PLAN)
+    assert inst.bound < mean_scale.bound
+    acc = inst.weighted.accuracy
+    s, p = acc.sensitivity_ci(0.975)[0], acc.specificity_ci(0.975)[0]
+    majority = stats.binom.sf(1, 3, s) + stats.binom.sf(1, 3, p) - 1
+    assert inst.bound == pytest.approx(majority)
+
+
+def test_study_topics_gives_way_to_the_population_with_most_topics_adjudicated():
+    from harness.analysis.statistics.adjudicated import estimand_used
+
+    plan = _plan(estimand="study_topics")
+    assert estimand_used(plan, 25, 75) == "study_topics"
+    assert estimand_used(plan, 60, 40) == "topic_population"
+    assert estimand_used(_plan(), 60, 40) == "topic_population"
