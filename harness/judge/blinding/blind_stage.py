@@ -135,6 +135,7 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
         candidate_pool,
         control_settings,
         fidelity,
+        one_kind_warning,
         stored_counts,
         stored_settings,
     )
@@ -223,6 +224,7 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
             report.counts = stored_counts(study)
             report.assigned = assigned_per_reviewer(study)
             report.notes.extend(report.shortfalls())
+            report.warning = one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
             report.fidelity = fidelity(study)
             record_section(study.path, "controls", report.manifest_section())
         else:
@@ -485,11 +487,13 @@ def _stored_report(study: Study, settings: Any) -> ControlsReport:
         fidelity,
         stored_counts,
     )
+    from harness.study.manifest import load_manifest
 
     report = ControlsReport(settings)
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
     report.fidelity = fidelity(study)
+    report.warning = (load_manifest(study.path).get("controls") or {}).get("warning")
     return report
 
 

@@ -51,6 +51,7 @@ class ControlsReport:
     made: dict[str, Any] | None = None  # how the texts were made, kept and dropped
     fidelity: dict[str, Any] = field(default_factory=dict)
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
+    warning: str | None = None  # controls of one expected verdict only (`one_kind_warning`)
 
     def summary(self) -> str:
         total = sum(self.counts.get("expected", {}).values())
@@ -83,6 +84,8 @@ class ControlsReport:
                 "25%: there the writer drifted and the expected verdict may not fit)"
             )
         lines.extend(f"note: {n}" for n in self.notes)
+        if self.warning:
+            lines.append(f"warning: {self.warning}")
         return "\n".join(lines)
 
     def shortfalls(self) -> list[str]:
@@ -115,7 +118,37 @@ class ControlsReport:
             "made": self.made,
             "fidelity": self.fidelity,
             "notes": self.notes,
+            "warning": self.warning,
         }
+
+
+def one_kind_warning(expected: dict[str, int], cutoff: str | None, years: list[int]) -> str | None:
+    """One line when the planted controls are all published or all unpublished: reviewers'
+    specificity (unpublished controls judged novel) or sensitivity (published ones judged not
+    novel) cannot be measured, nor their J, so no reviewer can be shown to discriminate and the
+    verdict cannot be `refuted`. It names the cut-off that splits the study's known links (with
+    a planted pair) most evenly (`splitting_cutoff`)."""
+    published, unpublished = expected.get("published", 0), expected.get("not_published", 0)
+    if not published + unpublished or (published and unpublished):
+        return None
+    missing, measure, have = (
+        ("unpublished", "specificity", f"{published} published")
+        if published
+        else ("published", "sensitivity", f"{unpublished} unpublished")
+    )
+    at = f"cut-off {cutoff}" if cutoff else "no --cutoff"
+    split = K.splitting_cutoff(years)
+    fix = (
+        f"--cutoff {split[0]} would split the study's known links {split[1]} published, "
+        f"{split[2]} unpublished"
+        if split
+        else f"add {missing} controls with --controls FILE (the study's known links have no "
+        "two years to split them at)"
+    )
+    return (
+        f"no {missing} controls at {at} ({have}): reviewers' {measure}, and so their J, "
+        f"cannot be measured, and the verdict cannot be `refuted`; {fix}"
+    )
 
 
 def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:

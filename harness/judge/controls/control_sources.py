@@ -79,6 +79,7 @@ class Pool:
 
     candidates: list[Candidate] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    years: list[int] = field(default_factory=list)  # of the bank's links with a planted pair
 
 
 def control_id(source: str, topic_id: str | None, statement: str) -> str:
@@ -105,10 +106,12 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
         for key, kind in BANK_LISTS:
             for link in entry.get(key) or []:
                 expected = _expected(int(link["year"]), cut)
+                planted = planted_pair(link, key, slots[topic_id]) if topic_id in slots else None
+                if planted is not None:
+                    pool.years.append(int(link["year"]))
                 if expected is None:
                     same_year += 1
                     continue
-                planted = planted_pair(link, key, slots[topic_id]) if topic_id in slots else None
                 if planted is None:
                     no_pair += 1
                     continue
@@ -148,6 +151,20 @@ def bank_pool(study: Study, cutoff: str | None) -> Pool:
             "out (a year alone cannot place them before or after the cut-off)"
         )
     return pool
+
+
+def splitting_cutoff(years: list[int]) -> tuple[str, int, int] | None:
+    """The 31 December cut-off that splits these link years most evenly into published (that
+    year and before) and unpublished (after it), with the two counts; None when every link has
+    one year. Ties go to the later year."""
+    if len(set(years)) < 2:
+        return None
+    best = max(
+        (min(pub := sum(y <= year for y in years), len(years) - pub), year, pub)
+        for year in sorted(set(years))[:-1]
+    )
+    _, year, pub = best
+    return f"{year}-12-31", pub, len(years) - pub
 
 
 def _cut_year(cutoff: str | None) -> tuple[int | None, bool]:
