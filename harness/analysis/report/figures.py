@@ -9,7 +9,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from harness.analysis.report.results import AnalysisResult, Estimate, ModelsResult
+from harness.analysis.report.results import (
+    AnalysisResult,
+    Estimate,
+    ModelsResult,
+    led_estimates,
+)
 
 CROSS_COLOUR, SINGLE_COLOUR, GREY = "#c0392b", "#2471a3", "#7f8c8d"
 
@@ -69,7 +74,7 @@ def paired_proportions(result: AnalysisResult, dpi: int) -> bytes:
 
 def estimates(result: AnalysisResult, dpi: int) -> bytes:
     """Every analysis with its interval, one panel per scale."""
-    shown = [e for e in result.estimates if not e.skipped and e.estimate is not None]
+    shown = [e for e in led_estimates(result) if not e.skipped and e.estimate is not None]
     scales = [s for s in ("difference", "odds ratio", "slope") if any(e.scale == s for e in shown)]
     heights = [max(1, sum(e.scale == s for e in shown)) for s in scales] or [1]
     fig = Figure(figsize=(10, 1.2 + 0.42 * sum(heights) + 0.6 * len(heights)))
@@ -87,6 +92,7 @@ def estimates(result: AnalysisResult, dpi: int) -> bytes:
 def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
     ys = np.arange(len(rows))
     colour = {
+        "verdict": "black",
         "primary": CROSS_COLOUR,
         "check": SINGLE_COLOUR,
         "literal": GREY,

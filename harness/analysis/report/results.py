@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 RULE = "=" * 78
 THIN = "-" * 78
-Role = Literal["primary", "check", "literal", "secondary", "corrected"]
+Role = Literal["verdict", "primary", "check", "literal", "secondary", "corrected"]
 Scale = Literal["difference", "odds ratio", "slope"]
 
 
@@ -346,6 +346,65 @@ def verdict_title(v: VerdictResult) -> str:
     return f"{head}: {v.label.upper()}" + (f" ({v.basis_note})" if v.basis_note else "")
 
 
+def verdict_estimate(r: AnalysisResult) -> Estimate | None:
+    """The estimate the verdict rests on where it is not the primary reviewers' test: the
+    adjudicated (prediction-powered) difference, when the verdict's basis is adjudicated."""
+    a = r.adjudication
+    if r.verdict.basis != "adjudicated" or a is None or a.estimate is None:
+        return None
+    level = "" if a.ci_level == 0.95 else f", {a.ci_level:.0%} interval"
+    return Estimate(
+        name="adjudicated",
+        label=f"Adjudicated difference, {a.estimator.upper()} (the verdict's){level}",
+        role="verdict",
+        scale="difference",
+        estimate=a.estimate,
+        ci_low=a.ci_low,
+        ci_high=a.ci_high,
+        p_value=a.p_greater,
+        p_label="one-sided",
+        n_topics=a.topics_labelled + a.topics_unlabelled,
+        note=f"{a.ci_level:.0%} {a.interval} interval",
+    )
+
+
+CHECK_OF_PRIMARY = "(check: primary reviewers' scale)"
+
+
+def led_estimates(r: AnalysisResult) -> list[Estimate]:
+    """Every estimate in the order the report shows them: the verdict's first. When the verdict
+    rests on the adjudicated estimate, the primary reviewers' test is a check on their scale."""
+    lead = verdict_estimate(r)
+    if lead is None:
+        return list(r.estimates)
+    rest = [
+        e.model_copy(
+            update={"role": "check", "label": e.label.replace("(primary)", CHECK_OF_PRIMARY)}
+        )
+        if e.role == "primary"
+        else e
+        for e in r.estimates
+    ]
+    return [lead, *rest]
+
+
+def verdict_basis(r: AnalysisResult) -> str | None:
+    """What the verdict rests on, in one sentence, when that is the adjudicated estimate (the
+    primary reviewers' test is then a check); None otherwise."""
+    lead, a, p = verdict_estimate(r), r.adjudication, r.primary
+    if lead is None or a is None:
+        return None
+    who = "automated" if a.automated_adjudicators else "human"
+    return (
+        f"the adjudicated difference ({a.estimator.upper()}, {who} adjudicators) "
+        f"{fmt(a.estimate, signed=True)}, {a.ci_level:.0%} CI [{fmt(a.ci_low, signed=True)}, "
+        f"{fmt(a.ci_high, signed=True)}], one-sided p = {fmt_p(a.p_greater)}; the primary "
+        f"reviewers' {p.description} ({fmt(p.estimate, signed=True)} "
+        f"[{fmt(p.ci_low, signed=True)}, {fmt(p.ci_high, signed=True)}], p = "
+        f"{fmt_p(p.p_value)}) is a check on their own scale"
+    )
+
+
 def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
@@ -377,7 +436,7 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         f"Outcome:      not_published = novel; unsure counted as {d.unsure.replace('_', ' ')}; "
         f"single arm = {d.single.replace('_', ' ')}",
         THIN,
-        f"Primary:      {p.description}",
+        *_lead_lines(r),
         f"  novel after cross {fmt(p.mean_cross)}, after single {fmt(p.mean_single)}; "
         f"difference {fmt(p.estimate, signed=True)} "
         f"95% CI [{fmt(p.ci_low, signed=True)}, {fmt(p.ci_high, signed=True)}]",
@@ -402,6 +461,9 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         verdict_title(r.verdict),
         f"  {r.verdict.reason}",
     ]
+    basis = verdict_basis(r)
+    if basis:
+        lines.append(f"  Rests on {basis}")
     if r.verdict.qualifier:
         lines.append(f"  Note: {r.verdict.qualifier}")
     pw = r.power
@@ -413,6 +475,20 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         )
     lines.append(RULE)
     return lines
+
+
+def _lead_lines(r: AnalysisResult) -> list[str]:
+    """The verdict's estimate first: the adjudicated one when the verdict rests on it, the
+    primary reviewers' test then labelled as a check."""
+    p, a = r.primary, r.adjudication
+    if verdict_estimate(r) is None or a is None:
+        return [f"Primary:      {p.description}"]
+    return [
+        f"Verdict's:    adjudicated difference ({a.estimator.upper()}) "
+        f"{fmt(a.estimate, signed=True)} {a.ci_level:.0%} CI [{fmt(a.ci_low, signed=True)}, "
+        f"{fmt(a.ci_high, signed=True)}]; one-sided p = {fmt_p(a.p_greater)}",
+        f"Check:        {p.description}, on the primary reviewers' scale",
+    ]
 
 
 def _adjudication_lines(a: AdjudicationResult | None) -> list[str]:

@@ -17,6 +17,8 @@ from harness.analysis.report.results import (
     ModelsResult,
     fmt,
     fmt_p,
+    verdict_basis,
+    verdict_estimate,
 )
 from harness.models.configurations import wording
 
@@ -86,6 +88,9 @@ def _verdict(r: AnalysisResult) -> list[Block]:
     basis = ("provisional: " if v.basis == "provisional" else "") + v.basis_note
     title = f"**{v.label.upper()}**" + (f" ({basis})" if basis else "")
     out = [Block("h2", "Verdict"), Block("p", f"{title}: {v.reason}.")]
+    rests_on = verdict_basis(r)
+    if rests_on:
+        out.append(Block("p", f"The verdict rests on {rests_on}."))
     if v.qualifier:
         out.append(Block("p", f"Note: {v.qualifier}."))
     p = r.power
@@ -496,8 +501,13 @@ def _primary(r: AnalysisResult) -> list[Block]:
         ["Equivalence shown (TOST)", str(e.equivalent)],
         ["Non-superiority shown", str(e.non_superior)],
     ]
+    heading = (
+        "Primary reviewers' scale (a check of the adjudicated estimate)"
+        if verdict_estimate(r) is not None
+        else "Primary analysis"
+    )
     return [
-        Block("h2", "Primary analysis"),
+        Block("h2", heading),
         Block("table", header=["", "value"], rows=rows),
         Block("h2", "Equivalence and non-superiority"),
         Block("table", header=["", "value"], rows=eq_rows),
