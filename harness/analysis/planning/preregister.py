@@ -271,6 +271,13 @@ def controls_lines(plan: Plan) -> list[str]:
             or math.inf
         )
 
+    needed_text = _safe(needed)
+    assumed_j = p.sensitivity + p.specificity - 1
+    why_na = (
+        " (n/a: the assumed J is not above it)"
+        if needed_text == "n/a" and assumed_j <= c.min_youden
+        else ""
+    )
     return [
         f"- Each reviewer judges control items with a known answer, mixed into the blinded "
         f"stream: a share {c.share:g} of the reviewer's real items and at least "
@@ -297,8 +304,8 @@ def controls_lines(plan: Plan) -> list[str]:
         f"topics and control judgments ({c.bootstrap} resamples, seed {c.seed}).",
         f"- Planning assumes sensitivity {p.sensitivity:g} and specificity {p.specificity:g} "
         f"(J {p.sensitivity + p.specificity - 1:.2f}); about "
-        f"{_safe(needed)} control judgments let J's exact lower bound reach "
-        f"{c.min_youden:g} with probability {p.power:g} (n/a: the assumed J is not above it), "
+        f"{needed_text} control judgments let J's exact lower bound reach "
+        f"{c.min_youden:g} with probability {p.power:g}{why_na}, "
         "assuming equal shares of the real judgments and equal controls per reviewer (design "
         "effect 1); uneven shares need the design effect (sum_r n_r) sum_r (w_r^2 / n_r) times "
         "as many.",
