@@ -371,7 +371,7 @@ def _record_run(study: Study, run: _Run, rules: dict[str, Rule]) -> None:
         "judge --auto",
         {
             **run.provenance(),
-            "accept_unsure": list(run.accept_unsure),
+            **({"accept_unsure": list(run.accept_unsure)} if run.accept_unsure else {}),
             "reviewers": [
                 {
                     "id": r.reviewer_id,
