@@ -238,7 +238,13 @@ def store_tiers(
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
     balance = balance_table(routing_items(study), assignments, reviewers)
     result = RoutingResult(
-        assignments, balance, primary.seed, primary.k, primary.distinct_topics, primary.solver
+        assignments,
+        balance,
+        primary.seed,
+        primary.k,
+        primary.distinct_topics,
+        primary.solver,
+        routing_parts(study, roster, assignments),
     )
     store_roster(study, roster)
     with study.transaction() as conn:
@@ -248,6 +254,25 @@ def store_tiers(
         if draw is not None:
             store_sample(conn, draw.rows)
     return result, draw
+
+
+def routing_parts(study: Study, roster: Roster, assignments: pd.DataFrame) -> dict[str, int]:
+    """The primary reviewers' real items and their assignments, the control items' assignments
+    (both tiers) and the adjudicators' assignments of real items: they add up to the total."""
+    controls = {
+        row[0] for row in study.rows("SELECT item_id FROM items WHERE control_id IS NOT NULL")
+    }
+    adjudicators = {r.id for r in roster.with_role("adjudicator").reviewers}
+    is_control = assignments.item_id.isin(controls)
+    by_adjudicator = assignments.reviewer_id.isin(adjudicators)
+    real = assignments[~is_control & ~by_adjudicator]
+    return {
+        "real_items": int(real.item_id.nunique()),
+        "real_assignments": len(real),
+        "control_items": int(assignments[is_control].item_id.nunique()),
+        "control_assignments": int(is_control.sum()),
+        "adjudicator_assignments": int((~is_control & by_adjudicator).sum()),
+    }
 
 
 def summary(draw: Draw) -> str:

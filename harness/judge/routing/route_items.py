@@ -45,15 +45,39 @@ class RoutingResult:
     k: int
     distinct_topics: bool
     solver: str
+    # what the assignments hold, when controls or adjudicators are among them (`parts`)
+    parts: dict[str, int] | None = None
 
     def summary(self) -> str:
         lines = [
-            f"Routing: {self.assignments.item_id.nunique()} items x k={self.k} reviewers "
-            f"= {len(self.assignments)} assignments (seed {self.seed}; one item per topic "
+            f"Routing: {self._count()} (seed {self.seed}; one item per topic "
             f"per human reviewer: {'yes' if self.distinct_topics else 'no'}; {self.solver})",
             self.balance.to_string(index=False),
         ]
         return "\n".join(lines)
+
+    def _count(self) -> str:
+        total = len(self.assignments)
+        p = self.parts
+        if not p or (not p["control_assignments"] and not p["adjudicator_assignments"]):
+            return (
+                f"{self.assignments.item_id.nunique()} items x k={self.k} reviewers "
+                f"= {total} assignments"
+            )
+        items, real = p["real_items"], p["real_assignments"]
+        text = (
+            f"{items} real items x k={self.k} = {real}"
+            if items * self.k == real
+            else f"{items} real items, {real} assignments (k={self.k})"
+        )
+        if p["control_assignments"]:
+            text += (
+                f", plus {p['control_assignments']} assignments of {p['control_items']} "
+                "control items"
+            )
+        if p["adjudicator_assignments"]:
+            text += f", plus {p['adjudicator_assignments']} adjudicator assignments"
+        return f"{text} = {total} assignments"
 
     def manifest_section(self) -> dict[str, Any]:
         return {
@@ -63,6 +87,7 @@ class RoutingResult:
             "solver": self.solver,
             "n_items": int(self.assignments.item_id.nunique()),
             "n_assignments": len(self.assignments),
+            **({"parts": self.parts} if self.parts else {}),
             "balance": json.loads(self.balance.to_json(orient="records")),
         }
 

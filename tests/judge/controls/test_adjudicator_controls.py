@@ -4,6 +4,7 @@ the same routing rules, with room kept in their capacity, and nothing that names
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -201,6 +202,14 @@ def test_cli_blind_with_adjudicators_and_controls_in_a_child_process(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert "adjudication: 2 of 8 topics drawn" in done.stdout
     assert "Controls: " in done.stdout and "per reviewer: adj-1 " in done.stdout
+    # the total adds up its parts: real items x k, controls of both tiers, adjudicators
+    counted = re.search(
+        r"Routing: 24 real items x k=2 = 48, plus (\d+) assignments of (\d+) control items, "
+        r"plus 12 adjudicator assignments = (\d+) assignments",
+        done.stdout,
+    )
+    assert counted is not None, done.stdout
+    assert int(counted[3]) == 48 + int(counted[1]) + 12
     with Study.open(tmp_path / "s") as s:
         per = dict(
             s.rows(
