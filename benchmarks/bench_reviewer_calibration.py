@@ -10,7 +10,8 @@ of a link statement is dropped with probability P and three concept words of ano
 added (the demonstration corpus holds every link verbatim, so verbatim published controls are
 found whatever the threshold). A seeded half of the controls forms the calibration split.
 
-`judge --calibrate` then calibrates the `retrieval` and `retrieval-dense` reviewers, and
+`judge --calibrate` then calibrates the `retrieval`, `retrieval-dense` and `retrieval-hybrid`
+reviewers (`--no-dense`: `retrieval` alone, no embedding model), and
 `judge --auto` reviews the held-out half; the script prints each reviewer's threshold, J on the
 calibration split, and sensitivity, specificity and J on the held-out controls at the
 calibrated threshold beside those at the documented default. Held-out scores come from a
@@ -144,7 +145,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-dense", action="store_true")
     args = parser.parse_args()
-    methods = ["retrieval"] + ([] if args.no_dense else ["retrieval-dense"])
+    methods = ["retrieval"] + ([] if args.no_dense else ["retrieval-dense", "retrieval-hybrid"])
     rows = controls(args.cutoff, args.reword, args.seed)
     n_pub = sum(r[1] == "published" for r in rows)
     print(

@@ -100,6 +100,10 @@ EMBED_THREADS = 1
 LEXICAL_THRESHOLD = 0.6
 #: `retrieval-dense`: cosine similarity between the combination and the hit (MiniLM embeddings).
 DENSE_THRESHOLD = 0.65
+#: `retrieval-hybrid`: the mean of the two scores above, over a deeper list of densely re-ranked
+#: hits per query (HYBRID_LIMIT; the others read DEFAULT_LIMIT).
+HYBRID_THRESHOLD = 0.625
+HYBRID_LIMIT = 25
 #: The `llm:MODEL` reviewer: hits shown per query and source, and tokens per reply (one line).
 LLM_HITS_SHOWN = 5
 LLM_MAX_TOKENS = 48

@@ -2,8 +2,11 @@
 
 `RetrievalReviewer` is deterministic: keyword queries from the item's core combination, every
 configured source searched, and `published` only when the best hit's match score reaches the
-threshold (that hit is cited). `LlmReviewer` lets a model propose queries, read the hits and
-give a verdict; a `published` verdict that cites no retrieved work is recorded as `unsure`.
+threshold (that hit is cited). The match score is lexical (`retrieval`), the cosine of the
+embeddings (`retrieval-dense`), or the mean of both over a deeper list of hits
+(`retrieval-hybrid`: a hit must share the combination's words and its meaning). `LlmReviewer`
+lets a model propose queries, read the hits and give a verdict; a `published` verdict that
+cites no retrieved work is recorded as `unsure`.
 Both first `assess` an item (searches and a score), then `decide` at a threshold, so
 calibration scores each control once and tries every threshold. Neither sees anything but the
 text they are given (the study layer passes only what reviewers may see).
@@ -121,8 +124,24 @@ class RetrievalAssessment:
         return Decision("not_published", None, None, notes, searches)
 
 
+def hybrid_match(combination: str, hits: list[Hit]) -> list[float]:
+    """The mean of the lexical match and the cosine similarity of each hit."""
+    cosines = dense_match(combination, hits)
+    return [(lexical_match(combination, h) + c) / 2 for h, c in zip(hits, cosines, strict=True)]
+
+
+MATCHES = {
+    "retrieval": "share of combination terms in title/abstract",
+    "retrieval-dense": "cosine similarity (all-MiniLM-L6-v2)",
+    "retrieval-hybrid": "mean of the share of combination terms in title/abstract and the "
+    "cosine similarity (all-MiniLM-L6-v2)",
+}
+
+
 class RetrievalReviewer:
-    """The deterministic `retrieval` (lexical) and `retrieval-dense` (embedding) reviewers."""
+    """The deterministic `retrieval` (lexical), `retrieval-dense` (embedding) and
+    `retrieval-hybrid` (both) reviewers. `hybrid` needs densely re-ranked sources, as `dense`
+    does."""
 
     #: Queries and match scores come from the core combination alone (the text if none).
     reads_full_text = False
@@ -133,18 +152,28 @@ class RetrievalReviewer:
         *,
         threshold: float,
         dense: bool = False,
+        hybrid: bool = False,
         cutoff: str | date | None = None,
         max_queries: int = 3,
         limit: int = DEFAULT_LIMIT,
     ) -> None:
         self.sources = sources
         self.threshold = threshold
-        self.dense = dense
+        self.dense = dense or hybrid
+        self.hybrid = hybrid
         self.cutoff = cutoff
         self.max_queries = max_queries
         self.limit = limit
 
+    @property
+    def method(self) -> str:
+        return (
+            "retrieval-hybrid" if self.hybrid else "retrieval-dense" if self.dense else "retrieval"
+        )
+
     def _scores(self, combination: str, hits: list[Hit]) -> list[float]:
+        if self.hybrid:
+            return hybrid_match(combination, hits)
         if self.dense:
             return dense_match(combination, hits)
         return [lexical_match(combination, h) for h in hits]
@@ -159,12 +188,7 @@ class RetrievalReviewer:
         queries reaches a threshold exactly when some query's best hit does.
         """
         queries = combination_queries(text, self.max_queries)
-        notes: dict[str, Any] = {
-            "reviewer": "retrieval-dense" if self.dense else "retrieval",
-            "match": "cosine similarity (all-MiniLM-L6-v2)"
-            if self.dense
-            else "share of combination terms in title/abstract",
-        }
+        notes: dict[str, Any] = {"reviewer": self.method, "match": MATCHES[self.method]}
         if not queries:
             return RetrievalAssessment(notes, [], None, searched=False)
         if self.dense:

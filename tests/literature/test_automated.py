@@ -162,6 +162,21 @@ def test_dense_reviewer_finds_paraphrased_prior_work(tmp_path, corpus):
     study.close()
 
 
+@pytest.mark.slow
+def test_hybrid_reviewer_with_the_embedding_model(tmp_path, corpus):
+    study = build_study(tmp_path / "hybrid", [("hyb", "retrieval-hybrid")])
+    summary = run_automated(study, sources=[f"local:{corpus}"]).set_index("reviewer_id")
+    assert summary.loc["hyb", "reviewed"] == 6
+    got = reviews(study, "hyb")
+    for item_id, work_id in MATCHING.items():
+        assert got[item_id]["verdict"] == "published"
+        assert f"[{work_id}]" in got[item_id]["prior_work"]
+    assert {got[f"I-{n:010d}"]["verdict"] for n in (3, 4, 5)} == {"not_published"}
+    notes = json.loads(got["I-0000000004"]["notes"])  # shares "sediment transport" only
+    assert notes["reviewer"] == "retrieval-hybrid" and notes["best_score"] < notes["threshold"]
+    study.close()
+
+
 def test_a_combination_without_content_words_is_unsure(tmp_path, corpus):
     from harness.literature import open_source
     from harness.literature.reviewers import RetrievalReviewer

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.errors import HarnessError
 from harness.judge.automated.review_records import insert_review, item_text
 from harness.judge.automated.youden import Observation, accuracy, best_threshold
-from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
+from harness.literature.defaults import DENSE_THRESHOLD, HYBRID_THRESHOLD, LEXICAL_THRESHOLD
 from harness.study.clock import utc_now
 from harness.study.tables.calibrations import (
     CalibrationRecord,
@@ -42,10 +42,17 @@ if TYPE_CHECKING:
 RULES = {
     "retrieval": "published when the best hit's match score (share of terms) >= threshold",
     "retrieval-dense": "published when the best hit's cosine similarity >= threshold",
+    "retrieval-hybrid": "published when the best hit's mean of match score (share of terms) "
+    "and cosine similarity >= threshold",
     "llm": "a published verdict citing a shown hit counts when its stated confidence "
     "(0 if unstated) >= threshold, else not_published",
 }
-DEFAULTS = {"retrieval": LEXICAL_THRESHOLD, "retrieval-dense": DENSE_THRESHOLD, "llm": 0.0}
+DEFAULTS = {
+    "retrieval": LEXICAL_THRESHOLD,
+    "retrieval-dense": DENSE_THRESHOLD,
+    "retrieval-hybrid": HYBRID_THRESHOLD,
+    "llm": 0.0,
+}
 
 
 def method_kind(method: str) -> str:

@@ -442,21 +442,26 @@ def _reviewer_factory(
 
     It is built with the default threshold; the settled rule sets the one it reviews with.
     """
-    from harness.literature.defaults import DENSE_THRESHOLD, LEXICAL_THRESHOLD
+    from harness.literature.defaults import DEFAULT_LIMIT, HYBRID_LIMIT
 
     method = (method or "").strip()
-    if method in ("retrieval", "retrieval-dense"):
-        dense = method == "retrieval-dense"
+    if method in ("retrieval", "retrieval-dense", "retrieval-hybrid"):
+        from harness.judge.automated.auto_calibration import DEFAULTS
+
+        hybrid = method == "retrieval-hybrid"
+        dense = hybrid or method == "retrieval-dense"
 
         def make() -> RetrievalReviewer:
             from harness.literature.reviewers import RetrievalReviewer
 
             return RetrievalReviewer(
                 pool.get(dense),
-                threshold=DENSE_THRESHOLD if dense else LEXICAL_THRESHOLD,
+                threshold=DEFAULTS[method],
                 dense=dense,
+                hybrid=hybrid,
                 cutoff=cutoff,
                 max_queries=max_queries,
+                limit=HYBRID_LIMIT if hybrid else DEFAULT_LIMIT,
             )
 
         return make
@@ -481,7 +486,7 @@ def _reviewer_factory(
         return make_llm
     raise HarnessError(
         f"reviewer {reviewer_id!r}: unknown automated method {method!r} "
-        "(use retrieval, retrieval-dense or llm:MODEL)",
+        "(use retrieval, retrieval-dense, retrieval-hybrid or llm:MODEL)",
         column="method",
     )
 

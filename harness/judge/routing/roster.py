@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from harness.models.providers import ModelSpec
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-AUTOMATED_METHODS = ("retrieval", "retrieval-dense")
+AUTOMATED_METHODS = ("retrieval", "retrieval-dense", "retrieval-hybrid")
 
 
 class Reviewer(BaseModel):
@@ -49,7 +49,8 @@ class Reviewer(BaseModel):
             llm = method.startswith("llm:") and len(method) > 4
             if method not in AUTOMATED_METHODS and not llm:
                 raise ValueError(
-                    "automated reviewers need method: retrieval, retrieval-dense or llm:MODEL"
+                    "automated reviewers need method: retrieval, retrieval-dense, "
+                    "retrieval-hybrid or llm:MODEL"
                 )
         return self
 

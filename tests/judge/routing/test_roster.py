@@ -28,9 +28,12 @@ def test_bundled_rosters_load() -> None:
     assert [(r.id, r.method, r.role) for r in demo.reviewers] == [
         ("retrieval", "retrieval", "primary"),
         ("retrieval-dense", "retrieval-dense", "primary"),
+        ("adjudicator-hybrid", "retrieval-hybrid", "adjudicator"),
         ("adjudicator-dense", "retrieval-dense", "adjudicator"),
-        ("adjudicator-bm25", "retrieval", "adjudicator"),
     ]
+    # the adjudicated scale is not the primary scale again: a method no primary reviewer uses
+    primary = {r.method for r in demo.with_role("primary").reviewers}
+    assert {r.method for r in demo.with_role("adjudicator").reviewers} - primary
     assert all(r.kind == "automated" for r in demo.reviewers)
     assert len(example.with_role("adjudicator").reviewers) == 6
 
