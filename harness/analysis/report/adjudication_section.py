@@ -84,14 +84,14 @@ DIFF_HEADER = [
 def _instrument_blocks(a: Any) -> list[Block]:
     """The adjudicators measured on the planted controls in their own packets."""
     head = Block("h2", "The adjudicators measured (planted controls)")
-    gate = "shown to discriminate" if a.adjudicator_gate else "NOT shown to discriminate"
+    gate = "They were shown to discriminate: " if a.adjudicator_gate else ""
     text = (
         f"The adjudicators are the verdict's instrument, so they are measured like everyone "
-        f"else: on planted controls mixed into their packets. They were {gate}: "
-        f"{a.adjudicator_reason}. Errors that do not depend on the condition shrink the "
-        "difference they see by their J; so `refuted` needs the difference shown inside the "
-        "SESOI times J's lower bound, and the estimate divided by J (the true-scale difference) "
-        "is given beside theirs."
+        f"else: on planted controls mixed into their packets. {gate}"
+        f"{a.adjudicator_reason[:1].upper()}{a.adjudicator_reason[1:]}. Errors that do not "
+        "depend on the condition shrink the difference they see by their J; so `refuted` needs "
+        "the difference shown inside the SESOI times J's lower bound, and the estimate divided "
+        "by J (the true-scale difference) is given beside theirs."
     )
     rows = [
         ["adjudicators' J (weighted)", fmt(a.youden)],
