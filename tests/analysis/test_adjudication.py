@@ -34,8 +34,8 @@ def _truthful_study(
     adjudicator_controls: int = 40,
 ):
     """Items novel with p 0.3 (+effect after cross); adjudicators judge the truth of the drawn
-    topics and `adjudicator_controls` planted controls each with `adjudicator_accuracy`; primary reviewers answer by
-    `primary(truth, condition, rng)`."""
+    topics and `adjudicator_controls` planted controls each with `adjudicator_accuracy`; primary
+    reviewers answer by `primary(truth, condition, rng)`."""
     rng = np.random.default_rng(11)
     primary = primary or (lambda truth, c, rng: truth if rng.random() < 0.8 else 1 - truth)
     topics = [f"t{t:03d}" for t in range(n)]
