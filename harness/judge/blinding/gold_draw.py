@@ -259,9 +259,9 @@ def store_tiers(
 def routing_parts(study: Study, roster: Roster, assignments: pd.DataFrame) -> dict[str, int]:
     """The primary reviewers' real items and their assignments, the control items' assignments
     (both tiers) and the adjudicators' assignments of real items: they add up to the total."""
-    controls = {
-        row[0] for row in study.rows("SELECT item_id FROM items WHERE control_id IS NOT NULL")
-    }
+    from harness.study.tables.items import control_item_ids
+
+    controls = set(control_item_ids(study))
     adjudicators = {r.id for r in roster.with_role("adjudicator").reviewers}
     is_control = assignments.item_id.isin(controls)
     by_adjudicator = assignments.reviewer_id.isin(adjudicators)
