@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from harness.analysis.statistics.accuracy import CONTROL_COLUMNS
 from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError
 from harness.study.blinding import study_commitment
@@ -65,18 +66,6 @@ class StudyData:
         ids = self.judgments.topic_ids
         result: np.ndarray = np.isin(np.asarray(ids, dtype=object), list(self.sampled_topics))
         return result
-
-
-CONTROL_COLUMNS = (
-    "item_id",
-    "control_id",
-    "reviewer_id",
-    "reviewer_kind",
-    "verdict",
-    "expected",
-    "control_kind",
-    "split",
-)
 
 
 def _adjudicator_ids(data: StudyData) -> set[str]:

@@ -20,6 +20,18 @@ from scipy import stats
 
 from harness.analysis.statistics.consensus import VERDICTS, code_outcome
 
+# one row per review of a control item (`study.tables.views.control_review_frame`)
+CONTROL_COLUMNS = (
+    "item_id",
+    "control_id",
+    "reviewer_id",
+    "reviewer_kind",
+    "verdict",
+    "expected",
+    "control_kind",
+    "split",
+)
+
 
 def clopper_pearson(k: float, n: float, level: float) -> tuple[float, float]:
     """Exact two-sided interval for a binomial proportion (NaNs when n = 0); non-integer k and n

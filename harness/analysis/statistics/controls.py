@@ -22,6 +22,7 @@ import pandas as pd
 
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.accuracy import (
+    CONTROL_COLUMNS,
     Accuracy,
     Differential,
     accuracy_table,
@@ -62,22 +63,7 @@ def reviewer_accuracy(
     frame: pd.DataFrame | None, plan: Plan
 ) -> tuple[pd.DataFrame, list[Accuracy], list[str]]:
     """Coded controls, the accuracy table of every reviewer, and who falls below the threshold."""
-    frame = (
-        frame
-        if frame is not None
-        else pd.DataFrame(
-            columns=[
-                "item_id",
-                "control_id",
-                "reviewer_id",
-                "reviewer_kind",
-                "verdict",
-                "expected",
-                "control_kind",
-                "split",
-            ]
-        )
-    )
+    frame = frame if frame is not None else pd.DataFrame(columns=list(CONTROL_COLUMNS))
     coded = coded_controls(frame, plan.outcome.unsure)
     table = accuracy_table(coded, plan.controls.level)
     return coded, table, excluded_reviewers(table, plan.controls.exclude_reviewer_below)
@@ -108,7 +94,7 @@ def analyse_controls(
     shares = group_shares(j, y, table, groups, len(labels))
     weighted = weighted_accuracy(kept, dict(zip(labels, shares.tolist(), strict=True)), c.level)
     acc = weighted.accuracy
-    gate_ok, gate_reason = _gate(weighted, plan)
+    gate_ok, gate_reason = discrimination_gate(weighted, plan)
     if gate_ok:
         gate_ok, gate_reason = _varied(y, gate_reason)
     if gate_ok:
@@ -143,35 +129,56 @@ def _reviewer_groups(j: Judgments, reviewers: list[str]) -> tuple[list[str], np.
     return [*reviewers, "<none>"], np.where(groups < 0, len(reviewers), groups)
 
 
-def _gate(weighted: Weighted, plan: Plan) -> tuple[bool, str]:
+@dataclass(frozen=True)
+class GateWords:
+    """How the gate's reasons name the tier it measures."""
+
+    none_judged: str  # no control judged at all
+    one_kind: str  # controls judged, but nobody judged both answers
+    unmeasured: str  # "<accuracy> cannot be estimated"
+    who: str  # "the reviewers"
+    weighted: str  # what J is weighted by
+    uncovered: str  # "<who> with x% of <what>"
+
+
+PRIMARY_WORDS = GateWords(
+    none_judged="no control items were judged",
+    one_kind="no reviewer of real items has judged both published and unpublished controls",
+    unmeasured="reviewer accuracy",
+    who="the reviewers",
+    weighted="J = {j} (every reviewer's accuracy weighted by their share of the real judgments)",
+    uncovered="reviewers with {u} of the real judgments",
+)
+
+
+def discrimination_gate(
+    weighted: Weighted, plan: Plan, words: GateWords = PRIMARY_WORDS
+) -> tuple[bool, str]:
+    """Whether the exact lower bound of the weighted J (reviewers without controls of both kinds
+    counting as J = 0) reaches `controls.min_youden`, and the reason in words."""
     c, acc, uncovered = plan.controls, weighted.accuracy, weighted.uncovered
     if not acc.estimable:
-        what = (
-            "no control items were judged"
-            if acc.published + acc.unpublished == 0
-            else "no reviewer of real items has judged both published and unpublished controls"
-        )
+        what = words.none_judged if acc.published + acc.unpublished == 0 else words.one_kind
         return False, (
-            f"reviewer accuracy cannot be estimated ({what}), so the reviewers "
+            f"{words.unmeasured} cannot be estimated ({what}), so {words.who} "
             "could not be shown to discriminate published from unpublished work"
         )
     low, high = acc.youden_ci()
     text = (
-        f"J = {acc.youden:.3f} (every reviewer's accuracy weighted by their share of the "
-        f"real judgments), {c.level:.0%} exact interval [{low:.3f}, {high:.3f}] from "
-        f"{acc.published:.1f} published and {acc.unpublished:.1f} unpublished effective "
-        "control judgments"
+        f"{words.weighted.format(j=format(acc.youden, '.3f'))}, {c.level:.0%} exact interval "
+        f"[{low:.3f}, {high:.3f}] from {acc.published:.1f} published and "
+        f"{acc.unpublished:.1f} unpublished effective control judgments"
     )
     if uncovered > 0:
         low = weighted.floor(low)
         text += (
-            f"; reviewers with {uncovered:.1%} of the real judgments had no controls of "
-            f"both kinds and count as J = 0, so the lower bound is {low:.3f}"
+            f"; {words.uncovered.format(u=format(uncovered, '.1%'))} had no controls of both "
+            f"kinds and count as J = 0, so the lower bound is {low:.3f}"
         )
     if low < c.min_youden:
         return False, (
-            f"the reviewers could not be shown to discriminate: {text}; the plan "
-            f"requires its lower bound to be at least {c.min_youden:g}"
+            f"{words.who} could not be shown to discriminate: {text}; the plan requires its "
+            f"lower bound to be at least {c.min_youden:g}"
         )
     return True, text
 

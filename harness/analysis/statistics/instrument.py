@@ -33,6 +33,7 @@ from harness.analysis.statistics.accuracy import (
     coded_controls,
     differential,
 )
+from harness.analysis.statistics.controls import GateWords, discrimination_gate
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
 
 __all__ = ["Instrument", "corrected_interval", "measure"]
@@ -69,7 +70,7 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     table = accuracy_table(coded, c.level) if len(coded) else []
     kept = [a for a in table if a.scope == "reviewer"]
     weighted = weighted_accuracy(kept, shares, c.level)
-    ok, reason = _gate(weighted, plan)
+    ok, reason = discrimination_gate(weighted, plan, ADJUDICATOR_WORDS)
     bound = None
     if weighted.accuracy.estimable:
         bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan))
@@ -95,37 +96,14 @@ def _majority(rate: float, k: int) -> float:
     return float(stats.binom.sf(k // 2, k, rate))
 
 
-def _gate(weighted: Weighted, plan: Plan) -> tuple[bool, str]:
-    c, acc = plan.controls, weighted.accuracy
-    if not acc.estimable:
-        what = (
-            "no adjudicator judged a planted control"
-            if acc.published + acc.unpublished == 0
-            else "no adjudicator judged both published and unpublished controls"
-        )
-        return False, (
-            f"the adjudicators' accuracy cannot be estimated ({what}), so they could not be "
-            "shown to discriminate published from unpublished work"
-        )
-    low, high = acc.youden_ci()
-    text = (
-        f"the adjudicators' J = {acc.youden:.3f} (weighted by their share of the adjudicated "
-        f"judgments), {c.level:.0%} exact interval [{low:.3f}, {high:.3f}] from "
-        f"{acc.published:.1f} published and {acc.unpublished:.1f} unpublished effective control "
-        "judgments"
-    )
-    if weighted.uncovered > 0:
-        low = weighted.floor(low)
-        text += (
-            f"; adjudicators with {weighted.uncovered:.1%} of the adjudicated judgments had no "
-            f"controls of both kinds and count as J = 0, so the lower bound is {low:.3f}"
-        )
-    if low < c.min_youden:
-        return False, (
-            f"the adjudicators could not be shown to discriminate: {text}; the plan requires "
-            f"its lower bound to be at least {c.min_youden:g}"
-        )
-    return True, text
+ADJUDICATOR_WORDS = GateWords(
+    none_judged="no adjudicator judged a planted control",
+    one_kind="no adjudicator judged both published and unpublished controls",
+    unmeasured="the adjudicators' accuracy",
+    who="the adjudicators",
+    weighted="the adjudicators' J = {j} (weighted by their share of the adjudicated judgments)",
+    uncovered="adjudicators with {u} of the adjudicated judgments",
+)
 
 
 def corrected_interval(

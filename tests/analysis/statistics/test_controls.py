@@ -8,7 +8,7 @@ import pytest
 
 from harness.analysis.planning.plan_file import load_plan
 from harness.analysis.statistics.accuracy import Accuracy
-from harness.analysis.statistics.controls import _corrected_equivalence, _gate
+from harness.analysis.statistics.controls import _corrected_equivalence, discrimination_gate
 from harness.analysis.statistics.corrected import Corrected
 from harness.analysis.statistics.weighted import weighted_accuracy
 
@@ -21,12 +21,12 @@ def _strong(label: str) -> Accuracy:
 
 def test_uncovered_reviewers_count_as_not_discriminating_in_the_gate():
     full = weighted_accuracy([_strong("a")], {"a": 1.0}, 0.95)
-    assert _gate(full, PLAN)[0]
+    assert discrimination_gate(full, PLAN)[0]
     # 70 % of the real judgments by a reviewer without controls: 0.3 x J_L < min_youden
     part = weighted_accuracy([_strong("a")], {"a": 0.3, "<none>": 0.7}, 0.95)
     low = part.accuracy.youden_ci()[0]
     assert low >= PLAN.controls.min_youden > 0.3 * low
-    ok, reason = _gate(part, PLAN)
+    ok, reason = discrimination_gate(part, PLAN)
     assert not ok and "count as J = 0" in reason and f"{0.3 * low:.3f}" in reason
 
 
