@@ -31,7 +31,7 @@ lower bound: `statistics.verdict.decide_adjudicated`'s rule, vectorised).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -78,9 +78,6 @@ class Scenario:
     @property
     def per_item(self) -> int:
         return self.adjudicators
-
-    def with_(self, **changes: object) -> Scenario:
-        return replace(self, **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
