@@ -91,6 +91,7 @@ class Tracker:
         self._console = Console(stderr=True)
         self.plain = not self._console.is_terminal if plain is None else plain
         self._tasks: dict[str, _Task] = {}
+        self._finished: dict[str, tuple[int, int | None]] = {}  # plain: label -> its last count
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._bar: Any = None
@@ -164,7 +165,10 @@ class Tracker:
         """Set a task's count (created on first use); the (step, done, total) callback form."""
         with self._lock:
             task = self._tasks.get(label)
+            if task is None and self._finished.get(label) == (done, total):
+                return  # a finished count told again: its last line stands
             if task is None:
+                self._finished.pop(label, None)
                 task = self._tasks[label] = _Task(label, total, done, info, first_done=done)
                 if not self.plain:
                     task.rich_id = self._bar.add_task(
@@ -174,6 +178,10 @@ class Tracker:
             task.done, task.info = done, info or task.info
             if total is not None:
                 task.total = total
+            if self.plain and task.total is not None and done >= task.total:
+                self._finished[label] = (done, total)
+                self._finish(label)  # its last line now, not a repeat every 10 s
+                return
             if self._bar is not None:
                 speed = self._bar.tasks[_index(self._bar, task.rich_id)].speed
                 self._bar.update(

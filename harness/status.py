@@ -107,6 +107,16 @@ def _frac(done: int, total: int) -> str:
     return f"{done}/{total} ({100 * done / total:.0f}%)" if total else "-"
 
 
+def _served_models(path: str | Path) -> list[str]:
+    """The study's models with outputs that are not the embedded or a local one."""
+    from harness.collection_removal import model_counts
+    from harness.models.providers import model_of
+
+    with Study.open(path) as s:
+        counts = model_counts(s)
+    return [k for k, n in counts.items() if n and not model_of(k).startswith("local")]
+
+
 def next_step(path: str | Path) -> str:
     """Which stage comes next and why, as one line."""
     from harness.study.manifest import load_manifest
@@ -132,9 +142,16 @@ def next_step(path: str | Path) -> str:
         n = sum(pending.values()) if pending else prompts
         return f"Next: harness collect {flag} ({n} output(s) pending)"
     if not assigned:
+        served = _served_models(path)
+        steps = (
+            f" --model PROVIDER/NAME (a capable model for the blinded steps; the study tests "
+            f"{', '.join(served[:3])}, the default is the embedded 135M model)"
+            if served
+            else ""
+        )
         return (
-            f"Next: harness judge --blind {flag} --reviewers ROSTER (every output is collected; "
-            "nothing is blinded yet)"
+            f"Next: harness judge --blind {flag} --reviewers ROSTER{steps} (every output is "
+            "collected; nothing is blinded yet)"
         )
     if "prereg" not in manifest:
         return (

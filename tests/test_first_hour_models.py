@@ -9,6 +9,7 @@ nothing changes.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -196,3 +197,39 @@ def test_a_resumed_collect_keeps_its_concurrency(tmp_path: Path, env: None) -> N
     assert [r["stopped"] for r in runs] == ["interrupted", None, None]
     assert [r["concurrency"] for r in runs] == [3, 3, 5]
     assert [r.get("changed") for r in runs] == [None, None, {"concurrency": [3, 5]}]
+
+
+def test_the_blinded_steps_name_their_model_and_a_capable_one_is_advised(
+    study: Path, generated: Path, env: None
+) -> None:
+    from harness.judge.blinding.steps_model import capable_model_advice
+
+    with ModelServer() as server:
+        code, out, err = collect(study, server, GOOD)
+        assert code == 0, err
+        assert (
+            "--reviewers ROSTER --model PROVIDER/NAME (a capable model for the blinded steps; "
+            in out + err
+        )
+        # the study tests a served model: the embedded one for the steps gets the advice
+        advice = capable_model_advice(study, None, steps_on=True)
+        assert advice is not None and GOOD in advice and "--model" in advice
+        assert capable_model_advice(study, "local", steps_on=True) == advice
+        assert capable_model_advice(study, "openai-compatible/big", steps_on=True) is None
+        assert capable_model_advice(study, None, steps_on=False) is None
+        args = blind_args(study, generated)
+        args.remove("--no-extract")
+        code, out, err = harness(
+            *args, "--model", "openai-compatible/steps-model", "--base-url", server.base_url
+        )
+    assert code == 0, err
+    assert "note: the blinded steps" not in err
+    line = next(x for x in out.splitlines() if x.startswith("Blinded steps: "))
+    assert re.fullmatch(
+        r"Blinded steps: extract by openai/steps-model: \d+ of 12 failed fidelity "
+        r"\(no core shown\)",
+        line,
+    ), line
+    manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["blinded_steps"]["extract"]["fidelity"]["checked"] == 12
+    assert capable_model_advice(study, None, steps_on=True) is None  # routed: steps are fixed

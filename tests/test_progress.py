@@ -29,6 +29,24 @@ def test_a_long_step_writes_timed_lines_to_a_log(fast, capsys):
     assert lines[-1].startswith("extract: 5/5 (100%)") and "so far" not in lines[-1]
 
 
+def test_a_finished_step_stops_repeating_while_another_runs(fast, capsys):
+    with progress.tracker(plain=True) as bars:
+        for done in range(1, 4):
+            bars.update("extract", done, 3)
+            bars.update("normalise", done, 10)
+            time.sleep(0.15)
+        for done in range(4, 8):  # extract is done; told again at 3/3, it writes nothing
+            bars.update("extract", 3, 3)
+            bars.update("normalise", done, 10)
+            time.sleep(0.15)
+    lines = capsys.readouterr().err.splitlines()
+    extract = [line for line in lines if line.startswith("extract: ")]
+    assert extract[-1].startswith("extract: 3/3 (100%)") and "so far" not in extract[-1]
+    assert sum(line.startswith("extract: 3/3") for line in extract) == 1
+    after = lines[lines.index(extract[-1]) + 1 :]
+    assert after and all(line.startswith("normalise: ") for line in after)
+
+
 def test_a_quick_step_writes_nothing(capsys):
     with progress.tracker(plain=True) as bars:
         bars.update("quick", 1, 1)

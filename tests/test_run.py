@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
@@ -45,6 +46,15 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
         "== geometry probe",
         "== analyze",
     ]
+    # the blinded steps: the model named on the terminal and in the report, fidelity per condition
+    assert re.search(
+        r"^Blinded steps: extract by local/SmolLM2-135M-Instruct: \d+ of \d+ failed", out, re.M
+    )
+    assert "Steps:        written by local/SmolLM2-135M-Instruct" in out
+    report = (folder / "report" / "report.md").read_text(encoding="utf-8")
+    assert (
+        "## The blinded steps" in report and "| extraction (core combination) | cross |" in report
+    )
     record = load_manifest(folder)["study_file"]
     assert record["sha256"] == hashlib.sha256(config.read_bytes()).hexdigest()
     assert record["overrides"] == {"max_tokens": 12}

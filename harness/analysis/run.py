@@ -55,6 +55,7 @@ def analyze(
         mark_unblinded(study)
         result = _with_late_reviews(study, result)
         result = _with_accepted_unsure(manifest, result)
+        result = _with_blinded_steps(study, result)
         if write_report:
             from harness.analysis.report.writer import write_report as write
             from harness.explore import write_explorer
@@ -128,6 +129,14 @@ def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
         "apart and are not part of this analysis."
     )
     return result.model_copy(update={"design": design, "notes": [*result.notes, note]})
+
+
+def _with_blinded_steps(study: Study, result: AnalysisResult) -> AnalysisResult:
+    """The result with the blinded steps' models and fidelity per condition."""
+    from harness.analysis.blinded_steps import blinded_steps
+    from harness.study.tables.judge_reads import step_records_frame
+
+    return result.model_copy(update={"blinded_steps": blinded_steps(step_records_frame(study))})
 
 
 def _with_accepted_unsure(manifest: dict[str, Any], result: AnalysisResult) -> AnalysisResult:

@@ -354,12 +354,18 @@ def _auto_settings(params: dict[str, Any]) -> AutoSettings:
 
 def _blind(study: Path, settings: BlindSettings) -> None:
     from harness.judge.blinding.blind_stage import blind
+    from harness.judge.blinding.steps_model import capable_model_advice
     from harness.judge.routing.roster import load_roster
     from harness.study.files import is_study
 
     # a bad roster is refused before the lock and the command log (a missing study first)
     if settings.reviewers is not None and is_study(study):
         load_roster(settings.reviewers)
+    if is_study(study):
+        steps_on = settings.extract or settings.normalise
+        advice = capable_model_advice(study, settings.model, steps_on)
+        if advice is not None:
+            typer.echo(advice, err=True)
     try:
         result = blind(study, settings, progress=True)
     except HarnessError as error:

@@ -17,6 +17,14 @@ NORMALISE_TEMPLATE = "judge/normalise.j2"
 EXTRACT_MAX_TOKENS = 48
 NORMALISE_MAX_TOKENS = 64
 
+#: Fidelity of the blinded steps (`blinding.step_fidelity`): a step's text passes when at least
+#: this share of its content words is found in the output, it adds no claim of novelty, prior
+#: work or an institution, and it repeats no run of FIDELITY_ECHO_WORDS words of its instruction.
+FIDELITY_MIN_SUPPORT = 0.6
+FIDELITY_ECHO_WORDS = 5
+#: Content words are compared by their first letters (combine, combination -> combi).
+FIDELITY_STEM_CHARS = 5
+
 #: Reviewer-facing materials, in the order they appear on the Instructions sheet.
 JUDGING_FILES = ("instructions.md", "codebook.md", "search-protocol.md")
 EXAMPLE_ROSTER = "roster.example.yaml"

@@ -177,7 +177,9 @@ def blinded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     study.close()
     roster = root / "roster.yaml"
     roster.write_text(ROSTER, encoding="utf-8")
-    backend = ScriptedBackend(answer=lambda prompt: "+Combines one method with another.")
+    # a core whose words are all the extraction instruction's or function words: it passes the
+    # fidelity check on any output, so the formula-like start reaches the packets
+    backend = ScriptedBackend(answer=lambda prompt: "+Combines one idea with another.")
     blind(
         root / "study",
         reviewers=roster,

@@ -188,6 +188,40 @@ class ModelsResult(_Model):
     heading: str = "Across models"
 
 
+class StepFidelityRow(_Model):
+    """One blinded step in one condition group (cross, single, control): its fidelity checks."""
+
+    step: str  # extract | normalise
+    group: str  # cross | single | control
+    items: int  # items the step was recorded on
+    checked: int  # of them, with a fidelity check (steps recorded before the check have none)
+    failed: int
+    share_failed: float | None
+    mean_support: float | None  # share of the step text's content words found in the output
+    low_support: int  # failed for support below the minimum
+    added: int  # added a claim of novelty, prior work or an institution
+    echoed: int  # repeated its instruction
+    shown_original: int  # shown to reviewers in the original form for this step
+
+
+class StepFidelityTest(_Model):
+    """Cross against single failure rates of one step: Fisher's exact test."""
+
+    step: str
+    difference: float  # share failed, cross minus single
+    odds_ratio: float | None
+    p_value: float
+
+
+class BlindedStepsResult(_Model):
+    """The blinded steps: the model that ran each, and their fidelity per condition."""
+
+    models: dict[str, list[str]]  # step -> backend/model
+    rows: list[StepFidelityRow]
+    tests: list[StepFidelityTest]
+    unchecked: int  # step records made before the fidelity check
+
+
 class AdjudicationResult(_Model):
     """The prediction-powered test on the adjudicated scale, and accuracy on the real items."""
 
@@ -313,6 +347,7 @@ class AnalysisResult(_Model):
     controls: ControlsResult | None = None
     models: ModelsResult | None = None
     adjudication: AdjudicationResult | None = None
+    blinded_steps: BlindedStepsResult | None = None
     notes: list[str]
     topics: list[dict[str, Any]]
     report_files: dict[str, str] = Field(default_factory=dict)
@@ -419,6 +454,26 @@ def fmt_p(value: float | None) -> str:
     return f"{value:.4f}"
 
 
+def _steps_lines(s: BlindedStepsResult | None) -> list[str]:
+    """`Steps:` the model of the blinded steps and their fidelity failures, cross against single."""
+    if s is None:
+        return []
+    models = sorted({m for ms in s.models.values() for m in ms})
+    tests = {t.step: t for t in s.tests}
+    parts = []
+    for step in s.models:
+        by = {x.group: x for x in s.rows if x.step == step}
+        cross, single = by.get("cross"), by.get("single")
+        if cross is None or single is None or step not in tests:
+            continue
+        parts.append(
+            f"{step} failed {fmt(cross.share_failed)} (cross) vs {fmt(single.share_failed)} "
+            f"(single), Fisher p = {fmt_p(tests[step].p_value)}"
+        )
+    lines = [f"Steps:        written by {', '.join(models)} (failing texts shown in original form)"]
+    return lines + [f"  {part}" for part in parts]
+
+
 def _summary_lines(r: AnalysisResult) -> list[str]:
     d, p, v, eq, lit = r.design, r.primary, r.verification, r.equivalence, r.literal_rule
     lines = [RULE, "Cross-field prompt study: preregistered analysis", RULE]
@@ -456,6 +511,7 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         f"{fmt(lit.p_single)}, {lit.alternative} p = {fmt_p(lit.p_value)} -> {lit.label}",
     ]
     lines += _adjudication_lines(r.adjudication)
+    lines += _steps_lines(r.blinded_steps)
     lines += [
         THIN,
         verdict_title(r.verdict),

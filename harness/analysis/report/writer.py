@@ -20,6 +20,7 @@ from harness.analysis.report.results import (
     verdict_basis,
     verdict_estimate,
 )
+from harness.analysis.report.steps_section import steps_blocks
 from harness.models.configurations import wording
 
 MAX_TOPIC_ROWS = 200
@@ -74,7 +75,7 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     ]
     blocks += _verdict(r) + adjudication_blocks(r) + _design(r) + _method(r, plan)
     blocks += _primary(r) + _models(r) + _accuracy(r)
-    blocks += _checks(r)
+    blocks += _checks(r) + steps_blocks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
     blocks += [Block("figure", caption(r, name), name=name) for name in figure_names(r)]

@@ -49,9 +49,11 @@ class BlindResult:
     late_outputs: int = 0
     notes: list[str] = field(default_factory=list)
     controls: ControlsReport | None = None
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # `step_summary`
 
     def summary(self) -> str:
         from harness.judge.blinding import commitment as C
+        from harness.judge.blinding.steps_model import steps_line
 
         lines = []
         it = self.items
@@ -63,6 +65,9 @@ class BlindResult:
                 f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)"
                 + "".join(f"; {s}" for s in steps)
             )
+        line = steps_line(self.steps)
+        if line is not None:
+            lines.append(line)
         if self.routing is not None:
             lines.append(self.routing.summary())
         else:
@@ -237,7 +242,17 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
         balance = routing.balance if routing else _stored_balance(study, roster)
         late = count_late_outputs(study)
         return BlindResult(
-            items, routing, balance, packets, section, leak, findings, late, notes, report
+            items,
+            routing,
+            balance,
+            packets,
+            section,
+            leak,
+            findings,
+            late,
+            notes,
+            report,
+            step_summary(study),
         )
 
 

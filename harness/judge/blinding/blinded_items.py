@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge import judge_defaults as D
+from harness.judge.blinding import step_fidelity
 from harness.study.clock import utc_now
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
@@ -174,11 +175,13 @@ def _params(spec: StepSpec) -> GenerationParams:
 
 
 def _pending(study: Study, spec: StepSpec, want: dict[str, Any]) -> list[tuple[str, str]]:
-    """Items whose step is missing, or was made with another prompt, backend, model or params."""
+    """Items whose step is missing, was made with another prompt, backend, model or params, or
+    before the fidelity check (rerun: the same seeded request gives the same text, now checked)."""
     pending = []
     for item in item_steps(study):
         entry = next((s for s in item.steps if s["step"] == spec.name), None)
-        if entry is None or any(entry.get(k) != v for k, v in want.items()):
+        unchecked = entry is not None and entry["outcome"] != "empty" and "fidelity" not in entry
+        if entry is None or unchecked or any(entry.get(k) != v for k, v in want.items()):
             pending.append((item.item_id, item.original_text))
     return pending
 
@@ -293,17 +296,22 @@ def step_on_texts(
             continue
         meter.count(completion)
         settings = backend.run_settings() if settings is None else settings
-        results[completion.key] = _entry(spec, completion, {**signature, "run_settings": settings})
+        signed = {**signature, "run_settings": settings}
+        results[completion.key] = _entry(spec, completion, signed, texts[completion.key])
     if study_dir is not None:
         record_decoding(study_dir, "judge.blind", meter)
     return results, errors
 
 
 def _entry(
-    spec: StepSpec, completion: Completion, signature: dict[str, Any]
+    spec: StepSpec, completion: Completion, signature: dict[str, Any], original: str
 ) -> tuple[str, dict[str, Any]]:
+    """(text to show, step entry). A text that fails the fidelity check against `original` is
+    kept in the entry (`rejected`) and not shown: "" for an extraction (no core), and the original
+    text for a normalisation."""
     text, outcome = clean_result(storable(completion.text) or "", completion.finish_reason)
-    return text, {
+    fidelity = step_fidelity.check(text, original, spec.template) if text else None
+    entry = {
         "step": spec.name,
         "prompt": f"prompts/{spec.template.parent.name}/{spec.template.name}",
         **signature,
@@ -314,6 +322,12 @@ def _entry(
         "completion_tokens": completion.completion_tokens,
         "recorded_at": utc_now(),
     }
+    if fidelity is not None:
+        entry["fidelity"] = fidelity.record()
+        if not fidelity.passed:
+            entry.update(shown="original", rejected=text)
+            text = ""
+    return text, entry
 
 
 def _store_result(
@@ -325,11 +339,11 @@ def _store_result(
 ) -> None:
     """Store a step's result; the steps of this run (`rerun`, in STEPS order) go after the
     item's other steps, as when each step is run over all items in turn."""
-    text, entry = _entry(spec, completion, signature)
     with study.transaction() as conn:
         item = steps_of(study, completion.key)
         if item is None:
             return
+        text, entry = _entry(spec, completion, signature, item.original_text)
         steps = [s for s in item.steps if s["step"] != spec.name] + [entry]
         steps.sort(key=lambda s: s["step"] in rerun and rerun.index(s["step"]) + 1)
         if spec.name == "extract":
@@ -354,14 +368,32 @@ def _remove_step(study: Study, name: str) -> int:
     return removed
 
 
+_NONE = {"checked": 0, "failed": 0, "low_support": 0, "added": 0, "echoed": 0}
+
+
+def _count_fidelity(counts: dict[str, int], entry: dict[str, Any]) -> None:
+    f = entry.get("fidelity")
+    if f is None:
+        return
+    counts["checked"] += 1
+    counts["failed"] += not f["passed"]
+    counts["low_support"] += f["support"] < f["min_support"]
+    counts["added"] += bool(f["added"])
+    counts["echoed"] += bool(f["echoed"])
+
+
 def step_summary(study: Study) -> dict[str, dict[str, Any]]:
-    """Per step: items that have it, and the backends, models and prompt hashes used."""
+    """Per step: items that have it, the backends, models and prompt hashes used, and the
+    fidelity checks (checked, failed, and why)."""
     summary: dict[str, dict[str, Any]] = {}
     for steps in recorded_steps(study):
         for entry in steps:
-            s = summary.setdefault(entry["step"], {"items": 0, "outcomes": {}, "runs": []})
+            s = summary.setdefault(
+                entry["step"], {"items": 0, "outcomes": {}, "runs": [], "fidelity": dict(_NONE)}
+            )
             s["items"] += 1
             s["outcomes"][entry["outcome"]] = s["outcomes"].get(entry["outcome"], 0) + 1
+            _count_fidelity(s["fidelity"], entry)
             run = {k: entry[k] for k in ("prompt", "prompt_sha256", "backend", "model", "params")}
             if entry.get("run_settings"):  # threads, precision: the texts depend on them
                 run["run_settings"] = entry["run_settings"]

@@ -592,7 +592,7 @@ def check_pairs(batch: list[Candidate], made: Made, extractor: ModelAPI | None) 
         if c.control_id not in new:
             continue
         core = made.cores[c.control_id][0] if extractor is not None else None
-        said = core if core is not None else first_sentence(new[c.control_id])
+        said = core or first_sentence(new[c.control_id])  # no core, or one that failed fidelity
         assert c.pair is not None
         if said and states_pair(c.pair, said):
             made.kept.add(c.control_id)

@@ -160,3 +160,18 @@ FROM items i LEFT JOIN outputs o ON o.output_id = i.output_id
 ORDER BY COALESCE(i.output_id, i.control_id)
 """
     )
+
+
+def step_records_frame(study: Study) -> pd.DataFrame:
+    """One row per item: item_id, condition ('control' for a planted control), topic_id (the
+    control's own id for a control without one) and steps (the recorded JSON), by item id."""
+    return study.frame(
+        """
+SELECT i.item_id, COALESCE(p.condition, 'control') AS condition,
+       COALESCE(p.topic_id, c.topic_id, c.control_id) AS topic_id, i.steps
+FROM items i LEFT JOIN outputs o ON o.output_id = i.output_id
+             LEFT JOIN prompts p ON p.prompt_id = o.prompt_id
+             LEFT JOIN controls c ON c.control_id = i.control_id
+ORDER BY i.item_id
+"""
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,10 @@ def test_cli_blind_extracts_on_the_given_server(tmp_path: Path, opened: list[Any
         requests = server.log.counts["requests"]
     with Study.open(study) as s:
         assert requests == s.count("items") == 6
-        assert s.count("items", "core_combination IS NOT NULL") == 6
+        # each extracted, checked, and shown (a core that fails its check is kept aside, not shown)
+        steps = [json.loads(r[0]) for r in s.rows("SELECT steps FROM items")]
+        assert all([e["step"] for e in item] == ["extract"] for item in steps)
+        assert all("fidelity" in item[0] for item in steps)
     assert [b.concurrency for b in opened] == [3]
     params = [c for c in load_manifest(study)["commands"] if c["stage"] == "judge.blind"][-1]
     assert params["params"]["base_url"] == server.base_url

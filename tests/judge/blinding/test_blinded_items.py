@@ -7,7 +7,13 @@ import re
 import pytest
 
 from harness.defaults import materials_dir
-from harness.judge.blinding.blinded_items import clean_result, create_items, make_items, new_item_id
+from harness.judge.blinding.blinded_items import (
+    clean_result,
+    create_items,
+    make_items,
+    new_item_id,
+    step_summary,
+)
 from tests.judge.fakes import ScriptedBackend
 
 
@@ -46,7 +52,7 @@ def test_store_order_does_not_follow_prompt_order(make_study) -> None:
 
 def test_steps_are_recorded_and_blind_to_condition(make_study) -> None:
     study = make_study(n_topics=3)
-    backend = ScriptedBackend(answer=lambda prompt: "A joins B.  ")
+    backend = ScriptedBackend(answer=lambda prompt: "A with B.  ")
     report = make_items(study, backend=backend)
     assert report.created == 9
     assert report.steps["extract"]["done"] == 9 and report.steps["normalise"]["done"] == 9
@@ -59,8 +65,8 @@ def test_steps_are_recorded_and_blind_to_condition(make_study) -> None:
         (materials_dir("prompts") / "judge/extract.j2").read_bytes()
     ).hexdigest()
     for row in items(study).values():
-        assert row["core_combination"] == "A joins B."
-        assert row["display_text"] == "A joins B."
+        assert row["core_combination"] == "A with B."
+        assert row["display_text"] == "A with B."
         assert row["original_text"] != row["display_text"]
         steps = {s["step"]: s for s in json.loads(row["steps"])}
         assert steps["extract"]["prompt_sha256"] == extract_hash
@@ -91,18 +97,70 @@ def test_failures_are_resumable(make_study) -> None:
 
 def test_other_model_redoes_step_and_unwanted_step_is_removed(make_study) -> None:
     study = make_study(n_topics=2)
-    make_items(study, backend=ScriptedBackend(answer=lambda p: "short."))
+    make_items(study, backend=ScriptedBackend(answer=lambda p: "A and B."))
     report = make_items(
-        study, backend=ScriptedBackend(model="other", answer=lambda p: "new."), normalise=False
+        study, backend=ScriptedBackend(model="other", answer=lambda p: "B and A."), normalise=False
     )
     assert report.steps["extract"]["done"] == 6
     assert report.steps["normalise"]["removed"] == 6
     for row in items(study).values():
-        assert row["core_combination"] == "new."
+        assert row["core_combination"] == "B and A."
         assert row["display_text"] == row["original_text"]
         assert [s["step"] for s in json.loads(row["steps"])] == ["extract"]
     make_items(study, extract=False, normalise=False, backend=ScriptedBackend())
     assert all(r["core_combination"] is None for r in items(study).values())
+
+
+def _unfaithful(prompt: str) -> str:
+    """An extraction about something else; a rewrite that adds a novelty claim."""
+    if prompt.startswith("Here is a research idea."):
+        return "Quantum annealing is combined with protein folding to design vaccines."
+    return "This groundbreaking idea has never been tried."
+
+
+def test_steps_that_fail_fidelity_are_kept_aside_and_the_original_is_shown(make_study) -> None:
+    study = make_study(n_topics=2)
+    report = make_items(study, backend=ScriptedBackend(answer=_unfaithful))
+    assert report.steps["extract"]["done"] == report.steps["normalise"]["done"] == 6
+    for row in items(study).values():
+        assert row["core_combination"] is None
+        assert row["display_text"] == row["original_text"]
+        steps = {s["step"]: s for s in json.loads(row["steps"])}
+        assert steps["extract"]["fidelity"]["passed"] is False
+        assert steps["extract"]["fidelity"]["support"] < 0.6
+        assert steps["extract"]["rejected"].startswith("Quantum annealing")
+        assert steps["normalise"]["fidelity"]["added"] == ["novelty"]
+        assert steps["normalise"]["shown"] == "original"
+    summary = step_summary(study)
+    assert summary["extract"]["fidelity"] == {
+        "checked": 6,
+        "failed": 6,
+        "low_support": 6,
+        "added": 0,
+        "echoed": 0,
+    }
+    assert summary["normalise"]["fidelity"]["added"] == 6
+    again = ScriptedBackend()  # checked once: a rerun sends nothing
+    make_items(study, backend=again)
+    assert again.seen == []
+
+
+def test_steps_recorded_before_the_fidelity_check_are_run_again(make_study) -> None:
+    study = make_study(n_topics=1)
+    make_items(study, backend=ScriptedBackend(answer=_unfaithful))
+    with study.transaction() as conn:  # as an older study stored its steps
+        for row in items(study).values():
+            old = [
+                {k: v for k, v in e.items() if k not in ("fidelity", "shown", "rejected")}
+                for e in json.loads(row["steps"])
+            ]
+            conn.execute(
+                "UPDATE items SET steps = ? WHERE item_id = ?", (json.dumps(old), row["item_id"])
+            )
+    again = ScriptedBackend(answer=_unfaithful)
+    report = make_items(study, backend=again)
+    assert len(again.seen) == 6 and report.steps["extract"]["done"] == 3
+    assert all("fidelity" in e for r in items(study).values() for e in json.loads(r["steps"]))
 
 
 def test_empty_rewrite_keeps_original(make_study) -> None:

@@ -139,7 +139,7 @@ def test_model_text_never_becomes_a_formula(blinded: Study, output_id: str) -> N
     item_id = rows[0][0].value
     row = next(r for r in body if r[header.index("item_id")] == item_id)
     assert row[header.index("text")].startswith("'")
-    assert row[header.index("core_combination")] == "'+Combines one method with another."
+    assert row[header.index("core_combination")] == "'+Combines one idea with another."
 
 
 def test_control_characters_are_visible_not_dropped(blinded: Study) -> None:
