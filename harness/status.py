@@ -26,6 +26,8 @@ def study_status(path: str | Path) -> list[StageStatus]:
         prompts, topics, probed = counts.prompts, counts.topics, counts.probed_prompts
         items, assigned, reviews = counts.items, counts.assignments, counts.reviews
         searches = counts.searches
+        returned = counts.reviews_assigned  # what `judge --status` counts as returned
+        extra = reviews - returned  # calibration reviews of controls not assigned, late ones
         collected = _collect_rows(s, prompts)
         pilot = " (pilot)" if s.pilot else ""
         unblinded = unblinded_at(s)
@@ -45,7 +47,11 @@ def study_status(path: str | Path) -> list[StageStatus]:
             if "blinding" in manifest
             else ("items made" if items else "not run"),
         ),
-        StageStatus("reviews", f"{reviews} reviews", _frac(reviews, assigned) if assigned else "-"),
+        StageStatus(
+            "reviews",
+            f"{reviews} reviews" + (f" ({extra} outside the assignments)" if extra else ""),
+            _frac(returned, assigned) if assigned else "-",
+        ),
         StageStatus(
             "prereg",
             "plan hash recorded" if "prereg" in manifest else "-",

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from harness.run import run_study
+from harness.status import study_status
 from harness.study import Study
 from harness.study.manifest import load_manifest
 from tests.cli_run import run_cli
@@ -65,7 +66,15 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
         # drawn sample (and, through calibration, on calibration controls not assigned to them)
         assert s.count("items") > 0 and _unreviewed(s) == 0
         reviews = s.count("reviews")
-        assert reviews >= s.count("assignments") >= 2 * s.count("items")
+        assigned = s.count("assignments")
+        assert reviews >= assigned >= 2 * s.count("items")
+    # `harness status` counts what `judge --status` counts: reviews of assignments, extras apart
+    (row,) = [r for r in study_status(folder) if r.stage == "reviews"]
+    assert row.complete == f"{assigned}/{assigned} (100%)"
+    extra = f" ({reviews - assigned} outside the assignments)" if reviews > assigned else ""
+    assert row.holds == f"{reviews} reviews{extra}"
+    assert f"| Reviews, all (assignments, all) | {reviews} ({assigned}) |" in report
+    with Study.open(folder) as s:
         assert s.rows("SELECT COUNT(DISTINCT prompt_id) FROM geometry")[0][0] == 9
         assert json.loads(s.rows("SELECT params FROM outputs LIMIT 1")[0][0])["max_tokens"] == 12
         outputs = s.rows("SELECT output_id, text FROM outputs ORDER BY output_id")

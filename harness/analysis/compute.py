@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.analysis.adjudication import Adjudicated, analyse_adjudication, roles_of
-from harness.analysis.data import StudyData, primary_controls
+from harness.analysis.data import StudyData, adjudicator_ids, primary_controls
 from harness.analysis.planning.plan_file import LoadedPlan, Plan
 from harness.analysis.planning.sample_size import (
     paired_power,
@@ -37,6 +37,7 @@ from harness.analysis.report.results import (
     Verification,
 )
 from harness.analysis.statistics import secondary as sec
+from harness.analysis.statistics.accuracy import uncounted_controls
 from harness.analysis.statistics.across_models import AcrossModels
 from harness.analysis.statistics.agreement import agreement
 from harness.analysis.statistics.by_model import study_across_models
@@ -129,7 +130,19 @@ def compute(
     counts = consensus_counts(*table.consensus(plan.consensus.threshold, plan.primary.seed))
     equivalence = _observed_equivalence(table.d, counts, table.n_complete, plan)
     ctl = _leak_gate(
-        analyse_controls(j, y, table, coded, accuracy, excluded, plan, counts), plan, manifest
+        analyse_controls(
+            j,
+            y,
+            table,
+            coded,
+            accuracy,
+            excluded,
+            plan,
+            counts,
+            uncounted_controls(data.controls, plan.outcome.unsure),
+        ),
+        plan,
+        manifest,
     )
     pooled = pooled_test(y, j.condition, plan.single, plan.literal_rule.alternative)
     literal = literal_rule(pooled, plan, primary.n_topics)
@@ -830,6 +843,10 @@ def _design(data: StudyData, plan: Plan, primary: PrimaryOutcome) -> DesignSumma
         items_eligible=int(table.item_eligible.sum()),
         items_short=int((per_item < plan.minimum.reviewers_per_item).sum()),
         reviews=data.counts["reviews"],
+        reviews_adjudicator=int(
+            reviews["reviewer_id"].astype(str).isin(adjudicator_ids(data)).sum()
+        ),
+        reviews_controls=data.counts.get("control_reviews", 0),
         assignments=data.counts["assignments"],
         reviewers={str(k): int(v) for k, v in kinds.items()},
         reviews_per_item={

@@ -68,7 +68,8 @@ class StudyData:
         return result
 
 
-def _adjudicator_ids(data: StudyData) -> set[str]:
+def adjudicator_ids(data: StudyData) -> set[str]:
+    """The ids of the reviewers whose role is adjudicator."""
     ids = data.judgments.reviewer_ids
     if data.roles is None or ids is None:
         return set()
@@ -85,7 +86,7 @@ def primary_controls(data: StudyData) -> pd.DataFrame:
     """The primary reviewers' reviews of control items (`data.controls` without the
     adjudicators'): the primary reviewers' accuracy rests on these alone."""
     frame = _control_frame(data)
-    mine = ~frame["reviewer_id"].astype(str).isin(_adjudicator_ids(data))
+    mine = ~frame["reviewer_id"].astype(str).isin(adjudicator_ids(data))
     return frame[mine.to_numpy()].reset_index(drop=True)
 
 
@@ -95,7 +96,7 @@ def adjudicator_controls(data: StudyData) -> pd.DataFrame:
     split), so that `statistics.accuracy.coded_controls` and `accuracy_table` apply to it;
     empty when the study has no adjudicators or they have no control reviews."""
     frame = _control_frame(data)
-    theirs = frame["reviewer_id"].astype(str).isin(_adjudicator_ids(data))
+    theirs = frame["reviewer_id"].astype(str).isin(adjudicator_ids(data))
     return frame[theirs.to_numpy()].reset_index(drop=True)
 
 
@@ -150,6 +151,7 @@ def load_study(
     topics = topic_frame(study)
     reviewers = reviewer_frame(study)
     geometry, geometry_model = _geometry(study, reviews)
+    controls = control_review_frame(study)
     counts = {
         "topics": stored.topics,
         "prompts": stored.prompts,
@@ -158,6 +160,7 @@ def load_study(
         "items": stored.items,
         "assignments": stored.assignments,
         "reviews": int(len(reviews)),
+        "control_reviews": int(len(controls)),  # both tiers'
         "reviewers": int(len(reviewers)),
     }
     meta = {
@@ -175,7 +178,7 @@ def load_study(
         blinding=blinding,
         first_review_at=str(reviews["created_at"].min()) if len(reviews) else None,
         meta=meta,
-        controls=control_review_frame(study),
+        controls=controls,
         roles=_roles(reviewers),
         sampled_topics=frozenset(t for t, _ in sample_topics(study)),
     )

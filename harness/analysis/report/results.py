@@ -313,10 +313,12 @@ class DesignSummary(_Model):
     items_reviewed: int
     items_eligible: int
     items_short: int
-    reviews: int
-    assignments: int
+    reviews: int  # of real items, both tiers
+    assignments: int  # every assignment: real items of both tiers, and controls
     reviewers: dict[str, int]
-    reviews_per_item: dict[str, float]
+    reviews_per_item: dict[str, float]  # the primary reviewers' reviews per real item
+    reviews_adjudicator: int = 0  # of `reviews`, by adjudicators
+    reviews_controls: int = 0  # of control items (not in `reviews`)
     samples_per_prompt: int
     models: list[str]
     single: str
@@ -486,8 +488,10 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         f"Blinding key: {v.blinding_status}"
         + (f" against commitment {v.blinding_recorded}" if v.blinding_recorded else ""),
         f"Design:       {d.complete_topics} complete topics of {d.topics_in_study}; "
-        f"{d.items_eligible} items; {d.reviews} judgments by "
-        f"{sum(d.reviewers.values())} reviewers",
+        f"{d.items_eligible} items; {d.reviews - d.reviews_adjudicator} primary"
+        + (f" and {d.reviews_adjudicator} adjudicator" if d.reviews_adjudicator else "")
+        + f" judgments by {sum(d.reviewers.values())} reviewers"
+        + (f"; {d.reviews_controls} of control items" if d.reviews_controls else ""),
         f"Outcome:      not_published = novel; unsure counted as {d.unsure.replace('_', ' ')}; "
         f"single arm = {d.single.replace('_', ' ')}",
         THIN,

@@ -367,10 +367,18 @@ def _design(r: AnalysisResult) -> list[Block]:
             f"{d.items} / {d.items_reviewed} / {d.items_eligible}",
         ],
         ["Items left out (too few reviews)", str(d.items_short)],
-        ["Reviews (assignments)", f"{d.reviews} ({d.assignments})"],
+        [
+            "Reviews of real items: primary / adjudicators",
+            f"{d.reviews - d.reviews_adjudicator} / {d.reviews_adjudicator}",
+        ],
+        ["Reviews of control items", str(d.reviews_controls)],
+        [
+            "Reviews, all (assignments, all)",
+            f"{d.reviews + d.reviews_controls} ({d.assignments})",
+        ],
         ["Reviewers", reviewers],
         [
-            "Reviews per item: mean (min-max)",
+            "Primary reviews per analysed real item: mean (min-max)",
             f"{d.reviews_per_item['mean']:.2f} "
             f"({d.reviews_per_item['min']:.0f}-{d.reviews_per_item['max']:.0f})",
         ],

@@ -133,6 +133,33 @@ def coded_controls(frame: pd.DataFrame, unsure: str) -> pd.DataFrame:
     return result
 
 
+def uncounted_controls(frame: pd.DataFrame | None, unsure: str) -> str | None:
+    """Why control judgments that exist count for nothing, in words (None when there are none,
+    or some count): calibration controls of automated reviewers calibrate them rather than
+    measure them, and an unsure verdict the plan leaves out codes to nothing."""
+    if frame is None or frame.empty:
+        return None
+    verdict = pd.Index(VERDICTS).get_indexer(pd.Index(frame["verdict"]))
+    uncoded = np.isnan(code_outcome(verdict, unsure))
+    calibration = (frame["reviewer_kind"] == "automated").to_numpy() & (
+        frame["split"] == "calibration"
+    ).to_numpy()
+    if not (uncoded | calibration).all():
+        return None
+    parts = []
+    if calibration.any():
+        parts.append(
+            f"{int(calibration.sum())} on calibration controls by automated reviewers, which "
+            "calibrate them and are not counted"
+        )
+    if (uncoded & ~calibration).any():
+        parts.append(f"{int((uncoded & ~calibration).sum())} unsure, which the plan leaves out")
+    return (
+        f"none of the {len(frame)} control judgments of {frame['control_id'].nunique()} control "
+        f"items counts: {'; '.join(parts)}"
+    )
+
+
 def accuracy_of(
     rows: pd.DataFrame,
     label: str,

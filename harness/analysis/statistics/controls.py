@@ -85,6 +85,7 @@ def analyse_controls(
     excluded: list[str],
     plan: Plan,
     consensus: dict[str, int],
+    uncounted: str | None = None,
 ) -> ControlsAnalysis:
     c, alpha = plan.controls, plan.primary.alpha
     coded = coded[~coded["reviewer_id"].isin(excluded)]
@@ -94,7 +95,7 @@ def analyse_controls(
     shares = group_shares(j, y, table, groups, len(labels))
     weighted = weighted_accuracy(kept, dict(zip(labels, shares.tolist(), strict=True)), c.level)
     acc = weighted.accuracy
-    gate_ok, gate_reason = discrimination_gate(weighted, plan)
+    gate_ok, gate_reason = discrimination_gate(weighted, plan, uncounted=uncounted)
     if gate_ok:
         gate_ok, gate_reason = _varied(y, gate_reason)
     if gate_ok:
@@ -152,13 +153,18 @@ PRIMARY_WORDS = GateWords(
 
 
 def discrimination_gate(
-    weighted: Weighted, plan: Plan, words: GateWords = PRIMARY_WORDS
+    weighted: Weighted,
+    plan: Plan,
+    words: GateWords = PRIMARY_WORDS,
+    uncounted: str | None = None,
 ) -> tuple[bool, str]:
     """Whether the exact lower bound of the weighted J (reviewers without controls of both kinds
-    counting as J = 0) reaches `controls.min_youden`, and the reason in words."""
+    counting as J = 0) reaches `controls.min_youden`, and the reason in words. `uncounted` says
+    why control judgments that exist count for nothing (`accuracy.uncounted_controls`)."""
     c, acc, uncovered = plan.controls, weighted.accuracy, weighted.uncovered
     if not acc.estimable:
-        what = words.none_judged if acc.published + acc.unpublished == 0 else words.one_kind
+        none = uncounted or words.none_judged
+        what = none if acc.published + acc.unpublished == 0 else words.one_kind
         return False, (
             f"{words.unmeasured} cannot be estimated ({what}), so {words.who} "
             "could not be shown to discriminate published from unpublished work"

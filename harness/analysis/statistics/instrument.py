@@ -32,6 +32,7 @@ from harness.analysis.statistics.accuracy import (
     accuracy_table,
     coded_controls,
     differential,
+    uncounted_controls,
 )
 from harness.analysis.statistics.controls import GateWords, discrimination_gate
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
@@ -70,7 +71,8 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     table = accuracy_table(coded, c.level) if len(coded) else []
     kept = [a for a in table if a.scope == "reviewer"]
     weighted = weighted_accuracy(kept, shares, c.level)
-    ok, reason = discrimination_gate(weighted, plan, ADJUDICATOR_WORDS)
+    uncounted = uncounted_controls(frame, plan.outcome.unsure)
+    ok, reason = discrimination_gate(weighted, plan, ADJUDICATOR_WORDS, uncounted)
     bound = None
     if weighted.accuracy.estimable:
         bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
+from harness.progress import status
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.store import Study
@@ -330,13 +331,18 @@ def _publish(
 
     made_at = _existing_commitment(study) or utc_now()
     store_cutoff(study, cutoff)  # the date the packets state
-    packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
-    findings = scan_packets(study) + control_findings(study)
+    with status("writing packets"):
+        packets = write_packets(study, made_at=made_at, cutoff=cutoff, judging_dir=judging_dir)
+    with status("scanning packets and controls for leaks"):
+        findings = scan_packets(study) + control_findings(study)
     _refuse_leaks(study, findings, packets)
     section = C.write_commitment(study, made_at)
-    leak = classifier_audit(study, seed=seed)
-    leak.controls = control_audit(study, seed=seed)
-    leak.models = model_audit(study, seed=seed)
+    with status("leak audit: condition from what reviewers see"):
+        leak = classifier_audit(study, seed=seed)
+    with status("leak audit: controls from real items"):
+        leak.controls = control_audit(study, seed=seed)
+    with status("leak audit: configurations and models"):
+        leak.models = model_audit(study, seed=seed)
     record_section(
         study.path,
         "leak_audit",

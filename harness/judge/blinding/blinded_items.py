@@ -20,6 +20,7 @@ from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge import judge_defaults as D
 from harness.judge.blinding import step_fidelity
+from harness.progress import counted
 from harness.study.clock import utc_now
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
@@ -290,14 +291,16 @@ def step_on_texts(
     errors: list[str] = []
     settings: dict[str, Any] | None = None
     meter = Meter(f"control {spec.name}")
-    for completion in meter.timed(backend.complete(requests, params) if requests else []):
-        if completion.error is not None or completion.text is None:
-            errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
-            continue
-        meter.count(completion)
-        settings = backend.run_settings() if settings is None else settings
-        signed = {**signature, "run_settings": settings}
-        results[completion.key] = _entry(spec, completion, signed, texts[completion.key])
+    with counted(f"{spec.name} of control texts", len(requests)) as advance:
+        for completion in meter.timed(backend.complete(requests, params) if requests else []):
+            advance(len(results) + len(errors) + 1)
+            if completion.error is not None or completion.text is None:
+                errors.append(f"{spec.name} {completion.key}: {completion.error or 'no text'}")
+                continue
+            meter.count(completion)
+            settings = backend.run_settings() if settings is None else settings
+            signed = {**signature, "run_settings": settings}
+            results[completion.key] = _entry(spec, completion, signed, texts[completion.key])
     if study_dir is not None:
         record_decoding(study_dir, "judge.blind", meter)
     return results, errors

@@ -16,6 +16,7 @@ import numpy as np
 from harness.judge.judge_defaults import ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster
 from harness.judge.routing.route_items import MIP_GAP, W_NOISE, _per_topic_limit, _Rows
+from harness.progress import status
 from harness.study.store import Study
 from harness.study.tables.controls import control_items_frame
 from harness.study.tables.judge_reads import routing_items
@@ -49,9 +50,23 @@ def route_controls(
     distinct_topics: bool,
 ) -> pd.DataFrame:
     """DataFrame (item_id, reviewer_id) of the control items; `real` the real assignment."""
+    controls = control_items_frame(study)
+    with status(f"routing {len(controls)} control items to {len(roster.reviewers)} reviewers"):
+        return _route_controls(study, roster, real, wanted, controls, k, seed, distinct_topics)
+
+
+def _route_controls(
+    study: Study,
+    roster: Roster,
+    real: pd.DataFrame,
+    wanted: dict[str, int],
+    controls: pd.DataFrame,
+    k: int,
+    seed: int,
+    distinct_topics: bool,
+) -> pd.DataFrame:
     import pandas as pd
 
-    controls = control_items_frame(study)
     if controls.empty:
         return pd.DataFrame(columns=["item_id", "reviewer_id"])
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)

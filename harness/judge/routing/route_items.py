@@ -19,6 +19,7 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEFAULT_K, ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster
+from harness.progress import status
 from harness.study.store import Study
 from harness.study.tables.assignments import (
     assignments_frame,
@@ -150,7 +151,8 @@ def plan_routing(
     _check_k(study, k)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
     _check_feasible(items, reviewers, k, distinct_topics)
-    chosen, solver = _solve(items, reviewers, k, seed, distinct_topics)
+    with status(f"routing {len(items)} items to {len(reviewers)} reviewers, k={k} (HiGHS MILP)"):
+        chosen, solver = _solve(items, reviewers, k, seed, distinct_topics)
     assignments = pd.DataFrame(
         [(items.item_id.iat[i], reviewers[r].id) for i, r in chosen],
         columns=["item_id", "reviewer_id"],

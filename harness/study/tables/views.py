@@ -26,6 +26,7 @@ class StoreCounts:
     reviews: int
     searches: int
     probed_prompts: int  # prompts with geometry measures, any model
+    reviews_assigned: int  # reviews of an assignment (not calibration extras)
 
 
 def store_counts(study: Study) -> StoreCounts:
@@ -34,7 +35,9 @@ def store_counts(study: Study) -> StoreCounts:
         "(SELECT COUNT(*) FROM outputs), (SELECT COUNT(*) FROM outputs WHERE status = 'ok'), "
         "(SELECT COUNT(*) FROM items), (SELECT COUNT(*) FROM assignments), "
         "(SELECT COUNT(*) FROM reviews), (SELECT COUNT(*) FROM searches), "
-        "(SELECT COUNT(DISTINCT prompt_id) FROM geometry)"
+        "(SELECT COUNT(DISTINCT prompt_id) FROM geometry), "
+        "(SELECT COUNT(*) FROM reviews r JOIN assignments a "
+        "ON a.item_id = r.item_id AND a.reviewer_id = r.reviewer_id)"
     )[0]
     return StoreCounts(*(int(n) for n in row))
 

@@ -19,6 +19,7 @@ from harness.analysis.statistics.accuracy import (
     coded_controls,
     differential,
     excluded_reviewers,
+    uncounted_controls,
 )
 from harness.analysis.statistics.decisive import controls_needed, design_effect, gate_power
 from harness.analysis.statistics.weighted import weighted_accuracy
@@ -85,6 +86,24 @@ def test_coding_follows_the_plan_and_automated_reviewers_use_held_out_controls()
     assert excluded_reviewers(list(table.values()), 0.0) == ["bot"]
     excluded = accuracy_table(coded_controls(_frame(rows), "exclude"), 0.95)
     assert {a.label: a.published for a in excluded}["ann"] == 1
+
+
+def test_control_judgments_that_count_for_nothing_are_said_so():
+    rows = [
+        ("i1", "c1", "bot", "automated", "published", "published", "cross", "calibration"),
+        ("i2", "c2", "bot", "automated", "not_published", "not_published", "cross", "calibration"),
+        ("i3", "c3", "ann", "human", "unsure", "published", "single", "held_out"),
+        ("i4", "c4", "bot", "automated", "unsure", "published", "single", "held_out"),
+    ]
+    frame = _frame(rows)
+    assert coded_controls(frame, "exclude").empty
+    assert uncounted_controls(frame, "exclude") == (
+        "none of the 4 control judgments of 4 control items counts: 2 on calibration controls "
+        "by automated reviewers, which calibrate them and are not counted; 2 unsure, which the "
+        "plan leaves out"
+    )
+    assert uncounted_controls(frame, "not_novel") is None  # the unsure ones count
+    assert uncounted_controls(frame.iloc[:0], "exclude") is None
 
 
 def test_differential_check_flags_only_the_direction_that_favours_the_hypothesis():
