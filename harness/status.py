@@ -164,6 +164,13 @@ def next_step(path: str | Path) -> str:
             f"Next: harness prereg {flag} (register the analysis plan before the reviews are "
             "analysed)"
         )
+    made = str((manifest.get("blinding") or {}).get("made_at") or "")
+    if not unblinded and made and str(manifest["prereg"].get("at") or "") < made:
+        return (
+            f"Next: harness prereg {flag} (rerun it: the plan was registered at "
+            f"{manifest['prereg'].get('at')}, before the blinding of {made}, so prereg.md does "
+            "not record the blinding commitment)"
+        )
     if unblinded:
         report = Path(path) / "report"
         return (

@@ -233,3 +233,16 @@ def test_the_blinded_steps_name_their_model_and_a_capable_one_is_advised(
     manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["blinded_steps"]["extract"]["fidelity"]["checked"] == 12
     assert capable_model_advice(study, None, steps_on=True) is None  # routed: steps are fixed
+
+    # a plan registered before the blinding is to be registered again, and the next step says so
+    from harness.status import next_step
+    from harness.study.manifest import record_section
+
+    assert next_step(study).startswith("Next: harness prereg")
+    record_section(study, "prereg", {"at": "2020-01-01T00:00:00Z", "plan_sha256": "0" * 64})
+    assert "(rerun it: the plan was registered at 2020-01-01T00:00:00Z, before the" in next_step(
+        study
+    )
+    code, out, err = harness("prereg", "--study", study, "--plan", generated / "plan-primary.yaml")
+    assert code == 0, err
+    assert next_step(study).startswith("Next: reviews: ")

@@ -407,11 +407,19 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
             frame = import_reviews(
                 opened, files, replace=replace, after_unblinding=after_unblinding
             )
-        except ImportProblems as error:
+        except ImportProblems as error:  # every problem on its own line, then the count once
             for problem in error.problems:
                 sys.stderr.write(f"{problem}\n")
-            raise
+            raise HarnessError(f"{error.summary} (listed above)") from None
     typer.echo(frame.drop(columns="sha256").to_string(index=False))
+    for row in frame.to_dict("records"):
+        if row["searches_before_packet"]:
+            typer.echo(
+                f"warning: {row['file']}: {row['searches_before_packet']} search row(s) dated before "
+                "the packet was made; a search for an item is run after its packet arrives: "
+                "check the Date column (the rows are stored as given)",
+                err=True,
+            )
 
 
 def _status(study: Path) -> None:

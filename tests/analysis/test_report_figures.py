@@ -1,14 +1,18 @@
-"""The report's figures: reviewer names in the accuracy figure never print over each other."""
+"""The report's figures: reviewer names in the accuracy figure never print over each other, and
+log axes label their ticks."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
-from harness.analysis.report.figures import accuracy, accuracy_figure
+from harness.analysis.report.figures import _forest, accuracy, accuracy_figure
+from harness.analysis.report.results import Estimate
 
 
 def _row(label: str, scope: str, sens: float, spec: float) -> dict[str, Any]:
@@ -55,3 +59,33 @@ def test_reviewers_at_one_point_are_named_apart_in_a_legend():
     # the legend sits beside the axes, not over the points
     assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
     assert accuracy(result, 60).startswith(b"\x89PNG")
+
+
+def _odds(low: float, high: float) -> Estimate:
+    return Estimate(
+        name="or",
+        label="odds ratio",
+        role="secondary",
+        scale="odds ratio",
+        estimate=(low * high) ** 0.5,
+        ci_low=low,
+        ci_high=high,
+    )
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.7, 1.5), (0.95, 1.08), (0.05, 40.0), (1.2, 3.3)])
+def test_an_odds_ratio_panel_labels_its_ticks_however_narrow_its_range(
+    low: float, high: float
+) -> None:
+    fig = Figure()
+    ax = fig.subplots()
+    _forest(ax, [_odds(low, high)], "odds ratio", 0.1)
+    FigureCanvasAgg(fig).draw()
+    xmin, xmax = ax.get_xlim()
+    labels = [
+        (t.get_position()[0], t.get_text())
+        for t in ax.get_xticklabels()
+        if xmin <= t.get_position()[0] <= xmax
+    ]
+    assert 3 <= len(labels) <= 9, labels
+    assert all(text and float(text) == pytest.approx(x) for x, text in labels)

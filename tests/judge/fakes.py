@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from harness.models.base import ChatRequest, Completion, GenerationParams, ModelAPI
@@ -69,8 +69,10 @@ def fill_workbook(
     verdict: Verdict = default_verdict,
     searches_per_item: int = 2,
     skip: set[str] | None = None,
+    searched: datetime = datetime(2026, 1, 5),
 ) -> list[str]:
-    """Open a packet as a reviewer would, answer every item, record searches, save to `out`."""
+    """Open a packet as a reviewer would, answer every item, record searches (the n-th of an
+    item on `searched` + n days), save to `out`."""
     from openpyxl import load_workbook
 
     wb = load_workbook(path)
@@ -94,7 +96,7 @@ def fill_workbook(
                 ("Google Scholar", "PubMed")[n % 2],
                 f'"{item_id}" AND idea {n}',
                 "2000-2024",
-                datetime(2026, 1, 5 + n),
+                searched + timedelta(days=n),
                 120 + n,
                 f"10.1234/{item_id.lower()}" if n == 0 else None,
             ]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import NullFormatter
 
 from harness.analysis.report.results import (
     AnalysisResult,
@@ -123,10 +124,24 @@ def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
     )
 
 
-def _plain_log_axis(ax: Axes) -> None:
-    """Log scale with plain tick labels (0.5, 1, 2 rather than powers of ten)."""
+#: Tick values of a log axis, per decade: enough that a range narrower than a decade (odds
+#: ratios from 0.7 to 1.5) still gets three labelled ticks.
+_LOG_TICKS = (1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 7.0)
+
+
+def _plain_log_axis(ax: Axes, most: int = 9) -> None:
+    """Log scale with plain tick labels (0.5, 1, 2 rather than powers of ten), at least three
+    inside the data's range however narrow, at most `most`."""
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(ScalarFormatter())
+    low, high = ax.get_xlim()
+    decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+    ticks = [m * 10.0**k for k in decades for m in _LOG_TICKS if low <= m * 10.0**k <= high]
+    if len(ticks) < 3:  # narrower than the steps above: three evenly spaced, rounded
+        inner = np.geomspace(low, high, 5)[1:-1]
+        ticks = sorted({float(f"{t:.3g}") for t in inner} | set(ticks))
+    while len(ticks) > most:  # a wide range: every other tick, ends kept
+        ticks = ticks[::2] if ticks[::2][-1] == ticks[-1] else [*ticks[::2], ticks[-1]]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 

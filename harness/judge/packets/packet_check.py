@@ -8,7 +8,7 @@ them only when no file of an import has a problem.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,8 @@ class Checked:
     reviewer_id: str
     reviews: list[Review]
     searches: list[Search]
+    early: list[int] = field(default_factory=list)  # search rows dated before `made`
+    made: str | None = None  # the day the packet was made
 
 
 def check_source(study: Study, source: Source) -> Checked | None:
@@ -95,7 +97,8 @@ def check_source(study: Study, source: Source) -> Checked | None:
     assigned = assigned_item_ids(study, reviewer_id)
     known = item_ids(study)
     reviews = _check_items(source, source.items, assigned, known, reviewer_id)
-    searches = _check_searches(source, source.searches, assigned, known, reviewer_id)
+    made = _made_day(study, meta)
+    searches, early = _check_searches(source, source.searches, assigned, known, reviewer_id, made)
     # a search row with its own problems still counts as recorded: one problem, not two
     searched = {_text(r.values.get("item_id")) for r in source.searches.rows}
     for item_id, (review, number) in reviews.items():
@@ -106,7 +109,7 @@ def check_source(study: Study, source: Source) -> Checked | None:
                 number,
                 "verdict",
             )
-    return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches)
+    return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches, early, made)
 
 
 def _text(value: Any) -> str:
@@ -229,12 +232,28 @@ def bad_references(text: str) -> list[str]:
     ]
 
 
+def _made_day(study: Study, meta: dict[str, str]) -> str | None:
+    """The day the packets were made (YYYY-MM-DD): the workbook's own record, else the study's
+    blinding commitment (a CSV pair carries none); None when neither says."""
+    from harness.study.manifest import load_manifest
+
+    made = meta.get("made_at") or (load_manifest(study.path).get("blinding") or {}).get("made_at")
+    return str(made)[:10] if made else None
+
+
 def _check_searches(
-    source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
-) -> list[Search]:
+    source: Source,
+    table: Table,
+    assigned: set[str],
+    known: set[str],
+    reviewer_id: str,
+    made: str | None = None,
+) -> tuple[list[Search], list[int]]:
+    """The valid searches, and the rows dated before the packet was made (`made`)."""
     from harness.judge.packets import packet_format as F
 
     searches: list[Search] = []
+    early: list[int] = []
     seen: dict[tuple[str, ...], int] = {}
     now = datetime.now(UTC)
     for row in table.rows:
@@ -252,6 +271,8 @@ def _check_searches(
                 source.problem(f"{what} missing", table, n, key)
                 ok = False
         run_at = parse_date(v.get("date"), now)
+        if isinstance(run_at, str) and made is not None and run_at[:10] < made:
+            early.append(n)  # kept as given, and said: a reviewer may have searched ahead
         if isinstance(run_at, Exception):
             source.problem(str(run_at), table, n, "date")
         hits = parse_count(v.get("total_hits"))
@@ -282,7 +303,7 @@ def _check_searches(
                     references(fields["relevant_ids"]),
                 )
             )
-    return searches
+    return searches, early
 
 
 def parse_date(value: Any, now: datetime) -> str | ValueError:

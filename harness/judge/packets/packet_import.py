@@ -39,10 +39,9 @@ class ImportProblems(HarnessError):
 
     def __init__(self, problems: list[Problem]) -> None:
         files = sorted({p.file for p in problems})
-        super().__init__(
-            f"{len(problems)} problem(s) in {', '.join(files)}; nothing was "
-            f"imported. First: {problems[0]}"
-        )
+        #: the message without the first problem, for a caller that lists every problem
+        self.summary = f"{len(problems)} problem(s) in {', '.join(files)}; nothing was imported"
+        super().__init__(f"{self.summary}. First: {problems[0]}")
         self.problems = problems
 
 
@@ -119,6 +118,7 @@ def import_reviews(
                     else status,
                     "reviews": len(c.reviews),
                     "searches": len(c.searches),
+                    "searches_before_packet": len(c.early),
                     "sha256": c.source.sha256,
                 }
             )

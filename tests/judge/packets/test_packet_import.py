@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -57,6 +57,7 @@ def test_xlsx_round_trip(blinded: Study, tmp_path: Path) -> None:
         "status": "imported",
         "reviews": len(ids),
         "searches": 2 * len(ids),
+        "searches_before_packet": 2 * len(ids),  # dated 2026-01-05 and -06: said, and kept
         "sha256": "",
     }
     stored = {
@@ -348,6 +349,26 @@ def test_one_bad_file_blocks_the_whole_import(blinded: Study, tmp_path: Path) ->
     assert all(p.startswith("edited.xlsx") for p in found)
 
 
+def test_searches_dated_before_the_packet_are_said_and_kept(
+    blinded: Study, tmp_path: Path, capsys
+) -> None:
+    from harness.cli import main
+
+    made = datetime.fromisoformat(load_manifest(blinded.path)["blinding"]["made_at"][:10])
+    back, ids = filled(blinded, tmp_path, searched=made - timedelta(days=1))
+    main(["judge", "--import", str(back), "--study", str(blinded.path)])
+    captured = capsys.readouterr()
+    # each item's first search is dated the day before the packets were made
+    assert captured.err.strip() == (
+        f"warning: back.xlsx: {len(ids)} search row(s) dated before the packet was made; a "
+        "search for an item is run after its packet arrives: check the Date column (the rows "
+        "are stored as given)"
+    )
+    assert blinded.count("searches", "reviewer_id = 'ann'") == 2 * len(ids)
+    again, _ = filled(blinded, tmp_path, "ben", "ben.xlsx", searched=made)
+    assert import_reviews(blinded, [again]).loc[0, "searches_before_packet"] == 0
+
+
 def test_cli_prints_every_problem_and_exits_2(blinded: Study, tmp_path: Path, capsys) -> None:
     from harness.cli import main
 
@@ -357,9 +378,10 @@ def test_cli_prints_every_problem_and_exits_2(blinded: Study, tmp_path: Path, ca
         main(["judge", "--import", str(bad), "--study", str(blinded.path)])
     assert caught.value.code == 2
     err = capsys.readouterr().err
-    assert "row 2, column D (Verdict): missing verdict" in err
-    assert "row 3, column D (Verdict): missing verdict" in err
-    assert "nothing was imported" in err
+    # each problem once, then the count once
+    assert err.count("row 2, column D (Verdict): missing verdict") == 1
+    assert err.count("row 3, column D (Verdict): missing verdict") == 1
+    assert err.splitlines()[-1].endswith("; nothing was imported (listed above)")
     main(["judge", "--import", str(back), "--study", str(blinded.path)])
     assert "imported" in capsys.readouterr().out
     main(["judge", "--status", "--study", str(blinded.path)])
