@@ -326,8 +326,19 @@ def _auto(folder: Path) -> str:
     with Study.open(folder) as s:
         table = run_automated(s, AutoSettings())
     if (left := unfinished(table)) is not None:  # no verdict on reviews that are missing
-        raise PartialWork(f"judge --auto: {left}")
+        raise PartialWork(f"judge --auto: {accept_hint(folder, left)}")
     return table.to_string(index=False)
+
+
+def accept_hint(folder: Path, left: str) -> str:
+    """`left` with the way to accept a reviewer stopped by the unsure limit from a whole run:
+    `harness run` has no --accept-unsure; the acceptance, once recorded, holds for its rerun."""
+    if "--accept-unsure" not in left:
+        return left
+    return (
+        f"{left}; within harness run, accept it with `harness judge --auto --study {folder} "
+        "--accept-unsure ID`, then rerun harness run, which resumes"
+    )
 
 
 def _probe(folder: Path, model: str | None) -> str:

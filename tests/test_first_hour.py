@@ -88,6 +88,15 @@ def test_collect_refuses_a_bare_model_name_before_the_study_is_opened(
     assert not (study / "logs").exists()  # not even the command log was started
 
 
+@pytest.mark.parametrize("command", [["collect"], ["judge", "--blind"]])
+def test_an_empty_model_is_refused_in_one_line(study: Path, env: None, command: list[str]) -> None:
+    err = refused(study, *command, "--study", str(study), "--model", "")
+    assert err == (
+        "error: model: the model is empty: name it by a provider string, e.g. "
+        "--model openai/gpt-4o-mini or --model local (the embedded model)"
+    )
+
+
 def test_collect_still_reads_a_bare_name_of_the_studys_own_model(study: Path) -> None:
     from harness.cli._model_names import check_model_names
 

@@ -127,3 +127,14 @@ def test_run_help_offers_one_configuration(tmp_path):
     done = run_subprocess("run", "--help")
     assert done.returncode == 0 and "--one-configuration" in done.stdout
     assert "local#greedy" in done.stdout
+
+
+def test_a_run_stopped_by_the_unsure_limit_says_how_to_accept_from_a_run(tmp_path):
+    from harness.run import accept_hint
+
+    left = "reviewer 'bot' (method: llm:x): ...; rerun with --accept-unsure bot to keep it"
+    assert accept_hint(tmp_path, left) == (
+        f"{left}; within harness run, accept it with `harness judge --auto --study {tmp_path} "
+        "--accept-unsure ID`, then rerun harness run, which resumes"
+    )
+    assert accept_hint(tmp_path, "2 reviews left") == "2 reviews left"

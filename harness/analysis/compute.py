@@ -71,6 +71,7 @@ from harness.analysis.statistics.verdict import (
     literal_rule,
     withheld_reasons,
 )
+from harness.analysis.verdict_topics import with_topics
 from harness.models.configurations import wording
 from harness.study.clock import utc_now
 
@@ -200,7 +201,11 @@ def compute(
             basis="adjudicated" if adjudicated is not None else "provisional",
             basis_note=_basis_note(adjudicated),
         ),
-        adjudication=adjudicated.result if adjudicated is not None else None,
+        adjudication=(
+            with_topics(adjudicated.result, plan.planning.power)
+            if adjudicated is not None
+            else None
+        ),
         notes=_notes(design, verification, prereg)
         + _models_note(plan, design, across)
         + _adjudication_notes(adjudicated),

@@ -170,7 +170,7 @@ def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
 def model_flags(model: str | None, backend: str | None = None) -> ModelSpec:
     """The model that `--model` (and the older `--backend`) of a command name: the embedded
     model when neither is given (or `--backend local` alone), else `resolve_model`."""
-    if not model and backend in (None, "local"):
+    if model is None and backend in (None, "local"):
         return ModelSpec("local", None)
     return resolve_model(model or "", backend)
 
@@ -197,6 +197,12 @@ def resolve_model(
     as the user would type it (`--model X`, or a roster's `method: llm:X`); `old` is the
     spelling given, for the note (default: `--backend B --model TEXT` or `--model TEXT`).
     """
+    if not text.strip():
+        raise HarnessError(
+            f"the model is empty: name it by a provider string, e.g. "
+            f"{spell('openai/gpt-4o-mini')} or {spell('local')} (the embedded model)",
+            column="model",
+        )
     text, label = split_label(text)
     spec = _resolve_model(text, backend, spell, old)
     return replace(spec, label=label) if label else spec

@@ -137,6 +137,16 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
         "(topic, topic-by-condition, sample and reviewer effects) through the exact primary "
         "analysis.",
     ]
+    share = plan.adjudication.topics
+    if share:
+        lines.append(
+            f"The verdict does not rest on these: it rests on the prediction-powered test on the "
+            f"adjudicated scale (plan `adjudication`: {share:g} "
+            f"{'of the topics' if isinstance(share, float) else 'topics'}, {plan.adjudication.interval} "
+            f"interval), whose topic count is the one to plan by: `harness power --adjudicated "
+            f"{share:g}` gives it before the study, and the report's Power section reads it off "
+            "the study's own interval."
+        )
     return lines
 
 

@@ -274,6 +274,11 @@ class AdjudicationResult(_Model):
     corrected_high: float | None = None
     estimand: str = ""  # what the interval is an interval of
     method: str = ""  # how the interval and the tests are computed
+    # the topics the verdict's design needs (`analysis.verdict_topics`), at `topics_power`
+    topics_to_detect: int | None = None  # a true +SESOI
+    topics_for_equivalence: int | None = None  # equivalence when there is no difference
+    topics_power: float | None = None
+    topics_basis: str = ""
 
 
 class VerdictResult(_Model):
@@ -526,8 +531,14 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         lines.append(f"  Rests on {basis}")
     if r.verdict.qualifier:
         lines.append(f"  Note: {r.verdict.qualifier}")
-    pw = r.power
-    if pw.power_at_sesoi is not None:
+    pw, a = r.power, r.adjudication
+    if a is not None and a.topics_to_detect is not None and r.verdict.basis == "adjudicated":
+        lines.append(
+            f"  Topics the verdict's design needs ({a.topics_power:.0%} power): about "
+            f"{a.topics_to_detect} to detect +{a.sesoi:g}, {a.topics_for_equivalence} to show "
+            "equivalence (section Power)"
+        )
+    elif pw.power_at_sesoi is not None:
         lines.append(
             f"  Power at the SESOI with {pw.n_topics} topics (paired t-test on the primary "
             f"reviewers' scale, as if they were perfect): {fmt(pw.power_at_sesoi, 2)};"

@@ -650,11 +650,26 @@ def _reviewers(r: AnalysisResult) -> list[Block]:
 
 
 def _power(r: AnalysisResult) -> list[Block]:
-    p = r.power
+    p, a = r.power, r.adjudication
+    lead = []
+    if a is not None and a.topics_to_detect is not None and r.verdict.basis == "adjudicated":
+        lead = [
+            Block(
+                "p",
+                f"**Topics the verdict's design needs** (the figure to plan by): about "
+                f"{a.topics_to_detect} topics to detect a true difference of {a.sesoi:g} and "
+                f"about {a.topics_for_equivalence} to show equivalence when there is none, "
+                f"each with {a.topics_power:.0%} power ({a.topics_basis}). A normal "
+                "approximation around the verdict's own interval: `harness power --adjudicated "
+                "SHARE` simulates the rule. The figures below, and the control judgments under "
+                "Reviewer accuracy, are for the checks, not for the verdict.",
+            )
+        ]
     if p.power_at_sesoi is None:
-        return [Block("h2", "Power"), Block("p", "Too few topics to estimate power.")]
+        return [Block("h2", "Power"), *lead, Block("p", "Too few topics to estimate power.")]
     return [
         Block("h2", "Power"),
+        *lead,
         Block(
             "p",
             (

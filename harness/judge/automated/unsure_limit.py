@@ -129,6 +129,23 @@ def tally(study: Study, reviewer_id: str, method: str, limit: float) -> UnsureTa
     )
 
 
+def calibration_tally(
+    reviewer_id: str, method: str, decisions: list[Decision], limit: float
+) -> UnsureTally:
+    """The limit over a calibration's decisions (not stored yet): the same count as `tally`."""
+    unsure = [d for d in decisions if d.verdict == "unsure"]
+    broken = [str((d.notes or {})["off_protocol"]) for d in unsure if broke_protocol(d)]
+    return UnsureTally(
+        reviewer_id,
+        method,
+        len(decisions),
+        len(unsure),
+        len(broken),
+        broken[0] if broken else None,
+        limit,
+    )
+
+
 def _off_protocol(notes: str | None) -> str | None:
     try:
         data = json.loads(notes or "{}")

@@ -180,3 +180,28 @@ def test_accepting_a_reviewer_the_roster_lacks_is_refused_before_anything_is_wri
         "of that id (automated reviewers: bot, lex)"
     )
     assert snapshot() == before
+
+
+def test_a_calibration_off_its_protocol_stores_nothing(tmp_path: Path, corpus: str) -> None:
+    from tests.judge.calibration_study import controls_study
+
+    study = tmp_path / "calibrated"
+    controls_study(study, ROSTER).close()
+    with OpenAIServer() as server:  # words, no SEARCH: or VERDICT: line
+        done = run_subprocess(
+            "judge", "--calibrate", "--study", str(study), "--source", corpus,
+            "--base-url", server.base_url,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert error_lines(done.stderr) == [
+        "error: calibration of 1 of 2 automated reviewer(s) failed; rerun to retry"
+    ]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("bot: ")]
+    assert line.startswith(
+        "bot: calibration failed: reviewer 'bot' (method: llm:openai-compatible/stub): "
+        "calibration: "
+    ), line
+    assert "reviews unsure, above the plan's limit 0.5 (outcome.max_unsure_share)" in line
+    assert "broke its reply protocol, e.g. reply " in line
+    assert line.endswith("nothing of its calibration is stored: fix the reviewer and rerun")
+    assert kept(study, "bot") == (0, 0, 0) and kept(study, "lex")[2] == 1
