@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ class Adjudicated:
     per_model: list[tuple[str, PPIResult]]  # each model's own estimate (several models only)
     ceiling: str | None  # why the adjudicated scale cannot show "no difference", if it cannot
     instrument: Instrument  # the adjudicators' accuracy on their controls
+    model_ceilings: dict[str, str | None] = field(default_factory=dict)  # the same, per model
 
 
 def roles_of(data: StudyData) -> np.ndarray:
@@ -63,13 +64,13 @@ def analyse_adjudication(
     ppi = t.estimate(plan)
     withheld = _withheld(t, ppi)
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
-    per_model = model_estimates(data, plan)
+    per_model, model_ceilings = _per_model(data, plan)
     instrument = measure(adjudicator_controls(data), _shares(data, roles), plan)
     result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
     update = {"models": _model_rows(per_model, plan), **_instrument_fields(instrument, ppi, plan)}
     result = result.model_copy(update=update)
     ceiling = _ceiling(t, plan.equivalence.sesoi) or _degenerate(t, ppi, plan)
-    return Adjudicated(ppi, withheld, result, per_model, ceiling, instrument)
+    return Adjudicated(ppi, withheld, result, per_model, ceiling, instrument, model_ceilings)
 
 
 def _shares(data: StudyData, roles: np.ndarray) -> dict[str, float]:
@@ -203,17 +204,28 @@ def _ceiling(t: Tiers, sesoi: float) -> str | None:
 
 def model_estimates(data: StudyData, plan: Plan) -> list[tuple[str, PPIResult]]:
     """Each model's prediction-powered estimate on its own items (empty with one model)."""
+    return _per_model(data, plan)[0]
+
+
+def _per_model(
+    data: StudyData, plan: Plan
+) -> tuple[list[tuple[str, PPIResult]], dict[str, str | None]]:
+    """Each model's estimate, and why its own adjudicated scale cannot show "no difference" (a
+    model whose adjudicated verdicts never differ within a topic, though the pooled ones do)."""
     j = data.judgments
     if j.item_model is None:
-        return []
+        return [], {}
     models = sorted({str(m) for m in j.item_model[np.unique(j.item)]})
     if len(models) < 2:
-        return []
+        return [], {}
     roles = roles_of(data)
-    return [
-        (m, tiers(j.subset(j.item_model[j.item] == m), roles, data.sampled, plan).estimate(plan))
-        for m in models
-    ]
+    estimates, ceilings = [], {}
+    for m in models:
+        t = tiers(j.subset(j.item_model[j.item] == m), roles, data.sampled, plan)
+        ppi = t.estimate(plan)
+        estimates.append((m, ppi))
+        ceilings[m] = _ceiling(t, plan.equivalence.sesoi) or _degenerate(t, ppi, plan)
+    return estimates, ceilings
 
 
 def _model_rows(per_model: list[tuple[str, PPIResult]], plan: Plan) -> list[dict[str, Any]]:

@@ -5,9 +5,10 @@ Reviewers judge what the steps wrote, so a step that fails more often in one con
 content, adds a claim of novelty or prior work, echoes its instruction) biases the comparison even
 when every failing item is shown in its original form. The check itself runs when the step is
 recorded (`harness.judge.blinding.step_fidelity`); this module counts the recorded results per
-condition and tests the difference in failure rates (Fisher's exact test, cross against single:
-every topic gives one cross-field and two single-field outputs, so the pooled table is balanced
-across topics).
+condition (a step that wrote nothing counts as failed) and tests the difference in failure rates
+with Fisher's exact test, cross against single. The test counts items as independent; every
+topic gives one cross-field and two single-field outputs, so an effect a topic shares with its
+three items falls equally on both arms and makes the test conservative, not liberal: a screen.
 """
 
 from __future__ import annotations
@@ -39,20 +40,23 @@ def _rows(frame: pd.DataFrame) -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 def _row(step: str, group: str, entries: list[dict[str, Any]]) -> StepFidelityRow:
     checked = [e["fidelity"] for e in entries if "fidelity" in e]
-    failed = sum(not f["passed"] for f in checked)
+    empty = sum(e.get("outcome") == "empty" for e in entries)  # wrote nothing: a failure too
+    failed = sum(not f["passed"] for f in checked) + empty
     support = [f["support"] for f in checked]
+    n = len(checked) + empty
     return StepFidelityRow(
         step=step,
         group=group,
         items=len(entries),
-        checked=len(checked),
+        checked=n,
         failed=failed,
-        share_failed=failed / len(checked) if checked else None,
+        empty=empty,
+        share_failed=failed / n if n else None,
         mean_support=float(np.mean(support)) if support else None,
         low_support=sum(f["support"] < f["min_support"] for f in checked),
         added=sum(bool(f["added"]) for f in checked),
         echoed=sum(bool(f["echoed"]) for f in checked),
-        shown_original=sum(e.get("shown") == "original" for e in entries),
+        shown_original=sum(e.get("shown") == "original" for e in entries) + empty,
     )
 
 

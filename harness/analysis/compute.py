@@ -251,7 +251,7 @@ def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[s
     ceiling = adjudicated.ceiling
     if plan.models.primary == "per_model" and adjudicated.per_model:
         verdicts = adjudicated_model_verdicts(
-            adjudicated.per_model, plan, ceiling, adjudicated.instrument
+            adjudicated.per_model, plan, ceiling, adjudicated.instrument, adjudicated.model_ceilings
         )
         decision = decide_per_model(verdicts, withheld)
     else:

@@ -96,6 +96,20 @@ def test_records_before_the_check_are_counted_as_unchecked() -> None:
     assert result.models == {"extract": ["local/tiny"]}
 
 
+def test_a_step_that_wrote_nothing_counts_as_failed() -> None:
+    f = frame({"cross": (1, 3), "single_a": (0, 4)})
+    empty = json.dumps(
+        [{"step": "extract", "backend": "local", "model": "tiny", "outcome": "empty"}]
+    )
+    f.loc[len(f)] = ["I-empty", "cross", "t", empty]
+    result = blinded_steps(f)
+    assert result is not None
+    cross = next(r for r in result.rows if r.group == "cross")
+    assert (cross.checked, cross.failed, cross.empty, cross.shown_original) == (5, 2, 1, 2)
+    assert result.unchecked == 0
+    assert result.tests[0].p_value == pytest.approx(fisher_by_enumeration(2, 3, 0, 4))
+
+
 def test_no_steps_no_section() -> None:
     empty = pd.DataFrame({"item_id": ["I-1"], "condition": ["cross"], "topic_id": ["t"],
                           "steps": ["[]"]})  # fmt: skip

@@ -100,7 +100,8 @@ def _instrument_blocks(a: Any) -> list[Block]:
         ["TOST p against that margin (decides at alpha/2)", fmt_p(a.p_tost_margin)],
         ["difference corrected for their accuracy (/ J)", fmt(a.corrected_estimate, signed=True)],
         [
-            f"{1 - a.alpha:.0%} interval of the corrected difference",
+            f"{1 - 2 * a.alpha:.0%} interval of the corrected difference (at least: a "
+            f"{1 - a.alpha:.0%} interval of the difference joined with one of J)",
             f"[{fmt(a.corrected_low, signed=True)}, {fmt(a.corrected_high, signed=True)}]",
         ],
     ]
@@ -139,17 +140,30 @@ def _method_text(a: Any, who: str) -> str:
     )
 
 
+def _reads(a: Any) -> bool:
+    """The report's interval is the one `refuted`'s tests at alpha / 2 read."""
+    return bool(abs(a.ci_level - (1 - a.alpha)) < 1e-9)
+
+
 def _rows(a: Any) -> list[list[str]]:
     ci = f"[{fmt(a.ci_low, signed=True)}, {fmt(a.ci_high, signed=True)}]"
     tost = f"[{fmt(a.tost_low, signed=True)}, {fmt(a.tost_high, signed=True)}]"
     rows = [
         ["topics: adjudicated / primary only", f"{a.topics_labelled} / {a.topics_unlabelled}"],
         ["difference (adjudicated scale)", f"{fmt(a.estimate, signed=True)} (SE {fmt(a.se)})"],
-        [f"{a.ci_level:.0%} interval ({a.interval})", ci],
-        [f"{1 - 2 * a.alpha:.0%} interval (equivalence)", tost],
+        [
+            f"{a.ci_level:.0%} interval ({a.interval}"
+            + ("; `refuted`'s tests at alpha/2 read it)" if _reads(a) else ")"),
+            ci,
+        ],
+        [f"{1 - 2 * a.alpha:.0%} interval (the one-sided test at alpha reads it)", tost],
         ["one-sided p (cross > single)", fmt_p(a.p_greater)],
         ["one-sided p (cross < single)", fmt_p(a.p_less)],
-        [f"TOST p (inside +/-{a.sesoi:g})", fmt_p(a.p_tost)],
+        [
+            f"TOST p inside +/-{a.sesoi:g} (as if the adjudicators were perfect; not the "
+            "verdict's test, which reads the margin below)",
+            fmt_p(a.p_tost),
+        ],
         [
             "adjudicated topics alone",
             f"{fmt(a.classical_estimate, signed=True)} (SE {fmt(a.classical_se)})",

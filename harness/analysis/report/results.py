@@ -194,13 +194,15 @@ class StepFidelityRow(_Model):
     step: str  # extract | normalise
     group: str  # cross | single | control
     items: int  # items the step was recorded on
-    checked: int  # of them, with a fidelity check (steps recorded before the check have none)
-    failed: int
+    checked: int  # of them, with a fidelity check or empty (steps recorded before the check
+    # have none)
+    failed: int  # failed the check, or wrote nothing
     share_failed: float | None
     mean_support: float | None  # share of the step text's content words found in the output
     low_support: int  # failed for support below the minimum
     added: int  # added a claim of novelty, prior work or an institution
     echoed: int  # repeated its instruction
+    empty: int = 0  # wrote nothing (counted in `failed` and `checked`)
     shown_original: int  # shown to reviewers in the original form for this step
 
 

@@ -24,6 +24,7 @@ def steps_blocks(r: AnalysisResult) -> list[Block]:
             str(x.low_support),
             str(x.added),
             str(x.echoed),
+            str(x.empty),
             str(x.shown_original),
         ]
         for x in s.rows
@@ -37,7 +38,7 @@ def steps_blocks(r: AnalysisResult) -> list[Block]:
         "low support",
         "added claims",
     ]
-    header += ["echoed", "shown original"]
+    header += ["echoed", "empty", "shown original"]
     out.append(Block("table", header=header, rows=rows))
     for t in s.tests:
         out.append(Block("p", _test_text(t.step, t.difference, t.odds_ratio, t.p_value)))
@@ -59,7 +60,8 @@ def _intro(s: BlindedStepsResult) -> str:
         "step wrote is checked against the output it was made from: its content words must be "
         "found in the output (support, at least the share in each record), it must add no claim "
         "of novelty, prior work or an institution that the output does not make, and it must not "
-        "repeat its instruction. A text that fails is not shown: reviewers see the original "
+        "repeat its instruction; a step that wrote nothing counts as failed. A text that "
+        "fails is not shown: reviewers see the original "
         "output for that step (no core combination, or the unrewritten text). A difference in "
         "failure rates between conditions would mean the steps treat the conditions differently."
     )
@@ -69,5 +71,6 @@ def _test_text(step: str, diff: float, odds: float | None, p: float) -> str:
     ratio = f", odds ratio {odds:.2f}" if odds is not None else ""
     return (
         f"{LABELS.get(step, step).capitalize()}: share failed cross minus single "
-        f"{diff:+.3f}{ratio}, Fisher's exact test p = {fmt_p(p)}."
+        f"{diff:+.3f}{ratio}, Fisher's exact test p = {fmt_p(p)} (items counted as independent: "
+        "a screen)."
     )

@@ -121,10 +121,12 @@ def adjudicated_model_verdicts(
     plan: Plan,
     ceiling: str | None,
     instrument: Instrument | None = None,
+    ceilings: dict[str, str | None] | None = None,
 ) -> list[ModelVerdict]:
     """Each model's verdict on the adjudicated scale, for `decide_per_model`: supported when
     its prediction-powered test is significant after Holm over the models, else its own
-    `refuted` or `inconclusive`."""
+    `refuted` or `inconclusive`. `ceilings`: why a model's own adjudicated scale cannot show
+    "no difference" (the pooled `ceiling` applies to every model as well)."""
     from harness.analysis.statistics.holm import holm_adjust
 
     alpha = plan.primary.alpha
@@ -135,7 +137,8 @@ def adjudicated_model_verdicts(
             reason = f"difference {ppi.estimate:+.3f}, Holm p = {p_holm:.4g} < {alpha:g}"
             out.append(ModelVerdict(model, "supported", reason))
             continue
-        own = decide_adjudicated(ppi, plan, [], ceiling, instrument)
+        own_ceiling = ceiling or (ceilings or {}).get(model)
+        own = decide_adjudicated(ppi, plan, [], own_ceiling, instrument)
         label: ModelLabel = "refuted" if own.label == "refuted" else "inconclusive"
         out.append(ModelVerdict(model, label, f"Holm p = {p_holm:.4g}; {own.reason}"))
     return out

@@ -216,12 +216,8 @@ def decide_adjudicated(
     if withheld:
         return Decision("no verdict", "; ".join(withheld), withheld=withheld)
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
-    low, high = ppi.interval(1 - 2 * alpha)
-    numbers = (
-        f"difference {ppi.estimate:+.3f} on the adjudicated scale, {1 - 2 * alpha:.0%} "
-        f"interval [{low:+.3f}, {high:+.3f}], {ppi.n_labelled} adjudicated and "
-        f"{ppi.n_unlabelled} primary-only topics"
-    )
+    numbers = _numbers(ppi, 1 - 2 * alpha)  # the interval a one-sided test at alpha reads
+    at_half = _numbers(ppi, 1 - alpha)  # ... and one at alpha / 2, as `refuted`'s tests are
     margin = instrument.margin(sesoi) if instrument is not None else None
     if ppi.p_greater() < alpha:
         qualifier = None
@@ -248,7 +244,7 @@ def decide_adjudicated(
     if ppi.p_less() < alpha / 2:  # alpha/2: with J's bound at alpha/2, alpha in all
         return Decision(
             "refuted",
-            f"single-field prompts were judged novel more often ({numbers}; one-sided "
+            f"single-field prompts were judged novel more often ({at_half}; one-sided "
             f"p = {ppi.p_less():.4g} < {alpha / 2:g}); {instrument.reason}",
         )
     by_equivalence = plan.equivalence.refute_by == "equivalence"
@@ -258,13 +254,22 @@ def decide_adjudicated(
     if p_inside < alpha / 2:
         return Decision(
             "refuted",
-            f"no difference of interest: the difference is shown {what} ({scaled}; {numbers}; "
+            f"no difference of interest: the difference is shown {what} ({scaled}; {at_half}; "
             f"p = {p_inside:.4g} < {alpha / 2:g}), {instrument.reason}, and {not_significant}",
         )
     return Decision(
         "inconclusive",
         f"{not_significant} and a true difference as large as the SESOI is not excluded: "
-        f"{what} ({scaled}) is not shown ({numbers}; p = {p_inside:.4g} >= {alpha / 2:g})",
+        f"{what} ({scaled}) is not shown ({at_half}; p = {p_inside:.4g} >= {alpha / 2:g})",
+    )
+
+
+def _numbers(ppi: PPIResult, level: float) -> str:
+    low, high = ppi.interval(level)
+    return (
+        f"difference {ppi.estimate:+.3f} on the adjudicated scale, {level:.0%} interval "
+        f"[{low:+.3f}, {high:+.3f}], {ppi.n_labelled} adjudicated and {ppi.n_unlabelled} "
+        "primary-only topics"
     )
 
 

@@ -247,3 +247,18 @@ def test_study_topics_gives_way_to_the_population_with_most_topics_adjudicated()
     assert estimand_used(plan, 25, 75) == "study_topics"
     assert estimand_used(plan, 60, 40) == "topic_population"
     assert estimand_used(_plan(), 60, 40) == "topic_population"
+
+
+def test_a_model_whose_own_scale_is_degenerate_is_not_refuted():
+    from harness.analysis.statistics.model_verdict import adjudicated_model_verdicts
+
+    per_model = [("a", _ppi(0.0, 0.02)), ("b", _ppi(0.0, 0.02))]
+    inst = _instrument(98, 98)
+    assert [v.label for v in adjudicated_model_verdicts(per_model, PLAN, None, inst)] == [
+        "refuted",
+        "refuted",
+    ]
+    why = "the adjudicators' verdicts never differ within any of the 10 adjudicated topics"
+    verdicts = adjudicated_model_verdicts(per_model, PLAN, None, inst, {"a": why, "b": None})
+    assert [v.label for v in verdicts] == ["inconclusive", "refuted"]
+    assert why in verdicts[0].reason
