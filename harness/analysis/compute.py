@@ -63,6 +63,7 @@ from harness.analysis.statistics.model_verdict import (
 )
 from harness.analysis.statistics.pooled import Pooled, pooled_test
 from harness.analysis.statistics.primary import PrimaryOutcome, run_primary
+from harness.analysis.statistics.tier_agreement import tiers_disagree
 from harness.analysis.statistics.verdict import (
     AccuracyGate,
     Decision,
@@ -120,6 +121,7 @@ def compute(
 
     plan = loaded.plan
     adjudicated = analyse_adjudication(data, plan, manifest)
+    full = data  # both tiers' judgments, for the tiers' agreement on the adjudicated items
     data = _primary_reviewers(data)
     coded, accuracy, excluded = reviewer_accuracy(data.controls, plan)
     if excluded:  # reviewers below the plan's J threshold are left out of every analysis
@@ -164,7 +166,18 @@ def compute(
     if across is not None and plan.models.primary == "per_model":
         decision = decide_per_model(verdicts, withheld)
     if adjudicated is not None:
-        decision = _adjudicated_decision(adjudicated, plan, withheld + adjudicated.withheld)
+        disagree = tiers_disagree(
+            full.judgments,
+            roles_of(full),
+            full.sampled,
+            plan.outcome.unsure,
+            ctl.weighted.accuracy,
+            adjudicated.instrument.weighted.accuracy,
+            plan.controls.level,
+        )
+        decision = _adjudicated_decision(
+            adjudicated, plan, withheld + adjudicated.withheld, disagree
+        )
     prereg = manifest.get("prereg") or {}
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
@@ -247,8 +260,12 @@ def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> C
     return replace(ctl, gate_ok=False, gate_reason=reason)
 
 
-def _adjudicated_decision(adjudicated: Adjudicated, plan: Plan, withheld: list[str]) -> Decision:
-    ceiling = adjudicated.ceiling
+def _adjudicated_decision(
+    adjudicated: Adjudicated, plan: Plan, withheld: list[str], disagree: str | None = None
+) -> Decision:
+    """`disagree`: why the tiers' judgments of the same items do not fit their accuracy
+    (`statistics.tier_agreement`); like a ceiling, it keeps `refuted` out of reach."""
+    ceiling = adjudicated.ceiling or disagree
     if plan.models.primary == "per_model" and adjudicated.per_model:
         verdicts = adjudicated_model_verdicts(
             adjudicated.per_model, plan, ceiling, adjudicated.instrument, adjudicated.model_ceilings
