@@ -44,8 +44,9 @@ def implied_rate(novel: float, n: int, acc: Accuracy, level: float) -> tuple[flo
 
 def _item_counts(
     j: Judgments, keep: np.ndarray, novel: np.ndarray, arm: np.ndarray
-) -> tuple[int, int]:
-    """(items judged novel, items) of an arm: each item's mean coded verdict, rounded."""
+) -> tuple[float, int]:
+    """(items judged novel, items) of an arm: the sum of the items' mean coded verdicts (an
+    effective count: the binomial over items is wider than the judgments' own spread)."""
     rows = keep & arm & ~np.isnan(novel)
     if not rows.any():
         return 0, 0
