@@ -115,6 +115,10 @@ def test_a_study_keeps_its_stage_order(tmp_path: Path, env: None, capsys) -> Non
     manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["routing"]["review_what_exists"] is False
     out = ok("status", "--study", study)
+    # registered before the blinding: prereg.md lacks the commitment, so it is registered again
+    assert f"Next: harness prereg --study {study} (rerun it: the plan was registered at " in out
+    harness("prereg", "--study", study, "--plan", primary_only_plan(tmp_path))
+    out = ok("status", "--study", study)
     assert "Next: reviews: 24 of 24 assigned reviews outstanding" in out
 
     # one reviewer of three returns a packet before the analysis, one after it

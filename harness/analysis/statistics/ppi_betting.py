@@ -31,7 +31,9 @@ Two estimands (plan `adjudication.estimand`):
   domain pairs in the bank's proportions), which also covers the adjudicators' and the outputs'
   own randomness. mu_f = E[f] is unknown, so each adjudicated topic is paired with its own share
   of the primary-only topics (drawn at random, none used twice): Z_i = d_i - lambda_i (f_i - h_i),
-  h_i the mean f of its partners, has mean theta exactly, and the Z_i are independent. That is
+  h_i the mean f of its partners, has mean theta (exactly with iid topics; approximately under a
+  proportional stratified draw, where a partner's stratum mix depends on the draw: the
+  clustered cells of the benchmark measure it), and the Z_i are independent. That is
   PPI's variance, var(d - lambda f) / n + lambda^2 var(f) / (N - n), with no interval of mu_f to
   pay for. Adjudicated topics left without a partner (more than half the topics adjudicated) keep
   lambda 0. Domain pairs are fixed: generalising to domain pairs outside the bank would need many
@@ -158,8 +160,8 @@ def _bets(z: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _predictable_lambda(y: np.ndarray, x: np.ndarray, var_f: np.ndarray | None) -> np.ndarray:
-    """lambda_i from the pairs before i only: clip(cov(d, f) / var f, 0, 1); var f given (a
-    constant) or from the same pairs."""
+    """lambda_i from the pairs before i only: clip(cov(d, f) / var f, 0, MAX_LAMBDA); var f
+    given (a constant) or from the same pairs."""
     k = np.concatenate([[0.0], np.arange(1, y.shape[2], dtype=float)])
     sy, sx, sxy, sxx = (_before(v) for v in (y, x, x * y, x * x))
     with np.errstate(invalid="ignore", divide="ignore"):

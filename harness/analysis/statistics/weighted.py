@@ -39,7 +39,8 @@ class Weighted:
 
     def floor(self, bound: float) -> float:
         """A lower bound of the J that shrank d from one of the covered reviewers' weighted J:
-        reviewers without controls count as J = 0 (worst case), so their share scales it down."""
+        reviewers without controls count as J = 0 (no discrimination; not the worst case, which is a
+        negative J), so their share scales it down."""
         return bound if bound <= 0 else (1.0 - self.uncovered) * bound
 
 

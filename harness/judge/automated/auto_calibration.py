@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import HarnessError
+from harness.judge.automated.plan_outcome import plan_outcome
 from harness.judge.automated.review_records import insert_review, item_text
 from harness.judge.automated.youden import Observation, accuracy, best_threshold
 from harness.literature.defaults import DENSE_THRESHOLD, HYBRID_THRESHOLD, LEXICAL_THRESHOLD
@@ -33,7 +33,6 @@ from harness.study.tables.reviews import delete_calibration_reviews, reviews_out
 from harness.study.tables.searches import delete_calibration_searches
 
 if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import Outcome
     from harness.literature.llm_reviewer import LlmReviewer
     from harness.literature.reviewers import Decision, RetrievalReviewer
     from harness.study.store import Study
@@ -113,17 +112,6 @@ def plan_unsure(study: Study) -> str:
     return plan_outcome(study).unsure
 
 
-def plan_outcome(study: Study) -> Outcome:
-    """The plan's `outcome:` section: the preregistered plan if there is one, else the
-    bundled."""
-    from harness.analysis.planning.plan_file import load_plan
-    from harness.study.manifest import load_manifest
-
-    registered = load_manifest(study.path).get("prereg", {}).get("plan_path")
-    path = registered if registered and Path(registered).exists() else None
-    return load_plan(path).plan.outcome
-
-
 Progress = Callable[[str, int, int], None]
 
 
@@ -137,7 +125,7 @@ def calibrate(
 ) -> Rule:
     """Run `reviewer` on the calibration items, choose its threshold, store everything."""
 
-    from harness.judge.automated.unsure_limit import calibration_tally, plan_limit
+    from harness.judge.automated.unsure_limit import calibration_tally
     from harness.progress import counted
 
     items = calibration_items(study)
@@ -158,7 +146,9 @@ def calibrate(
         [(item_id, expected, a.score, a.otherwise) for item_id, expected, a in assessed],
     )
     decisions = [(item_id, a.decide(rule.threshold)) for item_id, _, a in assessed]
-    found = calibration_tally(reviewer_id, method, [d for _, d in decisions], plan_limit(study))
+    found = calibration_tally(
+        reviewer_id, method, [d for _, d in decisions], plan_outcome(study).max_unsure_share
+    )
     if found.over:  # a rule chosen on unsure replies would measure nothing: nothing is stored
         raise HarnessError(
             f"reviewer {reviewer_id!r} (method: {method}): calibration: {found.counts()}; "

@@ -108,7 +108,7 @@ def broke_protocol(decision: Decision) -> bool:
 
 def plan_limit(study: Study) -> float:
     """The limit of the preregistered plan if there is one, else of the bundled plan."""
-    from harness.judge.automated.auto_calibration import plan_outcome
+    from harness.judge.automated.plan_outcome import plan_outcome
 
     return plan_outcome(study).max_unsure_share
 
