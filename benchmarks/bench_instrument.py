@@ -56,6 +56,9 @@ CELLS = [
     Scenario("363, shared differential +0.10", mode="differential", differential=0.1),
     Scenario("363, adjudicators judge by topic", mode="by_topic"),
     Scenario("363, adjudicators find one topic", mode="one_topic"),
+    Scenario("363, adjudicators' own rule, 1% novel", mode="own_rule", own_rate=0.01),
+    Scenario("363, adjudicators' own rule, 5% novel", mode="own_rule", own_rate=0.05),
+    Scenario("100, adjudicators' own rule, 1% novel", topics=100, mode="own_rule"),
 ]
 VALUE = [Scenario(f"363, {s:.0%} adjudicated", share=s) for s in (0.25, 0.5, 1.0)]
 

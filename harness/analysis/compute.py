@@ -178,6 +178,10 @@ def compute(
         decision = _adjudicated_decision(
             adjudicated, plan, withheld + adjudicated.withheld, disagree
         )
+        if disagree:  # their J does not describe the real items: no corrected difference
+            update = {"tiers_disagree": disagree, "corrected_estimate": None}
+            update |= {"corrected_low": None, "corrected_high": None}
+            adjudicated = replace(adjudicated, result=adjudicated.result.model_copy(update=update))
     prereg = manifest.get("prereg") or {}
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(

@@ -93,6 +93,11 @@ def _instrument_blocks(a: Any) -> list[Block]:
         "the difference shown inside the SESOI times J's lower bound, and the estimate divided "
         "by J (the true-scale difference) is given beside theirs."
     )
+    if a.tiers_disagree:
+        text += (
+            f" But {a.tiers_disagree}; the difference divided by J is therefore not given, "
+            "and `refuted` is out of reach."
+        )
     rows = [
         ["adjudicators' J (weighted)", fmt(a.youden)],
         ["lower bound of J (one-sided alpha/2)", fmt(a.youden_bound)],

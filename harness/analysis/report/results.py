@@ -274,6 +274,7 @@ class AdjudicationResult(_Model):
     corrected_estimate: float | None = None  # estimate / J: the true-scale difference
     corrected_low: float | None = None  # (1 - 2 alpha) interval with J's, Bonferroni
     corrected_high: float | None = None
+    tiers_disagree: str = ""  # why the tiers' verdicts do not fit their accuracy (no refuted)
     estimand: str = ""  # what the interval is an interval of
     method: str = ""  # how the interval and the tests are computed
     # the topics the verdict's design needs (`analysis.verdict_topics`), at `topics_power`

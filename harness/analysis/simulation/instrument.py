@@ -21,7 +21,14 @@ items. Adjudicator behaviours (`mode`):
 - by_topic: one verdict per topic for all its items (novel with the topic's true rate); chance
   on their controls;
 - one_topic: every item published but the cross-field item(s) of one topic; every control
-  published.
+  published;
+- own_rule: each adjudicator calls a real item novel with probability `own_rate` whatever the
+  truth, while answering their controls at the given accuracy (controls recognised, real items
+  judged by a rule of their own).
+
+The primary reviewers are measured too, on controls of 0.2 x their judgments (half published),
+so that the measured rule can ask whether the two tiers describe the same items
+(`statistics.tier_agreement`, vectorised here).
 
 Two rules decide each study: `landed` (PPI++ with a t reference, SESOI not scaled, no measure of
 the adjudicators: the rule before the adjudicators were measured) and `measured` (betting tests,
@@ -41,7 +48,7 @@ from harness.analysis.statistics.ppi import ppi_mean
 from harness.analysis.statistics.ppi_betting import side
 
 BANK_STRATA = (106, 87, 87, 30, 30, 23)  # the bank's domain pairs, topics per pair
-Mode = Literal["accurate", "differential", "by_topic", "one_topic"]
+Mode = Literal["accurate", "differential", "by_topic", "one_topic", "own_rule"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class Scenario:
     specificity: float = 0.9
     mode: Mode = "accurate"
     differential: float = 0.0
+    own_rate: float = 0.01  # mode own_rule: the adjudicators' novel rate, whatever the truth
     controls: int | None = None  # per adjudicator; None: as `judge --blind` plans them
 
     def controls_each(self) -> int:
@@ -91,6 +99,12 @@ class Batch:
     pub_correct: np.ndarray
     unpub: np.ndarray
     unpub_correct: np.ndarray
+    # per arm (cross, single) on the drawn topics: (studies, 2) sums of the items' mean novel
+    # verdicts and item counts, for each tier; the primary reviewers' control counts
+    adj_arm: np.ndarray | None = None
+    prim_arm: np.ndarray | None = None
+    items_arm: np.ndarray | None = None
+    primary_controls: tuple[np.ndarray, ...] | None = None
 
 
 def strata(topics: int) -> np.ndarray:
@@ -118,11 +132,40 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
     picks = np.stack([draw(s.topics, s.share, rng) for _ in range(studies)])
     rest = np.stack([np.setdiff1d(np.arange(s.topics), p) for p in picks])
-    counts = _controls(s, studies, rng)
+    pub, pub_ok, unpub, unpub_ok = _controls(s, studies, rng)
     take = np.take_along_axis
     return Batch(
-        take(d, picks, 1), take(f, picks, 1), take(f, rest, 1), true_d.mean(axis=1), effect, *counts
+        take(d, picks, 1),
+        take(f, picks, 1),
+        take(f, rest, 1),
+        true_d.mean(axis=1),
+        effect,
+        pub,
+        pub_ok,
+        unpub,
+        unpub_ok,
+        adj_arm=_arm_sums(adj, picks),
+        prim_arm=_arm_sums(prim, picks),
+        items_arm=np.array([picks.shape[1] * truth.shape[3] * k for k in (1, 2)], dtype=float),
+        primary_controls=_primary_controls(s, studies, rng),
     )
+
+
+def _arm_sums(judged: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """(studies, 2): the sum over the drawn topics' items of their mean novel verdict, cross-field
+    and single-field."""
+    drawn = np.take_along_axis(judged, picks[:, :, None, None], 1)
+    return np.stack([drawn[:, :, 2].sum(axis=(1, 2)), drawn[:, :, :2].sum(axis=(1, 2, 3))], 1)
+
+
+def _primary_controls(
+    s: Scenario, studies: int, rng: np.random.Generator
+) -> tuple[np.ndarray, ...]:
+    """The primary reviewers' control judgments: 0.2 of their real judgments, half published."""
+    half = max(10, round(0.2 * s.topics * 3 * s.models * s.samples * s.primary / 2))
+    n = np.full(studies, half)
+    acc = s.primary_accuracy
+    return n, rng.binomial(half, acc, studies), n.copy(), rng.binomial(half, acc, studies)
 
 
 def _truth(s: Scenario, effect: float, studies: int, rng: np.random.Generator) -> np.ndarray:
@@ -158,6 +201,9 @@ def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.
         out = np.zeros(truth.shape)
         out[np.arange(truth.shape[0]), rng.integers(truth.shape[1], size=truth.shape[0]), 2] = 1.0
         return out
+    if s.mode == "own_rule":
+        votes = rng.binomial(s.adjudicators, s.own_rate, truth.shape) / s.adjudicators
+        return votes if s.combine == "mean" else (votes > 0.5).astype(float)
     extra = s.differential if s.mode == "differential" else 0.0
     if s.combine == "mean":
         return _judge(truth, s.adjudicators, s.sensitivity, s.specificity, extra, rng)
@@ -255,8 +301,54 @@ def measured_rule(
     below = up.p_values(zero) < alpha / 2  # H0: theta >= 0, at alpha/2 as the verdict
     inside = np.maximum(up.p_values(margin), down.p_values(margin)) < alpha / 2
     refuted = ~supported & gate & ~degenerate & (margin > 0) & (below | inside)
+    refuted &= ~tiers_disagree(b)
     covered = _covers(b, orders, estimand)
     return Decisions(supported, refuted, covered)
+
+
+def _cp(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact intervals of k of n, vectorised; effective (non-integer) k allowed."""
+    tail = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore"):
+        low = np.where(k > 0, stats.beta.ppf(tail, np.maximum(k, 1e-12), n - k + 1), 0.0)
+        high = np.where(k < n, stats.beta.ppf(1 - tail, k + 1, np.maximum(n - k, 1e-12)), 1.0)
+    return low, high
+
+
+def _implied(
+    k: np.ndarray, n: np.ndarray, controls: tuple[np.ndarray, ...], level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on the true novel rate (`statistics.tier_agreement.implied_rate`), vectorised."""
+    pub, pub_ok, unpub, unpub_ok = controls
+    qs, ss, ps = _cp(k, n, level), _cp(pub_ok, pub, level), _cp(unpub_ok, unpub, level)
+    rates, void = [], np.zeros(k.shape, dtype=bool)
+    for q in qs:
+        for sens in ss:
+            for spec in ps:
+                j = sens + spec - 1.0
+                void |= j <= 0
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    rates.append((q - 1.0 + sens) / np.where(j > 0, j, 1.0))
+    stacked = np.stack(rates)
+    low = np.where(void, 0.0, np.maximum(0.0, stacked.min(axis=0)))
+    high = np.where(void, 1.0, np.minimum(1.0, stacked.max(axis=0)))
+    return low, high
+
+
+def tiers_disagree(b: Batch, level: float = 0.95) -> np.ndarray:
+    """Per study: do the tiers' verdicts on the drawn items imply true novel rates that do not
+    overlap in an arm, given each tier's accuracy on its controls? (False without the data.)"""
+    if b.adj_arm is None or b.prim_arm is None or b.items_arm is None:
+        return np.zeros(b.d.shape[0], dtype=bool)
+    assert b.primary_controls is not None
+    adj_controls = (b.pub, b.pub_correct, b.unpub, b.unpub_correct)
+    out = np.zeros(b.d.shape[0], dtype=bool)
+    for arm in (0, 1):
+        n = np.full(b.d.shape[0], b.items_arm[arm])
+        lo_a, hi_a = _implied(b.adj_arm[:, arm], n, adj_controls, level)
+        lo_p, hi_p = _implied(b.prim_arm[:, arm], n, b.primary_controls, level)
+        out |= (hi_a < lo_p) | (hi_p < lo_a)
+    return out
 
 
 def _covers(b: Batch, orders: int, estimand: str) -> np.ndarray:
@@ -273,6 +365,7 @@ def _covers(b: Batch, orders: int, estimand: str) -> np.ndarray:
     lo = np.where(low < 0, low / jl, low / j_hi)
     hi = np.where(high > 0, high / jl, high / j_hi)
     lo, hi = np.maximum(lo, -1.0), np.minimum(hi, 1.0)
-    # without a positive lower bound of J the corrected interval is [-1, 1]: it covers
-    result: np.ndarray = ~ok | ((lo <= b.truth) & (b.truth <= hi))
+    # without a positive lower bound of J the corrected interval is [-1, 1]: it covers; when
+    # the tiers disagree the report withholds it (their J does not describe the real items)
+    result: np.ndarray = ~ok | tiers_disagree(b) | ((lo <= b.truth) & (b.truth <= hi))
     return result
