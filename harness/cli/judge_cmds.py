@@ -162,8 +162,9 @@ def judge(
     model: str | None = typer.Option(
         None,
         "--model",
-        help="Provider string of the model of the blinded steps (default: local, the embedded "
-        "one; e.g. openai/gpt-4o-mini, vllm/NAME).",
+        help="Provider string of the model of the blinded steps, whose texts reviewers read "
+        "(default: local, the embedded 135M one; name a capable model when the study tests a "
+        "larger one, e.g. openai/gpt-4o-mini, vllm/NAME).",
         rich_help_panel=panel("model"),
     ),
     same_topic: bool = typer.Option(
