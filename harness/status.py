@@ -113,18 +113,9 @@ def _frac(done: int, total: int) -> str:
     return f"{done}/{total} ({100 * done / total:.0f}%)" if total else "-"
 
 
-def _served_models(path: str | Path) -> list[str]:
-    """The study's models with outputs that are not the embedded or a local one."""
-    from harness.collection_removal import model_counts
-    from harness.models.providers import model_of
-
-    with Study.open(path) as s:
-        counts = model_counts(s)
-    return [k for k, n in counts.items() if n and not model_of(k).startswith("local")]
-
-
 def next_step(path: str | Path) -> str:
     """Which stage comes next and why, as one line."""
+    from harness.judge.blinding.steps_model import served_models
     from harness.study.manifest import load_manifest
     from harness.study.tables.assignments import count_assignments, outstanding_reviews
     from harness.study.tables.judge_reads import pending_outputs
@@ -142,13 +133,13 @@ def next_step(path: str | Path) -> str:
         missing = sum(r.outstanding for r in outstanding_reviews(s))
         unblinded = unblinded_at(s)
         late = late_reviews(s).count
+        served = [] if assigned else served_models(s)  # the blinded steps' advice needs them
     if not prompts:
         return f"Next: harness generate {flag} (the study has no prompts yet)"
     if not assigned and (pending or not ok):
         n = sum(pending.values()) if pending else prompts
         return f"Next: harness collect {flag} ({n} output(s) pending)"
     if not assigned:
-        served = _served_models(path)
         steps = (
             f" --model PROVIDER/NAME (a capable model for the blinded steps; the study tests "
             f"{', '.join(served[:3])}, the default is the embedded 135M model)"

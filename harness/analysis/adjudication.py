@@ -202,11 +202,6 @@ def _ceiling(t: Tiers, sesoi: float) -> str | None:
     return None
 
 
-def model_estimates(data: StudyData, plan: Plan) -> list[tuple[str, PPIResult]]:
-    """Each model's prediction-powered estimate on its own items (empty with one model)."""
-    return _per_model(data, plan)[0]
-
-
 def _per_model(
     data: StudyData, plan: Plan
 ) -> tuple[list[tuple[str, PPIResult]], dict[str, str | None]]:

@@ -125,7 +125,7 @@ def calibrate(
 ) -> Rule:
     """Run `reviewer` on the calibration items, choose its threshold, store everything."""
 
-    from harness.judge.automated.unsure_limit import calibration_tally
+    from harness.judge.automated.unsure_limit import calibration_tally, plan_limit
     from harness.progress import counted
 
     items = calibration_items(study)
@@ -146,9 +146,7 @@ def calibrate(
         [(item_id, expected, a.score, a.otherwise) for item_id, expected, a in assessed],
     )
     decisions = [(item_id, a.decide(rule.threshold)) for item_id, _, a in assessed]
-    found = calibration_tally(
-        reviewer_id, method, [d for _, d in decisions], plan_outcome(study).max_unsure_share
-    )
+    found = calibration_tally(reviewer_id, method, [d for _, d in decisions], plan_limit(study))
     if found.over:  # a rule chosen on unsure replies would measure nothing: nothing is stored
         raise HarnessError(
             f"reviewer {reviewer_id!r} (method: {method}): calibration: {found.counts()}; "

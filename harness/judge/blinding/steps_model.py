@@ -13,7 +13,7 @@ from harness.models.providers import parse_model
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 
-__all__ = ["capable_model_advice", "steps_line"]
+__all__ = ["capable_model_advice", "served_models", "steps_line"]
 
 
 def _provider(key: str) -> str:
@@ -21,6 +21,11 @@ def _provider(key: str) -> str:
         return parse_model(key).provider
     except HarnessError:  # a key from an older study that no longer parses: not a local one
         return "?"
+
+
+def served_models(study: Study) -> list[str]:
+    """The study's models with outputs that are not the embedded model or another local one."""
+    return [k for k, n in model_counts(study).items() if n and _provider(k) != "local"]
 
 
 def capable_model_advice(study_dir: str | Path, model: str | None, steps_on: bool) -> str | None:
@@ -32,7 +37,7 @@ def capable_model_advice(study_dir: str | Path, model: str | None, steps_on: boo
     with Study.open(study_dir) as study:
         if count_assignments(study):
             return None
-        remote = [k for k, n in model_counts(study).items() if n and _provider(k) != "local"]
+        remote = served_models(study)
     if not remote:
         return None
     return (

@@ -53,8 +53,7 @@ class Checked:
     reviewer_id: str
     reviews: list[Review]
     searches: list[Search]
-    early: list[int] = field(default_factory=list)  # search rows dated before `made`
-    made: str | None = None  # the day the packet was made
+    early: list[int] = field(default_factory=list)  # search rows dated before the packet
 
 
 def check_source(study: Study, source: Source) -> Checked | None:
@@ -109,7 +108,7 @@ def check_source(study: Study, source: Source) -> Checked | None:
                 number,
                 "verdict",
             )
-    return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches, early, made)
+    return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches, early)
 
 
 def _text(value: Any) -> str:
