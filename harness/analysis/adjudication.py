@@ -114,9 +114,17 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
         "corrected_estimate": estimate,
         "corrected_low": corrected[0],
         "corrected_high": corrected[1],
+        **_differential_fields(inst, ppi, plan),
         "estimand": _estimand_text(plan, ppi),
         "method": METHODS[plan.adjudication.interval],
     }
+
+
+def _differential_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, Any]:
+    if ppi.n_labelled < 2:
+        return {}
+    error = inst.differential_error(ppi, plan)
+    return {"differential_error": error.record(), "differential_error_text": error.text()}
 
 
 _ON_THEIR_SCALE = (

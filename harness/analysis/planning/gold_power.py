@@ -357,6 +357,7 @@ def adjudicated_power(
     adjudicated: int,
     agreements: list[float],
     min_youden: float | None = None,
+    differential: str = "report",
 ) -> dict[str, Any]:
     """The figures of `harness power`'s adjudicated section, as a plain dict: `adjudicated`
     topics in the sample, at each primary accuracy of `agreements`."""
@@ -376,12 +377,16 @@ def adjudicated_power(
         "sesoi": s.sesoi,
         "scale": 2 * s.adjudicator_accuracy - 1,
         "agreements": [asdict(planner.agreement(a, sizes)) for a in agreements],
-        "measured": _measured(s, adjudicated, agreements, min_youden),
+        "measured": _measured(s, adjudicated, agreements, min_youden, differential),
     }
 
 
 def _measured(
-    s: GoldPowerSettings, adjudicated: int, agreements: list[float], min_youden: float | None
+    s: GoldPowerSettings,
+    adjudicated: int,
+    agreements: list[float],
+    min_youden: float | None,
+    differential: str,
 ) -> dict[str, Any] | None:
     if min_youden is None:
         return None
@@ -389,14 +394,26 @@ def _measured(
     from harness.analysis.simulation.instrument import Scenario
 
     controls = Scenario("plan", topics=s.topics, samples=s.samples).controls_each()
-    # the plan's sample, half the topics and every topic: what more adjudication buys
-    shown = sorted({adjudicated, s.topics // 2, s.topics})
+    # the approximation's grid and every topic: what more adjudication buys, and the first
+    # size at which the verdict's own rule reaches the target
+    shown = sorted({adjudicated, *(sample_size(x, s.topics) for x in SHARES), s.topics})
+    sizes = [n for n in shown if n >= 2]
+    rows = measured_power(
+        s, sizes, agreement, min_youden=min_youden, require_robust=differential == "require"
+    )
     return {
         "agreement": agreement,
         "studies": MEASURED_STUDIES,
         "controls": controls,
-        "rows": measured_power(s, [n for n in shown if n >= 2], agreement, min_youden=min_youden),
+        "differential": differential,
+        "rows": rows,
+        "needed": {v: _first(rows, v, s.target) for v in ("supported", "refuted")},
     }
+
+
+def _first(rows: list[dict[str, Any]], column: str, target: float) -> int | None:
+    """The smallest simulated sample whose power reaches `target` (None: none of them)."""
+    return next((r["adjudicated"] for r in rows if r[column] >= target), None)
 
 
 def adjudicated_lines(g: dict[str, Any]) -> list[str]:
@@ -482,11 +499,14 @@ def measured_power(
     *,
     min_youden: float,
     studies: int = MEASURED_STUDIES,
+    require_robust: bool = False,
 ) -> list[dict[str, Any]]:
     """Power of the verdict's own rule (betting tests of the plan's estimand, the adjudicators'
     J gate and the SESOI scaled by J's lower bound), simulated (`simulation.instrument`): at
-    each sample size, supported at a true +SESOI and refuted at a true 0. The normal
-    approximation above is the t reference's and overstates what the rule can reach."""
+    each sample size, supported at a true +SESOI and refuted at a true 0; with
+    `require_robust` (`adjudication.differential: require`) a `supported` counts only when it
+    is robust to the adjudicators' differential error. The normal approximation above is the
+    t reference's and overstates what the rule can reach."""
     from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
 
     s = settings
@@ -509,7 +529,8 @@ def measured_power(
         for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
             batch = simulate(scenario, effect, studies, rng)
             decided = measured_rule(batch, s.alpha, s.sesoi, min_youden, orders=4)
-            powers.append(float(getattr(decided, column).mean()))
+            hits = decided.robust if require_robust and column == "supported" else None
+            powers.append(float((getattr(decided, column) if hits is None else hits).mean()))
         out.append({"adjudicated": n, "supported": powers[0], "refuted": powers[1]})
     return out
 
@@ -518,15 +539,23 @@ def measured_lines(g: dict[str, Any]) -> list[str]:
     m = g.get("measured")
     if not m:
         return []
+    robust = " and robust" if m.get("differential") == "require" else ""
     lines = [
         f"  the verdict's own rule (betting tests, adjudicators measured "
         f"on {m['controls']} controls each), simulated ({m['studies']} studies per figure, "
-        f"primary accuracy {m['agreement']:g}):",
-        f"  {'n':>6} {'supported at +' + format(g['sesoi'], 'g'):>22} {'refuted at 0':>14}",
+        f"primary accuracy {m['agreement']:g}; adjudication.differential: "
+        f"{m.get('differential', 'report')}):",
+        f"  {'n':>6} {'supported' + robust + ' at +' + format(g['sesoi'], 'g'):>22} "
+        f"{'refuted at 0':>14}",
     ]
     for row in m["rows"]:
         mark = "*" if row["adjudicated"] == g["adjudicated"] else " "
         lines.append(
             f"  {row['adjudicated']:>5}{mark} {row['supported']:>22.3f} {row['refuted']:>14.3f}"
         )
+    needed = m.get("needed") or {}
+    for verdict in ("supported", "refuted"):
+        n = needed.get(verdict)
+        text = str(n) if n is not None else f"not reached (at most {g['topics']} adjudicated)"
+        lines.append(f"  {verdict}: n for {g['target']:.0%} by the verdict's rule: {text}")
     return lines

@@ -148,6 +148,9 @@ class Adjudication(_Section):
     estimator: Literal["ppi++", "ppi", "classical"] = "ppi++"
     interval: Literal["betting", "t", "normal"] = "betting"
     estimand: Literal["study_topics", "topic_population"] = "topic_population"
+    # report: a `supported` says whether it is robust to the adjudicators' differential error;
+    # require: a `supported` that is not robust is inconclusive (`statistics.differential_error`)
+    differential: Literal["report", "require"] = "report"
     seed: int = 20261202
 
     @field_validator("topics", mode="before")

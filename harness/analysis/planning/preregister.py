@@ -147,7 +147,23 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
             f"{share:g}` gives it before the study, and the report's Power section reads it off "
             "the study's own interval."
         )
+        lines.append(_differential_line(plan.adjudication.differential))
     return lines
+
+
+def _differential_line(mode: str) -> str:
+    rule = (
+        "a `supported` that is not robust is `inconclusive`"
+        if mode == "require"
+        else "a `supported` says whether it is robust"
+    )
+    return (
+        "Errors of the adjudicators that depend on the condition are bounded by their "
+        "cross-field and single-field controls (Newcombe's interval of each gap in the false "
+        "'novel' rate, alpha/4 each); a `supported` is robust to them when the adjudicated "
+        f"difference's lower bound (alpha/2) exceeds that bound. `adjudication.differential: "
+        f"{mode}`: {rule}."
+    )
 
 
 def _safe(compute: Any) -> str:

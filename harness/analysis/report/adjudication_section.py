@@ -127,6 +127,8 @@ def _instrument_blocks(a: Any) -> list[Block]:
     if a.adjudicator_differential:
         row = _diff_row({"label": "adjudicators, pooled", **a.adjudicator_differential})
         out.append(Block("table", header=DIFF_HEADER, rows=[row]))
+    if a.differential_error_text:
+        out.append(Block("p", f"Differential error: {a.differential_error_text}."))
     return out
 
 

@@ -275,6 +275,10 @@ class AdjudicationResult(_Model):
     corrected_low: float | None = None  # (1 - 2 alpha) interval with J's, Bonferroni
     corrected_high: float | None = None
     tiers_disagree: str = ""  # why the tiers' verdicts do not fit their accuracy (no refuted)
+    # the tipping point of a `supported` against the adjudicators' differential error and the
+    # bound their per-form controls give (`statistics.differential_error`)
+    differential_error: dict[str, Any] | None = None
+    differential_error_text: str = ""
     estimand: str = ""  # what the interval is an interval of
     method: str = ""  # how the interval and the tests are computed
     # the topics the verdict's design needs (`analysis.verdict_topics`), at `topics_power`

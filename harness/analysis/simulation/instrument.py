@@ -105,6 +105,10 @@ class Batch:
     prim_arm: np.ndarray | None = None
     items_arm: np.ndarray | None = None
     primary_controls: tuple[np.ndarray, ...] | None = None
+    # each adjudicator's controls per form: published cross, single, unpublished cross,
+    # single, each (judged, correct) -> (studies, adjudicators, 4, 2)
+    forms: np.ndarray | None = None
+    majority: int = 0  # k of a majority of k adjudicators (0: their mean)
 
 
 def strata(topics: int) -> np.ndarray:
@@ -132,7 +136,9 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
     picks = np.stack([draw(s.topics, s.share, rng) for _ in range(studies)])
     rest = np.stack([np.setdiff1d(np.arange(s.topics), p) for p in picks])
-    pub, pub_ok, unpub, unpub_ok = _controls(s, studies, rng)
+    forms = _controls(s, studies, rng)
+    pub, pub_ok = forms[:, :, :2].sum(axis=(1, 2)).T
+    unpub, unpub_ok = forms[:, :, 2:].sum(axis=(1, 2)).T
     take = np.take_along_axis
     return Batch(
         take(d, picks, 1),
@@ -148,6 +154,8 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
         prim_arm=_arm_sums(prim, picks),
         items_arm=np.array([picks.shape[1] * truth.shape[3] * k for k in (1, 2)], dtype=float),
         primary_controls=_primary_controls(s, studies, rng),
+        forms=forms,
+        majority=s.adjudicators if s.combine == "majority" else 0,
     )
 
 
@@ -212,23 +220,25 @@ def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.
     return result
 
 
-def _controls(s: Scenario, studies: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """Pooled over the adjudicators: published / unpublished judgments and correct ones."""
-    half = s.controls_each() // 2 * s.adjudicators
+def _controls(s: Scenario, studies: int, rng: np.random.Generator) -> np.ndarray:
+    """Per adjudicator, (studies, adjudicators, 4, 2): published cross-field, published
+    single-field, unpublished cross-field, unpublished single-field controls, each (judged,
+    correct); half published, each half split evenly between the forms."""
+    half = s.controls_each() // 2
     if s.mode == "by_topic":
-        sens = spec = 0.5
-        sens_x = 0.5
+        sens = spec = sens_x = 0.5
     elif s.mode == "one_topic":
         sens, spec, sens_x = 1.0, 0.0, 1.0
     else:
         sens, spec = s.sensitivity, s.specificity
         sens_x = sens - (s.differential if s.mode == "differential" else 0.0)
-    pub_correct = rng.binomial(half // 2, sens_x, studies) + rng.binomial(
-        half - half // 2, sens, studies
-    )
-    unpub_correct = rng.binomial(half, spec, studies)
-    n = np.full(studies, half)
-    return n, pub_correct, n.copy(), unpub_correct
+    n = (half // 2, half - half // 2, half // 2, half - half // 2)
+    rates = (sens_x, sens, spec, spec)
+    out = np.empty((studies, s.adjudicators, 4, 2))
+    for form, (k, rate) in enumerate(zip(n, rates, strict=True)):
+        out[:, :, form, 0] = k
+        out[:, :, form, 1] = rng.binomial(k, rate, (studies, s.adjudicators))
+    return out
 
 
 def _difference(p: np.ndarray) -> np.ndarray:
@@ -241,6 +251,7 @@ class Decisions:
     supported: np.ndarray
     refuted: np.ndarray
     covered: np.ndarray  # the true difference inside the rule's 95% interval
+    robust: np.ndarray | None = None  # supported and robust to differential error
 
 
 def landed_rule(b: Batch, alpha: float, sesoi: float) -> Decisions:
@@ -303,7 +314,37 @@ def measured_rule(
     refuted = ~supported & gate & ~degenerate & (margin > 0) & (below | inside)
     refuted &= ~tiers_disagree(b)
     covered = _covers(b, orders, estimand)
-    return Decisions(supported, refuted, covered)
+    robust = supported & _robust(b, alpha, orders, estimand)
+    return Decisions(supported, refuted, covered, robust)
+
+
+def _robust(b: Batch, alpha: float, orders: int, estimand: str) -> np.ndarray:
+    """`statistics.differential_error`'s rule, vectorised: the adjudicated difference's lower
+    bound at alpha / 2 above the bound of the scale's larger gap."""
+    if b.forms is None:
+        return np.zeros(b.d.shape[0], dtype=bool)
+    tail = alpha / 2
+    tipping = -side(-1.0, b.d, b.f, b.f_rest, tail, orders=orders, estimand=estimand).bound(tail)
+    result: np.ndarray = tipping > np.maximum(gap_bound(b.forms, alpha, b.majority), 0.0)
+    return result
+
+
+def gap_bound(forms: np.ndarray, alpha: float, majority: int = 0) -> np.ndarray:
+    """Per study, the bound of the scale's larger gap from each adjudicator's controls
+    (`forms` as `Batch.forms`; equal shares): their four rates exact at alpha / (8 R)."""
+    n, ok = forms[..., 0], forms[..., 1]  # (studies, R, 4)
+    novel = np.concatenate([n[..., :2] - ok[..., :2], ok[..., 2:]], axis=-1)
+    each = alpha / (8 * forms.shape[1])
+    low, high = _cp(novel, n, 1.0 - 2.0 * each)
+    gaps = []
+    for cross, single in ((0, 1), (2, 3)):
+        if majority:
+            top = stats.binom.sf(majority // 2, majority, high[..., cross].max(axis=1))
+            gaps.append(top - stats.binom.sf(majority // 2, majority, low[..., single].min(axis=1)))
+        else:
+            gaps.append((high[..., cross] - low[..., single]).mean(axis=1))
+    result: np.ndarray = np.maximum(*gaps)
+    return result
 
 
 def _cp(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

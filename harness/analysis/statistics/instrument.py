@@ -35,6 +35,8 @@ from harness.analysis.statistics.accuracy import (
     uncounted_controls,
 )
 from harness.analysis.statistics.controls import GateWords, discrimination_gate
+from harness.analysis.statistics.differential_error import DifferentialError, differential_error
+from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
 
 __all__ = ["Instrument", "corrected_interval", "measure"]
@@ -55,6 +57,12 @@ class Instrument:
     @property
     def youden(self) -> float:
         return self.weighted.accuracy.youden
+
+    def differential_error(self, ppi: PPIResult, plan: Plan) -> DifferentialError:
+        """How robust a difference on their scale is to their own differential error."""
+        a = plan.adjudication
+        k = a.per_item if a.combine == "majority" else 0
+        return differential_error(self.coded, self.weighted.shares, ppi, plan.primary.alpha, k)
 
     def margin(self, sesoi: float) -> float | None:
         """The margin on the adjudicated scale that keeps the true difference inside the SESOI."""

@@ -135,10 +135,27 @@ def adjudicated_model_verdicts(
     for (model, ppi), p_holm in zip(per_model, holm, strict=True):
         if p_holm < alpha:
             reason = f"difference {ppi.estimate:+.3f}, Holm p = {p_holm:.4g} < {alpha:g}"
-            out.append(ModelVerdict(model, "supported", reason))
+            out.append(_significant(model, ppi, plan, instrument, reason))
             continue
         own_ceiling = ceiling or (ceilings or {}).get(model)
         own = decide_adjudicated(ppi, plan, [], own_ceiling, instrument)
         label: ModelLabel = "refuted" if own.label == "refuted" else "inconclusive"
         out.append(ModelVerdict(model, label, f"Holm p = {p_holm:.4g}; {own.reason}"))
     return out
+
+
+def _significant(
+    model: str, ppi: PPIResult, plan: Plan, instrument: Instrument | None, reason: str
+) -> ModelVerdict:
+    """A model significant after Holm: supported, unless the plan requires robustness to the
+    adjudicators' differential error (`statistics.differential_error`) and it is not."""
+    if instrument is None or ppi.n_labelled < 2:
+        robust, text = False, "the adjudicators were not measured"
+    else:
+        error = instrument.differential_error(ppi, plan)
+        robust, text = error.robust, error.text()
+    if plan.adjudication.differential == "require" and not robust:
+        return ModelVerdict(
+            model, "inconclusive", f"{reason}, but not robust to differential error: {text}"
+        )
+    return ModelVerdict(model, "supported", f"{reason}; {text}")

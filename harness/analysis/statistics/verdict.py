@@ -220,15 +220,7 @@ def decide_adjudicated(
     at_half = _numbers(ppi, 1 - alpha)  # ... and one at alpha / 2, as `refuted`'s tests are
     margin = instrument.margin(sesoi) if instrument is not None else None
     if ppi.p_greater() < alpha:
-        qualifier = None
-        if margin and ppi.p_tost(margin) < alpha / 2:
-            qualifier = f"the difference is significant but smaller than the SESOI ({sesoi:g})"
-        return Decision(
-            "supported",
-            f"cross-field prompts were judged novel more often ({numbers}; one-sided "
-            f"p = {ppi.p_greater():.4g} < {alpha:g})",
-            _differential_note(qualifier, instrument),
-        )
+        return _supported(ppi, plan, numbers, margin, instrument)
     not_significant = f"the one-sided test is not significant (p = {ppi.p_greater():.4g})"
     if ceiling:
         return Decision("inconclusive", f"{not_significant} and {ceiling}")
@@ -271,6 +263,34 @@ def _numbers(ppi: PPIResult, level: float) -> str:
         f"[{low:+.3f}, {high:+.3f}], {ppi.n_labelled} adjudicated and {ppi.n_unlabelled} "
         "primary-only topics"
     )
+
+
+def _supported(
+    ppi: PPIResult, plan: Plan, numbers: str, margin: float | None, instrument: Instrument | None
+) -> Decision:
+    """`supported`, with how robust it is to the adjudicators' differential error; with
+    `adjudication.differential: require` a difference that is not robust is inconclusive."""
+    alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
+    shown = (
+        f"cross-field prompts were judged novel more often ({numbers}; one-sided "
+        f"p = {ppi.p_greater():.4g} < {alpha:g})"
+    )
+    robustness = None
+    if instrument is not None and ppi.n_labelled >= 2:
+        robustness = instrument.differential_error(ppi, plan)
+    if plan.adjudication.differential == "require" and not (robustness and robustness.robust):
+        what = robustness.text() if robustness else "the adjudicators were not measured"
+        return Decision(
+            "inconclusive",
+            f"{shown}, but the plan requires the difference to be robust to the adjudicators' "
+            f"differential error (adjudication.differential: require): {what}",
+        )
+    qualifier = None
+    if margin and ppi.p_tost(margin) < alpha / 2:
+        qualifier = f"the difference is significant but smaller than the SESOI ({sesoi:g})"
+    if robustness is not None:
+        qualifier = f"{qualifier}; {robustness.text()}" if qualifier else robustness.text()
+    return Decision("supported", shown, _differential_note(qualifier, instrument))
 
 
 def _differential_note(qualifier: str | None, instrument: Instrument | None) -> str | None:

@@ -14,6 +14,7 @@ from harness.analysis.planning.gold_power import (
     GoldPlanner,
     GoldPowerSettings,
     adjudicated_power,
+    measured_lines,
     parse_share_or_count,
     ppi_variance,
     sample_size,
@@ -250,3 +251,34 @@ def test_study_file_sets_topics_items_and_the_sample(tmp_path):
     assert g["topics"] == 60 and g["adjudicated"] == PLAN.adjudication.size(60)
     # 3 conditions x 2 outputs x 2 models, 2 adjudicators each
     assert g["samples"] == 4 and g["per_topic"] == 3 * 4 * 2
+
+
+def test_the_verdicts_own_rule_gives_the_sample_it_needs():
+    """n for the target by the simulated rule: the first simulated sample whose power reaches
+    it; with `adjudication.differential: require` a `supported` counts only when robust."""
+    settings = GoldPowerSettings(
+        topics=120,
+        p_single=0.3,
+        rho=0.3,
+        sesoi=0.3,
+        alpha=0.05,
+        target=0.5,
+        reviewers=2,
+        adjudicators=2,
+        adjudicator_accuracy=0.95,
+        samples=1,
+        singles=2,
+    )
+    g = adjudicated_power(settings, adjudicated=60, agreements=[0.9], min_youden=0.3)
+    m = g["measured"]
+    assert [r["adjudicated"] for r in m["rows"]] == [12, 30, 60, 120]
+    first = next((r["adjudicated"] for r in m["rows"] if r["supported"] >= 0.5), None)
+    assert first is not None and m["needed"]["supported"] == first
+    strict = adjudicated_power(
+        settings, adjudicated=60, agreements=[0.9], min_youden=0.3, differential="require"
+    )["measured"]
+    assert all(
+        s["supported"] <= r["supported"] for s, r in zip(strict["rows"], m["rows"], strict=True)
+    )
+    lines = "\n".join(measured_lines(g))
+    assert f"supported: n for 50% by the verdict's rule: {first}" in lines
