@@ -21,7 +21,12 @@ import pandas as pd
 from harness.analysis.data import StudyData, adjudicator_controls
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.report.results import AdjudicationResult
-from harness.analysis.statistics.accuracy import Differential, accuracy_table, differential
+from harness.analysis.statistics.accuracy import (
+    Accuracy,
+    Differential,
+    accuracy_table,
+    differential,
+)
 from harness.analysis.statistics.adjudicated import (
     ADJUDICATOR,
     Tiers,
@@ -29,6 +34,7 @@ from harness.analysis.statistics.adjudicated import (
     labelled_judgments,
     tiers,
 )
+from harness.analysis.statistics.corrected import inverse_youden
 from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure
 from harness.analysis.statistics.ppi import PPIResult
 
@@ -98,7 +104,7 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
         uncovered = inst.weighted.uncovered  # their J counts as 0 below and 1 above
         high_j = (1 - uncovered) * youden[1] + uncovered
         corrected = corrected_interval(low, high, (inst.weighted.floor(youden[0]), high_j))
-        estimate = _num(ppi.estimate / inst.youden)
+        estimate = _num(ppi.estimate * _inverse_youden(acc))
     rows = accuracy_rows(inst.coded, plan.controls.level) if len(inst.coded) else []
     if acc.published + acc.unpublished:
         rows.append({**acc.row(), "arm": "both"})
@@ -118,6 +124,15 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
         "estimand": _estimand_text(plan, ppi),
         "method": METHODS[plan.adjudication.interval],
     }
+
+
+def _inverse_youden(acc: Accuracy) -> float:
+    """1 / J with the second-order correction the primary reviewers' corrected difference uses
+    (`corrected.inverse_youden`): 1 / J-hat over-corrects by about var(J-hat) / J^2."""
+    s, p = acc.sensitivity, acc.specificity
+    var = s * (1 - s) / acc.published + p * (1 - p) / acc.unpublished
+    inverse, _ = inverse_youden(np.array([acc.youden]), np.array([var]))
+    return float(inverse[0])
 
 
 def _differential_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, Any]:

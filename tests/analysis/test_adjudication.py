@@ -83,7 +83,9 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     assert (
         "| ada | both |" in instrument and "difference corrected for their accuracy" in instrument
     )
-    assert a.youden > 0.8 and a.corrected_estimate == pytest.approx(a.estimate / a.youden)
+    # 1 / J to second order, as the primary reviewers' corrected difference: slightly below
+    assert a.youden > 0.8
+    assert a.estimate / a.youden * 0.97 <= a.corrected_estimate <= a.estimate / a.youden
     # the Power section's paired t-test is not the verdict's test: it points to the PPI++ design
     power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
     assert "paired t-test on the primary reviewers' observed scale" in power

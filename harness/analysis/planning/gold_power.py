@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 # `import harness` does not reach this module (power_analysis imports it inside functions)
@@ -401,6 +401,8 @@ def _measured(
     rows = measured_power(
         s, sizes, agreement, min_youden=min_youden, require_robust=differential == "require"
     )
+    strict = differential == "require"
+    chosen = next(r for r in rows if r["adjudicated"] == adjudicated)
     return {
         "agreement": agreement,
         "studies": MEASURED_STUDIES,
@@ -408,7 +410,30 @@ def _measured(
         "differential": differential,
         "rows": rows,
         "needed": {v: _first(rows, v, s.target) for v in ("supported", "refuted")},
+        "alone": _adjudicated_alone(s, chosen, agreement, min_youden, strict),
     }
+
+
+def _adjudicated_alone(
+    s: GoldPowerSettings,
+    chosen: dict[str, Any],
+    agreement: float,
+    min_youden: float,
+    strict: bool,
+) -> dict[str, float]:
+    """Value for money by the verdict's own rule: the power of the adjudicated topics alone
+    (a study of only those n topics, every one adjudicated), beside the plan's design, which
+    adds the primary reviewers' judgments of the other topics for no more careful ones."""
+    n = chosen["adjudicated"]
+    alone = measured_power(
+        replace(s, topics=n), [n], agreement, min_youden=min_youden, require_robust=strict
+    )[0]
+    return {"supported": alone["supported"], "refuted": alone["refuted"]}
+
+
+def _mc_error(studies: int) -> float:
+    """Two Monte Carlo standard errors of a simulated power, at its largest (power 0.5)."""
+    return float(2 * np.sqrt(0.25 / studies))
 
 
 def _first(rows: list[dict[str, Any]], column: str, target: float) -> int | None:
@@ -429,7 +454,8 @@ def adjudicated_lines(g: dict[str, Any]) -> list[str]:
         f"{g['adjudicator_accuracy']:g}: the adjudicated difference is {g['scale']:g} x the true "
         "one; accuracy: the primary reviewers' sensitivity = specificity on real items",
         f"  power of supported at +{sesoi:g} (adjudicated scale) / refuted at 0, by adjudicated "
-        "topics n, with the t reference and the SESOI unscaled (the approximation's rule):",
+        "topics n, with the t reference and the SESOI unscaled (the approximation's rule; it "
+        "overstates what the verdict's own rule, simulated below, reaches):",
         f"  {'n':>6} {'careful':>8}{head}",
     ]
     for i, n in enumerate(g["sizes"]):
@@ -553,9 +579,18 @@ def measured_lines(g: dict[str, Any]) -> list[str]:
         lines.append(
             f"  {row['adjudicated']:>5}{mark} {row['supported']:>22.3f} {row['refuted']:>14.3f}"
         )
-    needed = m.get("needed") or {}
+    needed, alone = m.get("needed") or {}, m.get("alone") or {}
     for verdict in ("supported", "refuted"):
         n = needed.get(verdict)
         text = str(n) if n is not None else f"not reached (at most {g['topics']} adjudicated)"
         lines.append(f"  {verdict}: n for {g['target']:.0%} by the verdict's rule: {text}")
+    chosen = next((r for r in m["rows"] if r["adjudicated"] == g["adjudicated"]), None)
+    if chosen is not None and alone:
+        lines.append(
+            f"  the same {g['adjudicated'] * g['per_topic']} careful judgments without the "
+            f"primary-only topics (a study of the {g['adjudicated']} adjudicated topics alone): "
+            f"supported {alone['supported']:.3f} (with them {chosen['supported']:.3f}), refuted "
+            f"{alone['refuted']:.3f} (with them {chosen['refuted']:.3f}); each figure "
+            f"+/- about {_mc_error(m['studies']):.2f} (Monte Carlo, 2 SE)"
+        )
     return lines

@@ -271,7 +271,7 @@ class AdjudicationResult(_Model):
     youden_bound: float | None = None  # its lower bound at one-sided alpha / 2
     margin: float | None = None  # SESOI x youden_bound: equivalence margin on their scale
     p_tost_margin: float | None = None  # TOST against that margin (decides at alpha / 2)
-    corrected_estimate: float | None = None  # estimate / J: the true-scale difference
+    corrected_estimate: float | None = None  # estimate / J (second order): true-scale difference
     corrected_low: float | None = None  # (1 - 2 alpha) interval with J's, Bonferroni
     corrected_high: float | None = None
     tiers_disagree: str = ""  # why the tiers' verdicts do not fit their accuracy (no refuted)

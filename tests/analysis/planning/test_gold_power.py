@@ -282,3 +282,6 @@ def test_the_verdicts_own_rule_gives_the_sample_it_needs():
     )
     lines = "\n".join(measured_lines(g))
     assert f"supported: n for 50% by the verdict's rule: {first}" in lines
+    # the 60 adjudicated topics alone, every one adjudicated: the same careful judgments
+    assert set(m["alone"]) == {"supported", "refuted"}
+    assert "a study of the 60 adjudicated topics alone" in lines and "+/- about 0.10" in lines
