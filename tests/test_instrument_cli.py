@@ -51,9 +51,12 @@ def _plan(folder: Path) -> Path:
 
 
 def _controls(folder: Path) -> Path:
+    """16 controls, both answers and both forms (cross-field for n % 4 < 2, single-field else),
+    so the adjudicators' differential error is measured."""
     entries = "".join(
         f'  - {{statement: "Combines method {n} with material {n} in a new design.", '
-        f"expected: {'published' if n % 2 else 'not_published'}, kind: cross, "
+        f"expected: {'published' if n % 2 else 'not_published'}, "
+        f"kind: {'cross' if n % 4 < 2 else 'single'}, "
         f"evidence: {{title: Work number {n}, year: {1990 if n % 2 else 2010}}}, "
         f'text: "Material {n} could be shaped by method {n}. A trial would compare it."}}\n'
         for n in range(16)
@@ -91,7 +94,16 @@ def _key(study: Path) -> Key:
             "SELECT i.item_id, 'control', c.expected FROM items i JOIN controls c "
             "USING (control_id)"
         ).fetchall()
+        forms = dict(
+            conn.execute(
+                "SELECT i.item_id, c.kind FROM items i JOIN controls c USING (control_id)"
+            ).fetchall()
+        )
+    FORMS.update(forms)
     return {item: (a, b) for item, a, b in real + planted}
+
+
+FORMS: dict[str, str] = {}  # control item -> cross | single, filled by `_key`
 
 
 def _coin(text: str) -> bool:
@@ -99,7 +111,7 @@ def _coin(text: str) -> bool:
 
 
 def _run(
-    blinded: Path, tmp_path: Path, answer: Callable[[str, str, str, str], str]
+    blinded: Path, tmp_path: Path, answer: Callable[[str, str, str, str], str], *analyze: str
 ) -> dict[str, object]:
     """Copy the blinded study, let every reviewer answer(reviewer, item, a, b), import, analyse."""
     study = tmp_path / "study"
@@ -118,7 +130,7 @@ def _run(
     files = [str(p) for p in sorted(returned.glob("*.xlsx"))]
     imported = run_subprocess("judge", "--import", "--study", str(study), *files)
     assert imported.returncode == 0, imported.stderr
-    done = run_subprocess("analyze", "--study", str(study))
+    done = run_subprocess("analyze", "--study", str(study), *analyze)
     assert done.returncode == 0, done.stderr
     result: dict[str, object] = json.loads((study / "report" / "report.json").read_text())
     return result
@@ -174,3 +186,32 @@ def test_adjudicators_who_answer_well_reach_a_verdict(blinded: Path, tmp_path: P
     assert a["adjudicator_gate"] and a["youden"] == pytest.approx(1.0)
     assert {row["label"] for row in a["adjudicator_accuracy"]} >= {"adj-1", "adj-2"}
     assert result["verdict"]["label"] == "supported", result["verdict"]["reason"]
+
+
+def test_adjudicators_whose_errors_favour_cross_field_items_are_not_robust(
+    blinded: Path, tmp_path: Path
+):
+    """Cross-field items novel, single-field published; on their controls the adjudicators call
+    every published cross-field control novel. The verdict stays `supported` but says it is not
+    robust to their differential error; a plan that requires robustness makes it inconclusive."""
+
+    def answer(reviewer: str, item: str, a: str, b: str) -> str:
+        if a == "control":
+            wrong = reviewer.startswith("adj") and FORMS[item] == "cross" and b == "published"
+            return "not_published" if wrong else b
+        return "not_published" if b == "cross" else "published"
+
+    result = _run(blinded, tmp_path / "report", answer)
+    error = result["adjudication"]["differential_error"]
+    assert error["gap_published"] == pytest.approx(1.0) and not error["robust"]
+    verdict = result["verdict"]
+    assert verdict["label"] == "supported"
+    assert "NOT robust to it" in verdict["qualifier"]
+    plan = tmp_path / "require.yaml"
+    text = (blinded / "plan.yaml").read_text(encoding="utf-8")
+    plan.write_text(text.replace("differential: report ", "differential: require"), "utf-8")
+    strict = _run(blinded, tmp_path / "require", answer, "--plan", str(plan), "--allow-deviation")[
+        "verdict"
+    ]
+    assert strict["label"] == "inconclusive"
+    assert "adjudication.differential: require" in strict["reason"]
