@@ -170,6 +170,7 @@ def test_adjudicators_at_chance_on_their_controls_do_not_refute(blinded: Path, t
     assert not a["adjudicator_gate"]
     assert result["verdict"]["label"] == "inconclusive", result["verdict"]["reason"]
     assert "could not be shown to discriminate" in result["verdict"]["reason"]
+    assert a["differential_error"] is None  # a figure of a significant difference only
 
 
 def test_adjudicators_who_answer_well_reach_a_verdict(blinded: Path, tmp_path: Path):
@@ -209,9 +210,11 @@ def test_adjudicators_whose_errors_favour_cross_field_items_are_not_robust(
     assert "NOT robust to it" in verdict["qualifier"]
     plan = tmp_path / "require.yaml"
     text = (blinded / "plan.yaml").read_text(encoding="utf-8")
-    plan.write_text(text.replace("differential: report ", "differential: require"), "utf-8")
+    plan.write_text(
+        text.replace("differential_error: report", "differential_error: require"), "utf-8"
+    )
     strict = _run(blinded, tmp_path / "require", answer, "--plan", str(plan), "--allow-deviation")[
         "verdict"
     ]
     assert strict["label"] == "inconclusive"
-    assert "adjudication.differential: require" in strict["reason"]
+    assert "adjudication.differential_error: require" in strict["reason"]

@@ -136,7 +136,8 @@ def _inverse_youden(acc: Accuracy) -> float:
 
 
 def _differential_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, Any]:
-    if ppi.n_labelled < 2:
+    """Only for a significant difference: the tipping point is a `supported`'s figure."""
+    if ppi.n_labelled < 2 or not ppi.p_greater() < plan.primary.alpha:
         return {}
     error = inst.differential_error(ppi, plan)
     return {"differential_error": error.record(), "differential_error_text": error.text()}

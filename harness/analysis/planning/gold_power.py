@@ -393,7 +393,10 @@ def _measured(
     agreement = agreements[len(agreements) // 2]
     from harness.analysis.simulation.instrument import Scenario
 
-    controls = Scenario("plan", topics=s.topics, samples=s.samples).controls_each()
+    share = adjudicated / s.topics
+    controls = Scenario(
+        "plan", topics=s.topics, share=share, samples=s.samples, adjudicators=s.adjudicators
+    ).controls_each()
     # the approximation's grid and every topic: what more adjudication buys, and the first
     # size at which the verdict's own rule reaches the target
     shown = sorted({adjudicated, *(sample_size(x, s.topics) for x in SHARES), s.topics})
@@ -530,7 +533,7 @@ def measured_power(
     """Power of the verdict's own rule (betting tests of the plan's estimand, the adjudicators'
     J gate and the SESOI scaled by J's lower bound), simulated (`simulation.instrument`): at
     each sample size, supported at a true +SESOI and refuted at a true 0; with
-    `require_robust` (`adjudication.differential: require`) a `supported` counts only when it
+    `require_robust` (`adjudication.differential_error: require`) a `supported` counts only when it
     is robust to the adjudicators' differential error. The normal approximation above is the
     t reference's and overstates what the rule can reach."""
     from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
@@ -567,9 +570,10 @@ def measured_lines(g: dict[str, Any]) -> list[str]:
         return []
     robust = " and robust" if m.get("differential") == "require" else ""
     lines = [
-        f"  the verdict's own rule (betting tests, adjudicators measured "
-        f"on {m['controls']} controls each), simulated ({m['studies']} studies per figure, "
-        f"primary accuracy {m['agreement']:g}; adjudication.differential: "
+        f"  the verdict's own rule (betting tests, adjudicators measured on controls of 0.2 x "
+        f"their items, at least 10: {m['controls']} each at n = {g['adjudicated']}), "
+        f"simulated ({m['studies']} studies per figure, "
+        f"primary accuracy {m['agreement']:g}; adjudication.differential_error: "
         f"{m.get('differential', 'report')}):",
         f"  {'n':>6} {'supported' + robust + ' at +' + format(g['sesoi'], 'g'):>22} "
         f"{'refuted at 0':>14}",

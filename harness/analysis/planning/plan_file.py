@@ -150,7 +150,7 @@ class Adjudication(_Section):
     estimand: Literal["study_topics", "topic_population"] = "topic_population"
     # report: a `supported` says whether it is robust to the adjudicators' differential error;
     # require: a `supported` that is not robust is inconclusive (`statistics.differential_error`)
-    differential: Literal["report", "require"] = "report"
+    differential_error: Literal["report", "require"] = "report"
     seed: int = 20261202
 
     @field_validator("topics", mode="before")

@@ -345,7 +345,7 @@ def _adjudicated(
         adjudicated=sample_size(sample, topics),
         agreements=list(AGREEMENTS) if agreement is None else [agreement],
         min_youden=plan.controls.min_youden,
-        differential=plan.adjudication.differential,
+        differential=plan.adjudication.differential_error,
     )
 
 

@@ -147,7 +147,7 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
             f"{share:g}` gives it before the study, and the report's Power section reads it off "
             "the study's own interval."
         )
-        lines.append(_differential_line(plan.adjudication.differential))
+        lines.append(_differential_line(plan.adjudication.differential_error))
     return lines
 
 
@@ -159,10 +159,13 @@ def _differential_line(mode: str) -> str:
     )
     return (
         "Errors of the adjudicators that depend on the condition are bounded by their "
-        "cross-field and single-field controls (Newcombe's interval of each gap in the false "
-        "'novel' rate, alpha/4 each); a `supported` is robust to them when the adjudicated "
-        f"difference's lower bound (alpha/2) exceeds that bound. `adjudication.differential: "
-        f"{mode}`: {rule}."
+        "cross-field and single-field controls: each adjudicator's rate of calling published "
+        "and unpublished controls of each form novel gets an exact (Clopper-Pearson) one-sided "
+        "bound at alpha/(8 x adjudicators), jointly at 1 - alpha/2, and the larger of the two "
+        "gaps (cross-field minus single-field) is weighted by the adjudicators' shares (with a "
+        "majority, taken on the majority's scale). A `supported` is robust to them when the "
+        "adjudicated difference's lower bound (one-sided alpha/2) exceeds that bound and 0. "
+        f"`adjudication.differential_error: {mode}`: {rule}."
     )
 
 

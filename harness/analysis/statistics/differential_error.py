@@ -85,9 +85,10 @@ class DifferentialError:
             return f"{head}; their controls do not measure it ({counts})"
         verdict = "robust to it" if self.robust else "NOT robust to it"
         return (
-            f"{head}; their controls bound it at {self.bound:+.3f} (gaps {_num(self.gap_published)}"
-            f" on published, {_num(self.gap_unpublished)} on unpublished controls; {counts}; "
-            f"exact bounds per adjudicator, {1 - self.alpha / 2:.1%} together): {verdict}"
+            f"{head}; their controls bound it at {self.bound:+.3f} (exact bounds per adjudicator, "
+            f"{1 - self.alpha / 2:.1%} together; observed gaps {_num(self.gap_published)} on "
+            f"published and {_num(self.gap_unpublished)} on unpublished controls; {counts}): "
+            f"{verdict}"
         )
 
     def record(self) -> dict[str, Any]:

@@ -58,11 +58,15 @@ class Instrument:
     def youden(self) -> float:
         return self.weighted.accuracy.youden
 
-    def differential_error(self, ppi: PPIResult, plan: Plan) -> DifferentialError:
-        """How robust a difference on their scale is to their own differential error."""
+    def differential_error(
+        self, ppi: PPIResult, plan: Plan, alpha: float | None = None
+    ) -> DifferentialError:
+        """How robust a difference on their scale is to their own differential error (at the
+        plan's alpha, or `alpha` for one of several models' tests)."""
         a = plan.adjudication
         k = a.per_item if a.combine == "majority" else 0
-        return differential_error(self.coded, self.weighted.shares, ppi, plan.primary.alpha, k)
+        level = plan.primary.alpha if alpha is None else alpha
+        return differential_error(self.coded, self.weighted.shares, ppi, level, k)
 
     def margin(self, sesoi: float) -> float | None:
         """The margin on the adjudicated scale that keeps the true difference inside the SESOI."""

@@ -135,7 +135,8 @@ def adjudicated_model_verdicts(
     for (model, ppi), p_holm in zip(per_model, holm, strict=True):
         if p_holm < alpha:
             reason = f"difference {ppi.estimate:+.3f}, Holm p = {p_holm:.4g} < {alpha:g}"
-            out.append(_significant(model, ppi, plan, instrument, reason))
+            family = alpha / len(per_model)  # Bonferroni over the models: at least Holm's
+            out.append(_significant(model, ppi, plan, instrument, reason, family))
             continue
         own_ceiling = ceiling or (ceilings or {}).get(model)
         own = decide_adjudicated(ppi, plan, [], own_ceiling, instrument)
@@ -145,16 +146,22 @@ def adjudicated_model_verdicts(
 
 
 def _significant(
-    model: str, ppi: PPIResult, plan: Plan, instrument: Instrument | None, reason: str
+    model: str,
+    ppi: PPIResult,
+    plan: Plan,
+    instrument: Instrument | None,
+    reason: str,
+    alpha: float,
 ) -> ModelVerdict:
     """A model significant after Holm: supported, unless the plan requires robustness to the
-    adjudicators' differential error (`statistics.differential_error`) and it is not."""
+    adjudicators' differential error (`statistics.differential_error`, at `alpha`, the
+    family's alpha over the models) and it is not."""
     if instrument is None or ppi.n_labelled < 2:
         robust, text = False, "the adjudicators were not measured"
     else:
-        error = instrument.differential_error(ppi, plan)
+        error = instrument.differential_error(ppi, plan, alpha)
         robust, text = error.robust, error.text()
-    if plan.adjudication.differential == "require" and not robust:
+    if plan.adjudication.differential_error == "require" and not robust:
         return ModelVerdict(
             model, "inconclusive", f"{reason}, but not robust to differential error: {text}"
         )

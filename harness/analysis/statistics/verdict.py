@@ -269,7 +269,7 @@ def _supported(
     ppi: PPIResult, plan: Plan, numbers: str, margin: float | None, instrument: Instrument | None
 ) -> Decision:
     """`supported`, with how robust it is to the adjudicators' differential error; with
-    `adjudication.differential: require` a difference that is not robust is inconclusive."""
+    `adjudication.differential_error: require` a difference that is not robust is inconclusive."""
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     shown = (
         f"cross-field prompts were judged novel more often ({numbers}; one-sided "
@@ -278,12 +278,12 @@ def _supported(
     robustness = None
     if instrument is not None and ppi.n_labelled >= 2:
         robustness = instrument.differential_error(ppi, plan)
-    if plan.adjudication.differential == "require" and not (robustness and robustness.robust):
+    if plan.adjudication.differential_error == "require" and not (robustness and robustness.robust):
         what = robustness.text() if robustness else "the adjudicators were not measured"
         return Decision(
             "inconclusive",
             f"{shown}, but the plan requires the difference to be robust to the adjudicators' "
-            f"differential error (adjudication.differential: require): {what}",
+            f"differential error (adjudication.differential_error: require): {what}",
         )
     qualifier = None
     if margin and ppi.p_tost(margin) < alpha / 2:

@@ -255,7 +255,7 @@ def test_study_file_sets_topics_items_and_the_sample(tmp_path):
 
 def test_the_verdicts_own_rule_gives_the_sample_it_needs():
     """n for the target by the simulated rule: the first simulated sample whose power reaches
-    it; with `adjudication.differential: require` a `supported` counts only when robust."""
+    it; with `adjudication.differential_error: require` a `supported` counts only when robust."""
     settings = GoldPowerSettings(
         topics=120,
         p_single=0.3,

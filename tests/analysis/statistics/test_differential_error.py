@@ -10,6 +10,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+from harness.analysis.planning.preregister import _differential_line
 from harness.analysis.simulation.instrument import gap_bound
 from harness.analysis.statistics.differential_error import rate_bounds
 from harness.analysis.statistics.instrument import measure
@@ -78,7 +79,9 @@ def _instrument(cross_false_novel: int, per_form: int = 100, single: bool = True
 
 def _require():
     return PLAN.model_copy(
-        update={"adjudication": PLAN.adjudication.model_copy(update={"differential": "require"})}
+        update={
+            "adjudication": PLAN.adjudication.model_copy(update={"differential_error": "require"})
+        }
     )
 
 
@@ -108,7 +111,7 @@ def test_a_difference_the_cross_field_errors_could_make_is_not_robust():
     assert "NOT robust to it" in (decision.qualifier or "")
     required = decide_adjudicated(ppi, _require(), [], None, inst)
     assert required.label == "inconclusive"
-    assert "adjudication.differential: require" in required.reason
+    assert "adjudication.differential_error: require" in required.reason
 
 
 def test_without_single_field_controls_the_error_is_not_measured():
@@ -165,3 +168,19 @@ def test_each_model_significant_after_holm_must_be_robust_when_the_plan_requires
     required = adjudicated_model_verdicts(models, _require(), None, inst)
     assert [v.label for v in required] == ["inconclusive", "inconclusive"]
     assert decide_per_model(required, []).label == "inconclusive"
+
+
+def test_several_models_are_checked_at_the_familys_alpha():
+    """Each of m models at alpha / m (Bonferroni): its tipping point is its lower bound at
+    alpha / (2 m)."""
+    inst, ppi = _instrument(0), _ppi(0.3, 0.02)
+    error = inst.differential_error(ppi, PLAN, ALPHA / 2)
+    assert error.tipping == ppi.interval(1 - ALPHA / 2)[0]
+    assert error.bound == pytest.approx(1 - (ALPHA / 32) ** (1 / 50))
+
+
+def test_the_preregistration_states_the_rule_it_runs():
+    line = _differential_line("require")
+    assert "Clopper-Pearson" in line and "alpha/(8 x adjudicators)" in line
+    assert "`supported` that is not robust is `inconclusive`" in line
+    assert "says whether it is robust" in _differential_line("report")
