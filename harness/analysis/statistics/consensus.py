@@ -176,7 +176,9 @@ def topic_table(
     """Item scores (mean over reviewers), then topic-by-condition means over eligible items.
 
     `combine: majority` makes an item's score its reviewers' majority verdict (0.5 on a tie),
-    the rule for adjudicators whose disagreement a third settles."""
+    the rule for adjudicators whose disagreement a third settles. Of `min_reviewers` such
+    reviewers, an item is complete once one verdict has a majority of them (two of three who
+    agree): the others cannot change it, so waiting for them changes nothing."""
     y = code_outcome(j.verdict, unsure)
     coded = ~np.isnan(y)
     n_items = j.n_items
@@ -187,7 +189,11 @@ def topic_table(
         score = np.where(valid > 0, novel / np.maximum(valid, 1), np.nan)
     if combine == "majority":
         score = np.where(score > 0.5, 1.0, np.where(score < 0.5, 0.0, score))
-    eligible = (reviews >= min_reviewers) & (valid > 0)
+    enough = reviews >= min_reviewers
+    if combine == "majority":
+        need = min_reviewers // 2 + 1
+        enough |= (novel >= need) | (valid - novel >= need)
+    eligible = enough & (valid > 0)
     cell = j.item_topic * 3 + j.item_condition
     size = j.n_topics * 3
     counts = np.bincount(cell[eligible], minlength=size).reshape(j.n_topics, 3)

@@ -80,6 +80,23 @@ def test_majority_settles_a_disagreement():
     assert t.d[0] == 1.0
 
 
+def test_two_of_three_who_agree_settle_an_item():
+    """Majority of three: two adjudicators who agree decide an item whatever the third would
+    say, so it is complete without them; two who disagree leave it open."""
+    novel = {}
+    for c in range(3):
+        novel[(0, c, 0)] = novel[(0, c, 1)] = 0  # primary reviewers
+        novel[(0, c, 2)] = int(c == 2)  # adjudicator 2: cross novel
+        if c != 1:  # adjudicator 3 agrees on cross and single_a, says nothing on single_b
+            novel[(0, c, 3)] = int(c == 2)
+    novel[(0, 1, 3)] = 1  # ... and disagrees on single_b
+    j = _study(novel, 1, ["primary", "primary", "adjudicator", "adjudicator"])
+    roles = np.array(["primary", "primary", "adjudicator", "adjudicator"], dtype=object)
+    table = tiers(j, roles, np.array([True]), _plan(per_item=3, combine="majority")).adjudicated
+    assert table.item_eligible.tolist() == [True, False, True]  # single_a, single_b, cross
+    assert table.item_score[[0, 2]].tolist() == [0.0, 1.0]
+
+
 def test_a_drawn_topic_without_enough_adjudicators_is_missing():
     j = _two_topics()
     t = tiers(j, np.array(ROLES, dtype=object), np.array([True, True]), _plan(per_item=2))
