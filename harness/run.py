@@ -327,7 +327,30 @@ def _auto(folder: Path) -> str:
         table = run_automated(s, AutoSettings())
     if (left := unfinished(table)) is not None:  # no verdict on reviews that are missing
         raise PartialWork(f"judge --auto: {accept_hint(folder, left)}")
-    return table.to_string(index=False)
+    return "\n".join([table.to_string(index=False), *_escalated(folder)])
+
+
+def _escalated(folder: Path) -> list[str]:
+    """With `adjudication.escalate`, the later rounds: route the items the automated
+    adjudicators disagree on and run them, until every item has its majority."""
+    from harness.errors import PartialWork
+    from harness.judge.automated.auto_review import run_automated, unfinished
+    from harness.judge.judge_settings import AutoSettings
+    from harness.judge.routing.escalation import escalate, waiting_for_escalation
+
+    lines: list[str] = []
+    while True:
+        with Study.open(folder) as s:
+            if not waiting_for_escalation(s):
+                return lines
+        done = escalate(folder)
+        lines.append(done.summary())
+        if not done.routed:
+            return lines
+        with Study.open(folder) as s:
+            table = run_automated(s, AutoSettings())
+        if (left := unfinished(table)) is not None:
+            raise PartialWork(f"judge --auto: {accept_hint(folder, left)}")
 
 
 def accept_hint(folder: Path, left: str) -> str:

@@ -116,6 +116,7 @@ def _frac(done: int, total: int) -> str:
 def next_step(path: str | Path) -> str:
     """Which stage comes next and why, as one line."""
     from harness.judge.blinding.steps_model import served_models
+    from harness.judge.routing.escalation import waiting_for_escalation
     from harness.study.manifest import load_manifest
     from harness.study.tables.assignments import count_assignments, outstanding_reviews
     from harness.study.tables.judge_reads import pending_outputs
@@ -134,6 +135,7 @@ def next_step(path: str | Path) -> str:
         unblinded = unblinded_at(s)
         late = late_reviews(s).count
         served = [] if assigned else served_models(s)  # the blinded steps' advice needs them
+        disputed = waiting_for_escalation(s) if assigned and not unblinded else 0
     if not prompts:
         return f"Next: harness generate {flag} (the study has no prompts yet)"
     if not assigned and (pending or not ok):
@@ -170,6 +172,14 @@ def next_step(path: str | Path) -> str:
             f"it), or write the tables with harness export judgments {flag}"
             + (f"; {late} review(s) came in after the unblinding (not analysed)" if late else "")
         )
+    escalate = (
+        f"harness judge --escalate {flag} ({disputed} item(s) the adjudicators disagree on "
+        "need another adjudicator)"
+    )
+    if missing and disputed:
+        return f"Next: {escalate}; {missing} of {assigned} assigned reviews are outstanding"
+    if disputed:
+        return f"Next: {escalate}"
     if missing:
         return (
             f"Next: reviews: {missing} of {assigned} assigned reviews outstanding (harness judge "

@@ -277,7 +277,8 @@ def _withheld(t: Tiers, ppi: PPIResult) -> list[str]:
             f"{len(t.missing)} of {int(t.sampled.sum())} topics drawn for adjudication are "
             f"complete for the primary reviewers but not for the adjudicators (first: "
             f"{t.missing[0]}); leaving them out could bias the estimate, so the verdict waits "
-            "for their adjudications"
+            "for their adjudications (with adjudication.escalate, `harness judge --escalate` "
+            "routes the items they disagree on)"
         )
     if ppi.n_labelled < 2:
         out.append(f"only {ppi.n_labelled} adjudicated topic(s): at least 2 are needed")

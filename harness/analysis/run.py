@@ -46,6 +46,12 @@ def analyze(
                 f"analysed with --partial: {missing['outstanding']} of {missing['assigned']} "
                 f"assigned reviews were outstanding ({missing['text']})"
             )
+        disputed = unescalated(study, manifest, loaded.plan.outcome.unsure, partial)
+        if disputed:
+            deviations.append(
+                f"analysed with --partial: {disputed} item(s) the adjudicators disagree on had "
+                "not been routed to another adjudicator (harness judge --escalate)"
+            )
         data = load_study(study, manifest, allow_missing_commitment=allow_deviation)
         if data.blinding.status == "missing":
             deviations.append(
@@ -81,6 +87,26 @@ def analyze(
         {"plan": loaded.path, "allow_deviation": allow_deviation, "partial": partial},
     )
     return result
+
+
+def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bool) -> int:
+    """Items the adjudicators disagree on that a later round should reach first (plan
+    `adjudication.escalate`): refused unless `partial`, else their number."""
+    from harness.study.tables.adjudication import items_to_escalate
+
+    section = manifest.get("adjudication") or {}
+    if not section.get("escalate"):
+        return 0
+    disputed = len(items_to_escalate(study, int(section["per_item"]), unsure))
+    if disputed and not partial:
+        raise HarnessError(
+            f"{disputed} item(s) the adjudicators disagree on need another adjudicator; "
+            "analyze unblinds the study, which cannot be undone: run harness judge --escalate "
+            "and import or run their reviews first, or rerun with --partial to analyse what "
+            "has come in, recorded as a deviation",
+            file=study.path,
+        )
+    return disputed
 
 
 def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
 """`harness judge`: blinded items and routing, packets out and in, status, automated reviewers.
 
-One command, five modes. `MODES` declares once which options each mode uses: an option given to
+One command, six modes. `MODES` declares once which options each mode uses: an option given to
 a mode that does not use it is refused (one line, exit 2) before anything is read or written,
 and `--help` lists the options in one section per set of modes, named from the same table.
 """
@@ -55,6 +55,7 @@ MODES: dict[str, tuple[str, ...]] = {
         "accept_unsure",
     ),
     "--calibrate": ("sources", "cutoff", "max_queries", "backend", "base_url", "concurrency"),
+    "--escalate": ("seed",),
 }
 #: mode flag -> its parameter name
 MODE_FLAGS = {
@@ -63,6 +64,7 @@ MODE_FLAGS = {
     "--status": "status",
     "--auto": "auto",
     "--calibrate": "calibrate",
+    "--escalate": "escalate",
 }
 MODE_PANEL = "Modes (choose one)"
 #: what a refusal adds where the option's absence from a mode is easy to misread
@@ -125,6 +127,13 @@ def judge(
         help="Calibrate the automated "
         "reviewers' thresholds on the calibration-split controls "
         "(refused once a reviewer has reviewed other items).",
+        rich_help_panel=MODE_PANEL,
+    ),
+    escalate: bool = typer.Option(
+        False,
+        "--escalate",
+        help="Route the sample items whose adjudicators disagree to more adjudicators "
+        "(plan adjudication.escalate) and write their packets of the new round.",
         rich_help_panel=MODE_PANEL,
     ),
     reviewers: Path | None = typer.Option(
@@ -285,6 +294,8 @@ def judge(
         _status(study)
     elif mode == "--calibrate":
         _calibrate(study, _auto_settings(ctx.params))
+    elif mode == "--escalate":
+        _escalate(study, seed)
     else:
         _auto(study, _auto_settings(ctx.params))
     echo_next(study)
@@ -298,7 +309,7 @@ def _mode(ctx: typer.Context) -> str:
     if len(chosen) != 1:
         raise HarnessError(
             "choose one of --blind, --import FILE..., --status, --auto, "
-            "--calibrate" + (f" (got {', '.join(chosen)})" if chosen else "")
+            "--calibrate, --escalate" + (f" (got {', '.join(chosen)})" if chosen else "")
         )
     mode = chosen[0]
     for name in _given(ctx):
@@ -421,6 +432,16 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
                 "check the Date column (the rows are stored as given)",
                 err=True,
             )
+
+
+def _escalate(study: Path, seed: int | None) -> None:
+    from harness.judge.routing.escalation import escalate
+
+    result = escalate(study, seed)
+    typer.echo(result.summary())
+    if result.packets:
+        folders = sorted({str(p.parent) for p in result.packets})
+        typer.echo(f"packets of round {result.round_}: {', '.join(folders)}")
 
 
 def _status(study: Path) -> None:

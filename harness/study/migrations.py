@@ -160,6 +160,12 @@ def _v7_to_v8(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (removed_at, output_id))""")
 
 
+def _v8_to_v9(conn: sqlite3.Connection) -> None:
+    """Rounds: assignments and imports of a later adjudication round (existing rows: round 1)."""
+    conn.execute("ALTER TABLE assignments ADD COLUMN round INTEGER NOT NULL DEFAULT 1")
+    conn.execute("ALTER TABLE imports ADD COLUMN round INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -168,6 +174,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
 
 

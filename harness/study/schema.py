@@ -4,7 +4,7 @@ Bump SCHEMA_VERSION whenever a released schema changes and add the step that mov
 previous version forward to `harness/study/migrations.py`; `Study.open` refuses newer versions.
 """
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -140,6 +140,7 @@ CREATE TABLE IF NOT EXISTS assignments (
     item_id     TEXT NOT NULL REFERENCES items(item_id),
     reviewer_id TEXT NOT NULL REFERENCES reviewers(reviewer_id),
     position    INTEGER NOT NULL,
+    round       INTEGER NOT NULL DEFAULT 1,  -- 2, 3, ...: adjudicators added where theirs disagree
     PRIMARY KEY (item_id, reviewer_id)
 );
 
@@ -152,7 +153,8 @@ CREATE TABLE IF NOT EXISTS imports (
     imported_at TEXT NOT NULL,
     replaced_by TEXT,                    -- import_id that superseded this one (--replace)
     n_reviews   INTEGER NOT NULL,
-    n_searches  INTEGER NOT NULL
+    n_searches  INTEGER NOT NULL,
+    round       INTEGER NOT NULL DEFAULT 1   -- the packet's round (one import per round in force)
 );
 
 -- reviews: one verdict per item and reviewer

@@ -88,7 +88,10 @@ def build_study(
                     "VALUES (?, ?, 'text', NULL, 'text', '{}')",
                     (items[key], output),
                 )
-            conn.execute("INSERT INTO assignments VALUES (?, ?, 0)", (items[key], reviewer))
+            conn.execute(
+                "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, 0)",
+                (items[key], reviewer),
+            )
             conn.execute(
                 "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
                 "VALUES (?, ?, ?, 'xlsx', ?)",
@@ -136,7 +139,10 @@ def _insert_controls(conn: object, controls: Iterable[ControlJudgment]) -> None:
                 "VALUES (?, ?, 'text', NULL, 'text', '{}')",
                 (items[control], control),
             )
-        conn.execute("INSERT INTO assignments VALUES (?, ?, 0)", (items[control], reviewer))
+        conn.execute(
+            "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, 0)",
+            (items[control], reviewer),
+        )
         conn.execute(
             "INSERT INTO reviews (item_id, reviewer_id, verdict, source, created_at) "
             "VALUES (?, ?, ?, 'xlsx', ?)",

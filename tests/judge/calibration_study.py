@@ -72,7 +72,8 @@ def add_controls(
             )
             for reviewer_id in reviewers:
                 conn.execute(
-                    "INSERT INTO assignments VALUES (?, ?, ?)", (item_id, reviewer_id, start + n)
+                    "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
+                    (item_id, reviewer_id, start + n),
                 )
             item_ids.append(item_id)
     return item_ids

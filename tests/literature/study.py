@@ -95,12 +95,15 @@ def build_study(path: Path, reviewers: list[tuple[str, str]]) -> Study:
             )
             for n in range(len(ITEMS)):
                 conn.execute(
-                    "INSERT INTO assignments VALUES (?, ?, ?)",
+                    "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
                     (f"I-{n:010d}", reviewer_id, (n + position) % len(ITEMS)),
                 )
         conn.execute(
             "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
             "VALUES ('person', 'human', NULL, '[]', 10)"
         )
-        conn.execute("INSERT INTO assignments VALUES ('I-0000000000', 'person', 0)")
+        conn.execute(
+            "INSERT INTO assignments (item_id, reviewer_id, position) "
+            "VALUES ('I-0000000000', 'person', 0)"
+        )
     return study

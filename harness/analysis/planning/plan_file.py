@@ -151,6 +151,9 @@ class Adjudication(_Section):
     # report: a `supported` says whether it is robust to the adjudicators' differential error;
     # require: a `supported` that is not robust is inconclusive (`statistics.differential_error`)
     differential_error: Literal["report", "require"] = "report"
+    # with combine: majority, route per_item // 2 + 1 adjudicators first and more only where
+    # theirs disagree (`harness judge --escalate`): the labels of per_item for fewer judgments
+    escalate: bool = False
     seed: int = 20261202
 
     @field_validator("topics", mode="before")
@@ -169,7 +172,15 @@ class Adjudication(_Section):
     def _majority_needs_odd(self) -> Adjudication:
         if self.combine == "majority" and (self.per_item < 3 or self.per_item % 2 == 0):
             raise ValueError("combine: majority needs an odd per_item of at least 3")
+        if self.escalate and self.combine != "majority":
+            raise ValueError("escalate: true needs combine: majority (a third settles a tie)")
         return self
+
+    @property
+    def first_round(self) -> int:
+        """Adjudicators per item at `judge --blind`: all of them, or with `escalate` the fewest
+        whose agreement settles the majority."""
+        return self.per_item // 2 + 1 if self.escalate else self.per_item
 
     @property
     def enabled(self) -> bool:

@@ -397,12 +397,12 @@ def _route_with_controls(
             study,
             adjudicators,
             report,
-            k=gold.per_item,
+            k=gold.first_round,
             seed=seed,
             distinct_topics=distinct_topics,
             items=sample_items(study, draw),
         )
-        tiers.append((adjudicators, sample.assignments, gold.per_item))
+        tiers.append((adjudicators, sample.assignments, gold.first_round))
     report.wanted = {
         reviewer: n
         for tier, assigned, _ in tiers

@@ -51,6 +51,7 @@ class Draw:
             "population": self.n_topics,
             "stratify": self.plan.stratify,
             "per_item": self.plan.per_item,
+            "escalate": self.plan.escalate,
             "strata": dict(sorted(strata.items())),
             "method": METHOD,
         }
@@ -150,10 +151,12 @@ def check_tiers(
     adjudicators = sorted(roster.with_role("adjudicator").reviewers, key=lambda r: r.id)
     said = (
         f"adjudication: {len(draw.rows)} drawn topics with {len(items)} items, "
-        f"adjudication.per_item={plan.per_item}, {len(adjudicators)} adjudicator(s)"
+        f"adjudication.per_item={plan.per_item}"
+        + (f" ({plan.first_round} first, escalate)" if plan.escalate else "")
+        + f", {len(adjudicators)} adjudicator(s)"
     )
     try:
-        _check_feasible(items, adjudicators, plan.per_item, distinct_topics)
+        _check_feasible(items, adjudicators, plan.first_round, distinct_topics)
     except HarnessError as error:  # the same checks, said of the sample and its adjudicators
         raise HarnessError(f"{said}: {error.message}", column="adjudication.per_item") from None
     if controls is None:
@@ -163,7 +166,7 @@ def check_tiers(
     )
     reserved = sorted(kept.reviewers, key=lambda r: r.id)
     try:
-        _check_feasible(items, reserved, plan.per_item, distinct_topics)
+        _check_feasible(items, reserved, plan.first_round, distinct_topics)
     except HarnessError as error:
         raise HarnessError(
             f"{said}, with room kept for their control items (about {controls.share:g} x "
@@ -191,7 +194,7 @@ def route_sample(
     return plan_routing(
         study,
         adjudicators,
-        k=plan.per_item,
+        k=plan.first_round,
         seed=seed,
         distinct_topics=distinct,
         items=sample_items(study, draw),
@@ -280,5 +283,10 @@ def summary(draw: Draw) -> str:
     return (
         f"adjudication: {len(draw.rows)} of {draw.n_topics} topics drawn (seed "
         f"{draw.plan.seed}, stratified by {draw.plan.stratify}); their items go to "
-        f"{draw.plan.per_item} adjudicators each"
+        + (
+            f"{draw.plan.first_round} adjudicators each, more where theirs disagree "
+            "(`harness judge --escalate`)"
+            if draw.plan.escalate
+            else f"{draw.plan.per_item} adjudicators each"
+        )
     )

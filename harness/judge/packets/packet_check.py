@@ -54,6 +54,7 @@ class Checked:
     reviews: list[Review]
     searches: list[Search]
     early: list[int] = field(default_factory=list)  # search rows dated before the packet
+    round_: int = 1  # the packet's round (one import per reviewer and round in force)
 
 
 def check_source(study: Study, source: Source) -> Checked | None:
@@ -93,7 +94,10 @@ def check_source(study: Study, source: Source) -> Checked | None:
         return None
     if source.items is None or source.searches is None:
         return None
-    assigned = assigned_item_ids(study, reviewer_id)
+    round_ = _round(study, source, reviewer_id)
+    if round_ is None:
+        return None
+    assigned = assigned_item_ids(study, reviewer_id, round_)
     known = item_ids(study)
     reviews = _check_items(source, source.items, assigned, known, reviewer_id)
     made = _made_day(study, meta)
@@ -108,7 +112,25 @@ def check_source(study: Study, source: Source) -> Checked | None:
                 number,
                 "verdict",
             )
-    return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches, early)
+    return Checked(source, reviewer_id, [r for r, _ in reviews.values()], searches, early, round_)
+
+
+def _round(study: Study, source: Source, reviewer_id: str) -> int | None:
+    """The packet's round, read off its items (a later adjudication round has a packet of its
+    own); None, with a problem, when one file mixes the items of several rounds."""
+    from harness.study.tables.assignments import assignment_rounds
+
+    assert source.items is not None
+    rounds = assignment_rounds(study, reviewer_id)
+    listed = {_text(r.values.get("item_id")) for r in source.items.rows}
+    found = sorted({rounds[i] for i in listed if i in rounds})
+    if len(found) > 1:
+        source.problem(
+            f"the file holds items of rounds {', '.join(map(str, found))}; each round has a "
+            "packet of its own: return each as it came"
+        )
+        return None
+    return found[0] if found else 1
 
 
 def _text(value: Any) -> str:

@@ -221,7 +221,7 @@ def _decide(
                 )
             )
 
-    current = current_import(study, c.reviewer_id)
+    current = current_import(study, c.reviewer_id, c.round_)
     if current is None:
         return "imported", None
     if current.file_sha256 == c.source.sha256:
@@ -277,6 +277,7 @@ def _store(
             now,
             len(reviews),
             len(searches),
+            c.round_,
         ),
     )
     if previous is not None:

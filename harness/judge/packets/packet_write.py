@@ -25,7 +25,7 @@ from harness.judge.judge_defaults import (
 )
 from harness.judge.packets import packet_format as F
 from harness.study.store import Study
-from harness.study.tables.assignments import assigned_human_reviewers, assigned_items
+from harness.study.tables.assignments import assigned_items, reviewer_rounds
 
 EXCEL_1990 = 32874  # Excel serial number of 1990-01-01: earliest accepted search date
 
@@ -47,6 +47,12 @@ class Packet:
     made_at: str
     cutoff: str | None
     items: list[tuple[str, str, str]]  # (item_id, display_text, core_combination), in order
+    round_: int = 1  # 2, 3, ...: the items of a later adjudication round, in a packet of their own
+
+    @property
+    def name(self) -> str:
+        """The file stem: the reviewer, and the round after the first."""
+        return self.reviewer_id if self.round_ == 1 else f"{self.reviewer_id}-round-{self.round_}"
 
     def rows(self) -> list[PacketRow]:
         out = []
@@ -75,38 +81,52 @@ class Packet:
             "reviewer_id": self.reviewer_id,
             "made_at": self.made_at,
             "n_items": str(len(self.items)),
+            "round": str(self.round_),
         }
 
 
-def load_packets(study: Study, made_at: str, cutoff: str | None = None) -> list[Packet]:
-    """The packet of every human reviewer with assignments, items in assigned order."""
+def load_packets(
+    study: Study, made_at: str, cutoff: str | None = None, round_: int | None = None
+) -> list[Packet]:
+    """The packet of every human reviewer with assignments, one per round (or of `round_`
+    only), items in assigned order."""
     packets = []
-    for reviewer_id in assigned_human_reviewers(study):
+    for reviewer_id, r in reviewer_rounds(study):
+        if round_ is not None and r != round_:
+            continue
         items = [
-            (r.item_id, r.display_text, r.core_combination or "")
-            for r in assigned_items(study, reviewer_id)
+            (a.item_id, a.display_text, a.core_combination or "")
+            for a in assigned_items(study, reviewer_id, r)
         ]
-        packets.append(Packet(study.study_id, reviewer_id, made_at, cutoff, items))
+        packets.append(Packet(study.study_id, reviewer_id, made_at, cutoff, items, r))
     return packets
 
 
 def write_packets(
-    study: Study, *, made_at: str, cutoff: str | None = None, judging_dir: Path | None = None
+    study: Study,
+    *,
+    made_at: str,
+    cutoff: str | None = None,
+    judging_dir: Path | None = None,
+    round_: int | None = None,
 ) -> list[Path]:
-    """Write `packets/<reviewer>/` (xlsx, CSV pair, instructions) for every human reviewer."""
+    """Write `packets/<reviewer>/` (xlsx, CSV pair, instructions) for every human reviewer, a
+    later round's in `packets/<reviewer>/round-<r>/` (`round_`: that round's only)."""
     judging = judging_dir or materials_dir("judging")
     for name in JUDGING_FILES:
         if not (judging / name).is_file():
             raise HarnessError("reviewer instructions file missing", file=judging / name)
     texts = [(name, (judging / name).read_text(encoding="utf-8")) for name in JUDGING_FILES]
     written = []
-    for packet in load_packets(study, made_at, cutoff):
+    for packet in load_packets(study, made_at, cutoff, round_):
         folder = study.packets_dir / packet.reviewer_id
+        if packet.round_ > 1:
+            folder = folder / f"round-{packet.round_}"
         folder.mkdir(parents=True, exist_ok=True)
         header = _header_lines(packet)
         written.append(
             _atomic(
-                folder / f"{packet.reviewer_id}.xlsx",
+                folder / f"{packet.name}.xlsx",
                 lambda p, pk=packet, h=header: write_workbook(pk, h, texts, p),
             )
         )
@@ -123,8 +143,10 @@ def write_packets(
 
 def _header_lines(packet: Packet) -> list[str]:
     cutoff = packet.cutoff or "none: every work available on the day you search counts"
+    again = f" (round {packet.round_}: items your first packet did not hold)"
     return [
-        f"Reviewer packet for {packet.reviewer_id}: {len(packet.items)} items",
+        f"Reviewer packet for {packet.reviewer_id}: {len(packet.items)} items"
+        + (again if packet.round_ > 1 else ""),
         f"Cut-off date: {cutoff}",
         f"Packet made {packet.made_at}; study {packet.study_id}",
     ]

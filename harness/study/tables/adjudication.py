@@ -8,6 +8,7 @@ packet.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -78,3 +79,66 @@ SELECT (SELECT COUNT(*) FROM adjudication_sample),
 """
     )[0]
     return AdjudicationProgress(*(int(n) for n in row))
+
+
+@dataclass(frozen=True)
+class AdjudicatorVote:
+    """An adjudicator's assignment of a real item of the sample, with its verdict if returned."""
+
+    item_id: str
+    topic_id: str
+    reviewer_id: str
+    verdict: str | None
+
+
+def adjudicator_votes(study: Study) -> list[AdjudicatorVote]:
+    """Every adjudicator assignment of a real item (reviews stored after the unblinding left
+    out), by item and reviewer."""
+    return [
+        AdjudicatorVote(*r)
+        for r in study.rows(
+            "SELECT a.item_id, p.topic_id, a.reviewer_id, rv.verdict FROM assignments a "
+            "JOIN reviewers r USING (reviewer_id) JOIN items i USING (item_id) "
+            "JOIN outputs o USING (output_id) JOIN prompts p USING (prompt_id) "
+            "LEFT JOIN reviews rv ON rv.item_id = a.item_id AND rv.reviewer_id = a.reviewer_id "
+            "AND rv.after_unblinding = 0 "
+            "WHERE r.role = 'adjudicator' ORDER BY a.item_id, a.reviewer_id"
+        )
+    ]
+
+
+CODE = {"published": 0, "not_published": 1}  # `unsure` follows the plan's outcome coding
+
+
+def needs(votes: list[int | None], assigned: int, per_item: int) -> int | None:
+    """More adjudicators an item needs for a majority of `per_item`: None while a verdict is
+    outstanding, 0 when settled or when no more may be added; `votes`: the coded verdicts
+    returned (None: not counted)."""
+    if len(votes) < assigned:
+        return None
+    majority = per_item // 2 + 1
+    counted = Counter(v for v in votes if v is not None)
+    short = majority - max(counted.values(), default=0)
+    return max(0, min(short, per_item - assigned))
+
+
+def coded_votes(study: Study, unsure: str) -> dict[str, tuple[list[int | None], int]]:
+    """item -> (its adjudicators' coded verdicts returned, adjudicators assigned)."""
+    coding = {**CODE, "unsure": {"not_novel": 0, "novel": 1}.get(unsure)}
+    out: dict[str, tuple[list[int | None], int]] = {}
+    for v in adjudicator_votes(study):
+        votes, assigned = out.get(v.item_id, ([], 0))
+        if v.verdict is not None:
+            votes.append(coding[v.verdict])
+        out[v.item_id] = (votes, assigned + 1)
+    return out
+
+
+def items_to_escalate(study: Study, per_item: int, unsure: str) -> dict[str, int]:
+    """item -> adjudicators a later round should add (items without a majority yet)."""
+    wanted = {}
+    for item, (votes, assigned) in coded_votes(study, unsure).items():
+        more = needs(votes, assigned, per_item)
+        if more:
+            wanted[item] = more
+    return wanted

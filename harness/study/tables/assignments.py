@@ -31,11 +31,13 @@ class PositionFlag:
     is_control: bool
 
 
-def insert_assignments(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, int]]) -> None:
-    """(item_id, reviewer_id, position) rows."""
+def insert_assignments(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, int]], round_: int = 1
+) -> None:
+    """(item_id, reviewer_id, position) rows, of the first routing or a later round."""
     conn.executemany(
-        "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
-        [(item_id, reviewer_id, int(position)) for item_id, reviewer_id, position in rows],
+        "INSERT INTO assignments (item_id, reviewer_id, position, round) VALUES (?, ?, ?, ?)",
+        [(item_id, reviewer_id, int(position), round_) for item_id, reviewer_id, position in rows],
     )
 
 
@@ -53,21 +55,61 @@ def assignments_frame(study: Study) -> pd.DataFrame:
     )
 
 
-def assigned_item_ids(study: Study, reviewer_id: str) -> set[str]:
+def assigned_item_ids(study: Study, reviewer_id: str, round_: int | None = None) -> set[str]:
+    """A reviewer's items, of every round or of one."""
+    if round_ is None:
+        rows = study.rows("SELECT item_id FROM assignments WHERE reviewer_id = ?", (reviewer_id,))
+    else:
+        rows = study.rows(
+            "SELECT item_id FROM assignments WHERE reviewer_id = ? AND round = ?",
+            (reviewer_id, round_),
+        )
+    return {r[0] for r in rows}
+
+
+def assignment_rounds(study: Study, reviewer_id: str) -> dict[str, int]:
+    """item_id -> round of a reviewer's assignments."""
     return {
-        r[0]
-        for r in study.rows("SELECT item_id FROM assignments WHERE reviewer_id = ?", (reviewer_id,))
+        r[0]: int(r[1])
+        for r in study.rows(
+            "SELECT item_id, round FROM assignments WHERE reviewer_id = ?", (reviewer_id,)
+        )
     }
 
 
-def assigned_items(study: Study, reviewer_id: str) -> list[AssignedItem]:
-    """A reviewer's items in assigned order."""
+def reviewer_rounds(study: Study) -> list[tuple[str, int]]:
+    """(human reviewer, round) of every packet there is to write, by reviewer and round."""
+    return [
+        (r[0], int(r[1]))
+        for r in study.rows(
+            "SELECT DISTINCT a.reviewer_id, a.round FROM assignments a JOIN reviewers r "
+            "USING (reviewer_id) WHERE r.kind = 'human' ORDER BY a.reviewer_id, a.round"
+        )
+    ]
+
+
+def last_round(study: Study) -> int:
+    found = study.rows("SELECT MAX(round) FROM assignments")
+    return int(found[0][0] or 0)
+
+
+def last_positions(study: Study) -> dict[str, int]:
+    """reviewer_id -> the last position of their order."""
+    return {
+        r[0]: int(r[1])
+        for r in study.rows("SELECT reviewer_id, MAX(position) FROM assignments GROUP BY 1")
+    }
+
+
+def assigned_items(study: Study, reviewer_id: str, round_: int = 1) -> list[AssignedItem]:
+    """A reviewer's items of one round (one packet) in assigned order."""
     return [
         AssignedItem(*r)
         for r in study.rows(
             "SELECT a.item_id, i.display_text, i.core_combination FROM assignments a "
-            "JOIN items i USING (item_id) WHERE a.reviewer_id = ? ORDER BY a.position",
-            (reviewer_id,),
+            "JOIN items i USING (item_id) WHERE a.reviewer_id = ? AND a.round = ? "
+            "ORDER BY a.position",
+            (reviewer_id, round_),
         )
     ]
 
@@ -82,17 +124,6 @@ def pending_assignments(study: Study, reviewer_id: str) -> list[AssignedItem]:
             "LEFT JOIN reviews r ON r.item_id = a.item_id AND r.reviewer_id = a.reviewer_id "
             "WHERE a.reviewer_id = ? AND r.item_id IS NULL ORDER BY a.position",
             (reviewer_id,),
-        )
-    ]
-
-
-def assigned_human_reviewers(study: Study) -> list[str]:
-    """Human reviewers with at least one assignment, by id."""
-    return [
-        r[0]
-        for r in study.rows(
-            "SELECT DISTINCT a.reviewer_id FROM assignments a JOIN reviewers r USING (reviewer_id) "
-            "WHERE r.kind = 'human' ORDER BY a.reviewer_id"
         )
     ]
 

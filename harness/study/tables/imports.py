@@ -17,14 +17,16 @@ class ImportRecord:
     imported_at: str
     n_reviews: int
     n_searches: int
+    round_: int = 1  # the packet's round: each round's file is imported (and replaced) apart
 
 
-def current_import(study: Study, reviewer_id: str) -> ImportRecord | None:
-    """The reviewer's import in force (not replaced), if any."""
+def current_import(study: Study, reviewer_id: str, round_: int = 1) -> ImportRecord | None:
+    """The reviewer's import of a round in force (not replaced), if any."""
     found = study.rows(
         "SELECT import_id, reviewer_id, file_name, file_sha256, imported_at, n_reviews, "
-        "n_searches FROM imports WHERE reviewer_id = ? AND replaced_by IS NULL",
-        (reviewer_id,),
+        "n_searches, round FROM imports WHERE reviewer_id = ? AND round = ? "
+        "AND replaced_by IS NULL",
+        (reviewer_id, round_),
     )
     return ImportRecord(*found[0]) if found else None
 
@@ -32,7 +34,7 @@ def current_import(study: Study, reviewer_id: str) -> ImportRecord | None:
 def insert_import(conn: sqlite3.Connection, record: ImportRecord) -> None:
     conn.execute(
         "INSERT INTO imports (import_id, reviewer_id, file_name, file_sha256, imported_at, "
-        "replaced_by, n_reviews, n_searches) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
+        "replaced_by, n_reviews, n_searches, round) VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)",
         (
             record.import_id,
             record.reviewer_id,
@@ -41,6 +43,7 @@ def insert_import(conn: sqlite3.Connection, record: ImportRecord) -> None:
             record.imported_at,
             record.n_reviews,
             record.n_searches,
+            record.round_,
         ),
     )
 

@@ -105,7 +105,7 @@ def insert_judged_items(
         reviewers,
     )
     conn.executemany(
-        "INSERT INTO assignments VALUES (?, ?, ?)",
+        "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, ?)",
         [(i, r, n) for n, (i, r, _) in enumerate(reviews)],
     )
     _insert_reviews(conn, reviews, created_at)
@@ -130,7 +130,10 @@ def insert_control_items(
         "steps) VALUES (?, ?, 'simulated control', NULL, 'simulated control', '{}')",
         items,
     )
-    conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews])
+    conn.executemany(
+        "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, 0)",
+        [(i, r) for i, r, _ in reviews],
+    )
     _insert_reviews(conn, reviews, created_at)
 
 
@@ -167,5 +170,8 @@ def insert_adjudication(
         "VALUES (?, 'automated', 'retrieval', '[]', 1000000, 'adjudicator')",
         [(a,) for a in adjudicators],
     )
-    conn.executemany("INSERT INTO assignments VALUES (?, ?, 0)", [(i, r) for i, r, _ in reviews])
+    conn.executemany(
+        "INSERT INTO assignments (item_id, reviewer_id, position) VALUES (?, ?, 0)",
+        [(i, r) for i, r, _ in reviews],
+    )
     _insert_reviews(conn, reviews, created_at)

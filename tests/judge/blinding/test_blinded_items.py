@@ -193,7 +193,10 @@ def test_items_frozen_once_routed(make_study) -> None:
             "INSERT INTO reviewers (reviewer_id, kind, method, expertise, capacity) "
             "VALUES ('r', 'human', NULL, '[]', 5)"
         )
-        conn.execute("INSERT INTO assignments SELECT item_id, 'r', 1 FROM items LIMIT 1")
+        conn.execute(
+            "INSERT INTO assignments (item_id, reviewer_id, position) "
+            "SELECT item_id, 'r', 1 FROM items LIMIT 1"
+        )
         conn.execute("UPDATE outputs SET status = 'ok', text = 'late' WHERE output_id = 'Ofailed'")
     backend = ScriptedBackend()
     report = make_items(study, backend=backend)

@@ -126,7 +126,10 @@ def test_store_and_freeze_after_routing(make_study) -> None:
             "INSERT INTO items (item_id, output_id, original_text, core_combination, "
             "display_text, steps) VALUES ('I-AAAAAAAAAA', 'O00000', 't', NULL, 't', '[]')"
         )
-        conn.execute("INSERT INTO assignments VALUES ('I-AAAAAAAAAA', 'rev-ada', 1)")
+        conn.execute(
+            "INSERT INTO assignments (item_id, reviewer_id, position) "
+            "VALUES ('I-AAAAAAAAAA', 'rev-ada', 1)"
+        )
     store_roster(study, example)  # the same roster again is fine
     with pytest.raises(HarnessError, match="already routed"):
         store_roster(study, roster)
