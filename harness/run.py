@@ -167,7 +167,15 @@ def run_study(
     stage(
         "judge --blind",
         lambda: _blind(
-            folder, s.reviewers, s.seed, s.extract, s.normalise, s.model, s.cutoff, s.controls
+            folder,
+            s.reviewers,
+            s.seed,
+            s.extract,
+            s.normalise,
+            s.model,
+            s.cutoff,
+            s.controls,
+            s.plan,
         ),
     )
     stage("prereg", lambda: _prereg(folder, s.plan))
@@ -290,7 +298,10 @@ def _blind(
     model: str | None,
     cutoff: str | None,
     controls: bool,
+    plan: Path | None = None,
 ) -> str:
+    """`plan`: the plan the run preregisters, whose `controls:` and `adjudication:` (the draw,
+    adjudicators per item, escalation) the blinding follows."""
     from harness.judge.blinding.blind_stage import blind
     from harness.judge.judge_settings import BlindSettings
     from harness.judge.routing.roster import demo_roster_path
@@ -305,6 +316,7 @@ def _blind(
         model=model,
         cutoff=cutoff,
         bank_controls=controls,
+        plan=plan,
     )
     return blind(folder, settings, progress=True).summary()
 

@@ -167,7 +167,7 @@ def compute(
         decision = decide_per_model(verdicts, withheld)
     if adjudicated is not None:
         disagree = tiers_disagree(
-            full.judgments,
+            _first_round(full),
             roles_of(full),
             full.sampled,
             plan.outcome.unsure,
@@ -230,6 +230,17 @@ def compute(
         controls=_controls_result(ctl, plan, needs, manifest),
         models=_models_result(across, verdicts, plan, manifest),
     )
+
+
+def _first_round(data: StudyData) -> Judgments:
+    """The judgments of the first adjudication round (every judgment without escalation): a
+    later round reaches only the items its first adjudicators disagree on, so the mean verdict
+    of all of an item's adjudicators is no longer one adjudicator's rate, which the tiers'
+    agreement guard reads."""
+    if "round" not in data.reviews:
+        return data.judgments
+    result: Judgments = data.judgments.subset(data.reviews["round"].to_numpy() == 1)
+    return result
 
 
 def _primary_reviewers(data: StudyData) -> StudyData:

@@ -97,7 +97,8 @@ def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bo
     section = manifest.get("adjudication") or {}
     if not section.get("escalate"):
         return 0
-    disputed = len(items_to_escalate(study, int(section["per_item"]), unsure))
+    coding = str(section.get("unsure", unsure))  # as `judge --escalate` counts
+    disputed = len(items_to_escalate(study, int(section["per_item"]), coding))
     if disputed and not partial:
         raise HarnessError(
             f"{disputed} item(s) the adjudicators disagree on need another adjudicator; "

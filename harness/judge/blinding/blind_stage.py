@@ -224,7 +224,11 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
                 },
             )
             if draw is not None:
-                record_section(study.path, "adjudication", draw.manifest_section())
+                record_section(
+                    study.path,
+                    "adjudication",
+                    {**draw.manifest_section(), "unsure": _unsure_coding(control.plan_path)},
+                )
                 notes.append(adjudication_summary(draw))
             record_section(study.path, "blinded_steps", step_summary(study))
             report.counts = stored_counts(study)
@@ -255,6 +259,14 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
             report,
             step_summary(study),
         )
+
+
+def _unsure_coding(plan_path: str) -> str:
+    """The plan's coding of `unsure`, kept with the draw: what settles an item's majority for
+    `judge --escalate` and `analyze` alike."""
+    from harness.analysis.planning.plan_file import load_plan
+
+    return load_plan(plan_path).plan.outcome.unsure
 
 
 def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:

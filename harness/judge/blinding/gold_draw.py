@@ -136,7 +136,8 @@ def check_tiers(
     controls: ControlSettings | None = None,
 ) -> None:
     """Both routings are feasible (before any model runs): primaries over every item, and
-    adjudicators over the sample's items with `per_item` each. With `controls` (the study plants
+    adjudicators over the sample's items with `per_item` each (with `escalate` too: any item may
+    need them all, and the roster is fixed once routed). With `controls` (the study plants
     control items), the adjudicators' capacity must also keep room for their controls (about
     `share` x their items, at least `min_per_reviewer`; `control_routing.reserved_roster`):
     without them the adjudicators' accuracy could not be measured."""
@@ -156,7 +157,7 @@ def check_tiers(
         + f", {len(adjudicators)} adjudicator(s)"
     )
     try:
-        _check_feasible(items, adjudicators, plan.first_round, distinct_topics)
+        _check_feasible(items, adjudicators, plan.per_item, distinct_topics)
     except HarnessError as error:  # the same checks, said of the sample and its adjudicators
         raise HarnessError(f"{said}: {error.message}", column="adjudication.per_item") from None
     if controls is None:
@@ -166,7 +167,7 @@ def check_tiers(
     )
     reserved = sorted(kept.reviewers, key=lambda r: r.id)
     try:
-        _check_feasible(items, reserved, plan.first_round, distinct_topics)
+        _check_feasible(items, reserved, plan.per_item, distinct_topics)
     except HarnessError as error:
         raise HarnessError(
             f"{said}, with room kept for their control items (about {controls.share:g} x "

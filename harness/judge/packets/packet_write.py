@@ -143,7 +143,7 @@ def write_packets(
 
 def _header_lines(packet: Packet) -> list[str]:
     cutoff = packet.cutoff or "none: every work available on the day you search counts"
-    again = f" (round {packet.round_}: items your first packet did not hold)"
+    again = f" (packet {packet.round_})"
     return [
         f"Reviewer packet for {packet.reviewer_id}: {len(packet.items)} items"
         + (again if packet.round_ > 1 else ""),

@@ -23,6 +23,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
+from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_section
 from harness.study.store import Study
 from harness.study.tables.adjudication import (
@@ -34,6 +35,7 @@ from harness.study.tables.adjudication import (
 )
 from harness.study.tables.assignments import insert_assignments, last_positions, last_round
 from harness.study.tables.reviewers import roster_rows
+from harness.study.unblinding import unblinded_at
 
 __all__ = ["Escalation", "escalate", "waiting_for_escalation"]
 
@@ -78,12 +80,20 @@ class Escalation:
         }
 
 
+@writes_study
 def escalate(study_dir: str | Path, seed: int | None = None) -> Escalation:
-    """Route the next round; refused when the study's plan does not escalate."""
+    """Route the next round; refused when the study's plan does not escalate, and once
+    `analyze` has unblinded it (a later round's verdicts could never be analysed)."""
     from harness.judge.packets.packet_write import write_packets
 
     with Study.open(study_dir) as study:
         section, unsure, seed_ = _settings(study, seed)
+        if (unblinded := unblinded_at(study)) is not None:
+            raise HarnessError(
+                f"the study was unblinded {unblinded} by harness analyze; a later "
+                "adjudication round now could never enter the analysis",
+                file=study.path,
+            )
         per_item = int(section["per_item"])
         result = Escalation(last_round(study) + 1)
         wanted = _wanted(study, per_item, unsure, result)
@@ -92,9 +102,8 @@ def escalate(study_dir: str | Path, seed: int | None = None) -> Escalation:
             rows = _choose(study, adjudicator_votes(study), wanted, seed_ + result.round_)
             with study.transaction() as conn:
                 insert_assignments(conn, rows, result.round_)
-            made = (load_manifest(study.path).get("blinding") or {}).get("made_at") or utc_now()
             result.packets = write_packets(
-                study, made_at=made, cutoff=_cutoff(study), round_=result.round_
+                study, made_at=utc_now(), cutoff=_cutoff(study), round_=result.round_
             )
             rounds = list((load_manifest(study.path).get("escalation") or {}).get("rounds", []))
             record_section(study.path, "escalation", {"rounds": [*rounds, result.record()]})
@@ -124,10 +133,9 @@ def _settings(study: Study, seed: int | None) -> tuple[dict[str, Any], str, int]
 
 
 def _unsure(manifest: dict[str, Any]) -> str:
-    from harness.analysis.planning.plan_file import load_plan
-
-    path = (manifest.get("controls") or {}).get("plan_path")
-    return load_plan(path).plan.outcome.unsure if path else "not_novel"
+    """How `unsure` counts, as `judge --blind` recorded it with the draw (the plan's outcome
+    coding then); `analyze` reads the same record, so both agree on what is settled."""
+    return str((manifest.get("adjudication") or {}).get("unsure", "not_novel"))
 
 
 def _cutoff(study: Study) -> str | None:
@@ -185,7 +193,8 @@ def _choose(
             if not free:
                 raise HarnessError(
                     f"no adjudicator is free for item {item} (each is on it already, on its "
-                    "topic, or at capacity): add adjudicators to the roster or raise their capacity",
+                    "topic, or at capacity), and the roster is fixed once routed: analyze with "
+                    "--partial, recorded as a deviation",
                     column="capacity",
                 )
             rng.shuffle(free)

@@ -56,15 +56,18 @@ def reviewer_frame(study: Study) -> pd.DataFrame:
 def unblinded_review_frame(study: Study) -> pd.DataFrame:
     """One row per review of a model output, joined to its output, prompt (topic, condition)
     and reviewer: this is the unblinding join, run only after the key is verified. Reviews
-    stored after the unblinding are left out (they are reported apart, never analysed)."""
+    stored after the unblinding are left out (they are reported apart, never analysed).
+    `round`: the adjudication round of the review's assignment (1 without one)."""
     return study.frame(
         "SELECT r.item_id, r.reviewer_id, r.verdict, r.confidence, r.source, r.created_at, "
         "v.kind, v.method, o.output_id, o.sample, o.model_key AS model, p.prompt_id, "
-        "p.topic_id, p.condition FROM reviews r "
+        "p.topic_id, p.condition, COALESCE(a.round, 1) AS round FROM reviews r "
         "JOIN items i ON i.item_id = r.item_id "
         "JOIN outputs o ON o.output_id = i.output_id "
         "JOIN prompts p ON p.prompt_id = o.prompt_id "
-        "JOIN reviewers v ON v.reviewer_id = r.reviewer_id WHERE r.after_unblinding = 0"
+        "JOIN reviewers v ON v.reviewer_id = r.reviewer_id "
+        "LEFT JOIN assignments a ON a.item_id = r.item_id AND a.reviewer_id = r.reviewer_id "
+        "WHERE r.after_unblinding = 0"
     )
 
 

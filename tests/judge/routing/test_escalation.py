@@ -140,6 +140,25 @@ def test_a_third_adjudicator_goes_only_where_two_disagree(tmp_path: Path):
     result = json.loads((study / "report" / "report.json").read_text())
     assert result["verdict"]["label"] != "no verdict", result["verdict"]["reason"]
     assert result["adjudication"]["missing"] == []
+    late = run_subprocess("judge", "--escalate", "--study", str(study))  # one-way street
+    assert late.returncode == 2 and "unblinded" in late.stderr
+
+
+def test_the_blinding_refuses_adjudicators_too_few_for_a_later_round(tmp_path: Path):
+    """Two adjudicators cannot give any item a third: refused before anything is routed, since
+    the roster is fixed once it is."""
+    fill_study(tmp_path / "study", n_topics=N_TOPICS).close()
+    roster = tmp_path / "roster.yaml"
+    roster.write_text(
+        ROSTER.replace("  - {id: adj-3, kind: human, role: adjudicator, capacity: 200}\n", "")
+    )
+    done = run_subprocess(
+        "judge", "--blind", "--study", str(tmp_path / "study"), "--reviewers", str(roster),
+        "--no-extract", "--no-normalise", "--same-topic", "--cutoff", "2000-01-01",
+        "--plan", str(_plan(tmp_path)),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout
+    assert "adjudication.per_item=3 (2 first, escalate)" in done.stderr
 
 
 def test_escalate_is_refused_when_the_plan_does_not_escalate(tmp_path: Path):
