@@ -177,3 +177,64 @@ def test_the_plan_refuses_escalate_without_a_majority(tmp_path: Path, combine: s
         Adjudication(combine=combine, escalate=True)
     assert Adjudication(per_item=3, combine="majority", escalate=True).first_round == 2
     assert Adjudication(per_item=5, combine="majority", escalate=True).first_round == 3
+
+
+AUTOMATED = """reviewers:
+  - {id: p1, kind: automated, method: retrieval, capacity: 100000}
+  - {id: p2, kind: automated, method: retrieval-dense, capacity: 100000}
+  - {id: a1, kind: automated, method: "llm:openai/judge-a", role: adjudicator, capacity: 100000}
+  - {id: a2, kind: automated, method: "llm:openai/judge-b", role: adjudicator, capacity: 100000}
+  - {id: a3, kind: automated, method: "llm:openai/judge-c", role: adjudicator, capacity: 100000}
+"""
+
+
+def _replies(body: dict[str, object]) -> str:
+    """The `llm:` reply protocol; judge-b calls a quarter of the items published."""
+    messages = body.get("messages") or []
+    assert isinstance(messages, list)
+    if not any(m.get("role") == "assistant" for m in messages):
+        return "SEARCH: sediment transport"
+    asked = next(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+    item = hashlib.sha256(asked.encode()).digest()[0]
+    wrong = body.get("model") == "judge-b" and item < 64
+    return "VERDICT: published" if wrong else "VERDICT: not_published"
+
+
+def test_harness_runs_the_rounds_of_automated_adjudicators(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`harness run`'s rounds (`run._escalated`): the items the automated adjudicators dispute
+    go to the third one, who reviews them, until every item has its majority."""
+    from harness.run import _escalated
+    from harness.study.store import Study
+    from harness.study.tables.adjudication import items_to_escalate
+    from tests.servers.openai_server import OpenAIServer
+
+    fill_study(tmp_path / "study", n_topics=N_TOPICS).close()
+    study = tmp_path / "study"
+    (tmp_path / "roster.yaml").write_text(AUTOMATED, encoding="utf-8")
+    plan = _plan(tmp_path)
+    blind = run_subprocess(
+        "judge", "--blind", "--study", str(study), "--reviewers", str(tmp_path / "roster.yaml"),
+        "--no-extract", "--no-normalise", "--no-bank-controls", "--cutoff", "2000-01-01",
+        "--plan", str(plan),
+    )  # fmt: skip
+    assert blind.returncode == 0, blind.stderr
+    assert run_subprocess("prereg", "--study", str(study), "--plan", str(plan)).returncode == 0
+    monkeypatch.setenv("HARNESS_LITERATURE_CACHE", str(tmp_path / "cache"))
+    with OpenAIServer(reply_text=_replies) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        first = run_subprocess("judge", "--auto", "--study", str(study))
+        assert first.returncode == 0, first.stderr
+        with Study.open(study) as s:
+            disputed = items_to_escalate(s, 3, "not_novel")
+        assert disputed and set(disputed.values()) == {1}
+        lines = _escalated(study)
+    assert lines and lines[0].startswith("escalate: round 2")
+    counts = _adjudicator_assignments(study)
+    assert sorted(i for i, n in counts.items() if n == 3) == sorted(disputed)
+    with Study.open(study) as s:
+        assert items_to_escalate(s, 3, "not_novel") == {}
+    done = run_subprocess("analyze", "--study", str(study))
+    assert done.returncode == 0, done.stderr
