@@ -358,6 +358,8 @@ def adjudicated_power(
     agreements: list[float],
     min_youden: float | None = None,
     differential: str = "report",
+    combine: str = "mean",
+    escalate: bool = False,
 ) -> dict[str, Any]:
     """The figures of `harness power`'s adjudicated section, as a plain dict: `adjudicated`
     topics in the sample, at each primary accuracy of `agreements`."""
@@ -377,8 +379,36 @@ def adjudicated_power(
         "sesoi": s.sesoi,
         "scale": 2 * s.adjudicator_accuracy - 1,
         "agreements": [asdict(planner.agreement(a, sizes)) for a in agreements],
-        "measured": _measured(s, adjudicated, agreements, min_youden, differential),
+        "measured": _measured(s, adjudicated, agreements, min_youden, differential, combine),
+        "escalated": (
+            escalated_judgments(s.adjudicator_accuracy, s.adjudicators) if escalate else None
+        ),
     }
+
+
+def escalated_judgments(accuracy: float, k: int) -> float:
+    """Expected adjudicator judgments per item with `adjudication.escalate`: k // 2 + 1 first,
+    then each round as many as the majority of k still needs, every verdict right with
+    probability `accuracy` (2 + 2a(1 - a) for three)."""
+    majority = k // 2 + 1
+    states = {
+        (r, majority - r): math.comb(majority, r) * accuracy**r * (1 - accuracy) ** (majority - r)
+        for r in range(majority + 1)
+    }
+    expected = float(majority)
+    while states:
+        after: dict[tuple[int, int], float] = {}
+        for (right, wrong), p in states.items():
+            need = min(majority - max(right, wrong), k - right - wrong)
+            if need <= 0:
+                continue
+            expected += p * need
+            for x in range(need + 1):
+                key = (right + x, wrong + need - x)
+                odds = math.comb(need, x) * accuracy**x * (1 - accuracy) ** (need - x)
+                after[key] = after.get(key, 0.0) + p * odds
+        states = after
+    return expected
 
 
 def _measured(
@@ -387,6 +417,7 @@ def _measured(
     agreements: list[float],
     min_youden: float | None,
     differential: str,
+    combine: str = "mean",
 ) -> dict[str, Any] | None:
     if min_youden is None:
         return None
@@ -402,7 +433,12 @@ def _measured(
     shown = sorted({adjudicated, *(sample_size(x, s.topics) for x in SHARES), s.topics})
     sizes = [n for n in shown if n >= 2]
     rows = measured_power(
-        s, sizes, agreement, min_youden=min_youden, require_robust=differential == "require"
+        s,
+        sizes,
+        agreement,
+        min_youden=min_youden,
+        require_robust=differential == "require",
+        combine=combine,
     )
     strict = differential == "require"
     chosen = next(r for r in rows if r["adjudicated"] == adjudicated)
@@ -411,9 +447,10 @@ def _measured(
         "studies": MEASURED_STUDIES,
         "controls": controls,
         "differential": differential,
+        "combine": combine,
         "rows": rows,
         "needed": {v: _first(rows, v, s.target) for v in ("supported", "refuted")},
-        "alone": _adjudicated_alone(s, chosen, agreement, min_youden, strict),
+        "alone": _adjudicated_alone(s, chosen, agreement, min_youden, strict, combine),
     }
 
 
@@ -423,13 +460,19 @@ def _adjudicated_alone(
     agreement: float,
     min_youden: float,
     strict: bool,
+    combine: str,
 ) -> dict[str, float]:
     """Value for money by the verdict's own rule: the power of the adjudicated topics alone
     (a study of only those n topics, every one adjudicated), beside the plan's design, which
     adds the primary reviewers' judgments of the other topics for no more careful ones."""
     n = chosen["adjudicated"]
     alone = measured_power(
-        replace(s, topics=n), [n], agreement, min_youden=min_youden, require_robust=strict
+        replace(s, topics=n),
+        [n],
+        agreement,
+        min_youden=min_youden,
+        require_robust=strict,
+        combine=combine,
     )[0]
     return {"supported": alone["supported"], "refuted": alone["refuted"]}
 
@@ -529,6 +572,7 @@ def measured_power(
     min_youden: float,
     studies: int = MEASURED_STUDIES,
     require_robust: bool = False,
+    combine: str = "mean",
 ) -> list[dict[str, Any]]:
     """Power of the verdict's own rule (betting tests of the plan's estimand, the adjudicators'
     J gate and the SESOI scaled by J's lower bound), simulated (`simulation.instrument`): at
@@ -553,6 +597,7 @@ def measured_power(
             adjudicators=s.adjudicators,
             sensitivity=s.adjudicator_accuracy,
             specificity=s.adjudicator_accuracy,
+            combine="majority" if combine == "majority" else "mean",
         )
         powers = []
         for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
@@ -572,6 +617,7 @@ def measured_lines(g: dict[str, Any]) -> list[str]:
     lines = [
         f"  the verdict's own rule (betting tests, adjudicators measured on controls of 0.2 x "
         f"their items, at least 10: {m['controls']} each at n = {g['adjudicated']}), "
+        f"{g['adjudicators']} per item, {m.get('combine', 'mean')}; "
         f"simulated ({m['studies']} studies per figure, "
         f"primary accuracy {m['agreement']:g}; adjudication.differential_error: "
         f"{m.get('differential', 'report')}):",
@@ -582,6 +628,12 @@ def measured_lines(g: dict[str, Any]) -> list[str]:
         mark = "*" if row["adjudicated"] == g["adjudicated"] else " "
         lines.append(
             f"  {row['adjudicated']:>5}{mark} {row['supported']:>22.3f} {row['refuted']:>14.3f}"
+        )
+    if g.get("escalated") is not None:
+        lines.append(
+            f"  adjudication.escalate: about {g['escalated']:.2f} adjudicator judgments per item "
+            f"at accuracy {g['adjudicator_accuracy']:g}, against {g['adjudicators']} (the labels "
+            f"of a majority of {g['adjudicators']})"
         )
     needed, alone = m.get("needed") or {}, m.get("alone") or {}
     for verdict in ("supported", "refuted"):

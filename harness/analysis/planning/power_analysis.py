@@ -346,6 +346,8 @@ def _adjudicated(
         agreements=list(AGREEMENTS) if agreement is None else [agreement],
         min_youden=plan.controls.min_youden,
         differential=plan.adjudication.differential_error,
+        combine=plan.adjudication.combine,
+        escalate=plan.adjudication.escalate,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from harness.analysis.planning.gold_power import (
     GoldPlanner,
     GoldPowerSettings,
     adjudicated_power,
+    escalated_judgments,
     measured_lines,
     parse_share_or_count,
     ppi_variance,
@@ -239,6 +241,25 @@ def test_cli_prints_the_adjudicated_table():
     assert bad.returncode == 2 and "--adjudicated" in bad.stderr
 
 
+def test_the_plans_majority_and_escalation_are_planned_for(tmp_path):
+    """A plan with a majority of three adjudicators who escalate: the simulated rule combines
+    by majority, and the section prices the escalation (2 + 2a(1 - a) at a = 0.95)."""
+    text = bundled_plan_path().read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^(  per_item:) 2 ", r"\1 3 ", text)
+    text = re.sub(r"(?m)^(  combine:) mean ", r"\1 majority ", text)
+    text = text.replace("  escalate: false", "  escalate: true")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(text, encoding="utf-8")
+    done = run_subprocess(
+        "power", "--plan", str(plan), "--topics", "120", "--adjudicated", "30",
+        "--agreement", "0.85",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "3 per item, majority" in done.stdout
+    expected = f"about {2 + 2 * 0.95 * 0.05:.2f} adjudicator judgments per item at accuracy 0.95"
+    assert expected in done.stdout and "against 3 (the labels of a majority of 3)" in done.stdout
+
+
 def test_study_file_sets_topics_items_and_the_sample(tmp_path):
     path = tmp_path / "study.yaml"
     path.write_text(
@@ -285,3 +306,28 @@ def test_the_verdicts_own_rule_gives_the_sample_it_needs():
     # the 60 adjudicated topics alone, every one adjudicated: the same careful judgments
     assert set(m["alone"]) == {"supported", "refuted"}
     assert "a study of the 60 adjudicated topics alone" in lines and "+/- about 0.10" in lines
+
+
+@pytest.mark.parametrize("k", [3, 5, 7])
+@pytest.mark.parametrize("accuracy", [0.6, 0.8, 0.9])
+def test_escalated_judgments_by_enumerating_every_vote_sequence(k, accuracy):
+    """Read k verdicts in order, a round at a time (k // 2 + 1 first, then what the majority
+    still needs): the expected number read, over all 2^k sequences, is the planner's figure;
+    for three it is 2 + 2a(1 - a)."""
+    import itertools
+
+    majority = k // 2 + 1
+    expected = 0.0
+    for votes in itertools.product((1, 0), repeat=k):
+        p = math.prod(accuracy if v else 1 - accuracy for v in votes)
+        read = majority
+        while read < k:
+            right = sum(votes[:read])
+            need = majority - max(right, read - right)
+            if need <= 0:
+                break
+            read += min(need, k - read)
+        expected += p * read
+    assert escalated_judgments(accuracy, k) == pytest.approx(expected, rel=1e-12)
+    if k == 3:
+        assert escalated_judgments(accuracy, 3) == pytest.approx(2 + 2 * accuracy * (1 - accuracy))
