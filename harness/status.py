@@ -116,8 +116,8 @@ def _frac(done: int, total: int) -> str:
 def next_step(path: str | Path) -> str:
     """Which stage comes next and why, as one line."""
     from harness.judge.blinding.steps_model import served_models
-    from harness.judge.routing.escalation import waiting_for_escalation
     from harness.study.manifest import load_manifest
+    from harness.study.tables.adjudication import escalation_due
     from harness.study.tables.assignments import count_assignments, outstanding_reviews
     from harness.study.tables.judge_reads import pending_outputs
     from harness.study.tables.reviews import late_reviews
@@ -135,7 +135,8 @@ def next_step(path: str | Path) -> str:
         unblinded = unblinded_at(s)
         late = late_reviews(s).count
         served = [] if assigned else served_models(s)  # the blinded steps' advice needs them
-        disputed = waiting_for_escalation(s) if assigned and not unblinded else 0
+        section = manifest.get("adjudication") or {}
+        disputed = len(escalation_due(s, section)) if assigned and not unblinded else 0
     if not prompts:
         return f"Next: harness generate {flag} (the study has no prompts yet)"
     if not assigned and (pending or not ok):

@@ -92,13 +92,9 @@ def analyze(
 def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bool) -> int:
     """Items the adjudicators disagree on that a later round should reach first (plan
     `adjudication.escalate`): refused unless `partial`, else their number."""
-    from harness.study.tables.adjudication import items_to_escalate
+    from harness.study.tables.adjudication import escalation_due
 
-    section = manifest.get("adjudication") or {}
-    if not section.get("escalate"):
-        return 0
-    coding = str(section.get("unsure", unsure))  # as `judge --escalate` counts
-    disputed = len(items_to_escalate(study, int(section["per_item"]), coding))
+    disputed = len(escalation_due(study, manifest.get("adjudication") or {}, unsure))
     if disputed and not partial:
         raise HarnessError(
             f"{disputed} item(s) the adjudicators disagree on need another adjudicator; "

@@ -432,15 +432,10 @@ def _measured(
     # size at which the verdict's own rule reaches the target
     shown = sorted({adjudicated, *(sample_size(x, s.topics) for x in SHARES), s.topics})
     sizes = [n for n in shown if n >= 2]
-    rows = measured_power(
-        s,
-        sizes,
-        agreement,
-        min_youden=min_youden,
-        require_robust=differential == "require",
-        combine=combine,
-    )
     strict = differential == "require"
+    rows = measured_power(
+        s, sizes, agreement, min_youden=min_youden, require_robust=strict, combine=combine
+    )
     chosen = next(r for r in rows if r["adjudicated"] == adjudicated)
     return {
         "agreement": agreement,

@@ -42,7 +42,7 @@ from scipy import stats
 from harness.analysis.statistics.accuracy import clopper_pearson
 from harness.analysis.statistics.ppi import PPIResult
 
-__all__ = ["DifferentialError", "differential_error", "rate_bounds"]
+__all__ = ["DifferentialError", "differential_error", "majority_rate", "rate_bounds"]
 
 KINDS = ("published", "not_published")  # false "novel" on published, "novel" on unpublished
 FORMS = ("cross", "single")
@@ -180,13 +180,14 @@ def _gap_bound(
         highs.append(rate_bounds(*cells.get((kind, "cross"), (0, 0)), tail)[1])
         lows.append(rate_bounds(*cells.get((kind, "single"), (0, 0)), tail)[0])
     if majority:
-        return _majority(max(highs), majority) - _majority(min(lows), majority)
+        return majority_rate(max(highs), majority) - majority_rate(min(lows), majority)
     total = sum(weights.values())
     w = [weights[r] / total for r in weights]
     return sum(wi * (h - lo) for wi, h, lo in zip(w, highs, lows, strict=True))
 
 
-def _majority(rate: float, k: int) -> float:
+def majority_rate(rate: float, k: int) -> float:
+    """The chance that a majority of k adjudicators, each with `rate`, says so."""
     return float(stats.binom.sf(k // 2, k, rate))
 
 

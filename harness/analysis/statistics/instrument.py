@@ -23,7 +23,6 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats
 
 from harness.analysis.planning.plan_file import Plan
 from harness.analysis.statistics.accuracy import (
@@ -35,7 +34,11 @@ from harness.analysis.statistics.accuracy import (
     uncounted_controls,
 )
 from harness.analysis.statistics.controls import GateWords, discrimination_gate
-from harness.analysis.statistics.differential_error import DifferentialError, differential_error
+from harness.analysis.statistics.differential_error import (
+    DifferentialError,
+    differential_error,
+    majority_rate,
+)
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
 
@@ -103,11 +106,7 @@ def _lower(acc: Accuracy, alpha: float, plan: Plan) -> float:
     k = plan.adjudication.per_item
     s_low = acc.sensitivity_ci(1.0 - alpha)[0]
     p_low = acc.specificity_ci(1.0 - alpha)[0]
-    return _majority(s_low, k) + _majority(p_low, k) - 1.0
-
-
-def _majority(rate: float, k: int) -> float:
-    return float(stats.binom.sf(k // 2, k, rate))
+    return majority_rate(s_low, k) + majority_rate(p_low, k) - 1.0
 
 
 ADJUDICATOR_WORDS = GateWords(

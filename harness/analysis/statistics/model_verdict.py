@@ -27,7 +27,12 @@ from harness.analysis.statistics.across_models import AcrossModels, ModelEffect
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t
 from harness.analysis.statistics.instrument import Instrument
 from harness.analysis.statistics.ppi import PPIResult
-from harness.analysis.statistics.verdict import AccuracyGate, Decision, decide_adjudicated
+from harness.analysis.statistics.verdict import (
+    AccuracyGate,
+    Decision,
+    decide_adjudicated,
+    robustness,
+)
 
 ModelLabel = Literal["supported", "refuted", "inconclusive"]
 
@@ -156,13 +161,9 @@ def _significant(
     """A model significant after Holm: supported, unless the plan requires robustness to the
     adjudicators' differential error (`statistics.differential_error`, at `alpha`, the
     family's alpha over the models) and it is not."""
-    if instrument is None or ppi.n_labelled < 2:
-        robust, text = False, "the adjudicators were not measured"
-    else:
-        error = instrument.differential_error(ppi, plan, alpha)
-        robust, text = error.robust, error.text()
-    if plan.adjudication.differential_error == "require" and not robust:
+    robust = robustness(ppi, plan, instrument, alpha)
+    if robust.withheld:
         return ModelVerdict(
-            model, "inconclusive", f"{reason}, but not robust to differential error: {text}"
+            model, "inconclusive", f"{reason}, but not robust to differential error: {robust.said}"
         )
-    return ModelVerdict(model, "supported", f"{reason}; {text}")
+    return ModelVerdict(model, "supported", f"{reason}; {robust.said}")

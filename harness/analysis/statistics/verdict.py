@@ -275,22 +275,44 @@ def _supported(
         f"cross-field prompts were judged novel more often ({numbers}; one-sided "
         f"p = {ppi.p_greater():.4g} < {alpha:g})"
     )
-    robustness = None
-    if instrument is not None and ppi.n_labelled >= 2:
-        robustness = instrument.differential_error(ppi, plan)
-    if plan.adjudication.differential_error == "require" and not (robustness and robustness.robust):
-        what = robustness.text() if robustness else "the adjudicators were not measured"
+    robust = robustness(ppi, plan, instrument)
+    if robust.withheld:
         return Decision(
             "inconclusive",
             f"{shown}, but the plan requires the difference to be robust to the adjudicators' "
-            f"differential error (adjudication.differential_error: require): {what}",
+            f"differential error (adjudication.differential_error: require): {robust.said}",
         )
     qualifier = None
     if margin and ppi.p_tost(margin) < alpha / 2:
         qualifier = f"the difference is significant but smaller than the SESOI ({sesoi:g})"
-    if robustness is not None:
-        qualifier = f"{qualifier}; {robustness.text()}" if qualifier else robustness.text()
+    if robust.text is not None:
+        qualifier = f"{qualifier}; {robust.text}" if qualifier else robust.text
     return Decision("supported", shown, _differential_note(qualifier, instrument))
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """A significant difference against the adjudicators' differential error."""
+
+    text: str | None  # `DifferentialError.text()`; None: the adjudicators were not measured
+    withheld: bool  # the plan requires robustness and it is not shown
+
+    @property
+    def said(self) -> str:
+        return self.text if self.text is not None else "the adjudicators were not measured"
+
+
+def robustness(
+    ppi: PPIResult, plan: Plan, instrument: Instrument | None, alpha: float | None = None
+) -> Robustness:
+    """For the pooled difference at the plan's alpha, or one of several models' at `alpha`."""
+    error = None
+    if instrument is not None and ppi.n_labelled >= 2:
+        error = instrument.differential_error(ppi, plan, alpha)
+    required = plan.adjudication.differential_error == "require"
+    return Robustness(
+        error.text() if error else None, required and not (error is not None and error.robust)
+    )
 
 
 def _differential_note(qualifier: str | None, instrument: Instrument | None) -> str | None:

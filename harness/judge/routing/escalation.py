@@ -30,8 +30,9 @@ from harness.study.tables.adjudication import (
     AdjudicatorVote,
     adjudicator_votes,
     coded_votes,
-    items_to_escalate,
+    escalation_due,
     needs,
+    short_of_majority,
 )
 from harness.study.tables.assignments import insert_assignments, last_positions, last_round
 from harness.study.tables.reviewers import roster_rows
@@ -87,7 +88,8 @@ def escalate(study_dir: str | Path, seed: int | None = None) -> Escalation:
     from harness.judge.packets.packet_write import write_packets
 
     with Study.open(study_dir) as study:
-        section, unsure, seed_ = _settings(study, seed)
+        manifest = load_manifest(study.path)
+        section, seed_ = _settings(study, manifest, seed)
         if (unblinded := unblinded_at(study)) is not None:
             raise HarnessError(
                 f"the study was unblinded {unblinded} by harness analyze; a later "
@@ -96,31 +98,31 @@ def escalate(study_dir: str | Path, seed: int | None = None) -> Escalation:
             )
         per_item = int(section["per_item"])
         result = Escalation(last_round(study) + 1)
-        wanted = _wanted(study, per_item, unsure, result)
+        # how `unsure` counts, as `judge --blind` recorded it with the draw (`analyze` too)
+        wanted = _wanted(study, per_item, str(section.get("unsure", "not_novel")), result)
         result.routed = wanted
         if wanted:
-            rows = _choose(study, adjudicator_votes(study), wanted, seed_ + result.round_)
+            distinct = bool((manifest.get("routing") or {}).get("distinct_topics", True))
+            votes = adjudicator_votes(study)
+            rows = _choose(study, votes, wanted, seed_ + result.round_, distinct)
             with study.transaction() as conn:
                 insert_assignments(conn, rows, result.round_)
             result.packets = write_packets(
                 study, made_at=utc_now(), cutoff=_cutoff(study), round_=result.round_
             )
-            rounds = list((load_manifest(study.path).get("escalation") or {}).get("rounds", []))
+            rounds = list((manifest.get("escalation") or {}).get("rounds", []))
             record_section(study.path, "escalation", {"rounds": [*rounds, result.record()]})
         return result
 
 
 def waiting_for_escalation(study: Study) -> int:
     """Items a `judge --escalate` would route now (0 when the study does not escalate)."""
-    manifest = load_manifest(study.path)
-    section = manifest.get("adjudication") or {}
-    if not section.get("escalate"):
-        return 0
-    return len(items_to_escalate(study, int(section["per_item"]), _unsure(manifest)))
+    return len(escalation_due(study, load_manifest(study.path).get("adjudication") or {}))
 
 
-def _settings(study: Study, seed: int | None) -> tuple[dict[str, Any], str, int]:
-    manifest = load_manifest(study.path)
+def _settings(
+    study: Study, manifest: dict[str, Any], seed: int | None
+) -> tuple[dict[str, Any], int]:
     section = manifest.get("adjudication") or {}
     if not section.get("escalate"):
         raise HarnessError(
@@ -129,13 +131,7 @@ def _settings(study: Study, seed: int | None) -> tuple[dict[str, Any], str, int]
             file=study.path,
         )
     routing = manifest.get("routing") or {}
-    return section, _unsure(manifest), int(seed if seed is not None else routing.get("seed", 0))
-
-
-def _unsure(manifest: dict[str, Any]) -> str:
-    """How `unsure` counts, as `judge --blind` recorded it with the draw (the plan's outcome
-    coding then); `analyze` reads the same record, so both agree on what is settled."""
-    return str((manifest.get("adjudication") or {}).get("unsure", "not_novel"))
+    return section, int(seed if seed is not None else routing.get("seed", 0))
 
 
 def _cutoff(study: Study) -> str | None:
@@ -146,24 +142,22 @@ def _cutoff(study: Study) -> str | None:
 
 def _wanted(study: Study, per_item: int, unsure: str, result: Escalation) -> dict[str, int]:
     """Items to route now, counting the others into `result`."""
-    for votes, assigned in coded_votes(study, unsure).values():
+    wanted = {}
+    for item, (votes, assigned) in coded_votes(study, unsure).items():
         more = needs(votes, assigned, per_item)
         if more is None:
             result.waiting += 1
-        elif more == 0 and not _settles(votes, per_item):
+        elif more:
+            wanted[item] = more
+        elif short_of_majority(votes, per_item) > 0:
             result.exhausted += 1
-        elif more == 0:
+        else:
             result.settled += 1
-    return items_to_escalate(study, per_item, unsure)
-
-
-def _settles(votes: list[int | None], per_item: int) -> bool:
-    counted = Counter(v for v in votes if v is not None)
-    return max(counted.values(), default=0) >= per_item // 2 + 1
+    return wanted
 
 
 def _choose(
-    study: Study, votes: list[AdjudicatorVote], wanted: dict[str, int], seed: int
+    study: Study, votes: list[AdjudicatorVote], wanted: dict[str, int], seed: int, distinct: bool
 ) -> list[tuple[str, str, int]]:
     """(item, adjudicator, position) rows: most room first, ties by the seed."""
     rng = random.Random(seed)
@@ -176,7 +170,6 @@ def _choose(
         on_item[v.item_id].add(v.reviewer_id)
         topic_of[v.item_id] = v.topic_id
         on_topic[v.topic_id].add(v.reviewer_id)
-    distinct = bool((load_manifest(study.path).get("routing") or {}).get("distinct_topics", True))
     position = last_positions(study)
     rows = []
     for item in sorted(wanted):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from harness.study.store import Study
 
@@ -110,16 +111,19 @@ def adjudicator_votes(study: Study) -> list[AdjudicatorVote]:
 CODE = {"published": 0, "not_published": 1}  # `unsure` follows the plan's outcome coding
 
 
+def short_of_majority(votes: list[int | None], per_item: int) -> int:
+    """Verdicts the leading one lacks for a majority of `per_item` (<= 0: settled); `votes`:
+    the coded verdicts returned (None: not counted)."""
+    counted = Counter(v for v in votes if v is not None)
+    return per_item // 2 + 1 - max(counted.values(), default=0)
+
+
 def needs(votes: list[int | None], assigned: int, per_item: int) -> int | None:
     """More adjudicators an item needs for a majority of `per_item`: None while a verdict is
-    outstanding, 0 when settled or when no more may be added; `votes`: the coded verdicts
-    returned (None: not counted)."""
+    outstanding, 0 when settled or when no more may be added."""
     if len(votes) < assigned:
         return None
-    majority = per_item // 2 + 1
-    counted = Counter(v for v in votes if v is not None)
-    short = majority - max(counted.values(), default=0)
-    return max(0, min(short, per_item - assigned))
+    return max(0, min(short_of_majority(votes, per_item), per_item - assigned))
 
 
 def coded_votes(study: Study, unsure: str) -> dict[str, tuple[list[int | None], int]]:
@@ -132,6 +136,17 @@ def coded_votes(study: Study, unsure: str) -> dict[str, tuple[list[int | None], 
             votes.append(coding[v.verdict])
         out[v.item_id] = (votes, assigned + 1)
     return out
+
+
+def escalation_due(
+    study: Study, section: Mapping[str, Any], unsure: str = "not_novel"
+) -> dict[str, int]:
+    """Items a later round should reach now, from the manifest's `adjudication` record that
+    `judge --blind` wrote (its `unsure` coding, else `unsure`); {} when the study does not
+    escalate. `judge --escalate`, the next-step line and `analyze` all read it."""
+    if not section.get("escalate"):
+        return {}
+    return items_to_escalate(study, int(section["per_item"]), str(section.get("unsure", unsure)))
 
 
 def items_to_escalate(study: Study, per_item: int, unsure: str) -> dict[str, int]:

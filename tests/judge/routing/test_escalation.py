@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,13 @@ def _plan(folder: Path) -> Path:
     path = folder / "plan.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def _blind(study: Path, roster: Path, plan: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return run_subprocess(
+        "judge", "--blind", "--study", str(study), "--reviewers", str(roster), "--no-extract",
+        "--no-normalise", "--cutoff", "2000-01-01", "--plan", str(plan), *extra,
+    )  # fmt: skip
 
 
 def _key(study: Path) -> dict[str, str]:
@@ -101,11 +109,7 @@ def test_a_third_adjudicator_goes_only_where_two_disagree(tmp_path: Path):
     study = tmp_path / "study"
     (tmp_path / "roster.yaml").write_text(ROSTER, encoding="utf-8")
     plan = _plan(tmp_path)
-    blind = run_subprocess(
-        "judge", "--blind", "--study", str(study), "--reviewers", str(tmp_path / "roster.yaml"),
-        "--no-extract", "--no-normalise", "--same-topic", "--cutoff", "2000-01-01",
-        "--plan", str(plan),
-    )  # fmt: skip
+    blind = _blind(study, tmp_path / "roster.yaml", plan, "--same-topic")
     assert blind.returncode == 0, blind.stderr
     assert "2 adjudicators each, more where theirs disagree" in blind.stdout
     assert set(_adjudicator_assignments(study).values()) == {2}
@@ -152,11 +156,7 @@ def test_the_blinding_refuses_adjudicators_too_few_for_a_later_round(tmp_path: P
     roster.write_text(
         ROSTER.replace("  - {id: adj-3, kind: human, role: adjudicator, capacity: 200}\n", "")
     )
-    done = run_subprocess(
-        "judge", "--blind", "--study", str(tmp_path / "study"), "--reviewers", str(roster),
-        "--no-extract", "--no-normalise", "--same-topic", "--cutoff", "2000-01-01",
-        "--plan", str(_plan(tmp_path)),
-    )  # fmt: skip
+    done = _blind(tmp_path / "study", roster, _plan(tmp_path), "--same-topic")
     assert done.returncode == 2, done.stdout
     assert "adjudication.per_item=3 (2 first, escalate)" in done.stderr
 
@@ -214,11 +214,7 @@ def test_harness_runs_the_rounds_of_automated_adjudicators(
     study = tmp_path / "study"
     (tmp_path / "roster.yaml").write_text(AUTOMATED, encoding="utf-8")
     plan = _plan(tmp_path)
-    blind = run_subprocess(
-        "judge", "--blind", "--study", str(study), "--reviewers", str(tmp_path / "roster.yaml"),
-        "--no-extract", "--no-normalise", "--no-bank-controls", "--cutoff", "2000-01-01",
-        "--plan", str(plan),
-    )  # fmt: skip
+    blind = _blind(study, tmp_path / "roster.yaml", plan, "--no-bank-controls")
     assert blind.returncode == 0, blind.stderr
     assert run_subprocess("prereg", "--study", str(study), "--plan", str(plan)).returncode == 0
     monkeypatch.setenv("HARNESS_LITERATURE_CACHE", str(tmp_path / "cache"))
