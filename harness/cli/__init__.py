@@ -49,7 +49,8 @@ def _kind(error: BaseException) -> str | None:
 def load_commands() -> None:
     """Register every command on `app` (what `typer.main.get_group(app)` needs to see them all)."""
     for entry in COMMANDS.values():
-        importlib.import_module(f"harness.cli.{entry.module}")
+        for each in [entry, *(entry.commands or {}).values()]:
+            importlib.import_module(f"harness.cli.{each.module}")
 
 
 def main(argv: list[str] | None = None) -> None:

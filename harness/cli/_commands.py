@@ -8,6 +8,7 @@ one equal to the help the command module declares, and the order equal to regist
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = ["COMMANDS", "Entry"]
@@ -18,6 +19,8 @@ class Entry:
     module: str  # under harness.cli; importing it registers the command on the app
     summary: str  # the first paragraph of the command's help
     group: bool = False  # a command group (`harness geometry ...`) rather than one command
+    #: a group's own commands, each imported when used; None: the group's module defines them all
+    commands: Mapping[str, Entry] | None = None
 
 
 #: In the order `harness --help` lists them: commands, then groups.
@@ -72,6 +75,29 @@ COMMANDS: dict[str, Entry] = {
         "Attention geometry: the seed experiments, a real model's attention, and the probe of a "
         "study's prompts.",
         group=True,
+        # the seed experiments need numpy alone; the real model's commands load the study and
+        # model machinery, which `harness geometry scaling` would otherwise pay for at start-up
+        commands={
+            "scaling": Entry(
+                "geometry_cmds",
+                "Mean attention entropy without and with 1/sqrt(d_k) scaling (the seed's table).",
+            ),
+            "fields": Entry(
+                "geometry_cmds",
+                "The toy model: what a query inside one field, across two, or with no direction "
+                "gathers.",
+            ),
+            "heatmap": Entry(
+                "geometry_model_cmds",
+                "Draw a real model's attention over a sentence: mean over heads, per-head "
+                "distributions,\ntwo heads side by side.",
+            ),
+            "probe": Entry(
+                "geometry_model_cmds",
+                "Measure each prompt's attention in a real model, then compare cross vs "
+                "single-field.",
+            ),
+        },
     ),
     "topics": Entry(
         "topics_cmds",

@@ -109,27 +109,49 @@ def build_group(app: typer.Typer, table: Mapping[str, Entry] = COMMANDS) -> Lazy
     shell.info.cls = LazyGroup
     group = typer.main.get_group(shell)
     assert isinstance(group, LazyGroup)
-    group.summaries = {name: (entry.summary, None, False, False) for name, entry in table.items()}
-    pending = {name: functools.partial(_convert, app, name, entry) for name, entry in table.items()}
-    group.commands = _Commands(dict(pending))
-    return group
-
-
-def _convert(app: typer.Typer, name: str, entry: Entry) -> Any:
-    """Import the module that registers `name` on `app`, then convert that command or group."""
-    importlib.import_module(f"harness.cli.{entry.module}")
     settings: dict[str, Any] = {
         "pretty_exceptions_short": app.pretty_exceptions_short,
         "rich_markup_mode": app.rich_markup_mode,
     }
-    if entry.group:
-        # newer typer passes its "did you mean" setting to sub-groups; 0.15 has no such parameter
-        if "suggest_commands" in inspect.signature(typer.main.get_group_from_info).parameters:
-            settings["suggest_commands"] = app.suggest_commands
-        sub = next(g for g in app.registered_groups if _group_name(g) == name)
+    # newer typer passes its "did you mean" setting to sub-groups; 0.15 has no such parameter
+    if "suggest_commands" in inspect.signature(typer.main.get_group_from_info).parameters:
+        settings["suggest_commands"] = app.suggest_commands
+    _fill(group, app, table, settings)
+    return group
+
+
+def _convert(app: typer.Typer, name: str, entry: Entry, settings: dict[str, Any]) -> Any:
+    """Import the module that registers `name` on `app`, then convert that command or group
+    (`settings`: what typer passes down from the top-level app)."""
+    importlib.import_module(f"harness.cli.{entry.module}")
+    if not entry.group:
+        settings = {k: v for k, v in settings.items() if k != "suggest_commands"}
+        command = next(c for c in app.registered_commands if command_name(c) == name)
+        return typer.main.get_command_from_info(command, **settings)
+    sub = next(g for g in app.registered_groups if _group_name(g) == name)
+    if entry.commands is None:
         return typer.main.get_group_from_info(sub, **settings)
-    command = next(c for c in app.registered_commands if command_name(c) == name)
-    return typer.main.get_command_from_info(command, **settings)
+    assert sub.typer_instance is not None
+    shell = copy.copy(sub)  # the group without its commands, which `entry.commands` loads
+    shell.typer_instance = copy.copy(sub.typer_instance)
+    shell.typer_instance.registered_commands, shell.typer_instance.registered_groups = [], []
+    shell.cls = LazyGroup
+    group = typer.main.get_group_from_info(shell, **settings)
+    assert isinstance(group, LazyGroup)
+    _fill(group, sub.typer_instance, entry.commands, settings)
+    return group
+
+
+def _fill(
+    group: LazyGroup, app: typer.Typer, table: Mapping[str, Entry], settings: dict[str, Any]
+) -> None:
+    """Give `group` the commands of `table`, each converted (from `app`) when first used."""
+    group.summaries = {name: (entry.summary, None, False, False) for name, entry in table.items()}
+    pending: dict[str, Callable[[], Any]] = {
+        name: functools.partial(_convert, app, name, entry, settings)
+        for name, entry in table.items()
+    }
+    group.commands = _Commands(pending)
 
 
 def command_name(command: CommandInfo) -> str:

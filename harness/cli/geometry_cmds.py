@@ -1,4 +1,8 @@
-"""`harness geometry ...`: the seed's attention experiments, attention heatmaps, the study probe."""
+"""`harness geometry ...`: the group, and the seed's attention experiments (numpy alone).
+
+The commands that load a real model (heatmap, probe) are in `geometry_model_cmds`, imported only
+when one of them runs (harness.cli._commands), so `harness geometry scaling` starts as fast as
+the experiment allows."""
 
 from __future__ import annotations
 
@@ -6,14 +10,10 @@ from pathlib import Path
 
 import typer
 
-from harness.cli._app import STUDY_HELP, app
+from harness.cli._app import app
 from harness.errors import HarnessError
-from harness.geometry.compare import TESTS, compare_split
-from harness.geometry.heatmap import draw_heatmap, sentence_attention
 from harness.geometry.plots import scaling_figure
 from harness.geometry.seeds import fields_experiment, scaling_experiment
-from harness.probing import run_probe
-from harness.progress import tracker
 
 geometry = typer.Typer(
     name="geometry",
@@ -27,8 +27,6 @@ geometry = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(geometry, name="geometry")
-
-MODEL_HELP = "Local model folder or .gguf file (default: the embedded SmolLM2-135M-Instruct)."
 
 
 @geometry.command()
@@ -45,7 +43,7 @@ def scaling(
     Example: harness geometry scaling --plot --out scaling.png
     """
 
-    result = scaling_experiment(seed, trials, keys, _ints(dims, "--dims"))
+    result = scaling_experiment(seed, trials, keys, ints(dims, "--dims"))
     typer.echo("\n".join(result.lines()))
     if plot:
         typer.echo(f"wrote {scaling_figure(result, out)}")
@@ -73,51 +71,7 @@ def fields(
     typer.echo("\n".join(result.lines()))
 
 
-@geometry.command()
-def heatmap(
-    sentence: str = typer.Argument(..., help="Sentence whose attention to draw."),
-    model: str = typer.Option(None, "--model", help=MODEL_HELP),
-    layer: int = typer.Option(None, help="Layer to draw (default: the middle layer)."),
-    heads: str = typer.Option(None, help="Two heads 'A,B' (default: most focused, most diffuse)."),
-    out: Path = typer.Option(Path("attention_heatmap.png"), help="PNG file to write."),
-) -> None:
-    """Draw a real model's attention over a sentence: mean over heads, per-head distributions,
-    two heads side by side.
-
-    Example: harness geometry heatmap "The cat sat on the mat" --out cat.png
-    """
-
-    pair = _ints(heads, "--heads") if heads else None
-    if pair is not None and len(pair) != 2:
-        raise HarnessError("give exactly two heads, e.g. --heads 0,5", column="--heads")
-    attention = sentence_attention(sentence, model)
-    path = draw_heatmap(
-        attention, out, layer=layer, heads=(pair[0], pair[1]) if pair is not None else None
-    )
-    typer.echo(f"wrote {path} ({attention.model}, {len(attention.tokens)} tokens)")
-
-
-@geometry.command()
-def probe(
-    study: Path = typer.Option(..., "--study", help=STUDY_HELP),
-    model: str = typer.Option(None, "--model", help=MODEL_HELP),
-    limit: int = typer.Option(None, help="Measure at most this many pending prompts."),
-    test: str = typer.Option("wilcoxon", help="Paired test over topics: wilcoxon or t."),
-) -> None:
-    """Measure each prompt's attention in a real model, then compare cross vs single-field.
-
-    Example: harness geometry probe --study runs/demo
-    """
-
-    if test not in TESTS:  # refused before any prompt is measured
-        raise HarnessError(f"unknown test {test!r} (choose {', '.join(TESTS)})", column="--test")
-    with tracker() as bars:  # stderr: stdout has the results only
-        run = run_probe(study, model, limit=limit, on_prompt=lambda i, n: bars("probe", i, n))
-    typer.echo(run.summary())
-    typer.echo(compare_split(study, run.model, test=test).summary())
-
-
-def _ints(text: str, option: str) -> list[int]:
+def ints(text: str, option: str) -> list[int]:
 
     try:
         values = [int(part) for part in text.split(",") if part.strip()]

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from harness.analysis.statistics.holm import holm_adjust
+from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
 from harness.geometry.probe import LAYER_MEAN, using
+from harness.models.embedded import resolve
 from harness.study.store import Study
 from harness.study.tables.geometry import probed_models, split_frame
 
@@ -139,12 +141,10 @@ def _stored_model(study: Study, model: str | None) -> str:
         if len(stored) == 1:
             result: str = stored[0]
             return result
-        from harness.defaults import EMBEDDED_MODEL_NAME
 
         return EMBEDDED_MODEL_NAME
     if model in stored:
         return model
-    from harness.models.embedded import resolve
 
     try:
         return resolve(model)[0]  # a model path given the way the probe was given it

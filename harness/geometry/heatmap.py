@@ -9,6 +9,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.geometry.entropy import entropy_bits
+from harness.geometry.plots import heatmap_figure
 from harness.geometry.realmodel import LoadedModel, attention_matrices, load
 
 
@@ -50,7 +51,6 @@ def draw_heatmap(
     heads: tuple[int, int] | None = None,
 ) -> Path:
     """Mean-over-heads heatmap, per-head weight distributions and two heads side by side (PNG)."""
-    from harness.geometry.plots import heatmap_figure
 
     n_layers, n_heads = attention.weights.shape[:2]
     layer = n_layers // 2 if layer is None else layer

@@ -22,6 +22,7 @@ import numpy as np
 from harness.geometry.entropy import entropy_bits, group_mass, split_index
 from harness.geometry.tokens import EncodedPrompt, encode_prompt, parse_spans
 from harness.study.store import Study
+from harness.study.tables.geometry import measures_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,8 +88,6 @@ def using(study: Study | str | Path) -> Iterator[Study]:
 def probe_frame(study: Study | str | Path, model: str | None = None) -> pd.DataFrame:
     """The stored measures joined with topic and condition; one column per slot's mass."""
     import pandas as pd
-
-    from harness.study.tables.geometry import measures_frame
 
     with using(study) as opened:
         frame = measures_frame(opened, model)

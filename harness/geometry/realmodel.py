@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.models.embedded import load_model, load_tokenizer, resolve
+
 
 @dataclass
 class LoadedModel:
@@ -29,7 +31,6 @@ class LoadedModel:
 
 def load(model: str | None = None) -> LoadedModel:
     """A local model (embedded by default) and its tokenizer, ready to return attention weights."""
-    from harness.models.embedded import load_model, load_tokenizer, resolve
 
     name, _ = resolve(model)
     return LoadedModel(name, load_model(model, attn_implementation="eager"), load_tokenizer(model))

@@ -69,6 +69,19 @@ def test_running_a_command_converts_only_that_command() -> None:
     assert [name for name in group.commands if group.commands.built(name)] == ["power"]
 
 
+def test_geometry_scaling_loads_no_model_command() -> None:
+    code = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "try:\n    main(['geometry', 'scaling', '--trials', '2', '--dims', '4'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('harness.cli.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout.strip().splitlines()[-1]
+    assert "geometry_cmds" in loaded and "geometry_model_cmds" not in loaded
+
+
 def test_commands_keep_registration_order() -> None:
     assert list(build_group(app).commands) == list(typer.main.get_group(app).commands)
 
@@ -77,16 +90,15 @@ def _first_paragraph(text: str) -> str:
     return text.split("\n\n")[0]
 
 
-def test_table_matches_the_commands() -> None:
-    """COMMANDS (what `--help` lists without importing) says what the command modules declare:
-    the module, the first paragraph of the help, the order; no command is hidden or deprecated."""
+def _declared(typer_app: typer.Typer) -> dict[str, tuple[str, str, bool]]:
+    """name -> (module, first paragraph of help, is a group) of what `typer_app` registers."""
     declared: dict[str, tuple[str, str, bool]] = {}
-    for command in app.registered_commands:
+    for command in typer_app.registered_commands:
         help_text, short, hidden, deprecated = command_summary(command)
         assert short is None and not hidden and not deprecated
         module = command.callback.__module__.rpartition(".")[2]  # type: ignore[union-attr]
         declared[command_name(command)] = (module, _first_paragraph(help_text), False)
-    for sub in app.registered_groups:
+    for sub in typer_app.registered_groups:
         solved = typer.main.solve_typer_info_defaults(sub)
         assert solved.short_help is None and not solved.hidden and not solved.deprecated
         module = sub.typer_instance.registered_commands[0].callback.__module__  # type: ignore[union-attr]
@@ -95,9 +107,23 @@ def test_table_matches_the_commands() -> None:
             _first_paragraph(solved.help or ""),
             True,
         )
+    return declared
+
+
+def test_table_matches_the_commands() -> None:
+    """COMMANDS (what `--help` lists without importing) says what the command modules declare:
+    the module, the first paragraph of the help, the order; no command is hidden or deprecated.
+    A group whose commands the table lists is checked command by command."""
     table = {name: (e.module, e.summary, e.group) for name, e in COMMANDS.items()}
-    assert table == declared
+    assert table == _declared(app)
     assert list(table) == list(typer.main.get_group(app).commands)
+    for sub in app.registered_groups:
+        entry = COMMANDS[sub.name or ""]
+        if entry.commands is not None:
+            assert sub.typer_instance is not None
+            inner = {name: (e.module, e.summary, e.group) for name, e in entry.commands.items()}
+            assert inner == _declared(sub.typer_instance)
+            assert list(inner) == [command_name(c) for c in sub.typer_instance.registered_commands]
 
 
 def test_help_imports_no_command_module() -> None:
