@@ -12,7 +12,7 @@ from harness.study.clock import utc_now
 if TYPE_CHECKING:
     import sqlite3
 
-    from harness.literature.reviewers import Decision
+    from harness.literature.reviewer_base import Decision
     from harness.study.tables.searches import NewSearch
 
 #: `reviews.source` and `searches.source` of everything an automated reviewer writes.

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.literature.reviewers import Decision
+    from harness.literature.reviewer_base import Decision
     from harness.study.store import Study
 
 #: Manifest section: {"accepted": {reviewer_id: record}, "discarded": [record, ...]}.
