@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import app
+from harness.models.providers import remote_usage
 
 topics_app = typer.Typer(
     help="Curate a topic bank: check it against the curation rules, draft candidate topics.\n\n"
@@ -98,8 +99,7 @@ def draft(
     per_pair: int = typer.Option(1, "--per-pair", help="Candidates per field pair."),
     model: str | None = typer.Option(
         None,
-        help="Provider string: local (default: the embedded model), local/PATH, openai/NAME, "
-        "vllm/NAME, llamacpp/NAME, ollama/NAME, openai-compatible/NAME.",
+        help=f"Provider string: local (default: the embedded model), local/PATH, {remote_usage()}.",
     ),
     backend: str | None = typer.Option(
         None, help="Deprecated: write --model PROVIDER/NAME.", hidden=True
