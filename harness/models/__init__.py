@@ -21,6 +21,7 @@ from harness.models.base import (
     GenerationParams,
     ModelAPI,
 )
+from harness.models.providers import endpoint, parse_model
 from harness.models.settings import (
     SETTINGS,
     BackendSettings,
@@ -79,8 +80,6 @@ def open_spec(model: Any, *, base_url: str | None = None, **options: Any) -> Mod
     model without its own) or its provider's usual server, with OPENAI_API_KEY only for the
     providers that get it; `options` are its backend's settings (`concurrency`, ...).
     """
-    from harness.models.providers import endpoint, parse_model
-
     spec = parse_model(model) if isinstance(model, str) else model
     if spec.backend == "local":
         if base_url:

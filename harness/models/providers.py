@@ -28,6 +28,7 @@ from pathlib import Path
 
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
+from harness.models.openai_api import NO_KEY
 
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 
@@ -346,8 +347,6 @@ def deprecated(old: str, new: str) -> None:
 def api_key(spec: ModelSpec) -> str | None:
     """None (OPENAI_API_KEY from the environment) for providers that get it, else a
     placeholder: a key meant for OpenAI never reaches a self-hosted server."""
-    from harness.models.openai_api import NO_KEY  # the client loads with the first backend
-
     return None if spec.sends_openai_key else NO_KEY
 
 

@@ -4,16 +4,19 @@ search records, and a search record as stored."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from harness.study.clock import utc_now
+from harness.study.scrub import scrub
+from harness.study.tables.reviews import NewReview, insert_reviews
+from harness.study.tables.searches import NewSearch, insert_searches
 
 if TYPE_CHECKING:
     import sqlite3
 
     from harness.literature.reviewer_base import Decision
-    from harness.study.tables.searches import NewSearch
 
 #: `reviews.source` and `searches.source` of everything an automated reviewer writes.
 SOURCE = "automated"
@@ -31,9 +34,6 @@ def insert_review(
     conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
 ) -> None:
     """One automated review and its search records, inside the caller's transaction."""
-    from harness.study.tables.reviews import NewReview, insert_reviews
-    from harness.study.tables.searches import insert_searches
-
     review = NewReview(
         item_id,
         reviewer_id,
@@ -57,11 +57,6 @@ def search_record(
     record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
 ) -> NewSearch:
     """One search record as stored (also usable for records made outside a review)."""
-    import json
-
-    from harness.study.scrub import scrub
-    from harness.study.tables.searches import NewSearch
-
     values = (
         uuid.uuid4().hex,
         item_id,

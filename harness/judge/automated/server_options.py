@@ -7,13 +7,11 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from harness.models.settings import ServerOptions
-
+from harness.models._redact import public_url
+from harness.models.settings import ServerOptions
 
 #: the server options the judge stage takes (of `harness.models.settings.ServerOptions`)
 JUDGE_SERVER = ("base_url", "concurrency")
@@ -39,8 +37,6 @@ def server_record(server: ServerOptions) -> dict[str, Any]:
 
 def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
     """The options a `server_record` was made from (the URL as recorded, without credentials)."""
-    from harness.models.settings import ServerOptions
-
     return ServerOptions(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
 
 
@@ -68,8 +64,6 @@ def backend_options(
 
 def public_options(options: dict[str, Any]) -> dict[str, Any]:
     """The options as the manifest records them: the URL without credentials or query."""
-    from harness.models._redact import public_url
-
     return {
         **options,
         **({"base_url": public_url(options["base_url"])} if "base_url" in options else {}),
