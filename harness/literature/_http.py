@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote, quote_plus, urlsplit
@@ -300,11 +300,11 @@ class HttpSource(Source):
         *,
         query: str,
         path: str,
-        settings: dict[str, Any],
-        filters: dict[str, Any],
+        settings: Mapping[str, object],
+        filters: Mapping[str, object],
         requests: list[SentRequest],
         total: int | None,
-        hits: list[Any],
+        hits: list[Hit],
     ) -> SearchRecord:
         run_at = min((r.fetched_at for r in requests), default=utc_now())
         return SearchRecord(
@@ -312,7 +312,7 @@ class HttpSource(Source):
             interface=self.interface(path),
             query=query,
             parameters={**settings, "requests": [r.model_dump() for r in requests]},
-            filters=filters,
+            filters=dict(filters),
             run_at=run_at,
             total_hits=total,
             hits=hits,

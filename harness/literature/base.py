@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -70,7 +70,7 @@ class SearchRecord(BaseModel):
         return json.dumps([h.model_dump() for h in self.hits], ensure_ascii=False)
 
 
-def dedup_key(database: str, query: str, filters: dict[str, Any]) -> str:
+def dedup_key(database: str, query: str, filters: Mapping[str, object]) -> str:
     """SHA-256 of the normalised database, query and filters: equal keys mean a repeated search."""
     canonical = json.dumps(
         [normalise_query(database), normalise_query(query), filters],

@@ -21,7 +21,8 @@ from harness.models.base import (
     GenerationParams,
     ModelAPI,
 )
-from harness.models.providers import endpoint, parse_model
+from harness.models.openai_api import OpenAIBackend
+from harness.models.providers import ModelSpec, endpoint, parse_model
 from harness.models.settings import (
     SETTINGS,
     BackendSettings,
@@ -72,7 +73,7 @@ def open_backend(
     return open_configured(model, settings, api_key=api_key, batch_state=batch_state)
 
 
-def open_spec(model: Any, *, base_url: str | None = None, **options: Any) -> ModelAPI:
+def open_spec(model: str | ModelSpec, *, base_url: str | None = None, **options: Any) -> ModelAPI:
     """A model named by a provider string (or a parsed `ModelSpec`), opened as every stage but
     `collect` opens it (`collect` also settles the server against the study's record).
 
@@ -106,7 +107,6 @@ def open_configured(
         from harness.models.local import LocalBackend
 
         return LocalBackend.from_settings(model, settings)
-    from harness.models.openai_api import OpenAIBackend
 
     if not model:
         raise HarnessError("the openai backend needs --model (e.g. gpt-4o-mini)")

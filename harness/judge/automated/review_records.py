@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.study.clock import utc_now
 from harness.study.scrub import scrub
@@ -16,6 +16,7 @@ from harness.study.tables.searches import NewSearch, insert_searches
 if TYPE_CHECKING:
     import sqlite3
 
+    from harness.literature.base import SearchRecord
     from harness.literature.reviewer_base import Decision
 
 #: `reviews.source` and `searches.source` of everything an automated reviewer writes.
@@ -54,7 +55,7 @@ def insert_review(
 
 
 def search_record(
-    record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
+    record: SearchRecord, relevant: list[str], item_id: str | None, reviewer_id: str | None
 ) -> NewSearch:
     """One search record as stored (also usable for records made outside a review)."""
     values = (

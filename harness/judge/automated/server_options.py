@@ -17,7 +17,7 @@ from harness.models.settings import ServerOptions
 JUDGE_SERVER = ("base_url", "concurrency")
 
 
-def judge_server(server: ServerOptions, backend: Any) -> dict[str, Any]:
+def judge_server(server: ServerOptions, backend: object) -> dict[str, Any]:
     """The server options of a judge stage's settings, checked: those the stage does not take
     (`rpm`, replicas of a model) and those its backend would ignore are refused."""
     given = server.given()
@@ -41,14 +41,14 @@ def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
 
 
 def backend_options(
-    backend: Any, *, base_url: str | None = None, concurrency: int | None = None
+    backend: object, *, base_url: str | None = None, concurrency: int | None = None
 ) -> dict[str, Any]:
     """The options given, checked: refused for a backend that would ignore them."""
-    options = {
-        name: value
-        for name, value in (("base_url", base_url), ("concurrency", concurrency))
-        if value is not None
-    }
+    given: tuple[tuple[str, str | int | None], ...] = (
+        ("base_url", base_url),
+        ("concurrency", concurrency),
+    )
+    options = {name: value for name, value in given if value is not None}
     if options and backend != "openai":
         name = backend if isinstance(backend, str) else getattr(backend, "name", "given")
         flag = "--" + next(iter(options)).replace("_", "-")
