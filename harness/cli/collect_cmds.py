@@ -9,6 +9,7 @@ import typer
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
 from harness.cli._params import check_positive
+from harness.models.providers import remote_usage
 
 
 @app.command()
@@ -19,8 +20,8 @@ def collect(
         None,
         "--model",
         help="A provider string, repeatable: local (the embedded "
-        "SmolLM2-135M-Instruct), local/PATH (folder or .gguf), openai/NAME, vllm/NAME, "
-        "llamacpp/NAME, ollama/NAME, openai-compatible/NAME (with --base-url). MODEL#LABEL "
+        f"SmolLM2-135M-Instruct), local/PATH (folder or .gguf), {remote_usage(url_note=True)}. "
+        "MODEL#LABEL "
         "names one configuration of a model run under several settings (local#greedy, "
         "local#sampled: each its own key, reported as configurations of one model). With "
         "--backend, a plain model name. Default: every model the study holds, else local.",

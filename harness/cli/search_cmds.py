@@ -11,6 +11,7 @@ from harness.cli._app import app
 from harness.cli._params import check_cutoff
 from harness.errors import HarnessError
 from harness.literature import search
+from harness.literature.sources import SOURCES
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 def search_command(
     query: str = typer.Argument(..., help="The query, exactly as it should be sent."),
     source: str = typer.Option(
-        "local", "--source", help="local, openalex, arxiv, semanticscholar or crossref."
+        "local", "--source", help=", ".join(list(SOURCES)[:-1]) + f" or {list(SOURCES)[-1]}."
     ),
     corpus: Path | None = typer.Option(
         None,

@@ -14,6 +14,7 @@ from harness.curation.rules import Rules
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
 from harness.models import GenerationParams
+from harness.models.providers import remote_usage
 
 topics_app = typer.Typer(
     help="Curate a topic bank: check it against the curation rules, draft candidate topics.\n\n"
@@ -99,8 +100,7 @@ def draft(
     per_pair: int = typer.Option(1, "--per-pair", help="Candidates per field pair."),
     model: str | None = typer.Option(
         None,
-        help="Provider string: local (default: the embedded model), local/PATH, openai/NAME, "
-        "vllm/NAME, llamacpp/NAME, ollama/NAME, openai-compatible/NAME.",
+        help=f"Provider string: local (default: the embedded model), local/PATH, {remote_usage()}.",
     ),
     backend: str | None = typer.Option(
         None, help="Deprecated: write --model PROVIDER/NAME.", hidden=True

@@ -7,15 +7,14 @@ every error message (`scrub`).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote, quote_plus, urlsplit
-
-import httpx
 
 from harness._version import __version__
 from harness.errors import HarnessError, PartialWork
@@ -36,6 +35,9 @@ from harness.literature.ratelimit import (
     shared_limiter,
 )
 from harness.study.clock import utc_now
+
+if TYPE_CHECKING:
+    import httpx
 
 USER_AGENT = f"cross-field-harness/{__version__} (literature search; httpx)"
 
@@ -90,6 +92,8 @@ class HttpSource(Source):
         self._cache = (
             None if cache is False else ResponseCache(d.name, None if cache is True else cache)
         )
+        import httpx  # loaded with the first remote source, not with the registry of sources
+
         self._client = httpx.Client(
             timeout=timeout, headers={"User-Agent": USER_AGENT}, follow_redirects=True
         )
@@ -176,6 +180,8 @@ class HttpSource(Source):
         )
 
     def _fetch(self, url: str, params: dict[str, str]) -> CachedResponse:
+        import httpx
+
         attempt = 0
         while True:
             attempt += 1
@@ -294,11 +300,11 @@ class HttpSource(Source):
         *,
         query: str,
         path: str,
-        settings: dict[str, Any],
-        filters: dict[str, Any],
+        settings: Mapping[str, object],
+        filters: Mapping[str, object],
         requests: list[SentRequest],
         total: int | None,
-        hits: list[Any],
+        hits: list[Hit],
     ) -> SearchRecord:
         run_at = min((r.fetched_at for r in requests), default=utc_now())
         return SearchRecord(
@@ -306,7 +312,7 @@ class HttpSource(Source):
             interface=self.interface(path),
             query=query,
             parameters={**settings, "requests": [r.model_dump() for r in requests]},
-            filters=filters,
+            filters=dict(filters),
             run_at=run_at,
             total_hits=total,
             hits=hits,
@@ -324,8 +330,6 @@ def _where(url: str) -> str:
 
 
 def json_body(source: HttpSource, response: CachedResponse, url: str) -> Any:
-    import json
-
     try:
         return json.loads(response.body)
     except ValueError:

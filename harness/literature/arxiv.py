@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
 from harness.literature._http import HttpSource, clean_doi
-from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
+from harness.literature.base import Hit, SearchRecord, SourceKind, check_limit, parse_cutoff
 from harness.literature.defaults import ARXIV
+
+if TYPE_CHECKING:
+    import httpx
 
 PATH = "/query"
 NS = {
@@ -39,7 +42,7 @@ def arxiv_query(query: str) -> str:
 class ArxivSource(HttpSource):
     defaults = ARXIV
 
-    def error_message(self, response: Any) -> str:
+    def error_message(self, response: httpx.Response) -> str:
         try:
             feed = ET.fromstring(response.text)
             entry = feed.find("atom:entry", NS)
@@ -47,8 +50,7 @@ class ArxivSource(HttpSource):
                 return (entry.findtext("atom:summary", "", NS) or "").strip()[:300]
         except ET.ParseError:
             pass
-        result: str = response.text[:300]
-        return result
+        return response.text[:300]
 
     def search(
         self, query: str, *, cutoff: str | date | None = None, limit: int = 10
@@ -125,3 +127,6 @@ def _hit(entry: ET.Element, rank: int) -> Hit:
         rank=rank,
         abstract=summary or None,
     )
+
+
+SOURCE = SourceKind("arxiv", ARXIV.database, ArxivSource)

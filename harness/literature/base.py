@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -68,7 +70,7 @@ class SearchRecord(BaseModel):
         return json.dumps([h.model_dump() for h in self.hits], ensure_ascii=False)
 
 
-def dedup_key(database: str, query: str, filters: dict[str, Any]) -> str:
+def dedup_key(database: str, query: str, filters: Mapping[str, object]) -> str:
     """SHA-256 of the normalised database, query and filters: equal keys mean a repeated search."""
     canonical = json.dumps(
         [normalise_query(database), normalise_query(query), filters],
@@ -122,3 +124,16 @@ class Source(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    """One literature source as the registry (`harness.literature.sources`) lists it."""
+
+    name: str  # as a source spec names it (`--source NAME`)
+    label: str  # the database, in a few words
+    open: Callable[..., Source]  # the source, from its keyword options
+    #: the option that `NAME:PATH` sets to a file (`corpus` for `local:PATH`); None: no `:`
+    argument: str | None = None
+    #: the environment variables of its secrets (keys, a contact address), never recorded
+    secret_env: tuple[str, ...] = ()

@@ -10,19 +10,24 @@ from __future__ import annotations
 import os
 import re
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.literature._http import HttpSource, Page, clean_doi
-from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
+from harness.literature._http import Page, clean_doi
+from harness.literature._json_api import JsonApiSource
+from harness.literature.base import Hit, SourceKind
 from harness.literature.defaults import CROSSREF, CROSSREF_MAILTO_ENV, CROSSREF_PUBLIC_INTERVAL_S
 
-PATH = "/works"
+if TYPE_CHECKING:
+    import httpx
+
 SELECT = "DOI,title,issued,abstract,score"
 _TAG = re.compile(r"<[^>]+>")
 
 
-class CrossrefSource(HttpSource):
+class CrossrefSource(JsonApiSource):
     defaults = CROSSREF
+    path = "/works"
+    paging = "rows/offset"
 
     def default_interval(self) -> float:
         polite = bool(os.environ.get(CROSSREF_MAILTO_ENV))
@@ -32,72 +37,53 @@ class CrossrefSource(HttpSource):
         mailto = os.environ.get(CROSSREF_MAILTO_ENV)
         return {"mailto": mailto} if mailto else {}
 
-    def error_message(self, response: Any) -> str:
+    def error_message(self, response: httpx.Response) -> str:
         try:
             body = response.json()
         except ValueError:
-            result: str = response.text[:300]
-            return result
+            return response.text[:300]
         message = body.get("message") if isinstance(body, dict) else body
         if isinstance(message, list):
             message = "; ".join(str(m.get("message", m)) for m in message if isinstance(m, dict))
         return str(message)[:300]
 
-    def search(
-        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
-    ) -> SearchRecord:
-        limit = check_limit(limit)
-        until = parse_cutoff(cutoff)
-        base = {"query": query, "select": SELECT}
-        if until is not None:
-            base["filter"] = f"until-pub-date:{until.isoformat()}"
-        hits, requests, total = self.pages(
-            PATH,
-            limit,
-            "0",
-            lambda offset, size: {**base, "rows": str(size), "offset": offset},
-            _page,
-            _hit,
+    def query_params(self, query: str) -> dict[str, str]:
+        return {"query": query, "select": SELECT}
+
+    def cutoff_params(self, until: date) -> tuple[dict[str, str], str]:
+        value = f"until-pub-date:{until.isoformat()}"
+        return {"filter": value}, value
+
+    def page_params(self, token: str, size: int) -> dict[str, str]:
+        return {"rows": str(size), "offset": token}
+
+    def read_page(self, body: dict[str, Any], total: int | None, count: int) -> Page:
+        message = body.get("message") or {}
+        total = message.get("total-results", total)
+        items = message.get("items") or []
+        seen = count + len(items)
+        last = not items or (total is not None and seen >= total)
+        return Page(items, total, None if last else str(seen))
+
+    def read_hit(self, work: dict[str, Any], rank: int) -> Hit:
+        titles = work.get("title") or [""]
+        parts = ((work.get("issued") or {}).get("date-parts") or [[None]])[0]
+        year = parts[0] if parts and isinstance(parts[0], int) else None
+        abstract = work.get("abstract")
+        if abstract:
+            abstract = " ".join(_TAG.sub(" ", abstract).split())
+        doi = clean_doi(work.get("DOI"))
+        return Hit(
+            id=f"https://doi.org/{doi}" if doi else "",
+            doi=doi,
+            title=str(titles[0]),
+            year=year,
+            score=work.get("score"),
+            rank=rank,
+            abstract=abstract or None,
         )
-        filters = {
-            "cutoff": until.isoformat() if until else None,
-            "limit": limit,
-            "applied_as": base.get("filter"),
-        }
-        return self.record(
-            query=query,
-            path=PATH,
-            settings={"paging": "rows/offset"},
-            filters=filters,
-            requests=requests,
-            total=total,
-            hits=hits,
-        )
 
 
-def _page(body: dict[str, Any], total: int | None, count: int) -> Page:
-    message = body.get("message") or {}
-    total = message.get("total-results", total)
-    items = message.get("items") or []
-    seen = count + len(items)
-    last = not items or (total is not None and seen >= total)
-    return Page(items, total, None if last else str(seen))
-
-
-def _hit(work: dict[str, Any], rank: int) -> Hit:
-    titles = work.get("title") or [""]
-    parts = ((work.get("issued") or {}).get("date-parts") or [[None]])[0]
-    year = parts[0] if parts and isinstance(parts[0], int) else None
-    abstract = work.get("abstract")
-    if abstract:
-        abstract = " ".join(_TAG.sub(" ", abstract).split())
-    doi = clean_doi(work.get("DOI"))
-    return Hit(
-        id=f"https://doi.org/{doi}" if doi else "",
-        doi=doi,
-        title=str(titles[0]),
-        year=year,
-        score=work.get("score"),
-        rank=rank,
-        abstract=abstract or None,
-    )
+SOURCE = SourceKind(
+    "crossref", CROSSREF.database, CrossrefSource, secret_env=(CROSSREF_MAILTO_ENV,)
+)

@@ -61,8 +61,6 @@ CROSSREF = SourceDefaults(
     page_size=25,
     max_page_size=1000,
 )
-REMOTE = {s.name: s for s in (OPENALEX, ARXIV, SEMANTIC_SCHOLAR, CROSSREF)}
-SOURCE_NAMES = ("local", *REMOTE)
 
 # Secrets: environment variable -> where it travels. Values never reach a record, cache or error.
 OPENALEX_KEY_ENV = "OPENALEX_API_KEY"  # query parameter `api_key`

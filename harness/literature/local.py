@@ -13,17 +13,30 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from harness.literature.base import Hit, SearchRecord, Source, check_limit, dedup_key, parse_cutoff
+from harness.literature import embedding
+from harness.literature.base import (
+    Hit,
+    SearchRecord,
+    Source,
+    SourceKind,
+    check_limit,
+    dedup_key,
+    parse_cutoff,
+)
 from harness.literature.corpus import Corpus, load_corpus
 from harness.literature.defaults import BM25_B, BM25_K1, EMBEDDING_MODEL_NAME, RERANK_DEPTH
+from harness.literature.demo_corpus import demo_corpus
 from harness.literature.text import tokenize
 from harness.study.clock import utc_now
 
-UNDATED = np.iinfo(np.int32).max
+if TYPE_CHECKING:
+    import numpy as np
+    from bm25s import BM25
+
+#: The date ordinal of an undated work: the largest int32, after every cut-off.
+UNDATED = 2**31 - 1
 
 
 @dataclass
@@ -31,7 +44,7 @@ class Index:
     """A built BM25 index with the per-work arrays searches need."""
 
     corpus: Corpus
-    bm25: Any
+    bm25: BM25
     dates: np.ndarray  # proleptic ordinal of each work's date (UNDATED if none)
 
 
@@ -42,6 +55,7 @@ _lock = threading.Lock()
 def build_index(corpus: Corpus, k1: float = BM25_K1, b: float = BM25_B) -> Index:
     """The BM25 index of a corpus, built on first use and then shared."""
     import bm25s
+    import numpy as np
 
     key = (corpus.sha256, k1, b)
     with _lock:
@@ -60,7 +74,7 @@ def _ordinal(published: date | None, year: int | None) -> int:
         return published.toordinal()
     if year is not None:
         return date(year, 1, 1).toordinal()
-    return int(UNDATED)
+    return UNDATED
 
 
 class LocalSource(Source):
@@ -70,7 +84,7 @@ class LocalSource(Source):
 
     def __init__(
         self,
-        corpus: Any = None,
+        corpus: object = None,
         *,
         dense: bool = False,
         rerank_depth: int = RERANK_DEPTH,
@@ -79,8 +93,6 @@ class LocalSource(Source):
         name: str | None = None,
     ) -> None:
         if corpus is None:
-            from harness.literature.demo_corpus import demo_corpus
-
             corpus = demo_corpus()
         self.corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus, name=name)
         self.dense = dense
@@ -92,6 +104,8 @@ class LocalSource(Source):
     def search(
         self, query: str, *, cutoff: str | date | None = None, limit: int = 10
     ) -> SearchRecord:
+        import numpy as np
+
         limit = check_limit(limit)
         until = parse_cutoff(cutoff)
         terms = tokenize(query)
@@ -134,6 +148,8 @@ class LocalSource(Source):
         )
 
     def _bm25_scores(self, terms: list[str]) -> np.ndarray:
+        import numpy as np
+
         ids = self.index.bm25.get_tokens_ids(terms)
         if not ids:
             return np.zeros(len(self.corpus.works), dtype=np.float32)
@@ -141,21 +157,19 @@ class LocalSource(Source):
 
     def _rerank(self, query: str, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Candidates ordered by cosine similarity to the query; returns (order, score by id)."""
-        from harness.literature.embedding import encode
+        import numpy as np
 
         shown = np.zeros(len(self.corpus.works), dtype=np.float32)
         if candidates.size == 0:
             return candidates, shown
         vectors = self.embeddings([int(i) for i in candidates])
-        cosine = vectors @ encode([query])[0]
+        cosine = vectors @ embedding.encode([query])[0]
         shown[candidates] = cosine
         return candidates[np.argsort(-cosine, kind="stable")], shown
 
     def embeddings(self, ids: list[int]) -> np.ndarray:
         """Embeddings of works by position (kept by text, so each work is embedded once)."""
-        from harness.literature.embedding import encode
-
-        result: np.ndarray = encode([self.corpus.works[i].text() for i in ids])
+        result: np.ndarray = embedding.encode([self.corpus.works[i].text() for i in ids])
         return result
 
     def _hit(self, position: int, score: float, rank: int) -> Hit:
@@ -176,8 +190,8 @@ class LocalSource(Source):
             text += f", top {self.rerank_depth} re-ranked by {EMBEDDING_MODEL_NAME} cosine"
         return text
 
-    def _parameters(self, terms: list[str]) -> dict[str, Any]:
-        params: dict[str, Any] = {
+    def _parameters(self, terms: list[str]) -> dict[str, object]:
+        params: dict[str, object] = {
             "corpus": self.corpus.name,
             "corpus_sha256": self.corpus.sha256,
             "corpus_records": len(self.corpus.works),
@@ -202,6 +216,8 @@ class LocalSource(Source):
 
 def _top(candidates: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     """The k best candidates by score, best first; ties keep corpus order (deterministic)."""
+    import numpy as np
+
     if candidates.size > k:
         # partition first: sorting every matching work costs more than the search itself
         kth = np.partition(-scores[candidates], k - 1)[k - 1]
@@ -218,3 +234,11 @@ def _database(corpus: Corpus) -> str:
     if corpus.demonstration:
         return f"Demonstration corpus {corpus.name} (not a literature database)"
     return f"Local corpus {corpus.name}"
+
+
+SOURCE = SourceKind(
+    "local",
+    "a local corpus searched with BM25 (the demonstration corpus when none is given)",
+    LocalSource,
+    argument="corpus",
+)

@@ -10,72 +10,49 @@ import os
 from datetime import date
 from typing import Any
 
-from harness.literature._http import HttpSource, Page, clean_doi
-from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
+from harness.literature._http import Page, clean_doi
+from harness.literature._json_api import JsonApiSource
+from harness.literature.base import Hit, SourceKind
 from harness.literature.defaults import OPENALEX, OPENALEX_KEY_ENV
 
-PATH = "/works"
 
-
-class OpenAlexSource(HttpSource):
+class OpenAlexSource(JsonApiSource):
     defaults = OPENALEX
+    path = "/works"
+    paging = "cursor"
+    first_token = "*"
+    error_keys = ("message", "error")
 
     def secret_params(self) -> dict[str, str]:
         key = os.environ.get(OPENALEX_KEY_ENV)
         return {"api_key": key} if key else {}
 
-    error_keys = ("message", "error")
+    def query_params(self, query: str) -> dict[str, str]:
+        return {"search": query}
 
-    def search(
-        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
-    ) -> SearchRecord:
-        limit = check_limit(limit)
-        until = parse_cutoff(cutoff)
-        base: dict[str, str] = {"search": query}
-        if until is not None:
-            base["filter"] = f"to_publication_date:{until.isoformat()}"
-        hits, requests, total = self.pages(
-            PATH,
-            limit,
-            "*",
-            lambda cursor, size: {**base, "per_page": str(size), "cursor": cursor},
-            _page,
-            _hit,
+    def cutoff_params(self, until: date) -> tuple[dict[str, str], str]:
+        value = f"to_publication_date:{until.isoformat()}"
+        return {"filter": value}, value
+
+    def page_params(self, token: str, size: int) -> dict[str, str]:
+        return {"per_page": str(size), "cursor": token}
+
+    def read_page(self, body: dict[str, Any], total: int | None, count: int) -> Page:
+        meta = body.get("meta") or {}
+        results = body.get("results") or []
+        following = (meta.get("next_cursor") or None) if results else None
+        return Page(results, meta.get("count", total), following)
+
+    def read_hit(self, work: dict[str, Any], rank: int) -> Hit:
+        return Hit(
+            id=str(work.get("id") or ""),
+            doi=clean_doi(work.get("doi")),
+            title=str(work.get("display_name") or work.get("title") or ""),
+            year=work.get("publication_year"),
+            score=work.get("relevance_score"),
+            rank=rank,
+            abstract=_abstract(work.get("abstract_inverted_index")),
         )
-        filters = {
-            "cutoff": until.isoformat() if until else None,
-            "limit": limit,
-            "applied_as": base.get("filter"),
-        }
-        return self.record(
-            query=query,
-            path=PATH,
-            settings={"paging": "cursor"},
-            filters=filters,
-            requests=requests,
-            total=total,
-            hits=hits,
-        )
-
-
-def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
-    meta = body.get("meta") or {}
-    results = body.get("results") or []
-    return Page(
-        results, meta.get("count", total), (meta.get("next_cursor") or None) if results else None
-    )
-
-
-def _hit(work: dict[str, Any], rank: int) -> Hit:
-    return Hit(
-        id=str(work.get("id") or ""),
-        doi=clean_doi(work.get("doi")),
-        title=str(work.get("display_name") or work.get("title") or ""),
-        year=work.get("publication_year"),
-        score=work.get("relevance_score"),
-        rank=rank,
-        abstract=_abstract(work.get("abstract_inverted_index")),
-    )
 
 
 def _abstract(inverted: dict[str, list[int]] | None) -> str | None:
@@ -84,3 +61,6 @@ def _abstract(inverted: dict[str, list[int]] | None) -> str | None:
         return None
     positions = [(pos, word) for word, places in inverted.items() for pos in places]
     return " ".join(word for _, word in sorted(positions))
+
+
+SOURCE = SourceKind("openalex", OPENALEX.database, OpenAlexSource, secret_env=(OPENALEX_KEY_ENV,))

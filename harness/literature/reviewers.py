@@ -14,36 +14,42 @@ text they are given (the study layer passes only what reviewers may see).
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
+from harness.literature import embedding
 from harness.literature.base import Hit, SearchRecord, Source
-from harness.literature.defaults import DEFAULT_LIMIT
+from harness.literature.defaults import (
+    DEFAULT_LIMIT,
+    DENSE_THRESHOLD,
+    HYBRID_LIMIT,
+    HYBRID_THRESHOLD,
+    LEXICAL_THRESHOLD,
+)
+from harness.literature.reviewer_base import (
+    Decision,
+    Notes,
+    Reviewer,
+    ReviewerContext,
+    ReviewerMethod,
+    Search,
+)
 from harness.literature.text import keyword_query, tokenize
 
+__all__ = [
+    "RETRIEVAL",
+    "RETRIEVAL_DENSE",
+    "RETRIEVAL_HYBRID",
+    "RetrievalAssessment",
+    "RetrievalReviewer",
+    "combination_queries",
+    "dense_match",
+    "hybrid_match",
+    "lexical_match",
+]
+
 QUERY_SIZES = (12, 6, 3)  # terms per query: the full combination first, then broader ones
-
-
-@dataclass
-class Search:
-    """One search made for a review, with the ids the reviewer marked relevant."""
-
-    record: SearchRecord
-    relevant: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Decision:
-    verdict: str  # published | not_published | unsure
-    confidence: int | None
-    prior_work: str | None
-    notes: dict[str, Any]
-    searches: list[Search]
-
-    def notes_json(self) -> str:
-        return json.dumps(self.notes, ensure_ascii=False, sort_keys=True)
 
 
 def combination_queries(text: str, max_queries: int) -> list[str]:
@@ -66,11 +72,9 @@ def lexical_match(combination: str, hit: Hit) -> float:
 
 def dense_match(combination: str, hits: list[Hit]) -> list[float]:
     """Cosine similarity between the combination and each hit's title and abstract."""
-    from harness.literature.embedding import encode
-
     if not hits:
         return []
-    vectors = encode([combination, *[h.text() for h in hits]])
+    vectors = embedding.encode([combination, *[h.text() for h in hits]])
     return [float(vectors[0] @ v) for v in vectors[1:]]
 
 
@@ -86,7 +90,7 @@ class Scored:
 class RetrievalAssessment:
     """What a retrieval reviewer found for one item, before a threshold makes it a verdict."""
 
-    notes: dict[str, Any]
+    notes: Notes
     scored: list[Scored]
     best: tuple[float, Hit, SearchRecord] | None
     searched: bool = True  # False: no content words, so no search and `unsure`
@@ -138,13 +142,10 @@ MATCHES = {
 }
 
 
-class RetrievalReviewer:
+class RetrievalReviewer(Reviewer):
     """The deterministic `retrieval` (lexical), `retrieval-dense` (embedding) and
     `retrieval-hybrid` (both) reviewers. `hybrid` needs densely re-ranked sources, as `dense`
-    does."""
-
-    #: Queries and match scores come from the core combination alone (the text if none).
-    reads_full_text = False
+    does. Queries and match scores come from the core combination alone (the text if none)."""
 
     def __init__(
         self,
@@ -178,9 +179,6 @@ class RetrievalReviewer:
             return dense_match(combination, hits)
         return [lexical_match(combination, h) for h in hits]
 
-    def review(self, text: str) -> Decision:
-        return self.assess(text, stop_at=self.threshold).decide(self.threshold)
-
     def assess(self, text: str, stop_at: float | None = None) -> RetrievalAssessment:
         """Search and score; broader queries stop once a hit reaches `stop_at` (None: never).
 
@@ -188,13 +186,11 @@ class RetrievalReviewer:
         queries reaches a threshold exactly when some query's best hit does.
         """
         queries = combination_queries(text, self.max_queries)
-        notes: dict[str, Any] = {"reviewer": self.method, "match": MATCHES[self.method]}
+        notes: Notes = {"reviewer": self.method, "match": MATCHES[self.method]}
         if not queries:
             return RetrievalAssessment(notes, [], None, searched=False)
         if self.dense:
-            from harness.literature.embedding import encode
-
-            encode([text, *queries])  # one batch; searches and scores reuse these
+            embedding.encode([text, *queries])  # one batch; searches and scores reuse these
         scored, best = self._search(text, queries, stop_at)
         notes["queries"] = list(dict.fromkeys(s.record.query for s in scored))
         notes["best_score"] = round(best[0], 4) if best else None
@@ -217,3 +213,46 @@ class RetrievalReviewer:
             if stop_at is not None and best is not None and best[0] >= stop_at:
                 break  # prior work found; broader queries would add nothing
         return scored, best
+
+
+def _retrieval(
+    dense: bool = False, hybrid: bool = False
+) -> Callable[[ReviewerContext], RetrievalReviewer]:
+    """The `build` of one retrieval method: its sources (dense ones when it embeds), its depth."""
+
+    def build(context: ReviewerContext) -> RetrievalReviewer:
+        return RetrievalReviewer(
+            context.open_sources(dense or hybrid),
+            threshold=context.threshold,
+            dense=dense,
+            hybrid=hybrid,
+            cutoff=context.cutoff,
+            max_queries=context.max_queries,
+            limit=HYBRID_LIMIT if hybrid else DEFAULT_LIMIT,
+        )
+
+    return build
+
+
+RETRIEVAL = ReviewerMethod(
+    name="retrieval",
+    label=MATCHES["retrieval"],
+    rule="published when the best hit's match score (share of terms) >= threshold",
+    default_threshold=LEXICAL_THRESHOLD,
+    build=_retrieval(),
+)
+RETRIEVAL_DENSE = ReviewerMethod(
+    name="retrieval-dense",
+    label=MATCHES["retrieval-dense"],
+    rule="published when the best hit's cosine similarity >= threshold",
+    default_threshold=DENSE_THRESHOLD,
+    build=_retrieval(dense=True),
+)
+RETRIEVAL_HYBRID = ReviewerMethod(
+    name="retrieval-hybrid",
+    label=MATCHES["retrieval-hybrid"],
+    rule="published when the best hit's mean of match score (share of terms) "
+    "and cosine similarity >= threshold",
+    default_threshold=HYBRID_THRESHOLD,
+    build=_retrieval(hybrid=True),
+)

@@ -12,71 +12,55 @@ import os
 from datetime import date
 from typing import Any
 
-from harness.literature._http import HttpSource, Page, clean_doi
-from harness.literature.base import Hit, SearchRecord, check_limit, parse_cutoff
+from harness.literature._http import Page, clean_doi
+from harness.literature._json_api import JsonApiSource
+from harness.literature.base import Hit, SourceKind
 from harness.literature.defaults import SEMANTIC_SCHOLAR, SEMANTIC_SCHOLAR_KEY_ENV
 
-PATH = "/paper/search"
 FIELDS = "title,year,externalIds,abstract,publicationDate"
 
 
-class SemanticScholarSource(HttpSource):
+class SemanticScholarSource(JsonApiSource):
     defaults = SEMANTIC_SCHOLAR
+    path = "/paper/search"
+    paging = "offset/limit"
+    error_keys = ("error", "message")
 
     def secret_headers(self) -> dict[str, str]:
         key = os.environ.get(SEMANTIC_SCHOLAR_KEY_ENV)
         return {"x-api-key": key} if key else {}
 
-    error_keys = ("error", "message")
+    def query_params(self, query: str) -> dict[str, str]:
+        return {"query": query, "fields": FIELDS}
 
-    def search(
-        self, query: str, *, cutoff: str | date | None = None, limit: int = 10
-    ) -> SearchRecord:
-        limit = check_limit(limit)
-        until = parse_cutoff(cutoff)
-        base = {"query": query, "fields": FIELDS}
-        if until is not None:
-            base["publicationDateOrYear"] = f":{until.isoformat()}"
-        hits, requests, total = self.pages(
-            PATH,
-            limit,
-            "0",
-            lambda offset, size: {**base, "offset": offset, "limit": str(size)},
-            _page,
-            _hit,
-        )
-        filters = {
-            "cutoff": until.isoformat() if until else None,
-            "limit": limit,
-            "applied_as": f"publicationDateOrYear={base['publicationDateOrYear']}"
-            if until
-            else None,
-        }
-        return self.record(
-            query=query,
-            path=PATH,
-            settings={"paging": "offset/limit"},
-            filters=filters,
-            requests=requests,
-            total=total,
-            hits=hits,
+    def cutoff_params(self, until: date) -> tuple[dict[str, str], str]:
+        value = f":{until.isoformat()}"
+        return {"publicationDateOrYear": value}, f"publicationDateOrYear={value}"
+
+    def page_params(self, token: str, size: int) -> dict[str, str]:
+        return {"offset": token, "limit": str(size)}
+
+    def read_page(self, body: dict[str, Any], total: int | None, count: int) -> Page:
+        data = body.get("data") or []
+        offset = body.get("next") if data else None
+        return Page(data, body.get("total", total), None if offset is None else str(offset))
+
+    def read_hit(self, paper: dict[str, Any], rank: int) -> Hit:
+        ids = paper.get("externalIds") or {}
+        return Hit(
+            id=str(paper.get("paperId") or ""),
+            doi=clean_doi(ids.get("DOI")),
+            title=str(paper.get("title") or ""),
+            year=paper.get("year"),
+            score=None,
+            rank=rank,
+            abstract=paper.get("abstract"),
         )
 
 
-def _page(body: dict[str, Any], total: int | None, _count: int) -> Page:
-    data = body.get("data") or []
-    offset = body.get("next") if data else None
-    return Page(data, body.get("total", total), None if offset is None else str(offset))
-
-
-def _hit(paper: dict[str, Any], rank: int) -> Hit:
-    ids = paper.get("externalIds") or {}
-    return Hit(
-        id=str(paper.get("paperId") or ""),
-        doi=clean_doi(ids.get("DOI")),
-        title=str(paper.get("title") or ""),
-        year=paper.get("year"),
-        score=None,
-        rank=rank,
-        abstract=paper.get("abstract"),
-    )
+SOURCE = SourceKind(
+    "semanticscholar",
+    SEMANTIC_SCHOLAR.database,
+    SemanticScholarSource,
+    secret_env=(SEMANTIC_SCHOLAR_KEY_ENV,),
+)

@@ -21,6 +21,8 @@ from harness.models.base import (
     GenerationParams,
     ModelAPI,
 )
+from harness.models.openai_api import OpenAIBackend
+from harness.models.providers import ModelSpec, endpoint, parse_model
 from harness.models.settings import (
     SETTINGS,
     BackendSettings,
@@ -71,7 +73,7 @@ def open_backend(
     return open_configured(model, settings, api_key=api_key, batch_state=batch_state)
 
 
-def open_spec(model: Any, *, base_url: str | None = None, **options: Any) -> ModelAPI:
+def open_spec(model: str | ModelSpec, *, base_url: str | None = None, **options: Any) -> ModelAPI:
     """A model named by a provider string (or a parsed `ModelSpec`), opened as every stage but
     `collect` opens it (`collect` also settles the server against the study's record).
 
@@ -79,8 +81,6 @@ def open_spec(model: Any, *, base_url: str | None = None, **options: Any) -> Mod
     model without its own) or its provider's usual server, with OPENAI_API_KEY only for the
     providers that get it; `options` are its backend's settings (`concurrency`, ...).
     """
-    from harness.models.providers import endpoint, parse_model
-
     spec = parse_model(model) if isinstance(model, str) else model
     if spec.backend == "local":
         if base_url:
@@ -107,7 +107,6 @@ def open_configured(
         from harness.models.local import LocalBackend
 
         return LocalBackend.from_settings(model, settings)
-    from harness.models.openai_api import OpenAIBackend
 
     if not model:
         raise HarnessError("the openai backend needs --model (e.g. gpt-4o-mini)")

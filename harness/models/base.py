@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
+from harness.errors import HarnessError
+
 if TYPE_CHECKING:
     from harness.models.budget import Budget
     from harness.models.prices import PriceTable
@@ -242,8 +244,6 @@ def failed(
 
 def validate(requests: Sequence[ChatRequest], params: GenerationParams) -> None:
     """Reject requests no backend can serve, with a message naming the request."""
-    from harness.errors import HarnessError
-
     if params.max_tokens < 1:
         raise HarnessError(f"max_tokens must be at least 1 (got {params.max_tokens})")
     if params.temperature < 0:

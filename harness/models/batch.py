@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harness.errors import HarnessError
 from harness.models.base import ChatRequest, Completion, GenerationParams, failed
 from harness.models.openai_replies import check_reply, classify, to_completions
-from harness.models.retry import RetriesExhausted, call_with_retry
+from harness.models.retry import AttemptError, RetriesExhausted, call_with_retry
 from harness.study.clock import utc_now
 
 if TYPE_CHECKING:
@@ -289,8 +289,6 @@ def _ingest(
     latency: float,
 ) -> list[Completion] | None:
     """Completions from one output line; failed ones for an error line; None when absent."""
-    from harness.models.retry import AttemptError
-
     if item is None:
         return None
     response = item.get("response") or {}

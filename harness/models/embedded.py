@@ -11,11 +11,13 @@ import hashlib
 import importlib.util
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, cache_dir
 from harness.errors import HarnessError
+from harness.progress import status
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +89,6 @@ def load_tokenizer(model: str | None = None) -> Any:
 
 def load_model(model: str | None = None, *, attn_implementation: str | None = None) -> Any:
     """Causal LM of a local model on CPU/GPU; a GGUF is dequantised once and cached."""
-    from harness.progress import status
-
     with status(f"loading {resolve(model)[0]}"):  # a progress row while the weights load
         return _load_model(model, attn_implementation)
 
@@ -127,8 +127,6 @@ def _save_atomically(obj: Any, target: Path) -> None:
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     obj.save_pretrained(tmp)
     if target.exists():
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
         return
     os.replace(tmp, target)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
+from harness.errors import HarnessError
 from harness.models import _rowcache, embedded
 from harness.models._decode import Decoder, Row
 from harness.models.base import (
@@ -92,8 +93,6 @@ class LocalBackend(ModelAPI):
         tokenizer: Any = None,
     ) -> None:
         if batch_size < 1:
-            from harness.errors import HarnessError
-
             raise HarnessError(f"batch size must be at least 1 (got {batch_size})")
         _, self.path = embedded.resolve(model)
         self._requested = model
@@ -288,8 +287,6 @@ class LocalBackend(ModelAPI):
         from harness.models import _int8
 
         if not _int8.supports(self._lm):
-            from harness.errors import HarnessError
-
             raise HarnessError(
                 "precision int8 needs fbgemm (an x86 torch build) and a model "
                 "whose projections have no bias"

@@ -15,7 +15,9 @@ replies and errors, for single requests and the Batch API alike). The Batch API 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
 import json
 import logging
 import os
@@ -39,6 +41,7 @@ from harness.models.base import (
     unit_seed,
     validate,
 )
+from harness.models.batch import run_batches
 from harness.models.budget import worst_case_cost
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.openai_replies import (
@@ -201,7 +204,6 @@ class OpenAIBackend(ModelAPI):
         if not requests:
             return
         if self.batch_api:
-            from harness.models.batch import run_batches
 
             def produce(emit: Any) -> Any:
                 return run_batches(self, list(requests), params, emit)
@@ -347,8 +349,6 @@ class OpenAIBackend(ModelAPI):
         return bool(response.status_code < 500)
 
     async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
-        import asyncio
-
         todo = iter(requests)
         alone = asyncio.Lock()  # one request at a time until the server has answered
 
@@ -492,8 +492,6 @@ class OpenAIBackend(ModelAPI):
     async def _send(self, replica: Replica, payload: bytes, body: dict[str, Any]) -> Any:
         """One call to one replica within the attempt timeout: the checked reply, or
         AttemptError (ParameterRejected when the server refuses a parameter)."""
-        import asyncio
-
         t0 = time.perf_counter()
         try:
             async with asyncio.timeout(self.policy.timeout):
@@ -526,8 +524,6 @@ class OpenAIBackend(ModelAPI):
 
 def _httpx() -> Any:
     """The HTTP package the installed `openai` release is built on (httpx or its successor)."""
-    import importlib
-
     import openai
 
     return importlib.import_module(type(openai.DEFAULT_CONNECTION_LIMITS).__module__.split(".")[0])

@@ -19,6 +19,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from harness.errors import HarnessError
 
 PRICES_ENV = "HARNESS_PRICES"
@@ -95,12 +97,7 @@ def read_price_file(path: Path) -> dict[str, Price]:
         raise HarnessError("price table not found", file=path)
     text = path.read_text(encoding="utf-8")
     try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
     except Exception as error:  # yaml and json raise different types
         raise HarnessError(f"cannot parse price table: {error}", file=path) from None
     if not isinstance(data, dict):

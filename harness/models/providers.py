@@ -28,21 +28,44 @@ from pathlib import Path
 
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
+from harness.models.openai_api import NO_KEY
 
-#: provider -> default base URL (None: the backend's own default; "" : one must be given)
-DEFAULT_URLS: dict[str, str | None] = {
-    "openai": None,
-    "vllm": "http://localhost:8000/v1",
-    "llamacpp": "http://localhost:8080/v1",
-    "ollama": "http://localhost:11434/v1",
-    "openai-compatible": "",
-}
-PROVIDERS = ("local", *DEFAULT_URLS)
-#: provider -> the backend that serves it (a name of harness.models.settings.SETTINGS)
-BACKEND_OF: dict[str, str] = {"local": "local", **{p: "openai" for p in DEFAULT_URLS}}
-#: providers whose servers get OPENAI_API_KEY; self-hosted ones get none, so a key meant for
-#: OpenAI never reaches a local server (use openai-compatible/NAME for a server that wants one)
-SENDS_OPENAI_KEY = frozenset({"openai", "openai-compatible"})
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider: the prefix of its provider strings and how its models are reached."""
+
+    name: str  # `NAME/...` in a provider string
+    label: str  # what serves its models
+    backend: str  # the backend that speaks to it (a name of harness.models.settings.SETTINGS)
+    #: the server's usual base URL (None: the backend's own default; "": one must be given)
+    default_url: str | None = None
+    #: the environment variable holding the key its servers get (None: none). Self-hosted
+    #: servers get none, so a key meant for OpenAI never reaches a local server.
+    key_env: str | None = None
+
+    @property
+    def usage(self) -> str:
+        """How a model of it is named: `vllm/NAME`."""
+        return f"{self.name}/NAME"
+
+
+BUILTIN = (
+    Provider("local", "the embedded model, or a transformers folder or .gguf file", "local"),
+    Provider(
+        "openai", "OpenAI (OPENAI_BASE_URL or api.openai.com)", "openai", None, OPENAI_KEY_ENV
+    ),
+    Provider("vllm", "vLLM's OpenAI-compatible server", "openai", "http://localhost:8000/v1"),
+    Provider("llamacpp", "llama.cpp's server", "openai", "http://localhost:8080/v1"),
+    Provider(
+        "ollama", "Ollama's OpenAI-compatible endpoint", "openai", "http://localhost:11434/v1"
+    ),
+    Provider("openai-compatible", "any OpenAI-compatible server", "openai", "", OPENAI_KEY_ENV),
+)
+#: provider name -> record: the one table of providers (`register_provider` adds one)
+PROVIDERS: dict[str, Provider] = {p.name: p for p in BUILTIN}
 LABEL_MARK = "#"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 
@@ -68,15 +91,33 @@ class ModelSpec:
     @property
     def backend(self) -> str:
         """The backend that speaks to it: "local" or "openai" (the OpenAI wire format)."""
-        return BACKEND_OF[self.provider]
+        return PROVIDERS[self.provider].backend
 
     @property
     def default_url(self) -> str | None:
-        return DEFAULT_URLS.get(self.provider)
+        return PROVIDERS[self.provider].default_url
 
     @property
     def sends_openai_key(self) -> bool:
-        return self.provider in SENDS_OPENAI_KEY
+        return PROVIDERS[self.provider].key_env == OPENAI_KEY_ENV
+
+
+def register_provider(provider: Provider) -> Provider:
+    """Add `provider` to the registry (a name already taken is refused)."""
+    if provider.name in PROVIDERS:
+        raise ValueError(f"provider {provider.name!r} is registered already")
+    PROVIDERS[provider.name] = provider
+    return provider
+
+
+def remote_usage(*, url_note: bool = False) -> str:
+    """`openai/NAME, vllm/NAME, ...` of every provider but `local` (`url_note`: those that need
+    a server URL say `(with --base-url)`), for help texts."""
+    return ", ".join(
+        p.usage + (" (with --base-url)" if url_note and p.default_url == "" else "")
+        for p in PROVIDERS.values()
+        if p.name != "local"
+    )
 
 
 def is_provider_string(text: str) -> bool:
@@ -153,8 +194,8 @@ def legacy_spec(backend: str | None, model: str | None) -> ModelSpec:
     backend = backend or "local"
     if backend == "local":
         return parse_model("local/" + model if model else "local")
-    if backend not in DEFAULT_URLS:
-        near = closest_name(backend, PROVIDERS)
+    if backend not in PROVIDERS:
+        near = closest_name(backend, list(PROVIDERS))
         hint = f": did you mean `{near}`?" if near else ""
         raise HarnessError(
             f"unknown backend {backend!r}{hint} (choose from {', '.join(PROVIDERS)})",
@@ -256,7 +297,7 @@ def _near_provider(word: str, name: str | None) -> str | None:
     """The provider string meant by a mistyped provider `word` followed by `/name` (None: no
     name given), when a provider is near enough to be a typo: `local` itself, or PROVIDER/NAME
     (NAME spelled out when none was given)."""
-    near = closest_name(word, PROVIDERS)
+    near = closest_name(word, list(PROVIDERS))
     if near is None:
         return None
     if name is None:
@@ -306,8 +347,6 @@ def deprecated(old: str, new: str) -> None:
 def api_key(spec: ModelSpec) -> str | None:
     """None (OPENAI_API_KEY from the environment) for providers that get it, else a
     placeholder: a key meant for OpenAI never reaches a self-hosted server."""
-    from harness.models.openai_api import NO_KEY  # the client loads with the first backend
-
     return None if spec.sends_openai_key else NO_KEY
 
 

@@ -11,18 +11,16 @@ request moves on. With a single replica nothing is taken out: the retry policy a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.models._redact import public_url
 from harness.models.endpoint import check_base_url
-
-if TYPE_CHECKING:
-    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +120,6 @@ class ReplicaPool:
                 await self._wait(max(wait, 0.0) + 0.01)
 
     async def _wait(self, timeout: float | None) -> None:
-        import asyncio  # ~20 ms at start-up; only collection runs the pool
-
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.add(waiter)
         try:
@@ -180,8 +176,6 @@ class ReplicaPool:
         replica.backoff = min(self.probe_max, replica.backoff * 2)
 
     def _start_due_probes(self) -> None:
-        import asyncio
-
         now = self.clock()
         for replica in self.replicas:
             if not replica.up and not replica.probing and now >= replica.probe_at:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.study.manifest import update_manifest
+
 T = TypeVar("T")
 
 #: The manifest section of the decoding calls of the stages that record them here.
@@ -68,8 +70,6 @@ class Meter:
 
 def record_decoding(study_dir: str | Path, stage: str, meter: Meter) -> None:
     """Add a call's figures to `decoding[stage][meter.name]` (summed over calls and runs)."""
-    from harness.study.manifest import update_manifest
-
     if not meter.completions:
         return
 

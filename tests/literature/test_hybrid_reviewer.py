@@ -11,11 +11,11 @@ import json
 import numpy as np
 import pytest
 
-from harness.judge.automated.auto_calibration import DEFAULTS, RULES
 from harness.judge.automated.auto_review import run_automated
-from harness.judge.routing.roster import AUTOMATED_METHODS, Reviewer
+from harness.judge.routing.roster import Reviewer
 from harness.literature.base import Hit
 from harness.literature.defaults import HYBRID_LIMIT, HYBRID_THRESHOLD
+from harness.literature.review_methods import METHODS
 from harness.literature.reviewers import hybrid_match, lexical_match
 from harness.literature.text import tokenize
 from tests.literature.conftest import CORPUS, write_jsonl
@@ -46,11 +46,12 @@ def corpus(tmp_path):
 
 
 def test_the_method_is_known_to_the_roster_and_to_calibration() -> None:
-    assert "retrieval-hybrid" in AUTOMATED_METHODS
+    assert "retrieval-hybrid" in METHODS
     Reviewer(id="adj", kind="automated", method="retrieval-hybrid", capacity=10)
-    assert DEFAULTS["retrieval-hybrid"] == HYBRID_THRESHOLD
-    assert DEFAULTS["retrieval"] < HYBRID_THRESHOLD < DEFAULTS["retrieval-dense"]
-    assert "mean" in RULES["retrieval-hybrid"]
+    assert METHODS["retrieval-hybrid"].default_threshold == HYBRID_THRESHOLD
+    default = {name: m.default_threshold for name, m in METHODS.items()}
+    assert default["retrieval"] < HYBRID_THRESHOLD < default["retrieval-dense"]
+    assert "mean" in METHODS["retrieval-hybrid"].rule
 
 
 def test_a_hit_scores_the_mean_of_its_two_matches(embedded) -> None:

@@ -20,9 +20,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.errors import HarnessError
 from harness.judge.automated.plan_outcome import plan_outcome
 from harness.judge.automated.review_records import insert_review, item_text
+from harness.judge.automated.unsure_limit import calibration_tally, plan_limit
 from harness.judge.automated.youden import Observation, accuracy, best_threshold
-from harness.literature.defaults import DENSE_THRESHOLD, HYBRID_THRESHOLD, LEXICAL_THRESHOLD
+from harness.literature.review_methods import method_of
+from harness.literature.reviewer_base import Decision, Reviewer
+from harness.progress import counted
 from harness.study.clock import utc_now
+from harness.study.manifest import update_manifest
 from harness.study.tables.calibrations import (
     CalibrationRecord,
     save_calibration,
@@ -33,29 +37,12 @@ from harness.study.tables.reviews import delete_calibration_reviews, reviews_out
 from harness.study.tables.searches import delete_calibration_searches
 
 if TYPE_CHECKING:
-    from harness.literature.llm_reviewer import LlmReviewer
-    from harness.literature.reviewers import Decision, RetrievalReviewer
     from harness.study.store import Study
 
-#: What the threshold applies to, per method.
-RULES = {
-    "retrieval": "published when the best hit's match score (share of terms) >= threshold",
-    "retrieval-dense": "published when the best hit's cosine similarity >= threshold",
-    "retrieval-hybrid": "published when the best hit's mean of match score (share of terms) "
-    "and cosine similarity >= threshold",
-    "llm": "a published verdict citing a shown hit counts when its stated confidence "
-    "(0 if unstated) >= threshold, else not_published",
-}
-DEFAULTS = {
-    "retrieval": LEXICAL_THRESHOLD,
-    "retrieval-dense": DENSE_THRESHOLD,
-    "retrieval-hybrid": HYBRID_THRESHOLD,
-    "llm": 0.0,
-}
-
-
-def method_kind(method: str) -> str:
-    return "llm" if method.startswith("llm:") else method
+#: What a rule's settings hold: the sources, query budget, cut-off and backend it reviews with.
+RuleSettings = dict[str, object]
+#: (item_id, score) of each calibration control
+ScoreRow = list[object]
 
 
 @dataclass
@@ -67,7 +54,7 @@ class Rule:
     status: Literal["calibrated", "uncalibrated", "fixed"]
     threshold: float
     default_threshold: float
-    settings: dict[str, Any]
+    settings: RuleSettings
     youden: float | None = None
     sensitivity: float | None = None
     specificity: float | None = None
@@ -75,14 +62,14 @@ class Rule:
     n_published: int = 0
     n_not_published: int = 0
     unsure: str | None = None
-    scores: list[list[Any]] | None = None
+    scores: list[ScoreRow] | None = None
     note: str | None = None
     decided_at: str = ""
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The manifest entry (per-item scores stay in the store)."""
         out = {k: v for k, v in asdict(self).items() if k not in ("scores", "reviewer_id")}
-        return {**out, "rule": RULES[method_kind(self.method)]}
+        return {**out, "rule": method_of(self.method).rule}
 
     def describe(self) -> str:
         if self.status != "calibrated":
@@ -119,17 +106,13 @@ def calibrate(
     study: Study,
     reviewer_id: str,
     method: str,
-    reviewer: RetrievalReviewer | LlmReviewer,
-    settings: dict[str, Any],
+    reviewer: Reviewer,
+    settings: RuleSettings,
     progress: Progress | None = None,
 ) -> Rule:
     """Run `reviewer` on the calibration items, choose its threshold, store everything."""
-
-    from harness.judge.automated.unsure_limit import calibration_tally, plan_limit
-    from harness.progress import counted
-
     items = calibration_items(study)
-    for_model = bool(getattr(reviewer, "reads_full_text", False))
+    for_model = reviewer.reads_full_text
     assessed = []
     with counted(f"calibrating {reviewer_id}", len(items)) as advance:
         for done, row in enumerate(items, start=1):
@@ -159,16 +142,16 @@ def calibrate(
 def choose(
     reviewer_id: str,
     method: str,
-    settings: dict[str, Any],
+    settings: RuleSettings,
     unsure: str,
     scored: list[tuple[str, str, float | None, str]],
 ) -> Rule:
     """The rule from (item_id, expected, score, verdict when no score) of each control."""
-    default = DEFAULTS[method_kind(method)]
+    default = method_of(method).default_threshold
     observations = [
         Observation(expected, score, otherwise) for _, expected, score, otherwise in scored
     ]
-    scores = [[item_id, score] for item_id, _, score, _ in scored]
+    scores: list[ScoreRow] = [[item_id, score] for item_id, _, score, _ in scored]
     rule = Rule(
         reviewer_id,
         method,
@@ -203,9 +186,6 @@ def choose(
 def save(study: Study, rule: Rule, decisions: list[tuple[str, Decision]] | None) -> None:
     """Store the rule; with `decisions`, they replace the reviewer's reviews (and searches) of
     calibration items, in the same transaction. None records the rule of a locked reviewer."""
-
-    from harness.study.manifest import update_manifest
-
     with study.transaction() as conn:
         if decisions is not None:
             if other_reviews(study, rule.reviewer_id):
@@ -220,7 +200,7 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Decision]] | None)
                 insert_review(conn, item_id, rule.reviewer_id, decision)
         save_calibration(conn, CalibrationRecord(**{**asdict(rule), "scores": rule.scores or []}))
 
-    def change(data: dict[str, Any]) -> None:
+    def change(data: dict[str, Any]) -> None:  # the manifest
         data.setdefault("calibration", {})[rule.reviewer_id] = rule.record()
 
     update_manifest(study.path, change)
@@ -230,8 +210,8 @@ def settle(
     study: Study,
     reviewer_id: str,
     method: str,
-    make: Callable[[], RetrievalReviewer | LlmReviewer],
-    settings: dict[str, Any],
+    make: Callable[[], Reviewer],
+    settings: RuleSettings,
     *,
     threshold: float | None = None,
     recalibrate: bool = False,
@@ -245,7 +225,8 @@ def settle(
     """
     stored = stored_rule(study, reviewer_id)
     locked = other_reviews(study, reviewer_id)
-    fixed = threshold if method_kind(method) != "llm" else None
+    found = method_of(method)
+    fixed = threshold if found.user_threshold else None
     if stored is not None and locked:
         _refuse_change(stored, settings, fixed, locked)
         return stored, (
@@ -253,7 +234,7 @@ def settle(
             if recalibrate
             else None
         )
-    default = DEFAULTS[method_kind(method)]
+    default = found.default_threshold
     if fixed is not None:
         if stored is not None and (stored.status, stored.threshold, stored.settings) == (
             "fixed",
@@ -309,7 +290,7 @@ def check_locked(
     study: Study,
     reviewer_id: str,
     method: str,
-    settings: dict[str, Any],
+    settings: RuleSettings,
     threshold: float | None = None,
 ) -> None:
     """Refuse, before anything runs, settings that a reviewer's locked rule does not allow."""
@@ -317,12 +298,12 @@ def check_locked(
     locked = other_reviews(study, reviewer_id)
     if stored is not None and locked:
         _refuse_change(
-            stored, settings, threshold if method_kind(method) != "llm" else None, locked
+            stored, settings, threshold if method_of(method).user_threshold else None, locked
         )
 
 
 def _refuse_change(
-    stored: Rule, settings: dict[str, Any], threshold: float | None, reviews: int
+    stored: Rule, settings: RuleSettings, threshold: float | None, reviews: int
 ) -> None:
     asked = []
     if threshold is not None and threshold != stored.threshold:

@@ -9,27 +9,50 @@ controls, fixed by the user, or the default), before any other item is reviewed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
+from harness.judge.automated.auto_calibration import Rule, RuleSettings, check_locked, settle
 from harness.judge.automated.review_records import insert_review, item_text
+from harness.judge.automated.unsure_limit import (
+    EARLY,
+    UnsureTally,
+    accept,
+    accepted,
+    broke_protocol,
+    check_accepted_ids,
+    discard,
+    plan_limit,
+    tally,
+)
+from harness.judge.blinding.cutoff import settle_cutoff
+from harness.judge.judge_settings import AutoSettings, settings_or_options
+from harness.judge.routing.roster import reviewer_model
+from harness.literature import open_source
+from harness.literature.base import Source
+from harness.literature.review_methods import choices, split_method
+from harness.literature.reviewer_base import Decision, Reviewer, ReviewerContext
+from harness.models.throughput import Meter, record_decoding
+from harness.progress import counted
 from harness.study.lock import writes_study
+from harness.study.manifest import record_command
+from harness.study.scrub import scrub
+from harness.study.tables.assignments import (
+    AssignedItem,
+    count_assignments,
+    pending_assignments,
+)
+from harness.study.tables.reviewers import automated_reviewers
+from harness.study.tables.reviews import verdict_counts
+from harness.study.unblinding import unblinded_at
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.judge.automated.auto_calibration import Rule
-    from harness.judge.automated.unsure_limit import UnsureTally
-    from harness.judge.judge_settings import AutoSettings
-    from harness.literature.base import Source
-    from harness.literature.llm_reviewer import LlmReviewer
-    from harness.literature.reviewers import Decision, RetrievalReviewer
     from harness.models.providers import ModelSpec
     from harness.study.store import Study
-
-    AutoReviewer: TypeAlias = RetrievalReviewer | LlmReviewer
 
 Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
 
@@ -40,7 +63,7 @@ def run_automated(
     settings: AutoSettings | None = None,
     *,
     progress: Progress | None = None,
-    **options: Any,
+    **options: object,
 ) -> pd.DataFrame:
     """Review every pending assignment of every automated reviewer; one row per reviewer.
 
@@ -63,10 +86,6 @@ def run_automated(
     `accept_unsure` names it; its row then says so (`discarded`, and the line in `failed`).
     """
     import pandas as pd
-
-    from harness.judge.automated.auto_calibration import settle
-    from harness.judge.judge_settings import AutoSettings, settings_or_options
-    from harness.study.scrub import scrub
 
     settings = settings_or_options(AutoSettings, settings, options)
     threshold = settings.threshold
@@ -134,9 +153,6 @@ def run_automated(
 def refuse_after_unblinding(study: Study, allowed: bool) -> None:
     """Reviews made after the unblinding cannot enter the preregistered analysis: refused
     before any search runs, unless asked for (they are then stored marked)."""
-    from harness.study.tables.assignments import pending_assignments
-    from harness.study.tables.reviewers import automated_reviewers
-    from harness.study.unblinding import unblinded_at
 
     when = unblinded_at(study)
     if when is None or allowed:
@@ -185,7 +201,7 @@ def calibrate_automated(
     settings: AutoSettings | None = None,
     *,
     progress: Progress | None = None,
-    **options: Any,
+    **options: object,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Calibrate every automated reviewer whose rule is not locked (`judge --calibrate`).
 
@@ -196,15 +212,10 @@ def calibrate_automated(
     """
     import pandas as pd
 
-    from harness.judge.automated.auto_calibration import settle
-    from harness.judge.judge_settings import AutoSettings, settings_or_options
-    from harness.study.manifest import record_command
-    from harness.study.scrub import scrub
-
     settings = settings_or_options(AutoSettings, settings, options)
     _refuse_review_only(settings)
     run = _Run(study, settings)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     lines: list[str] = []
     try:
         run.check_locked(None)
@@ -250,11 +261,6 @@ class _Run:
     """What one run of the automated reviewers shares: cut-off, sources, reviewers."""
 
     def __init__(self, study: Study, settings: AutoSettings) -> None:
-        from harness.judge.automated.unsure_limit import check_accepted_ids
-        from harness.judge.blinding.cutoff import settle_cutoff
-        from harness.judge.routing.roster import reviewer_model
-        from harness.study.tables.reviewers import automated_reviewers
-
         self.study = study
         # the settings as this run uses them: the cut-off settled against the stored one
         self.used = replace(settings, cutoff=settle_cutoff(study, settings.cutoff))
@@ -262,11 +268,11 @@ class _Run:
         backend = self.used.backend
         self.options = self.used.server.given()  # checked when the settings were built
         self.reviewers = automated_reviewers(study)
-        # every llm: reviewer's model, resolved before anything opens or is stored
+        # the model of every method that needs one, resolved before anything opens or is stored
         self.models = {
             r.method or "": reviewer_model(r.reviewer_id, r.method or "", backend)
             for r in self.reviewers
-            if (r.method or "").startswith("llm:")
+            if _needs_model(r.method or "")
         }
         if self.options and not any(m.backend == "openai" for m in self.models.values()):
             flag = "--" + next(iter(self.options)).replace("_", "-")
@@ -300,7 +306,7 @@ class _Run:
             for r in self.reviewers
         ]
 
-    def settings(self, method: str) -> dict[str, Any]:
+    def settings(self, method: str) -> RuleSettings:
         """What a reviewer's scores depend on besides the item: part of its locked rule."""
         return {
             "sources": self.pool.specs,
@@ -310,19 +316,14 @@ class _Run:
         }
 
     def check_locked(self, threshold: float | None) -> None:
-        from harness.judge.automated.auto_calibration import check_locked
-
         for reviewer_id, method, _ in self.makers:
             check_locked(self.study, reviewer_id, method, self.settings(method), threshold)
 
-    def provenance(self) -> dict[str, Any]:
+    def provenance(self) -> dict[str, object]:
         return self.used.record()
 
     def limit(self, reviewer_id: str, method: str) -> _UnsureWatch:
         """How the plan's unsure limit applies to this run of the reviewer."""
-        from harness.judge.automated.unsure_limit import accepted, plan_limit
-        from harness.study.unblinding import unblinded_at
-
         if not hasattr(self, "_limit"):
             self._limit = plan_limit(self.study)
             self._accepted = accepted(self.study.path)
@@ -340,8 +341,6 @@ class _Run:
     def prepare(self) -> None:
         """Build every reviewer that has work, before anything is stored: a missing key, an
         unreachable corpus or a refused server URL stops the run while the study is untouched."""
-        from harness.study.tables.assignments import pending_assignments
-
         for reviewer_id, _, make in self.makers:
             if pending_assignments(self.study, reviewer_id):
                 make()
@@ -350,11 +349,17 @@ class _Run:
         self.pool.close()
 
 
-def _once(make: Callable[[], AutoReviewer]) -> Callable[[], AutoReviewer]:
-    """`make` called at most once (calibration and review share one reviewer)."""
-    built: list[AutoReviewer] = []
+def _needs_model(method: str) -> bool:
+    """True when the roster's method names a model (`llm:MODEL`) that must be resolved."""
+    found = split_method(method.strip())
+    return found is not None and found[0].needs_model
 
-    def get() -> AutoReviewer:
+
+def _once(make: Callable[[], Reviewer]) -> Callable[[], Reviewer]:
+    """`make` called at most once (calibration and review share one reviewer)."""
+    built: list[Reviewer] = []
+
+    def get() -> Reviewer:
         if not built:
             built.append(make())
         return built[0]
@@ -364,8 +369,6 @@ def _once(make: Callable[[], AutoReviewer]) -> Callable[[], AutoReviewer]:
 
 def _record_run(study: Study, run: _Run, rules: dict[str, Rule]) -> None:
     """Provenance in the manifest: sources, rules, cut-off and query budget of this run."""
-    from harness.study.manifest import record_command
-
     record_command(
         study.path,
         "judge --auto",
@@ -393,8 +396,6 @@ class _SourcePool:
         self._open: dict[tuple[str, bool], Source] = {}
 
     def get(self, dense: bool) -> list[Source]:
-        from harness.literature import open_source
-
         out = []
         for spec in self.specs:
             key = (spec, dense and spec.split(":")[0].strip().lower() == "local")
@@ -436,107 +437,75 @@ def _reviewer_factory(
     cutoff: str | None,
     max_queries: int,
     model: ModelSpec | None,
-    options: dict[str, Any],
-) -> Callable[[], AutoReviewer]:
-    """A function that builds the reviewer on first use (nothing loads for finished reviewers).
+    options: Mapping[str, object],
+) -> Callable[[], Reviewer]:
+    """A function that builds the reviewer on first use (nothing loads for finished reviewers),
+    by its method's record in the registry (`harness.literature.review_methods`).
 
-    It is built with the default threshold; the settled rule sets the one it reviews with.
+    It is built with the method's default threshold; the settled rule sets the one it reviews
+    with.
     """
-    from harness.literature.defaults import DEFAULT_LIMIT, HYBRID_LIMIT
-
     method = (method or "").strip()
-    if method in ("retrieval", "retrieval-dense", "retrieval-hybrid"):
-        from harness.judge.automated.auto_calibration import DEFAULTS
-
-        hybrid = method == "retrieval-hybrid"
-        dense = hybrid or method == "retrieval-dense"
-
-        def make() -> RetrievalReviewer:
-            from harness.literature.reviewers import RetrievalReviewer
-
-            return RetrievalReviewer(
-                pool.get(dense),
-                threshold=DEFAULTS[method],
-                dense=dense,
-                hybrid=hybrid,
-                cutoff=cutoff,
-                max_queries=max_queries,
-                limit=HYBRID_LIMIT if hybrid else DEFAULT_LIMIT,
-            )
-
-        return make
-    if method.startswith("llm:") and model is not None:
-        spec = model
-
-        def make_llm() -> LlmReviewer:
-            from harness.literature.llm_reviewer import LlmReviewer
-            from harness.models import open_spec
-
-            try:
-                opened = open_spec(spec, **(options if spec.backend == "openai" else {}))
-            except HarnessError as error:  # a missing model, key or server, named for its reviewer
-                raise type(error)(
-                    f"reviewer {reviewer_id!r} (method: {method}, model {spec.key}): "
-                    f"{error.message}",
-                    file=error.file,
-                    column=error.column,
-                ) from None
-            return LlmReviewer(opened, pool.get(False), cutoff=cutoff, max_queries=max_queries)
-
-        return make_llm
-    raise HarnessError(
-        f"reviewer {reviewer_id!r}: unknown automated method {method!r} "
-        "(use retrieval, retrieval-dense, retrieval-hybrid or llm:MODEL)",
-        column="method",
+    found = split_method(method)
+    if found is None:
+        raise HarnessError(
+            f"reviewer {reviewer_id!r}: unknown automated method {method!r} (use {choices()})",
+            column="method",
+        )
+    record, argument = found
+    context = ReviewerContext(
+        reviewer_id,
+        method,
+        argument,
+        pool.get,
+        cutoff,
+        max_queries,
+        record.default_threshold,
+        model=model,
+        server=options,
     )
+    return lambda: record.build(context)
 
 
 def _review_pending(
     study: Study,
     reviewer_id: str,
-    make: Callable[[], AutoReviewer],
+    make: Callable[[], Reviewer],
     threshold: float,
     progress: Progress | None,
     limit: _UnsureWatch | None = None,
 ) -> int:
-    from harness.study.tables.assignments import pending_assignments
-
     pending = pending_assignments(study, reviewer_id)
     if not pending:
         return 0
     reviewer = make()
     reviewer.threshold = threshold  # the settled decision rule
-    for_model = bool(getattr(reviewer, "reads_full_text", False))
-    from harness.literature.llm_reviewer import LlmReviewer
-
-    metered = reviewer if isinstance(reviewer, LlmReviewer) else None  # its decoding is recorded
-    if metered is not None:
-        from harness.models.throughput import Meter, record_decoding
-
-        metered.meter = Meter(reviewer_id)  # this call's replies alone
+    # a reviewer that calls a model counts this call's replies, and its decoding is recorded
+    meter = Meter(reviewer_id) if reviewer.meter is not None else None
+    if meter is not None:
+        reviewer.meter = meter
     try:
-        return _review_each(study, reviewer_id, reviewer, pending, for_model, progress, limit)
+        return _review_each(study, reviewer_id, reviewer, pending, progress, limit)
     finally:  # also when a failure stopped the reviewer
-        if metered is not None:
-            record_decoding(study.path, "judge.auto", metered.meter)
+        if meter is not None:
+            record_decoding(study.path, "judge.auto", meter)
 
 
 def _review_each(
     study: Study,
     reviewer_id: str,
-    reviewer: AutoReviewer,
-    pending: list[Any],
-    for_model: bool,
+    reviewer: Reviewer,
+    pending: list[AssignedItem],
     progress: Progress | None,
     limit: _UnsureWatch | None = None,
 ) -> int:
     """Review the pending items in turn; how many were reviewed (fewer when the unsure limit
     stops a reviewer that breaks its protocol early)."""
-    from harness.progress import counted
-
     with counted(f"automated reviews by {reviewer_id}", len(pending)) as advance:
         for done, row in enumerate(pending, start=1):
-            text = item_text(row.display_text, row.core_combination, for_model=for_model)
+            text = item_text(
+                row.display_text, row.core_combination, for_model=reviewer.reads_full_text
+            )
             try:
                 decision = reviewer.review(text)
             except HarnessError as error:  # the server or a source failed: the rest stays
@@ -571,8 +540,6 @@ class _UnsureWatch:
     def stops_early(self, decision: Decision) -> bool:
         """After the run's first few reviews, each of them off the reviewer's protocol: stop
         when the limit would discard the reviewer's work anyway."""
-        from harness.judge.automated.unsure_limit import EARLY, broke_protocol
-
         self.seen += 1
         self.broken += broke_protocol(decision)
         if self.seen != EARLY or self.broken != EARLY or not self.applies:
@@ -582,8 +549,6 @@ class _UnsureWatch:
     def settle(self) -> tuple[int, str] | None:
         """After the run: (reviews discarded, the line saying why) when the reviewer passes
         the limit unaccepted; an accepted one above it is recorded as such. None otherwise."""
-        from harness.judge.automated.unsure_limit import accept, discard
-
         if not self.applies:
             return None
         found = self._tally()
@@ -596,8 +561,6 @@ class _UnsureWatch:
         return deleted, found.discarded_line(deleted)
 
     def _tally(self) -> UnsureTally:
-        from harness.judge.automated.unsure_limit import tally
-
         return tally(self.study, self.reviewer_id, self.method, self.limit)
 
 
@@ -605,8 +568,6 @@ class _Stopped(Exception):
     """A reviewer stopped by a failure after `done` reviews."""
 
     def __init__(self, done: int, reason: str) -> None:
-        from harness.study.scrub import scrub
-
         super().__init__(reason)
         self.done, self.reason = done, scrub(reason)
 
@@ -616,10 +577,7 @@ def _write(study: Study, item_id: str, reviewer_id: str, decision: Decision) -> 
         insert_review(conn, item_id, reviewer_id, decision)
 
 
-def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, Any]:
-    from harness.study.tables.assignments import count_assignments, pending_assignments
-    from harness.study.tables.reviews import verdict_counts
-
+def _summary(study: Study, reviewer_id: str, method: str, new: int) -> dict[str, object]:
     counts = verdict_counts(study, reviewer_id)
     return {
         "reviewer_id": reviewer_id,

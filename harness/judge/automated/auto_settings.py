@@ -11,7 +11,21 @@ import math
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.literature.defaults import SOURCE_NAMES
+from harness.judge.automated.server_options import backend_options
+from harness.judge.automated.unsure_limit import check_accepted_ids
+from harness.judge.routing.roster import reviewer_model
+from harness.literature.review_methods import split_method
+from harness.literature.sources import check_source_spec
+from harness.models.endpoint import check_base_url
+from harness.models.providers import PROVIDERS
+from harness.study.files import store_path
+from harness.study.tables.reviewers import automated_ids_read_only, automated_methods_read_only
+
+__all__ = [
+    "check_accepted_reviewers",
+    "check_auto_settings",
+    "check_reviewer_models",
+]
 
 
 def check_auto_settings(
@@ -24,10 +38,6 @@ def check_auto_settings(
     max_queries: int = 3,
 ) -> None:
     """Raise HarnessError naming the first setting that cannot work."""
-    from harness.judge.automated.server_options import backend_options
-    from harness.models.endpoint import check_base_url
-    from harness.models.providers import BACKEND_OF, PROVIDERS
-
     if backend is not None and backend not in PROVIDERS:
         raise HarnessError(
             f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)}; or name each "
@@ -35,7 +45,7 @@ def check_auto_settings(
             column="--backend",
         )
     # without --backend, --base-url and --concurrency serve every OpenAI-compatible reviewer
-    name = "openai" if backend is None else BACKEND_OF[backend]
+    name = "openai" if backend is None else PROVIDERS[backend].backend
     backend_options(name, base_url=base_url, concurrency=concurrency)
     if base_url is not None:
         check_base_url(base_url, column="--base-url")
@@ -54,44 +64,23 @@ def check_auto_settings(
         check_source_spec(spec)
 
 
-def check_source_spec(spec: str) -> None:
-    """A literature source spec names a known source (and, for `local:PATH`, a file)."""
-    name, _, argument = spec.partition(":")
-    name = name.strip().lower()
-    if name not in SOURCE_NAMES:
-        raise HarnessError(
-            f"unknown literature source {name!r} (choose from {', '.join(SOURCE_NAMES)})",
-            column="--source",
-        )
-    if argument and name != "local":
-        raise HarnessError(f"source {name!r} takes no ':' argument", column="--source")
-    if argument and not Path(argument).exists():
-        raise HarnessError("the corpus file does not exist", file=argument, column="--source")
-
-
 def check_reviewer_models(study_dir: str | Path, backend: str | None = None) -> None:
-    """Every `llm:` reviewer of the stored roster names a model the one resolver reads
-    (`harness.judge.routing.roster.reviewer_model`), checked before the study is opened for writing:
-    the store is read without a lock, a log or a WAL file (nothing in the folder changes)."""
-    from harness.judge.routing.roster import reviewer_model
-    from harness.study.files import store_path
-    from harness.study.tables.reviewers import llm_reviewers_read_only
-
+    """Every reviewer of the stored roster whose method needs a model (`llm:MODEL`) names one
+    the one resolver reads (`harness.judge.routing.roster.reviewer_model`), checked before the
+    study is opened for writing: the store is read without a lock, a log or a WAL file (nothing
+    in the folder changes)."""
     db = store_path(study_dir)
     if not db.is_file():
         return  # opening the study says what is wrong
-    rows = llm_reviewers_read_only(db)
-    for reviewer_id, method in rows:
-        reviewer_model(reviewer_id, method, backend)
+    for reviewer_id, method in automated_methods_read_only(db):
+        named = split_method(method)
+        if named is not None and named[0].needs_model:
+            reviewer_model(reviewer_id, method, backend)
 
 
 def check_accepted_reviewers(study_dir: str | Path, accept_unsure: tuple[str, ...]) -> None:
     """`--accept-unsure` names automated reviewers of the stored roster, checked before the
     study is opened for writing (read as `check_reviewer_models` reads)."""
-    from harness.judge.automated.unsure_limit import check_accepted_ids
-    from harness.study.files import store_path
-    from harness.study.tables.reviewers import automated_ids_read_only
-
     db = store_path(study_dir)
     automated = automated_ids_read_only(db) if db.is_file() and accept_unsure else None
     if automated is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.analysis.planning.plan_file import load_plan
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
 
@@ -14,8 +15,6 @@ if TYPE_CHECKING:
 
 
 def plan_outcome(study: Study) -> Outcome:
-    from harness.analysis.planning.plan_file import load_plan
-
     registered = load_manifest(study.path).get("prereg", {}).get("plan_path")
     path = registered if registered and Path(registered).exists() else None
     return load_plan(path).plan.outcome

@@ -4,16 +4,20 @@ search records, and a search record as stored."""
 
 from __future__ import annotations
 
+import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.study.clock import utc_now
+from harness.study.scrub import scrub
+from harness.study.tables.reviews import NewReview, insert_reviews
+from harness.study.tables.searches import NewSearch, insert_searches
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from harness.literature.reviewers import Decision
-    from harness.study.tables.searches import NewSearch
+    from harness.literature.base import SearchRecord
+    from harness.literature.reviewer_base import Decision
 
 #: `reviews.source` and `searches.source` of everything an automated reviewer writes.
 SOURCE = "automated"
@@ -31,9 +35,6 @@ def insert_review(
     conn: sqlite3.Connection, item_id: str, reviewer_id: str, decision: Decision
 ) -> None:
     """One automated review and its search records, inside the caller's transaction."""
-    from harness.study.tables.reviews import NewReview, insert_reviews
-    from harness.study.tables.searches import insert_searches
-
     review = NewReview(
         item_id,
         reviewer_id,
@@ -54,14 +55,9 @@ def insert_review(
 
 
 def search_record(
-    record: Any, relevant: list[str], item_id: str | None, reviewer_id: str | None
+    record: SearchRecord, relevant: list[str], item_id: str | None, reviewer_id: str | None
 ) -> NewSearch:
     """One search record as stored (also usable for records made outside a review)."""
-    import json
-
-    from harness.study.scrub import scrub
-    from harness.study.tables.searches import NewSearch
-
     values = (
         uuid.uuid4().hex,
         item_id,

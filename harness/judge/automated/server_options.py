@@ -7,19 +7,17 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from harness.models.settings import ServerOptions
-
+from harness.models._redact import public_url
+from harness.models.settings import ServerOptions
 
 #: the server options the judge stage takes (of `harness.models.settings.ServerOptions`)
 JUDGE_SERVER = ("base_url", "concurrency")
 
 
-def judge_server(server: ServerOptions, backend: Any) -> dict[str, Any]:
+def judge_server(server: ServerOptions, backend: object) -> dict[str, Any]:
     """The server options of a judge stage's settings, checked: those the stage does not take
     (`rpm`, replicas of a model) and those its backend would ignore are refused."""
     given = server.given()
@@ -39,20 +37,18 @@ def server_record(server: ServerOptions) -> dict[str, Any]:
 
 def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
     """The options a `server_record` was made from (the URL as recorded, without credentials)."""
-    from harness.models.settings import ServerOptions
-
     return ServerOptions(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
 
 
 def backend_options(
-    backend: Any, *, base_url: str | None = None, concurrency: int | None = None
+    backend: object, *, base_url: str | None = None, concurrency: int | None = None
 ) -> dict[str, Any]:
     """The options given, checked: refused for a backend that would ignore them."""
-    options = {
-        name: value
-        for name, value in (("base_url", base_url), ("concurrency", concurrency))
-        if value is not None
-    }
+    given: tuple[tuple[str, str | int | None], ...] = (
+        ("base_url", base_url),
+        ("concurrency", concurrency),
+    )
+    options = {name: value for name, value in given if value is not None}
     if options and backend != "openai":
         name = backend if isinstance(backend, str) else getattr(backend, "name", "given")
         flag = "--" + next(iter(options)).replace("_", "-")
@@ -68,8 +64,6 @@ def backend_options(
 
 def public_options(options: dict[str, Any]) -> dict[str, Any]:
     """The options as the manifest records them: the URL without credentials or query."""
-    from harness.models._redact import public_url
-
     return {
         **options,
         **({"base_url": public_url(options["base_url"])} if "base_url" in options else {}),

@@ -26,9 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
+from harness.judge.automated.plan_outcome import plan_outcome
+from harness.study.clock import utc_now
+from harness.study.manifest import load_manifest, update_manifest
+from harness.study.tables.calibrations import delete_calibration
+from harness.study.tables.reviews import delete_automated_reviews, unsure_notes
+from harness.study.tables.searches import delete_automated_searches
 
 if TYPE_CHECKING:
-    from harness.literature.reviewers import Decision
+    from harness.literature.reviewer_base import Decision
     from harness.study.store import Study
 
 #: Manifest section: {"accepted": {reviewer_id: record}, "discarded": [record, ...]}.
@@ -82,8 +88,6 @@ class UnsureTally:
         )
 
     def record(self) -> dict[str, Any]:
-        from harness.study.clock import utc_now
-
         return {
             "reviewer_id": self.reviewer_id,
             "method": self.method,
@@ -108,14 +112,10 @@ def broke_protocol(decision: Decision) -> bool:
 
 def plan_limit(study: Study) -> float:
     """The limit of the preregistered plan if there is one, else of the bundled plan."""
-    from harness.judge.automated.plan_outcome import plan_outcome
-
     return plan_outcome(study).max_unsure_share
 
 
 def tally(study: Study, reviewer_id: str, method: str, limit: float) -> UnsureTally:
-    from harness.study.tables.reviews import unsure_notes
-
     total, notes = unsure_notes(study, reviewer_id)
     broken = [reply for reply in (_off_protocol(n) for n in notes) if reply is not None]
     return UnsureTally(
@@ -157,8 +157,6 @@ def _off_protocol(notes: str | None) -> str | None:
 
 def accepted(study_dir: str | Path) -> dict[str, Any]:
     """reviewer_id -> the record of its acceptance above the limit (manifest)."""
-    from harness.study.manifest import load_manifest
-
     section = load_manifest(Path(study_dir)).get(SECTION) or {}
     return dict(section.get("accepted") or {})
 
@@ -177,11 +175,6 @@ def check_accepted_ids(asked: tuple[str, ...], automated: list[str]) -> None:
 def discard(study: Study, found: UnsureTally) -> int:
     """Delete the reviewer's reviews, their searches and its rule; record it; how many
     reviews were deleted."""
-    from harness.study.manifest import update_manifest
-    from harness.study.tables.calibrations import delete_calibration
-    from harness.study.tables.reviews import delete_automated_reviews
-    from harness.study.tables.searches import delete_automated_searches
-
     with study.transaction() as conn:
         delete_automated_searches(conn, found.reviewer_id)
         deleted = delete_automated_reviews(conn, found.reviewer_id)
@@ -199,7 +192,6 @@ def discard(study: Study, found: UnsureTally) -> int:
 def accept(study: Study, found: UnsureTally, asked: bool) -> None:
     """Record (or bring up to date) the acceptance of a reviewer above the limit; `asked`:
     this run's `--accept-unsure` named it."""
-    from harness.study.manifest import update_manifest
 
     def change(data: dict[str, Any]) -> None:
         kept = data.setdefault(SECTION, {}).setdefault("accepted", {})

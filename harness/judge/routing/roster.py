@@ -7,24 +7,24 @@ when items are routed, and cannot change once assignments exist.
 from __future__ import annotations
 
 from collections.abc import Callable
+from difflib import get_close_matches
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEMO_ROSTER, EXAMPLE_ROSTER
+from harness.literature.review_methods import choices, split_method
 from harness.materials._yaml import first_error, item_lines, load_yaml
+from harness.materials.taxonomy import load_taxonomy
+from harness.models.providers import ModelSpec, resolve_model
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.reviewers import ReviewerRow, replace_reviewers, roster_rows
 
-if TYPE_CHECKING:
-    from harness.models.providers import ModelSpec
-
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-AUTOMATED_METHODS = ("retrieval", "retrieval-dense", "retrieval-hybrid")
 
 
 class Reviewer(BaseModel):
@@ -44,14 +44,8 @@ class Reviewer(BaseModel):
     def _method_fits_kind(self) -> Reviewer:
         if self.kind == "human" and self.method is not None:
             raise ValueError("method is for automated reviewers only")
-        if self.kind == "automated":
-            method = self.method or ""
-            llm = method.startswith("llm:") and len(method) > 4
-            if method not in AUTOMATED_METHODS and not llm:
-                raise ValueError(
-                    "automated reviewers need method: retrieval, retrieval-dense, "
-                    "retrieval-hybrid or llm:MODEL"
-                )
+        if self.kind == "automated" and split_method(self.method or "") is None:
+            raise ValueError(f"automated reviewers need method: {choices()}")
         return self
 
 
@@ -87,16 +81,16 @@ def reviewer_model(reviewer_id: str, method: str, backend: str | None = None) ->
 
 
 def _llm_spec(reviewer_id: str, method: str, backend: str | None) -> ModelSpec:
-    from harness.models.providers import ModelSpec, resolve_model
-
-    name = method.removeprefix("llm:").strip()
+    """The model a method's argument names (`llm:MODEL`; an empty one: the embedded model)."""
+    prefix, _, name = method.partition(":")
+    name = name.strip()
     if name in ("", "embedded", "local"):
         return ModelSpec("local", None)
-    given = f"method: llm:{name}" + (f" with --backend {backend}" if backend else "")
+    given = f"method: {prefix}:{name}" + (f" with --backend {backend}" if backend else "")
     return resolve_model(
         name,
         backend,
-        spell=lambda text: f"method: llm:{text}",
+        spell=lambda text: f"method: {prefix}:{text}",
         old=f"reviewer {reviewer_id!r}: {given}",
     )
 
@@ -134,10 +128,6 @@ def load_roster(path: str | Path) -> Roster:
 
 def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> Roster:
     """Unique ids; expertise names from the field taxonomy (spelled as the taxonomy spells them)."""
-    from difflib import get_close_matches
-
-    from harness.materials.taxonomy import load_taxonomy
-
     taxonomy = load_taxonomy()
     names = [f.name for f in taxonomy.fields]
     seen: set[str] = set()
@@ -148,7 +138,8 @@ def _checked(roster: Roster, path: Path, line: Callable[[int], int | None]) -> R
                 f"duplicate reviewer id {reviewer.id!r}", file=path, row=line(index), column="id"
             )
         seen.add(reviewer.id)
-        if (reviewer.method or "").startswith("llm:"):
+        named = split_method(reviewer.method or "")
+        if named is not None and named[0].needs_model:
             _check_llm(reviewer, path, line(index))
         canonical = []
         for name in reviewer.expertise:
@@ -222,7 +213,7 @@ def store_roster(study: Study, roster: Roster, *, source: str | Path | None = No
         replace_reviewers(conn, rows)
 
 
-def _key(roster: Roster) -> list[tuple[Any, ...]]:
+def _key(roster: Roster) -> list[tuple[str, str, str | None, tuple[str, ...], int, str]]:
     return sorted(
         (r.id, r.kind, r.method, tuple(r.expertise), r.capacity, r.role) for r in roster.reviewers
     )

@@ -84,19 +84,19 @@ FROM reviewers r ORDER BY r.kind DESC, r.reviewer_id
     )
 
 
-def llm_reviewers_read_only(db: Path) -> list[tuple[str, str]]:
-    """(reviewer_id, method) of every `llm:` reviewer, read without a lock, a log or a WAL file
-    (nothing in the study folder changes); [] when the store cannot be read this way (an older
-    or damaged store: opening it says what is wrong)."""
+def automated_methods_read_only(db: Path) -> list[tuple[str, str]]:
+    """(reviewer_id, method) of every automated reviewer, read without a lock, a log or a WAL
+    file (nothing in the study folder changes); [] when the store cannot be read this way (an
+    older or damaged store: opening it says what is wrong)."""
     rows = _read_only(
         db,
-        "SELECT reviewer_id, method FROM reviewers WHERE method LIKE 'llm:%' ORDER BY reviewer_id",
+        "SELECT reviewer_id, method FROM reviewers WHERE kind = 'automated' ORDER BY reviewer_id",
     )
-    return [(str(r[0]), str(r[1])) for r in rows or []]
+    return [(str(r[0]), str(r[1] or "")) for r in rows or []]
 
 
 def automated_ids_read_only(db: Path) -> list[str] | None:
-    """The ids of the automated reviewers, read as `llm_reviewers_read_only` reads; None when
+    """The ids of the automated reviewers, read as `automated_methods_read_only` reads; None when
     the store cannot be read this way."""
     rows = _read_only(
         db, "SELECT reviewer_id FROM reviewers WHERE kind = 'automated' ORDER BY reviewer_id"
