@@ -103,7 +103,7 @@ def check_run_settings(settings: RunSettings) -> None:
 
         load_roster(s.reviewers)
     if s.plan is not None:
-        from harness.analysis.planning.plan_file import load_plan
+        from harness.analysis.plan.plan_file import load_plan
 
         load_plan(s.plan)
     if s.topics is not None:

@@ -5,9 +5,10 @@
     prereg("runs/demo")                    # prereg.md + manifest section `prereg`
     power(topics=50, p_single=0.3, effect=0.1).curve   # DataFrame of power by topics
 
-Sub-packages: `statistics` (the tests, estimates and the verdict rule), `planning` (the plan
-file, power and sample size, `prereg`), `simulation` (simulated studies) and `report` (results
-objects, rendering, figures). At the top: `data` (verified unblinding) and `run` (`analyze`).
+Sub-packages, lowest first: `plan` (the plan file and the registry of primary tests),
+`statistics` (the tests, estimates and the verdict rule), `report` (results objects, rendering,
+figures), `simulation` (simulated studies) and `planning` (power and sample size, `prereg`).
+At the top: `data` (verified unblinding) and `run` (`analyze`).
 The heavy libraries (numpy, scipy, statsmodels, matplotlib) load only inside these functions.
 """
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from harness.analysis.data import StudyData, adjudicator_controls
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.report.results import AdjudicationResult
 from harness.analysis.statistics.accuracy import (
     Accuracy,

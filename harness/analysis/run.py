@@ -13,7 +13,7 @@ from harness.study.lock import writes_study
 from harness.study.store import Study
 
 if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import LoadedPlan
+    from harness.analysis.plan.plan_file import LoadedPlan
     from harness.analysis.report.results import AnalysisResult
 
 
@@ -185,7 +185,7 @@ def resolve_plan(
     manifest: dict[str, Any], plan: str | Path | None, allow_deviation: bool
 ) -> tuple[LoadedPlan, list[str]]:
     """Load the plan (given, else the preregistered one, else bundled); compare with prereg."""
-    from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+    from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
 
     prereg = manifest.get("prereg") or {}
     if plan is None:

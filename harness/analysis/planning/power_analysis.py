@@ -17,7 +17,7 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.analysis.planning.plan_file import Design, Plan
+    from harness.analysis.plan.plan_file import Design, Plan
     from harness.analysis.simulation.design_search import SearchResult
     from harness.analysis.simulation.simulated_power import SimulationResult
 
@@ -184,10 +184,10 @@ def power(
     harness.analysis.planning.gold_power)."""
     import numpy as np
 
+    from harness.analysis.plan.plan_file import Plan, load_plan
     from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
-    from harness.analysis.planning.plan_file import Plan, load_plan
-    from harness.analysis.planning.sample_size import power_curve
     from harness.analysis.simulation.simulated_power import simulate_design
+    from harness.analysis.statistics.sample_size import power_curve
     from harness.progress import status
 
     from_file = None
@@ -375,7 +375,7 @@ def bank_size(path: Path | None) -> tuple[int, str]:
 
 
 def _analytic(i: dict[str, Any]) -> dict[str, Any]:
-    from harness.analysis.planning.sample_size import (
+    from harness.analysis.statistics.sample_size import (
         discordant,
         mcnemar_power,
         mcnemar_sample_size,
@@ -414,17 +414,17 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
 
 def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
     """Power of both verdicts when reviewers misclassify as the plan's planning section says."""
-    from harness.analysis.planning.sample_size import (
-        paired_power,
-        paired_sample_size,
-        sd_binary_difference,
-    )
     from harness.analysis.statistics.decisive import (
         controls_needed,
         corrected_tost_power,
         corrected_tost_topics,
         gate_power,
         youden_bound,
+    )
+    from harness.analysis.statistics.sample_size import (
+        paired_power,
+        paired_sample_size,
+        sd_binary_difference,
     )
 
     p, c = plan.planning, plan.controls
@@ -472,7 +472,7 @@ def _or_none(compute: Callable[[], int | None]) -> int | None:
 
 
 def _simulation(sim: SimulationResult, design: Design, i: dict[str, Any]) -> dict[str, Any]:
-    from harness.analysis.planning.sample_size import tost_power, tost_sample_size
+    from harness.analysis.statistics.sample_size import tost_power, tost_sample_size
 
     sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
     tost = (

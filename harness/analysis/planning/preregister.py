@@ -19,7 +19,7 @@ from harness.study.lock import writes_study
 from harness.study.store import Study
 
 if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import LoadedPlan, Plan
+    from harness.analysis.plan.plan_file import LoadedPlan, Plan
 
 PREREG_NAME = "prereg.md"
 
@@ -49,7 +49,7 @@ class PreregResult:
 @writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
-    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.plan.plan_file import load_plan
     from harness.study.manifest import (
         load_manifest,
         record_command,
@@ -98,7 +98,7 @@ def _facts(study: Study) -> dict[str, Any]:
 
 def power_lines(plan: Plan, topics: int) -> list[str]:
     """The power analysis of prereg.md for `topics` topics under the plan's assumptions."""
-    from harness.analysis.planning.sample_size import (
+    from harness.analysis.statistics.sample_size import (
         discordant,
         mcnemar_power,
         mcnemar_sample_size,

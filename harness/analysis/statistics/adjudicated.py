@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.consensus import CONDITIONS, CROSS, Judgments, TopicTable
 from harness.analysis.statistics.consensus import topic_table as make_table
 from harness.analysis.statistics.ppi import PPIResult, ppi_mean

@@ -22,7 +22,7 @@ from typing import Literal
 
 import numpy as np
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.across_models import AcrossModels, ModelEffect
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t
 from harness.analysis.statistics.instrument import Instrument

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.report.results import Scale
 from harness.analysis.statistics.consensus import CROSS, Judgments, TopicTable
 from harness.analysis.statistics.gee import topic_subsample

@@ -10,11 +10,11 @@ from harness.study.manifest import load_manifest
 from harness.study.store import Study
 
 if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import Outcome
+    from harness.analysis.plan.plan_file import Outcome
 
 
 def plan_outcome(study: Study) -> Outcome:
-    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.plan.plan_file import load_plan
 
     registered = load_manifest(study.path).get("prereg", {}).get("plan_path")
     path = registered if registered and Path(registered).exists() else None
