@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness._version import __version__
 from harness.analysis.adjudication import Adjudicated, analyse_adjudication, roles_of
 from harness.analysis.data import StudyData, adjudicator_ids, primary_controls
 from harness.analysis.plan.plan_file import LoadedPlan, Plan
@@ -104,7 +105,6 @@ def compute(
     folder: Path,
 ) -> AnalysisResult:
     """Every analysis of the plan on loaded data (no files written)."""
-    from harness._version import __version__
 
     plan = loaded.plan
     adjudicated = analyse_adjudication(data, plan, manifest)
