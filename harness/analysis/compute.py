@@ -20,6 +20,7 @@ from harness.analysis.report.results import (
     AnalysisResult,
     ConsensusCounts,
     ControlsResult,
+    DecisiveNeeds,
     DesignSummary,
     EquivalenceResult,
     Estimate,
@@ -146,7 +147,7 @@ def compute(
         estimable=math.isfinite(primary.estimate),
     )
     needs = _needs(ctl, table.d, plan)
-    gate = AccuracyGate(ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs["text"])
+    gate = AccuracyGate(ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs.text)
     decision = decide(primary, equivalence, plan, withheld, gate)
     across = study_across_models(j, plan)
     verdicts = model_verdicts(across, plan, gate, ctl.youden_bound) if across else []
@@ -378,7 +379,7 @@ def _observed_equivalence(d: np.ndarray, counts: dict[str, int], n: int, plan: P
     return betting(d, sesoi, alpha)
 
 
-def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
+def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> DecisiveNeeds:
     """Accuracy, control judgments and topics a decisive study needs (exact gate power)."""
     c, alpha, target = plan.controls, plan.primary.alpha, plan.planning.power
     acc = ctl.weighted.accuracy
@@ -414,15 +415,15 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
                 f"of d_t, {sd:.3f}; the betting test needs more; the Power section's smaller "
                 f"count is for the paired t-test as if the reviewers were perfect)"
             )
-    return {
-        "sensitivity": sens,
-        "specificity": spec,
-        "basis": basis,
-        "design_effect": deff,
-        "controls": needed,
-        "topics": topics,
-        "text": text,
-    }
+    return DecisiveNeeds(
+        sensitivity=sens,
+        specificity=spec,
+        basis=basis,
+        design_effect=deff,
+        controls=needed,
+        topics=topics,
+        text=text,
+    )
 
 
 def _roster_design(ctl: ControlsAnalysis) -> tuple[float, str]:
@@ -440,7 +441,7 @@ def _roster_design(ctl: ControlsAnalysis) -> tuple[float, str]:
 
 
 def _controls_result(
-    ctl: ControlsAnalysis, plan: Plan, needs: dict[str, Any], manifest: dict[str, Any]
+    ctl: ControlsAnalysis, plan: Plan, needs: DecisiveNeeds, manifest: dict[str, Any]
 ) -> ControlsResult:
     c, pooled, corr = plan.controls, ctl.weighted.accuracy, ctl.corrected
     low, high = pooled.youden_ci() if pooled.estimable else (math.nan, math.nan)
@@ -493,7 +494,7 @@ def _controls_result(
     )
 
 
-def leak_auc(manifest: dict[str, Any]) -> dict[str, Any] | None:
+def leak_auc(manifest: dict[str, Any]) -> dict[str, float] | None:
     """The controls-vs-real separability that `judge --blind`'s leak audit recorded
     (manifest `leak_audit.controls`: auc, ci_low, ci_high, ...), or None before any controls."""
     audit = (manifest.get("leak_audit") or {}).get("controls")

@@ -273,8 +273,8 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
                     f"with AUC {value:.3f}{ci} (0.5: indistinguishable).",
                 )
             )
-    if not c.gate_ok and c.needs.get("text"):
-        out.append(Block("p", c.needs["text"] + "."))
+    if not c.gate_ok and c.needs.text:
+        out.append(Block("p", c.needs.text + "."))
     return out
 
 
