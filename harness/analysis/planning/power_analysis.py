@@ -12,12 +12,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.analysis.plan.plan_file import Design, Plan, load_plan
+from harness.analysis.planning.study_design import study_design
 from harness.errors import HarnessError
+from harness.materials.bank import load_topic_bank
+from harness.progress import status
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.analysis.plan.plan_file import Design, Plan
     from harness.analysis.simulation.design_search import SearchResult
     from harness.analysis.simulation.simulated_power import SimulationResult
 
@@ -184,16 +187,12 @@ def power(
     harness.analysis.planning.gold_power)."""
     import numpy as np
 
-    from harness.analysis.plan.plan_file import Plan, load_plan
     from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
     from harness.analysis.simulation.simulated_power import simulate_design
     from harness.analysis.statistics.sample_size import power_curve
-    from harness.progress import status
 
     from_file = None
     if study_file is not None:
-        from harness.analysis.planning.study_design import study_design
-
         from_file = study_design(study_file)
         topics = topics or from_file.topics
         models = from_file.models if models is None else models
@@ -367,7 +366,6 @@ def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | N
 
 def bank_size(path: Path | None) -> tuple[int, str]:
     """Topics in a bank (None: the bundled one) and how to name it."""
-    from harness.materials.bank import load_topic_bank
 
     loaded = load_topic_bank(path)
     label = ", ".join(f.name for f in loaded.files) if path is not None else "bundled bank"

@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.analysis.plan.plan_file import LoadedPlan, Plan, load_plan
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
+from harness.study.manifest import load_manifest, record_command, record_materials, record_section
 from harness.study.store import Study
-
-if TYPE_CHECKING:
-    from harness.analysis.plan.plan_file import LoadedPlan, Plan
+from harness.study.tables.outputs import most_samples, output_models
+from harness.study.tables.views import reviewer_kinds, store_counts
 
 PREREG_NAME = "prereg.md"
 
@@ -49,13 +50,6 @@ class PreregResult:
 @writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
-    from harness.analysis.plan.plan_file import load_plan
-    from harness.study.manifest import (
-        load_manifest,
-        record_command,
-        record_materials,
-        record_section,
-    )
 
     folder = Path(study_dir)
     loaded = load_plan(plan)
@@ -77,8 +71,6 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
 
 
 def _facts(study: Study) -> dict[str, Any]:
-    from harness.study.tables.outputs import most_samples, output_models
-    from harness.study.tables.views import reviewer_kinds, store_counts
 
     counts = store_counts(study)
     return {
