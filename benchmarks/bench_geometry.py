@@ -3,7 +3,10 @@
 1. The seed's two programs, run verbatim (below, as printed in the seed document), against the
    vectorised `scaling_experiment` and `fields_experiment`: same printed output, same per-trial
    floats bit for bit, and the time ratio.
-2. The probe on a generated study (bundled topic bank, 60 topics = 180 prompts) with the embedded
+2. Whole processes: `python seed_program.py` against `harness geometry scaling` (start-up, imports
+   and printing included), alternated round by round, with the median of the per-round ratios
+   (goal: at least 4x).
+3. The probe on a generated study (bundled topic bank, 60 topics = 180 prompts) with the embedded
    model: batched forward passes against one prompt per pass, on the same prompts.
 
 Usage: python benchmarks/bench_geometry.py [--no-probe] [--topics 60]
@@ -15,6 +18,9 @@ import argparse
 import contextlib
 import io
 import os
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -158,6 +164,35 @@ def bench_floor(t_ref: float) -> None:
     )
 
 
+def bench_scaling_process(rounds: int = 15) -> None:
+    """The seed's scaling program as its own process against `harness geometry scaling`."""
+    harness = shutil.which("harness") or f"{sys.prefix}/bin/harness"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "seed_scaling.py"
+        program.write_text(SEED_SCALING_PROGRAM, encoding="utf-8")
+        commands = {"seed program": [sys.executable, str(program)], "harness": [harness]}
+        commands["harness"] += ["geometry", "scaling"]
+        outputs = {}
+        for name, argv in commands.items():  # warm the file cache and the bytecode
+            outputs[name] = subprocess.run(argv, check=True, capture_output=True, env=env).stdout
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(rounds):
+            for name, argv in commands.items():
+                start = time.perf_counter()
+                subprocess.run(argv, check=True, capture_output=True, env=env)
+                samples[name].append(time.perf_counter() - start)
+    ratios = sorted(a / b for a, b in zip(samples["seed program"], samples["harness"], strict=True))
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    print(
+        f"{'scaling, whole process':40s} seed program {medians['seed program'] * 1e3:9.1f} ms | "
+        f"harness geometry scaling {medians['harness'] * 1e3:7.1f} ms | "
+        f"{statistics.median(ratios):.1f}x (goal >= 4x; median of {rounds} rounds, "
+        f"quartiles {ratios[rounds // 4]:.1f}-{ratios[3 * rounds // 4]:.1f}x) | same output: "
+        f"{outputs['seed program'].strip() == outputs['harness'].strip()}"
+    )
+
+
 def bench_fields() -> None:
     t_ref, (printed, env) = best_of(lambda: run_program(SEED_FIELDS_PROGRAM), 50)
     t_vec, result = best_of(fields_experiment, 50)
@@ -207,6 +242,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=60, help="topics for the probe (x3)")
     args = parser.parse_args()
     bench_scaling()
+    bench_scaling_process()
     bench_fields()
     if not args.no_probe:
         bench_probe(args.topics)

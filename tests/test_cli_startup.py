@@ -8,8 +8,9 @@ import sys
 
 HEAVY = ("torch", "transformers", "datasets", "statsmodels", "pandas", "sklearn")
 
-# Loaded by the functions that use them, never by `import harness` or `harness --help`:
-# libraries, stdlib modules of 1-30 ms and the stage helpers that import them.
+# Loaded by the functions that use them, never by `import harness` or `harness --help`: the
+# libraries a stage needs and the stage modules themselves (the standard library's modules are
+# imported at the tops of the modules that use them; benchmarks/bench_startup.py times --help).
 NOT_AT_STARTUP = (
     *HEAVY,
     "numpy",
@@ -19,31 +20,13 @@ NOT_AT_STARTUP = (
     "openpyxl",
     "httpx",
     "openai",
-    "asyncio",
-    "importlib.resources",
-    "socket",
-    "ssl",
-    "zipfile",
-    "statistics",
-    "csv",
-    "json",
-    "sqlite3",
-    "hashlib",
-    "logging",
-    "random",
-    "harness.collection_plan",
-    "harness.models.replicas",
-    "harness.judge.blinding.blinded_items",
-    "harness.judge.packets.packet_write",
-    "harness.judge.packets.packet_read",
-    "harness.match_audit",
-    "harness.judge.packets.packet_check",
-    "harness.explore.data",
-    "harness.export.tables",
-    "harness.curation.rules",
-    "harness.study.tables.views",
-    "harness.study.migrations",
+    "rich",
+    "harness.collection",
+    "harness.models",
+    "harness.judge",
+    "harness.analysis",
     "harness.study.manifest",
+    "harness.status",
     "harness.geometry",  # the numpy attention library; `harness.run_probe` loads it when it runs
 )
 

@@ -297,7 +297,35 @@ def check(
                 unit_graph[a].add(b)
         for members in _cycles(unit_graph):
             problems.append(_cycle_report(f"{stages} units", members, runtime, units))
+    problems += _package_cycles(root, runtime, known)
     problems += [f"known cycle {sorted(m)} is gone: drop it from the list" for m in known]
+    return problems
+
+
+def _package_cycles(
+    root: Path, runtime: list[Import], known: dict[frozenset[str], str]
+) -> list[str]:
+    """Within every package, its direct parts (sub-packages and modules) import one another one
+    way only: `judge.blinding` may use `judge.controls`, or the reverse, never both."""
+    known_modules = modules(root)
+    packages = {m for m, path in known_modules.items() if path.name == "__init__.py"}
+    problems = []
+    for package in sorted(packages - {root.name}):  # the top level's units: see `check`
+        prefix = package + "."
+        part = {
+            m: prefix + m[len(prefix) :].split(".")[0] if m.startswith(prefix) else m
+            for m in known_modules
+        }
+        graph: dict[str, set[str]] = defaultdict(set)
+        for i in runtime:
+            a, b = part[i.importer], part[i.imported]
+            if a != b and a.startswith(prefix) and b.startswith(prefix):
+                graph[a].add(b)
+        for members in _cycles(graph):
+            if all(m not in packages for m in members):
+                continue  # modules only: reported as a cycle between modules
+            if known.pop(frozenset(members), None) is None:
+                problems.append(_cycle_report(f"parts of {package}", members, runtime, part))
     return problems
 
 
@@ -454,3 +482,21 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def test_a_cycle_between_sub_packages_is_reported(tmp_path: Path) -> None:
+    """No module imports itself back, but the sub-packages a.x and a.y lean on each other."""
+    planted = {
+        **_CLEAN,
+        "a/x/__init__.py": "",
+        "a/x/m.py": "from pkg.a.y import n\n",
+        "a/x/j.py": "",
+        "a/y/__init__.py": "",
+        "a/y/n.py": "",
+        "a/y/k.py": "def g():\n    from pkg.a.x import j\n",
+    }
+    assert check(_plant(tmp_path, planted), _PLANTED_LAYERS, "mid") == [
+        "import cycle between parts of pkg.a pkg.a.x, pkg.a.y:\n"
+        "  pkg/a/x/m.py:1: pkg.a.x.m imports pkg.a.y.n\n"
+        "  pkg/a/y/k.py:2: pkg.a.y.k imports pkg.a.x.j (deferred)"
+    ]

@@ -1,8 +1,10 @@
 """How options and dependencies travel through the package, read from its source alone.
 
 Prints, for the package under ROOT/harness: lines, `Any` annotations per 1,000 lines,
-`dict[str, Any]` occurrences, imports inside functions against all imports, and the ten functions
-with the most parameters. Run on two checkouts to compare before and after a change:
+`dict[str, Any]` occurrences, imports inside functions against all imports (and how many of those
+load a library other than the heavy ones pyproject.toml bans at module level), the share of
+functions that contain an import, import cycles between the parts of each sub-package, and the ten
+functions with the most parameters. Run on two checkouts to compare before and after a change:
 
     python tools/code_metrics.py [ROOT]
 """
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import sys
+import tomllib
+from collections import defaultdict
 from pathlib import Path
 
 
@@ -43,6 +47,66 @@ def _imports(tree: ast.AST) -> tuple[int, int]:
     return len(inner), len(every)
 
 
+def _functions_with_imports(tree: ast.AST) -> tuple[int, int]:
+    """(functions whose own body holds an import, all functions); a nested function counts
+    for itself, not for its parent."""
+    with_import = total = 0
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            total += 1
+            stack = list(fn.body)
+            while stack:
+                node = stack.pop()
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    with_import += 1
+                    break
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    stack.extend(ast.iter_child_nodes(node))
+    return with_import, total
+
+
+def _light_inner(tree: ast.AST, heavy: set[str]) -> int:
+    """Imports inside functions that load something other than a heavy library."""
+    count = 0
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Import):
+                    count += any(a.name.split(".")[0] not in heavy for a in n.names)
+                elif isinstance(n, ast.ImportFrom):
+                    count += n.level > 0 or (n.module or "").split(".")[0] not in heavy
+    return count
+
+
+def _heavy(root: Path) -> set[str]:
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    return set(config["tool"]["ruff"]["lint"]["flake8-tidy-imports"]["banned-module-level-imports"])
+
+
+def _sub_package_cycles(root: Path) -> list[str]:
+    """Within each package below the top, the parts (direct sub-packages and modules) that
+    import one another both ways, type-only imports aside (tests/test_layers.py's rule)."""
+    sys.path.insert(0, str(root))
+    from tests.test_layers import _cycles, collect, modules
+
+    package = root / "harness"
+    known = modules(package)
+    packages = {m for m, path in known.items() if path.name == "__init__.py"} - {"harness"}
+    runtime = [i for i in collect(package) if not i.type_only]
+    found = []
+    for pkg in sorted(packages):
+        prefix = pkg + "."
+        graph: dict[str, set[str]] = defaultdict(set)
+        for i in runtime:
+            if i.importer.startswith(prefix) and i.imported.startswith(prefix):
+                a = prefix + i.importer[len(prefix) :].split(".")[0]
+                b = prefix + i.imported[len(prefix) :].split(".")[0]
+                if a != b:
+                    graph[a].add(b)
+        found += [" <-> ".join(c) for c in _cycles(graph) if any(m in packages for m in c)]
+    return found
+
+
 def _widths(tree: ast.AST, name: str) -> list[tuple[int, str]]:
     out = []
     for fn in ast.walk(tree):
@@ -55,7 +119,8 @@ def _widths(tree: ast.AST, name: str) -> list[tuple[int, str]]:
 
 
 def main(root: Path) -> None:
-    lines = anys = dict_any = inner = every = 0
+    lines = anys = dict_any = inner = every = light = fn_import = functions = 0
+    heavy = _heavy(root)
     widths: list[tuple[int, str]] = []
     for path in _modules(root):
         text = path.read_text(encoding="utf-8")
@@ -65,11 +130,21 @@ def main(root: Path) -> None:
         dict_any += text.count("dict[str, Any]")
         i, e = _imports(tree)
         inner, every = inner + i, every + e
+        light += _light_inner(tree, heavy)
+        f_i, f_all = _functions_with_imports(tree)
+        fn_import, functions = fn_import + f_i, functions + f_all
         widths += _widths(tree, str(path.relative_to(root)))
     print(f"lines                      {lines}")
     print(f"Any annotations / 1k lines {1000 * anys / lines:.1f} ({anys})")
     print(f"dict[str, Any]             {dict_any}")
-    print(f"imports inside functions   {inner} of {every} ({100 * inner / every:.0f}%)")
+    print(f"imports inside functions   {inner} of {every} ({100 * inner / every:.1f}%)")
+    print(f"  of a light library       {light}")
+    pct = 100 * fn_import / functions
+    print(f"functions with an import   {fn_import} of {functions} ({pct:.1f}%)")
+    cycles = _sub_package_cycles(root)
+    print(f"sub-package cycles         {len(cycles)}")
+    for cycle in cycles:
+        print(f"  {cycle}")
     print("widest functions (parameters):")
     for count, name in sorted(widths, reverse=True)[:10]:
         print(f"  {count:3d}  {name}")

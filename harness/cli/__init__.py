@@ -1,7 +1,8 @@
 """Command-line interface: `harness COMMAND --study DIR ...`.
 
-Each module below registers its commands on the shared app. Command functions import the package
-API lazily so that `harness --help` never loads torch, transformers, datasets or statsmodels.
+Each `*_cmds` module registers its commands on the shared app and imports the stages it runs at its
+top; `harness.cli._commands.COMMANDS` names the module of each command, which is imported only
+when that command runs, so `harness --help` loads no stage. `load_commands()` imports them all.
 
 Exit codes: 0 done, 1 partial or failed work (one summary line), 2 usage or user error (one line,
 no traceback), 130 interrupted.
@@ -10,30 +11,20 @@ no traceback), 130 interrupted.
 from __future__ import annotations
 
 import importlib
+import io
+import logging
 import sys
 import time
 
-from harness.cli._app import app
+from harness.cli._app import app, invoked
+from harness.cli._commands import COMMANDS
 from harness.cli._group import build_group
 from harness.defaults import quiet_libraries
 from harness.errors import HarnessError, PartialWork
 from harness.logs import reset as reset_logging
+from harness.progress import enable
 
-# Importing a command module registers its commands; `--help` lists them in this order.
-COMMAND_MODULES = (
-    "generate_cmds",
-    "collect_cmds",
-    "judge_cmds",
-    "analyze_cmds",
-    "search_cmds",
-    "run_cmds",
-    "study_cmds",
-    "records_cmds",
-    "geometry_cmds",
-    "topics_cmds",
-)
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"harness.cli.{_name}")
+__all__ = ["app", "load_commands", "main"]
 
 PARTIAL_EXIT = 1
 INTERRUPTED = "interrupted: work done so far is kept in the study store"
@@ -55,10 +46,14 @@ def _kind(error: BaseException) -> str | None:
     return None
 
 
+def load_commands() -> None:
+    """Register every command on `app` (what `typer.main.get_group(app)` needs to see them all)."""
+    for entry in COMMANDS.values():
+        importlib.import_module(f"harness.cli.{entry.module}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `harness` console script: user errors become one line and exit code 2."""
-    from harness.progress import enable
-
     quiet_libraries()
     enable()  # long steps show progress on stderr: bars on a terminal, timed lines in a log
     started = time.monotonic()
@@ -94,8 +89,6 @@ def main(argv: list[str] | None = None) -> None:
 def _usage_text(error: BaseException) -> str:
     """The parser's usage line and help hint, then `error: ...` as every other error is
     spelled (the parser writes `Error:` after a blank line)."""
-    import io
-
     buffer = io.StringIO()
     error.show(file=buffer)  # type: ignore[attr-defined]  # usage line, help hint, "Error: ..."
     text = buffer.getvalue().replace("\n\nError: ", "\nerror: ")
@@ -109,11 +102,7 @@ def _interrupted(argv: list[str]) -> str:
 
 
 def _log_finished(started: float) -> None:
-    from harness.cli._app import invoked
-
     if invoked:  # options were parsed and a command ran
-        import logging
-
         logging.getLogger("harness.cli").info(
             "command %s finished in %.2f s", invoked[0], time.monotonic() - started
         )

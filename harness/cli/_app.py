@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
+from harness._version import __version__
 from harness.logs import LEVELS, configure
 from harness.study.files import MANIFEST_NAME, STORE_NAME
 from harness.study.lock import set_command
@@ -26,8 +29,6 @@ STUDY_HELP = f"Study folder (holds {STORE_NAME}, {MANIFEST_NAME}, packets/, repo
 
 def _show_version(value: bool) -> None:
     if value:
-        from harness._version import __version__
-
         typer.echo(f"harness {__version__}")
         raise typer.Exit()
 
@@ -68,7 +69,6 @@ def _options(
 def _command_words(sub: str | None) -> str:
     """`harness judge`, `harness geometry probe`: the command as typed, without its options
     (what a study's lock names as its holder)."""
-    import sys
 
     if sub is None:
         return "harness"

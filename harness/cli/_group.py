@@ -3,24 +3,29 @@
 typer builds a command's options by evaluating its function's annotations, about 14 ms for all of
 harness's commands; `harness --help` needs only their names and first lines, and `harness collect
 ...` only collect's options. `build_group(app)` gives the same parser as `typer.main.get_group(app)`
-(a test compares every help page), with the conversion deferred per command.
+(a test compares every help page), with the conversion deferred per command, and each command's
+module imported only then: `harness --help` reads the names and first lines from
+`harness.cli._commands.COMMANDS`.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import inspect
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
-if TYPE_CHECKING:
-    from typer.models import CommandInfo
+from harness.cli._commands import COMMANDS, Entry
 
-__all__ = ["LazyGroup", "build_group"]
+if TYPE_CHECKING:
+    from typer.models import CommandInfo, TyperInfo
+
+__all__ = ["LazyGroup", "build_group", "command_name", "command_summary"]
 
 
 class _Commands(MutableMapping[str, Any]):
@@ -95,43 +100,48 @@ class LazyGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 
-def build_group(app: typer.Typer) -> LazyGroup:
-    """The click group for `app` (a typer app with a callback), its commands converted lazily."""
-    settings: dict[str, Any] = {
-        "pretty_exceptions_short": app.pretty_exceptions_short,
-        "rich_markup_mode": app.rich_markup_mode,
-    }
+def build_group(app: typer.Typer, table: Mapping[str, Entry] = COMMANDS) -> LazyGroup:
+    """The click group for `app` (a typer app with a callback), each command's module imported
+    and the command converted when the command is first used; `table` names the modules."""
     shell = copy.copy(app)  # the app without commands: only its own callback is converted
     shell.registered_commands, shell.registered_groups = [], []
     shell.info = copy.copy(app.info)
     shell.info.cls = LazyGroup
     group = typer.main.get_group(shell)
     assert isinstance(group, LazyGroup)
-    pending: dict[str, Callable[[], Any]] = {}
-    group.summaries = {}
-    for command in app.registered_commands:
-        name = command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
-        pending[name] = functools.partial(typer.main.get_command_from_info, command, **settings)
-        group.summaries[name] = _command_summary(command)
-    groups = dict(settings)
-    # newer typer passes its "did you mean" setting to sub-groups; 0.15 has no such parameter
-    if "suggest_commands" in inspect.signature(typer.main.get_group_from_info).parameters:
-        groups["suggest_commands"] = app.suggest_commands
-    for sub in app.registered_groups:
-        solved = typer.main.solve_typer_info_defaults(sub)
-        name = solved.name or ""
-        pending[name] = functools.partial(typer.main.get_group_from_info, sub, **groups)
-        group.summaries[name] = (
-            solved.help or "",
-            solved.short_help,
-            bool(solved.hidden),
-            bool(solved.deprecated),
-        )
-    group.commands = _Commands(pending)
+    group.summaries = {name: (entry.summary, None, False, False) for name, entry in table.items()}
+    pending = {name: functools.partial(_convert, app, name, entry) for name, entry in table.items()}
+    group.commands = _Commands(dict(pending))
     return group
 
 
-def _command_summary(command: CommandInfo) -> tuple[str, str | None, bool, bool]:
+def _convert(app: typer.Typer, name: str, entry: Entry) -> Any:
+    """Import the module that registers `name` on `app`, then convert that command or group."""
+    importlib.import_module(f"harness.cli.{entry.module}")
+    settings: dict[str, Any] = {
+        "pretty_exceptions_short": app.pretty_exceptions_short,
+        "rich_markup_mode": app.rich_markup_mode,
+    }
+    if entry.group:
+        # newer typer passes its "did you mean" setting to sub-groups; 0.15 has no such parameter
+        if "suggest_commands" in inspect.signature(typer.main.get_group_from_info).parameters:
+            settings["suggest_commands"] = app.suggest_commands
+        sub = next(g for g in app.registered_groups if _group_name(g) == name)
+        return typer.main.get_group_from_info(sub, **settings)
+    command = next(c for c in app.registered_commands if command_name(c) == name)
+    return typer.main.get_command_from_info(command, **settings)
+
+
+def command_name(command: CommandInfo) -> str:
+    """The name typer gives a registered command."""
+    return command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
+
+
+def _group_name(sub: TyperInfo) -> str:
+    return typer.main.solve_typer_info_defaults(sub).name or ""
+
+
+def command_summary(command: CommandInfo) -> tuple[str, str | None, bool, bool]:
     """What typer's `get_command_from_info` passes to the command as help and flags."""
     if command.help is None:
         help_text = inspect.getdoc(command.callback) or ""

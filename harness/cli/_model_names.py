@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.models.providers import resolve_model
+from harness.study.tables.meta import peek_meta
 
 
 def check_model_names(study: Path, models: list[str] | None, backend: str | None) -> None:
     """Refuse a `--model` the resolver refuses, unless it is the older habit that `collect`
     still reads: a bare NAME that resumes the study's own model of that name."""
-    from harness.models.providers import resolve_model
 
     for text in models or []:
         try:
@@ -25,7 +26,6 @@ def check_model_names(study: Path, models: list[str] | None, backend: str | None
 
 def _stored_names(study: Path) -> set[str]:
     """The model names (as requested) of the study's collected models, read without writing."""
-    from harness.study.tables.meta import peek_meta
 
     try:
         stored = json.loads(peek_meta(study, "collect_models") or "{}")

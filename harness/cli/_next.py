@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
+from harness.status import next_step
+
 
 def echo_next(study: Path) -> None:
-    from harness.status import next_step
 
     typer.echo(next_step(study))

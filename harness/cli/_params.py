@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from harness.errors import HarnessError
+from harness.judge.blinding.cutoff import normalise_cutoff
 
 
 def check_cutoff(value: str | None) -> str | None:
@@ -12,7 +13,6 @@ def check_cutoff(value: str | None) -> str | None:
     value is a one-line error (`error: --cutoff: ...`, exit 2), as the stages say it."""
     if value is None:
         return None
-    from harness.judge.blinding.cutoff import normalise_cutoff
 
     try:
         normalise_cutoff(value)

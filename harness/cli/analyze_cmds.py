@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from harness.analysis import analyze as run_analysis
+from harness.analysis import power as plan_power
+from harness.analysis import prereg as write_prereg
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
 from harness.cli._params import check_positive
@@ -36,9 +39,8 @@ def analyze(
 
     Example: harness analyze --study runs/demo
     """
-    from harness.analysis import analyze as run
 
-    result = run(study, plan, allow_deviation, partial=partial)
+    result = run_analysis(study, plan, allow_deviation, partial=partial)
     typer.echo(result.summary())
     typer.echo(f"Report: {result.report_files.get('html', '')}")
     typer.echo(f"Explorer: {result.report_files.get('explorer', '')}")
@@ -56,9 +58,7 @@ def prereg(
 
     Example: harness prereg --study runs/demo
     """
-    from harness.analysis import prereg as run
-
-    typer.echo(run(study, plan).summary())
+    typer.echo(write_prereg(study, plan).summary())
     echo_next(study)
 
 
@@ -187,9 +187,7 @@ def power(
     Example: harness power --config study.yaml --simulate
     Example: harness power --bank --adjudicated 0.25 --agreement 0.85
     """
-    from harness.analysis import power as run
-
-    result = run(
+    result = plan_power(
         topics=topics,
         p_single=p_single,
         effect=effect,

@@ -7,6 +7,13 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.errors import HarnessError
+from harness.geometry.compare import TESTS, compare_split
+from harness.geometry.heatmap import draw_heatmap, sentence_attention
+from harness.geometry.plots import scaling_figure
+from harness.geometry.seeds import fields_experiment, scaling_experiment
+from harness.probing import run_probe
+from harness.progress import tracker
 
 geometry = typer.Typer(
     name="geometry",
@@ -37,8 +44,6 @@ def scaling(
 
     Example: harness geometry scaling --plot --out scaling.png
     """
-    from harness.geometry.plots import scaling_figure
-    from harness.geometry.seeds import scaling_experiment
 
     result = scaling_experiment(seed, trials, keys, _ints(dims, "--dims"))
     typer.echo("\n".join(result.lines()))
@@ -63,7 +68,6 @@ def fields(
 
     Example: harness geometry fields --seed 4
     """
-    from harness.geometry.seeds import fields_experiment
 
     result = fields_experiment(seed, names.split(","), dims, keys_per_field, noise, scale)
     typer.echo("\n".join(result.lines()))
@@ -82,8 +86,6 @@ def heatmap(
 
     Example: harness geometry heatmap "The cat sat on the mat" --out cat.png
     """
-    from harness.errors import HarnessError
-    from harness.geometry.heatmap import draw_heatmap, sentence_attention
 
     pair = _ints(heads, "--heads") if heads else None
     if pair is not None and len(pair) != 2:
@@ -106,10 +108,6 @@ def probe(
 
     Example: harness geometry probe --study runs/demo
     """
-    from harness.errors import HarnessError
-    from harness.geometry.compare import TESTS, compare_split
-    from harness.probing import run_probe
-    from harness.progress import tracker
 
     if test not in TESTS:  # refused before any prompt is measured
         raise HarnessError(f"unknown test {test!r} (choose {', '.join(TESTS)})", column="--test")
@@ -120,7 +118,6 @@ def probe(
 
 
 def _ints(text: str, option: str) -> list[int]:
-    from harness.errors import HarnessError
 
     try:
         values = [int(part) for part in text.split(",") if part.strip()]

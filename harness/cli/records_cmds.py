@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.explore import write_explorer
+from harness.export import export
 
 export_app = typer.Typer(
     help="Export study tables. Item-keyed tables show only what reviewers saw until "
@@ -40,7 +42,6 @@ def _register(table: str, what: str) -> None:
             None, "--out", help="Output path (default: in the study's exports/)."
         ),
     ) -> None:
-        from harness.export import export
 
         typer.echo(f"wrote {export(study, table, format, out)}")
 
@@ -68,6 +69,5 @@ def explore(
 
     Example: harness explore --study runs/demo --out explorer.html
     """
-    from harness.explore import write_explorer
 
     typer.echo(f"wrote {write_explorer(study, out)}")

@@ -9,6 +9,8 @@ import typer
 
 from harness.cli._app import app
 from harness.cli._params import check_cutoff
+from harness.errors import HarnessError
+from harness.literature import search
 
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
@@ -42,8 +44,6 @@ def search_command(
 
     Example: harness search "predictive coding sediment transport" --source local --limit 5
     """
-    from harness.errors import HarnessError
-    from harness.literature import search
 
     options: dict[str, object] = {}
     if source.strip().lower() == "local":

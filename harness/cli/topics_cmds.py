@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 
 from harness.cli._app import app
+from harness.curation.check import check_bank
+from harness.curation.draft import draft_topics
+from harness.curation.rules import Rules
+from harness.defaults import DEFAULT_SEED
+from harness.errors import HarnessError
+from harness.models import GenerationParams
 
 topics_app = typer.Typer(
     help="Curate a topic bank: check it against the curation rules, draft candidate topics.\n\n"
@@ -50,11 +57,6 @@ def check(
 
     Example: harness topics check topics/bank.yaml drafts.yaml --cutoff 2024-06-01
     """
-    import json
-
-    from harness.curation.check import check_bank
-    from harness.curation.rules import Rules
-    from harness.defaults import DEFAULT_SEED
 
     rules = Rules(cutoffs=tuple(_year(c) for c in cutoff)) if cutoff else Rules()
     chosen = (subset, DEFAULT_SEED if subset_seed is None else subset_seed) if subset else None
@@ -67,7 +69,6 @@ def check(
 
 
 def _year(text: str) -> int:
-    from harness.errors import HarnessError
 
     head = text.strip()[:4]
     if not head.isdigit() or len(text.strip()) not in (4, 10):
@@ -116,9 +117,6 @@ def draft(
 
     Example: harness topics draft --fields "Mathematics" "Dentistry" --out drafts.yaml
     """
-    from harness.curation.draft import draft_topics
-    from harness.errors import HarnessError
-    from harness.models import GenerationParams
 
     if more_fields and fields is None:
         raise HarnessError("field names must follow --fields")
