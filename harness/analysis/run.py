@@ -1,14 +1,20 @@
 """`analyze`: verify, unblind, run the preregistered plan, decide, write the report.
 
-The statistics load inside `analyze`, so importing this module (and `harness`) stays light.
+Importing this module loads the statistics (numpy, scipy, pandas): `import harness` loads it on
+the first use of `harness.analyze`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.analysis.blinded_steps import blinded_steps
+from harness.analysis.compute import compute
+from harness.analysis.data import load_study
 from harness.analysis.plan.plan_file import LoadedPlan, bundled_plan_path, load_plan
+from harness.analysis.report.results import AnalysisResult
+from harness.analysis.report.writer import write_report as write
 from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.study.lock import writes_study
@@ -19,9 +25,6 @@ from harness.study.tables.assignments import count_assignments, outstanding_revi
 from harness.study.tables.judge_reads import step_records_frame
 from harness.study.tables.reviews import late_reviews
 from harness.study.unblinding import mark_unblinded
-
-if TYPE_CHECKING:
-    from harness.analysis.report.results import AnalysisResult
 
 
 @writes_study
@@ -38,8 +41,6 @@ def analyze(
     Refused while assigned reviews are outstanding: unblinding cannot be undone. `partial`
     analyses what has come in, recorded as a deviation in the manifest and the report.
     """
-    from harness.analysis.compute import compute
-    from harness.analysis.data import load_study
 
     folder = Path(study_dir)
     with Study.open(folder) as study:
@@ -68,8 +69,6 @@ def analyze(
         result = _with_accepted_unsure(manifest, result)
         result = _with_blinded_steps(study, result)
         if write_report:
-            from harness.analysis.report.writer import write_report as write
-
             result = write(result, study.report_dir, loaded.plan, loaded.text)
             write_explorer(study, result.report_files["explorer"])
     record_section(
@@ -157,7 +156,6 @@ def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
 
 def _with_blinded_steps(study: Study, result: AnalysisResult) -> AnalysisResult:
     """The result with the blinded steps' models and fidelity per condition."""
-    from harness.analysis.blinded_steps import blinded_steps
 
     return result.model_copy(update={"blinded_steps": blinded_steps(step_records_frame(study))})
 

@@ -14,6 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.plan.plan_file import LoadedPlan, Plan, load_plan
+from harness.analysis.statistics.decisive import controls_needed
+from harness.analysis.statistics.sample_size import (
+    discordant,
+    mcnemar_power,
+    mcnemar_sample_size,
+    paired_power,
+    paired_sample_size,
+    sd_binary_difference,
+    tost_power,
+    tost_sample_size,
+)
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
@@ -90,16 +101,6 @@ def _facts(study: Study) -> dict[str, Any]:
 
 def power_lines(plan: Plan, topics: int) -> list[str]:
     """The power analysis of prereg.md for `topics` topics under the plan's assumptions."""
-    from harness.analysis.statistics.sample_size import (
-        discordant,
-        mcnemar_power,
-        mcnemar_sample_size,
-        paired_power,
-        paired_sample_size,
-        sd_binary_difference,
-        tost_power,
-        tost_sample_size,
-    )
 
     p = plan.planning
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
@@ -281,7 +282,6 @@ def _unsure_limit_line(limit: float) -> str:
 
 def controls_lines(plan: Plan) -> list[str]:
     """What the plan fixes about control items and how accuracy enters the verdict."""
-    from harness.analysis.statistics.decisive import controls_needed
 
     c, p = plan.controls, plan.planning
     unsure = plan.outcome.unsure.replace("_", " ")
