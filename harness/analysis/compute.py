@@ -106,7 +106,6 @@ def compute(
     folder: Path,
 ) -> AnalysisResult:
     """Every analysis of the plan on loaded data (no files written)."""
-
     plan = loaded.plan
     adjudicated = analyse_adjudication(data, plan, manifest)
     full = data  # both tiers' judgments, for the tiers' agreement on the adjudicated items

@@ -41,7 +41,6 @@ def analyze(
     Refused while assigned reviews are outstanding: unblinding cannot be undone. `partial`
     analyses what has come in, recorded as a deviation in the manifest and the report.
     """
-
     folder = Path(study_dir)
     with Study.open(folder) as study:
         manifest = load_manifest(folder)
@@ -95,7 +94,6 @@ def analyze(
 def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bool) -> int:
     """Items the adjudicators disagree on that a later round should reach first (plan
     `adjudication.escalate`): refused unless `partial`, else their number."""
-
     disputed = len(escalation_due(study, manifest.get("adjudication") or {}, unsure))
     if disputed and not partial:
         raise HarnessError(
@@ -111,7 +109,6 @@ def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bo
 def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:
     """Assigned reviews not yet in (primary reviewers and adjudicators alike): None when every
     one is in; refused unless `partial`, else what is missing, for the manifest."""
-
     rows = outstanding_reviews(study)
     if not rows:
         return None
@@ -141,7 +138,6 @@ def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:
 
 def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
     """The result with the count of reviews stored after the unblinding, and a note on them."""
-
     late = late_reviews(study)
     design = result.design.model_copy(update={"reviews_after_unblinding": late.count})
     if not late.count:
@@ -156,7 +152,6 @@ def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
 
 def _with_blinded_steps(study: Study, result: AnalysisResult) -> AnalysisResult:
     """The result with the blinded steps' models and fidelity per condition."""
-
     return result.model_copy(update={"blinded_steps": blinded_steps(step_records_frame(study))})
 
 
@@ -183,7 +178,6 @@ def resolve_plan(
     manifest: dict[str, Any], plan: str | Path | None, allow_deviation: bool
 ) -> tuple[LoadedPlan, list[str]]:
     """Load the plan (given, else the preregistered one, else bundled); compare with prereg."""
-
     prereg = manifest.get("prereg") or {}
     if plan is None:
         registered = prereg.get("plan_path")

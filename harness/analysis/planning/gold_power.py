@@ -576,7 +576,6 @@ def measured_power(
     `require_robust` (`adjudication.differential_error: require`) a `supported` counts only when it
     is robust to the adjudicators' differential error. The normal approximation above is the
     t reference's and overstates what the rule can reach."""
-
     s = settings
     rng = np.random.default_rng(MEASURED_SEED)
     out = []

@@ -317,7 +317,6 @@ def _adjudicated(
     samples: int | None,
 ) -> dict[str, Any] | None:
     """The adjudicated design's figures, or None without a sample (plan or argument)."""
-
     section = getattr(plan, "adjudication", None)  # plans before the gold subsample lack it
     if isinstance(sample, str):
         try:
@@ -375,7 +374,6 @@ def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | N
 
 def bank_size(path: Path | None) -> tuple[int, str]:
     """Topics in a bank (None: the bundled one) and how to name it."""
-
     loaded = load_topic_bank(path)
     label = ", ".join(f.name for f in loaded.files) if path is not None else "bundled bank"
     return len(loaded.topics), label
@@ -410,7 +408,6 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
 
 def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
     """Power of both verdicts when reviewers misclassify as the plan's planning section says."""
-
     p, c = plan.planning, plan.controls
     sens, spec = p.sensitivity, p.specificity
     youden = sens + spec - 1.0

@@ -61,7 +61,6 @@ class PreregResult:
 @writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
-
     folder = Path(study_dir)
     loaded = load_plan(plan)
     with Study.open(folder) as study:
@@ -101,7 +100,6 @@ def _facts(study: Study) -> dict[str, Any]:
 
 def power_lines(plan: Plan, topics: int) -> list[str]:
     """The power analysis of prereg.md for `topics` topics under the plan's assumptions."""
-
     p = plan.planning
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     try:
@@ -282,7 +280,6 @@ def _unsure_limit_line(limit: float) -> str:
 
 def controls_lines(plan: Plan) -> list[str]:
     """What the plan fixes about control items and how accuracy enters the verdict."""
-
     c, p = plan.controls, plan.planning
     unsure = plan.outcome.unsure.replace("_", " ")
 

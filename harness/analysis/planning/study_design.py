@@ -39,7 +39,6 @@ class StudyDesign:
 
 def study_design(path: str | Path) -> StudyDesign:
     """Read the file (errors name file, line and field) and the size of its bank."""
-
     loaded = load_study_file(path)
     config = loaded.config
     bank = loaded.resolve(config.topics)

@@ -128,7 +128,6 @@ def labelled_judgments(
     `accuracy.coded_controls`: expected (published | not_published), control_kind (cross |
     single), correct. An item whose adjudicators tie (score 0.5) has no clear label and is left
     out; `unsure` follows the plan's outcome coding."""
-
     score = adjudicated.item_score
     clear = adjudicated.item_eligible & np.isin(score, (0.0, 1.0))
     keep = ~role_mask(j, roles, ADJUDICATOR) & clear[j.item]

@@ -133,7 +133,6 @@ def adjudicated_model_verdicts(
     its prediction-powered test is significant after Holm over the models, else its own
     `refuted` or `inconclusive`. `ceilings`: why a model's own adjudicated scale cannot show
     "no difference" (the pooled `ceiling` applies to every model as well)."""
-
     alpha = plan.primary.alpha
     holm = holm_adjust([p.p_greater() for _, p in per_model])
     out = []

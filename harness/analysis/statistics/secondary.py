@@ -101,7 +101,6 @@ def _fit_vb(model: Any, seed: int) -> Any:
     data give the same report. fit_vb draws its starting log-SDs as -0.5 + 0.1 N(0, 1): from
     `rng` since statsmodels 0.15, from numpy's global state before, where the same draw is given
     as `sd` instead."""
-
     rng = np.random.default_rng(seed)
     if "rng" in inspect.signature(model.fit_vb).parameters:
         return model.fit_vb(fit_method="L-BFGS-B", rng=rng)
