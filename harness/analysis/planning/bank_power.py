@@ -10,6 +10,7 @@ figures are simulated (harness.analysis.planning.equivalence_power), with their 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.analysis.plan.plan_file import Plan
@@ -109,7 +110,7 @@ def _equivalence(
     return {"margin": margin, "power": at.power, "se": at.se, "needed": needed, "normal": normal}
 
 
-def _needed(compute: Any) -> int | None:
+def _needed(compute: Callable[[], int | None]) -> int | None:
     try:
         needed: int | None = compute()
         return needed

@@ -151,8 +151,9 @@ def refuted_power(se: Any, difference: float, alpha: float, sesoi: float, adjudi
     z = _quantile(alpha, adjudicated) * se
     inside = sesoi - z  # TOST rejects when |estimate| < sesoi - z
 
-    def below(x: Any) -> Any:
-        return stats.norm.cdf((x - difference) / se)
+    def below(x: np.ndarray) -> np.ndarray:
+        cdf: np.ndarray = stats.norm.cdf((x - difference) / se)
+        return cdf
 
     upper = np.minimum(inside, z)  # the refuted region stops where `supported` begins
     tost = np.maximum(below(upper) - below(np.maximum(-inside, -z)), 0.0)

@@ -9,6 +9,7 @@ which `analyze` checks.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,7 @@ def _differential_line(mode: str) -> str:
     )
 
 
-def _safe(compute: Any) -> str:
+def _safe(compute: Callable[[], float]) -> str:
     try:
         value = compute()
     except HarnessError as error:
