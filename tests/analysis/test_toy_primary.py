@@ -1,9 +1,10 @@
 """A primary test added through the registry alone (`plan.primary_tests`) runs end to end.
 
-The toy test lives in this file and is registered for the test only. Each assertion reads what a
-consumer of the registry shows (the plan's allowed values, `run_primary`, the report's labels,
-notes, method sentence and power basis, the simulation of verdicts), so a consumer that keeps its
-own list of tests fails here.
+The toy test lives in this file and is registered for the test only; the study runs through the
+public `harness.analyze` (a CLI subprocess would not see a registration made here). Each
+assertion reads what a consumer of the registry shows (the plan's allowed values, `run_primary`,
+the report's labels, notes, method sentence and power basis, the simulation of verdicts), so a
+consumer that keeps its own list of tests fails here.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import harness
 from harness.analysis.plan import PrimaryTestRecord, primary_test_names, register, unregister
 from harness.analysis.plan.plan_file import Design, Plan, load_plan
-from harness.analysis.run import analyze
 from harness.analysis.simulation.known_accuracy import Reviewers, misclassified_batch
 from harness.analysis.simulation.verdicts import simulate_verdicts
 from harness.analysis.statistics.consensus import Judgments, TopicTable
@@ -89,7 +90,7 @@ def _study(tmp_path):
 def test_a_registered_toy_test_is_the_primary_test_end_to_end(tmp_path, fast_plan, toy):
     plan = _plan(tmp_path, fast_plan, test=NAME, checks="checks: [toy_sign, permutation]")
     study = _study(tmp_path)
-    result = analyze(study, plan)
+    result = harness.analyze(study, plan)
     p = result.primary
     assert p.test == NAME and p.description == "Toy sign test of d_t, one-sided"
     up, down = p.details["positive"], p.details["negative"]
@@ -109,7 +110,7 @@ def test_a_registered_toy_test_is_the_primary_test_end_to_end(tmp_path, fast_pla
 def test_a_registered_toy_test_runs_as_a_check(tmp_path, fast_plan, toy):
     checks = "checks: [permutation, toy_sign]"
     plan = _plan(tmp_path, fast_plan, test="permutation", checks=checks)
-    result = analyze(_study(tmp_path), plan, write_report=False)
+    result = harness.analyze(_study(tmp_path), plan, write_report=False)
     row = next(e for e in result.estimates if e.name == NAME)
     assert row.role == "check" and row.label == "Toy sign test (check)"
     assert row.note == "toy interval; toy note" and row.p_value < 1e-6
