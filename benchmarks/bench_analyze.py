@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.analysis import analyze
-from harness.analysis.planning.plan_file import Design
+from harness.analysis.plan.plan_file import Design
+from harness.analysis.run import analyze
 from harness.analysis.simulation.study_folder import write_simulated_study
 
 TARGET_S = 30.0

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.plan.plan_file import Design, load_plan
 from harness.analysis.simulation.full_design import (
     latent_parameters,
     rejection_rates,

@@ -30,7 +30,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.plan.plan_file import Design, load_plan
 from harness.analysis.simulation.known_accuracy import (
     Reviewers,
     latent_batch,

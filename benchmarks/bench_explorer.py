@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.explore.browser
 
-from harness.analysis.planning.plan_file import Design  # noqa: E402
+from harness.analysis.plan.plan_file import Design  # noqa: E402
 from harness.analysis.simulation.study_folder import write_simulated_study  # noqa: E402
 from harness.explore import write_explorer  # noqa: E402
 from harness.study.store import Study  # noqa: E402

@@ -35,6 +35,7 @@ from functools import partial
 
 import numpy as np
 
+from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.planning.gold_power import (
     Accuracy,
     GoldPlanner,
@@ -44,7 +45,6 @@ from harness.analysis.planning.gold_power import (
     supported_power,
     topic_moments,
 )
-from harness.analysis.planning.plan_file import load_plan
 from harness.analysis.simulation.gold import (
     Cell,
     GoldBatch,

@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from harness.analysis.planning.plan_file import load_plan
+from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.simulation.instrument import (
     Batch,
     Decisions,

@@ -21,8 +21,8 @@ from multiprocessing import Pool
 
 import numpy as np
 
+from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.planning.models_power import models_power
-from harness.analysis.planning.plan_file import load_plan
 from harness.analysis.simulation.several_models import model_batch
 from harness.analysis.statistics.across_models import AcrossModels, across_models
 from harness.analysis.statistics.model_verdict import decide_per_model, model_verdicts

@@ -103,7 +103,7 @@ def check_run_settings(settings: RunSettings) -> None:
 
         load_roster(s.reviewers)
     if s.plan is not None:
-        from harness.analysis.planning.plan_file import load_plan
+        from harness.analysis.plan.plan_file import load_plan
 
         load_plan(s.plan)
     if s.topics is not None:
@@ -322,7 +322,7 @@ def _blind(
 
 
 def _prereg(folder: Path, plan: Path | None) -> str:
-    from harness.analysis import prereg
+    from harness.analysis.planning.preregister import prereg
     from harness.study.manifest import load_manifest
 
     if "prereg" in load_manifest(folder):
@@ -387,7 +387,7 @@ def _probe(folder: Path, model: str | None) -> str:
 
 
 def _analyze(folder: Path, out: dict[str, object]) -> str:
-    from harness.analysis import analyze
+    from harness.analysis.run import analyze
 
     result = analyze(folder)
     out["verdict"] = result.verdict.label

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
 
 BUNDLED_SAMPLE = "  topics: 0.25 "
 

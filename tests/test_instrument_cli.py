@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
 from tests.cli_run import run_subprocess
 from tests.judge.conftest import fill_study
 from tests.judge.fakes import fill_workbook

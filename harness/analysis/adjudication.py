@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from harness.analysis.data import StudyData, adjudicator_controls
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.report.results import AdjudicationResult
 from harness.analysis.statistics.accuracy import (
     Accuracy,
@@ -35,6 +35,7 @@ from harness.analysis.statistics.adjudicated import (
     tiers,
 )
 from harness.analysis.statistics.corrected import inverse_youden
+from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure
 from harness.analysis.statistics.ppi import PPIResult
 
@@ -248,7 +249,6 @@ def _per_model(
 
 
 def _model_rows(per_model: list[tuple[str, PPIResult]], plan: Plan) -> list[dict[str, Any]]:
-    from harness.analysis.statistics.holm import holm_adjust
 
     usable = [p.n_labelled >= 2 for _, p in per_model]
     raw = [p.p_greater() if ok else math.nan for (_, p), ok in zip(per_model, usable, strict=True)]

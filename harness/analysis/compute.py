@@ -10,20 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness._version import __version__
 from harness.analysis.adjudication import Adjudicated, analyse_adjudication, roles_of
 from harness.analysis.data import StudyData, adjudicator_ids, primary_controls
-from harness.analysis.planning.plan_file import LoadedPlan, Plan
-from harness.analysis.planning.sample_size import (
-    paired_power,
-    paired_sample_size,
-    tost_power,
-    tost_sample_size,
-)
+from harness.analysis.plan.plan_file import LoadedPlan, Plan
+from harness.analysis.plan.primary_tests import primary_test
 from harness.analysis.report.results import (
     AgreementResult,
     AnalysisResult,
     ConsensusCounts,
     ControlsResult,
+    DecisiveNeeds,
     DesignSummary,
     EquivalenceResult,
     Estimate,
@@ -63,6 +60,12 @@ from harness.analysis.statistics.model_verdict import (
 )
 from harness.analysis.statistics.pooled import Pooled, pooled_test
 from harness.analysis.statistics.primary import PrimaryOutcome, run_primary
+from harness.analysis.statistics.sample_size import (
+    paired_power,
+    paired_sample_size,
+    tost_power,
+    tost_sample_size,
+)
 from harness.analysis.statistics.tier_agreement import tiers_disagree
 from harness.analysis.statistics.verdict import (
     AccuracyGate,
@@ -80,20 +83,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.analysis.statistics.consensus import Judgments, TopicTable
-
-TEST_NAMES = {
-    "permutation": "Topic-level paired permutation test",
-    "mcnemar_exact": "McNemar exact conditional test on the consensus table",
-    "mcnemar_midp": "McNemar mid-p test on the consensus table",
-    "gee": "Binomial GEE, exchangeable, clustered on topic, bias-reduced covariance",
-}
-
-CHECK_LABELS = {
-    "permutation": "Topic-level permutation test of mean d_t",
-    "mcnemar_exact": "McNemar exact (consensus), Tango CI",
-    "mcnemar_midp": "McNemar mid-p (consensus), Tango CI",
-    "gee": "GEE clustered on topic (bias-reduced)",
-}
 
 RARE_NOVELTY = 0.10  # below this adjudicated novel rate, a refutation carries a caution
 
@@ -117,8 +106,6 @@ def compute(
     folder: Path,
 ) -> AnalysisResult:
     """Every analysis of the plan on loaded data (no files written)."""
-    from harness._version import __version__
-
     plan = loaded.plan
     adjudicated = analyse_adjudication(data, plan, manifest)
     full = data  # both tiers' judgments, for the tiers' agreement on the adjudicated items
@@ -159,7 +146,7 @@ def compute(
         estimable=math.isfinite(primary.estimate),
     )
     needs = _needs(ctl, table.d, plan)
-    gate = AccuracyGate(ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs["text"])
+    gate = AccuracyGate(ctl.gate_ok, ctl.gate_reason, ctl.equivalence, needs.text)
     decision = decide(primary, equivalence, plan, withheld, gate)
     across = study_across_models(j, plan)
     verdicts = model_verdicts(across, plan, gate, ctl.youden_bound) if across else []
@@ -391,7 +378,7 @@ def _observed_equivalence(d: np.ndarray, counts: dict[str, int], n: int, plan: P
     return betting(d, sesoi, alpha)
 
 
-def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
+def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> DecisiveNeeds:
     """Accuracy, control judgments and topics a decisive study needs (exact gate power)."""
     c, alpha, target = plan.controls, plan.primary.alpha, plan.planning.power
     acc = ctl.weighted.accuracy
@@ -427,15 +414,15 @@ def _needs(ctl: ControlsAnalysis, d: np.ndarray, plan: Plan) -> dict[str, Any]:
                 f"of d_t, {sd:.3f}; the betting test needs more; the Power section's smaller "
                 f"count is for the paired t-test as if the reviewers were perfect)"
             )
-    return {
-        "sensitivity": sens,
-        "specificity": spec,
-        "basis": basis,
-        "design_effect": deff,
-        "controls": needed,
-        "topics": topics,
-        "text": text,
-    }
+    return DecisiveNeeds(
+        sensitivity=sens,
+        specificity=spec,
+        basis=basis,
+        design_effect=deff,
+        controls=needed,
+        topics=topics,
+        text=text,
+    )
 
 
 def _roster_design(ctl: ControlsAnalysis) -> tuple[float, str]:
@@ -453,7 +440,7 @@ def _roster_design(ctl: ControlsAnalysis) -> tuple[float, str]:
 
 
 def _controls_result(
-    ctl: ControlsAnalysis, plan: Plan, needs: dict[str, Any], manifest: dict[str, Any]
+    ctl: ControlsAnalysis, plan: Plan, needs: DecisiveNeeds, manifest: dict[str, Any]
 ) -> ControlsResult:
     c, pooled, corr = plan.controls, ctl.weighted.accuracy, ctl.corrected
     low, high = pooled.youden_ci() if pooled.estimable else (math.nan, math.nan)
@@ -506,7 +493,7 @@ def _controls_result(
     )
 
 
-def leak_auc(manifest: dict[str, Any]) -> dict[str, Any] | None:
+def leak_auc(manifest: dict[str, Any]) -> dict[str, float] | None:
     """The controls-vs-real separability that `judge --blind`'s leak audit recorded
     (manifest `leak_audit.controls`: auc, ci_low, ci_high, ...), or None before any controls."""
     audit = (manifest.get("leak_audit") or {}).get("controls")
@@ -579,42 +566,11 @@ def _literal_result(pooled: Pooled, literal: tuple[str, str]) -> LiteralRuleResu
 def _primary_result(primary: PrimaryOutcome, plan: Plan) -> PrimaryResult:
     table = primary.table
     keep = table.complete
-    details: dict[str, Any] = {}
-    if primary.signflip is not None:
-        s = primary.signflip
-        details = {
-            "distribution": s.method,
-            "nonzero_topics": s.n_nonzero,
-            "p_conventional": s.p_greater,
-            "p_mid": s.p_greater_mid,
-        }
-        label = "mid-p" if plan.primary.p_value == "mid" else "conventional"
-        sd = float(np.std(table.d, ddof=1)) if table.d.size > 1 else None
-    elif primary.mcnemar is not None:
-        m = primary.mcnemar
-        details = {
-            "b": m.b,
-            "c": m.c,
-            "p_exact": m.p_exact_greater,
-            "p_midp": m.p_midp_greater,
-            "ci": "Tango score interval",
-        }
-        label = "mid-p" if primary.test == "mcnemar_midp" else "exact"
-        cross, single = table.consensus(plan.consensus.threshold, plan.primary.seed)
-        diff = cross.astype(float) - single.astype(float)
-        sd = float(np.std(diff, ddof=1)) if diff.size > 1 else None
-    else:
-        label = "Wald z, bias-reduced covariance"
-        sd = float(np.std(table.d, ddof=1)) if table.d.size > 1 else None
-        if primary.gee is not None:
-            details = {
-                "odds_ratio": primary.gee.odds_ratio,
-                "working_correlation": primary.gee.working_correlation,
-                "subsampled_from": primary.gee.subsampled_from,
-            }
+    diff = _differences(primary, plan)
+    sd = float(np.std(diff, ddof=1)) if diff.size > 1 else None
     return PrimaryResult(
         test=primary.test,
-        description=TEST_NAMES[primary.test] + ", one-sided",
+        description=primary_test(primary.test).label + ", one-sided",
         n_topics=primary.n_topics,
         mean_cross=_num(float(np.mean(table.p_cross[keep]))) if keep.any() else None,
         mean_single=_num(float(np.mean(table.p_single[keep]))) if keep.any() else None,
@@ -622,12 +578,22 @@ def _primary_result(primary: PrimaryOutcome, plan: Plan) -> PrimaryResult:
         ci_low=_num(primary.ci_low),
         ci_high=_num(primary.ci_high),
         p_value=primary.p_greater,
-        p_label=label,
+        p_label=primary.p_label,
         p_less=primary.p_less,
         alpha=plan.primary.alpha,
         sd_d=_num(sd) if sd is not None else None,
-        details=details,
+        details=dict(primary.details),
     )
+
+
+def _differences(primary: PrimaryOutcome, plan: Plan) -> np.ndarray:
+    """The per-topic differences the test rests on: those of the consensus table for a test
+    that reads it, else d_t."""
+    if primary_test(primary.test).needs != "consensus_table":
+        return primary.table.d
+    cross, single = primary.table.consensus(plan.consensus.threshold, plan.primary.seed)
+    diff: np.ndarray = cross.astype(float) - single.astype(float)
+    return diff
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -660,28 +626,13 @@ def _estimates(
     data: StudyData, plan: Plan, primary: PrimaryOutcome, y: np.ndarray, pooled: Pooled
 ) -> list[Estimate]:
     j, table = data.judgments, primary.table
-    out = [
-        _estimate(
-            "primary", f"{TEST_NAMES[primary.test]} (primary)", "primary", primary, "one-sided"
-        )
-    ]
+    label = f"{primary_test(primary.test).label} (primary)"
+    out = [_estimate("primary", label, "primary", primary, "one-sided")]
     for test in plan.check_tests:
+        record = primary_test(test)
         outcome = run_primary(j, plan, test=test, table=table)
-        note = {
-            "permutation": "95% t interval of the mean d_t",
-            "mcnemar_exact": "Tango score interval",
-            "mcnemar_midp": "Tango score interval",
-            "gee": "marginal risk difference, delta-method interval",
-        }[test]
-        if outcome.gee is not None:
-            g = outcome.gee
-            low, high = g.or_ci()
-            note += f"; odds ratio {g.odds_ratio:.3f} [{low:.3f}, {high:.3f}]" + (
-                f"; random subsample of {g.n_topics} of {g.subsampled_from} topics"
-                if g.subsampled_from
-                else ""
-            )
-        out.append(_estimate(test, CHECK_LABELS[test], "check", outcome, "one-sided", note))
+        note = record.check_note + outcome.note
+        out.append(_estimate(test, record.check_label, "check", outcome, "one-sided", note))
     out.append(
         Estimate(
             name="literal_rule",
@@ -813,15 +764,12 @@ def _power(primary: PrimaryOutcome, plan: Plan) -> PowerSummary:
         plan.equivalence.sesoi,
         plan.planning.power,
     )
-    d = primary.table.d
-    if primary.mcnemar is not None:
-        cross, single = primary.table.consensus(plan.consensus.threshold, plan.primary.seed)
-        d = cross.astype(float) - single.astype(float)
+    d = _differences(primary, plan)
     sd = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
     basis = (
-        "normal approximation with the observed SD of the per-topic differences"
-        if primary.mcnemar is None
-        else "normal approximation with the observed SD of the consensus differences"
+        "normal approximation with the observed SD of the consensus differences"
+        if primary_test(primary.test).needs == "consensus_table"
+        else "normal approximation with the observed SD of the per-topic differences"
     )
     if not math.isfinite(sd) or sd <= 0 or n < 2:
         return PowerSummary(

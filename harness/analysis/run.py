@@ -1,20 +1,30 @@
 """`analyze`: verify, unblind, run the preregistered plan, decide, write the report.
 
-The statistics load inside `analyze`, so importing this module (and `harness`) stays light.
+Importing this module loads the statistics (numpy, scipy, pandas): `import harness` loads it on
+the first use of `harness.analyze`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.analysis.blinded_steps import blinded_steps
+from harness.analysis.compute import compute
+from harness.analysis.data import load_study
+from harness.analysis.plan.plan_file import LoadedPlan, bundled_plan_path, load_plan
+from harness.analysis.report.results import AnalysisResult
+from harness.analysis.report.writer import write_report as write
 from harness.errors import HarnessError
+from harness.explore import write_explorer
 from harness.study.lock import writes_study
+from harness.study.manifest import load_manifest, record_command, record_section
 from harness.study.store import Study
-
-if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import LoadedPlan
-    from harness.analysis.report.results import AnalysisResult
+from harness.study.tables.adjudication import escalation_due
+from harness.study.tables.assignments import count_assignments, outstanding_reviews
+from harness.study.tables.judge_reads import step_records_frame
+from harness.study.tables.reviews import late_reviews
+from harness.study.unblinding import mark_unblinded
 
 
 @writes_study
@@ -31,11 +41,6 @@ def analyze(
     Refused while assigned reviews are outstanding: unblinding cannot be undone. `partial`
     analyses what has come in, recorded as a deviation in the manifest and the report.
     """
-    from harness.analysis.compute import compute
-    from harness.analysis.data import load_study
-    from harness.study.manifest import load_manifest, record_command, record_section
-    from harness.study.unblinding import mark_unblinded
-
     folder = Path(study_dir)
     with Study.open(folder) as study:
         manifest = load_manifest(folder)
@@ -63,9 +68,6 @@ def analyze(
         result = _with_accepted_unsure(manifest, result)
         result = _with_blinded_steps(study, result)
         if write_report:
-            from harness.analysis.report.writer import write_report as write
-            from harness.explore import write_explorer
-
             result = write(result, study.report_dir, loaded.plan, loaded.text)
             write_explorer(study, result.report_files["explorer"])
     record_section(
@@ -92,8 +94,6 @@ def analyze(
 def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bool) -> int:
     """Items the adjudicators disagree on that a later round should reach first (plan
     `adjudication.escalate`): refused unless `partial`, else their number."""
-    from harness.study.tables.adjudication import escalation_due
-
     disputed = len(escalation_due(study, manifest.get("adjudication") or {}, unsure))
     if disputed and not partial:
         raise HarnessError(
@@ -109,8 +109,6 @@ def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bo
 def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:
     """Assigned reviews not yet in (primary reviewers and adjudicators alike): None when every
     one is in; refused unless `partial`, else what is missing, for the manifest."""
-    from harness.study.tables.assignments import count_assignments, outstanding_reviews
-
     rows = outstanding_reviews(study)
     if not rows:
         return None
@@ -140,8 +138,6 @@ def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:
 
 def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
     """The result with the count of reviews stored after the unblinding, and a note on them."""
-    from harness.study.tables.reviews import late_reviews
-
     late = late_reviews(study)
     design = result.design.model_copy(update={"reviews_after_unblinding": late.count})
     if not late.count:
@@ -156,9 +152,6 @@ def _with_late_reviews(study: Study, result: AnalysisResult) -> AnalysisResult:
 
 def _with_blinded_steps(study: Study, result: AnalysisResult) -> AnalysisResult:
     """The result with the blinded steps' models and fidelity per condition."""
-    from harness.analysis.blinded_steps import blinded_steps
-    from harness.study.tables.judge_reads import step_records_frame
-
     return result.model_copy(update={"blinded_steps": blinded_steps(step_records_frame(study))})
 
 
@@ -185,8 +178,6 @@ def resolve_plan(
     manifest: dict[str, Any], plan: str | Path | None, allow_deviation: bool
 ) -> tuple[LoadedPlan, list[str]]:
     """Load the plan (given, else the preregistered one, else bundled); compare with prereg."""
-    from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
-
     prereg = manifest.get("prereg") or {}
     if plan is None:
         registered = prereg.get("plan_path")

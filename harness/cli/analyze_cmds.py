@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from harness.analysis import analyze as run_analysis
-from harness.analysis import power as plan_power
-from harness.analysis import prereg as write_prereg
+from harness.analysis.planning.power_analysis import power as plan_power
+from harness.analysis.planning.preregister import prereg as write_prereg
+from harness.analysis.run import analyze as run_analysis
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
 from harness.cli._params import check_positive

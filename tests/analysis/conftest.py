@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.analysis import analyze
+from harness.analysis.run import analyze
 from harness.analysis.statistics.ppi import ppi_mean
 from tests.analysis.helpers import CONDITIONS, TWO_HUMANS, build_study, control_judgments
 

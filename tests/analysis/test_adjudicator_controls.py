@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from harness.analysis import analyze
 from harness.analysis.data import adjudicator_controls, load_study, primary_controls
+from harness.analysis.run import analyze
 from harness.analysis.statistics.accuracy import accuracy_table, coded_controls
 from harness.study.store import Study
 from tests.analysis.helpers import CONDITIONS, TWO_HUMANS, build_study, control_judgments

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.analysis import analyze
+from harness.analysis.run import analyze
 from harness.study.manifest import load_manifest
 from tests.analysis.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
 

@@ -4,9 +4,9 @@ is labelled a check on their own scale."""
 
 from __future__ import annotations
 
-from harness.analysis import analyze
 from harness.analysis.report import figures
 from harness.analysis.report.results import fmt
+from harness.analysis.run import analyze
 from tests.analysis.helpers import CONDITIONS, TWO_HUMANS, build_study
 from tests.analysis.test_adjudication import _truthful_study
 

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from harness.analysis import analyze
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
+from harness.analysis.run import analyze
 from harness.errors import HarnessError
 from harness.study.manifest import load_manifest
 from harness.study.store import Study

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from harness.analysis import analyze
+from harness.analysis.run import analyze
 from harness.explore import write_explorer
 from harness.explore.data import page_data
 from harness.explore.page import embed_json

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
 from harness.study.store import Study
 from tests.judge.conftest import fill_study
 from tests.judge.fakes import ScriptedBackend

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis import analyze
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
+from harness.analysis.run import analyze
 from harness.judge.review_status import review_status
 from harness.study.store import Study
 from tests.analysis.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments

@@ -10,11 +10,13 @@ figures are simulated (harness.analysis.planning.equivalence_power), with their 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.planning.equivalence_power import equivalence_power, equivalence_topics
-from harness.analysis.planning.plan_file import Plan
-from harness.analysis.planning.sample_size import (
+from harness.analysis.statistics.decisive import youden_bound
+from harness.analysis.statistics.sample_size import (
     discordant,
     mcnemar_power,
     paired_power,
@@ -22,7 +24,6 @@ from harness.analysis.planning.sample_size import (
     sd_binary_difference,
     tost_sample_size,
 )
-from harness.analysis.statistics.decisive import youden_bound
 from harness.errors import HarnessError
 
 BANK_REPS = 400  # simulated studies per equivalence estimate (Monte Carlo SE <= 0.025)
@@ -109,7 +110,7 @@ def _equivalence(
     return {"margin": margin, "power": at.power, "se": at.se, "needed": needed, "normal": normal}
 
 
-def _needed(compute: Any) -> int | None:
+def _needed(compute: Callable[[], int | None]) -> int | None:
     try:
         needed: int | None = compute()
         return needed

@@ -32,9 +32,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-# `import harness` does not reach this module (power_analysis imports it inside functions)
+# `import harness` does not reach this module (`harness.analysis` loads `power` on first use)
 import numpy as np  # noqa: TID253
 from scipy import stats  # noqa: TID253
+
+from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
 
 ADJUDICATOR_ACCURACY = 0.95  # careful reviewers with thorough searches
 AGREEMENTS = (0.7, 0.85, 0.95)  # primary accuracies shown when none is given
@@ -149,8 +151,9 @@ def refuted_power(se: Any, difference: float, alpha: float, sesoi: float, adjudi
     z = _quantile(alpha, adjudicated) * se
     inside = sesoi - z  # TOST rejects when |estimate| < sesoi - z
 
-    def below(x: Any) -> Any:
-        return stats.norm.cdf((x - difference) / se)
+    def below(x: np.ndarray) -> np.ndarray:
+        cdf: np.ndarray = stats.norm.cdf((x - difference) / se)
+        return cdf
 
     upper = np.minimum(inside, z)  # the refuted region stops where `supported` begins
     tost = np.maximum(below(upper) - below(np.maximum(-inside, -z)), 0.0)
@@ -422,7 +425,6 @@ def _measured(
     if min_youden is None:
         return None
     agreement = agreements[len(agreements) // 2]
-    from harness.analysis.simulation.instrument import Scenario
 
     share = adjudicated / s.topics
     controls = Scenario(
@@ -575,8 +577,6 @@ def measured_power(
     `require_robust` (`adjudication.differential_error: require`) a `supported` counts only when it
     is robust to the adjudicators' differential error. The normal approximation above is the
     t reference's and overstates what the rule can reach."""
-    from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
-
     s = settings
     rng = np.random.default_rng(MEASURED_SEED)
     out = []

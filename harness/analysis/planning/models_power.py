@@ -18,7 +18,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.analysis.planning.sample_size import paired_power, paired_sample_size
+from harness.analysis.statistics.sample_size import paired_power, paired_sample_size
 from harness.errors import HarnessError
 
 

@@ -12,14 +12,45 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.analysis.plan.plan_file import Design, Plan, load_plan
+from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_lines, bank_power
+from harness.analysis.planning.gold_power import (
+    AGREEMENTS,
+    GoldPowerSettings,
+    adjudicated_lines,
+    adjudicated_power,
+    parse_share_or_count,
+    sample_size,
+)
+from harness.analysis.planning.models_power import models_lines, models_power
+from harness.analysis.planning.study_design import study_design
+from harness.analysis.simulation.design_search import SearchResult
+from harness.analysis.simulation.simulated_power import SimulationResult, simulate_design
+from harness.analysis.statistics.decisive import (
+    controls_needed,
+    corrected_tost_power,
+    corrected_tost_topics,
+    gate_power,
+    youden_bound,
+)
+from harness.analysis.statistics.sample_size import (
+    discordant,
+    mcnemar_power,
+    mcnemar_sample_size,
+    minimal_detectable_effect,
+    paired_power,
+    paired_sample_size,
+    power_curve,
+    sd_binary_difference,
+    tost_power,
+    tost_sample_size,
+)
 from harness.errors import HarnessError
+from harness.materials.bank import load_topic_bank
+from harness.progress import status
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from harness.analysis.planning.plan_file import Design, Plan
-    from harness.analysis.simulation.design_search import SearchResult
-    from harness.analysis.simulation.simulated_power import SimulationResult
 
 
 @dataclass
@@ -52,18 +83,12 @@ class PowerResult:
             f"{a['tost_needed']}",
         ]
         if self.models:
-            from harness.analysis.planning.models_power import models_lines
-
             lines += models_lines(self.models, i["topics"], i["effect"])
         if self.accuracy:
             lines += accuracy_lines(self.accuracy, i)
         if self.bank:
-            from harness.analysis.planning.bank_power import bank_lines
-
             lines += bank_lines(self.bank, i)
         if self.adjudicated:
-            from harness.analysis.planning.gold_power import adjudicated_lines
-
             lines += adjudicated_lines(self.adjudicated)
         if self.simulation:
             lines += _simulation_lines(self.simulation, i)
@@ -184,16 +209,8 @@ def power(
     harness.analysis.planning.gold_power)."""
     import numpy as np
 
-    from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_power
-    from harness.analysis.planning.plan_file import Plan, load_plan
-    from harness.analysis.planning.sample_size import power_curve
-    from harness.analysis.simulation.simulated_power import simulate_design
-    from harness.progress import status
-
     from_file = None
     if study_file is not None:
-        from harness.analysis.planning.study_design import study_design
-
         from_file = study_design(study_file)
         topics = topics or from_file.topics
         models = from_file.models if models is None else models
@@ -243,8 +260,6 @@ def power(
     if from_file is not None:
         result.notes.append(from_file.line())
     if inputs["models"] > 1:
-        from harness.analysis.planning.models_power import models_power
-
         result.models = models_power(
             topics=inputs["topics"],
             effect=inputs["effect"],
@@ -302,14 +317,6 @@ def _adjudicated(
     samples: int | None,
 ) -> dict[str, Any] | None:
     """The adjudicated design's figures, or None without a sample (plan or argument)."""
-    from harness.analysis.planning.gold_power import (
-        AGREEMENTS,
-        GoldPowerSettings,
-        adjudicated_power,
-        parse_share_or_count,
-        sample_size,
-    )
-
     section = getattr(plan, "adjudication", None)  # plans before the gold subsample lack it
     if isinstance(sample, str):
         try:
@@ -367,25 +374,12 @@ def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | N
 
 def bank_size(path: Path | None) -> tuple[int, str]:
     """Topics in a bank (None: the bundled one) and how to name it."""
-    from harness.materials.bank import load_topic_bank
-
     loaded = load_topic_bank(path)
     label = ", ".join(f.name for f in loaded.files) if path is not None else "bundled bank"
     return len(loaded.topics), label
 
 
 def _analytic(i: dict[str, Any]) -> dict[str, Any]:
-    from harness.analysis.planning.sample_size import (
-        discordant,
-        mcnemar_power,
-        mcnemar_sample_size,
-        minimal_detectable_effect,
-        paired_power,
-        paired_sample_size,
-        sd_binary_difference,
-        tost_power,
-        tost_sample_size,
-    )
 
     p_cross = i["p_single"] + i["effect"]
     p10, p01 = discordant(p_cross, i["p_single"], i["rho"])
@@ -414,19 +408,6 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
 
 def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
     """Power of both verdicts when reviewers misclassify as the plan's planning section says."""
-    from harness.analysis.planning.sample_size import (
-        paired_power,
-        paired_sample_size,
-        sd_binary_difference,
-    )
-    from harness.analysis.statistics.decisive import (
-        controls_needed,
-        corrected_tost_power,
-        corrected_tost_topics,
-        gate_power,
-        youden_bound,
-    )
-
     p, c = plan.planning, plan.controls
     sens, spec = p.sensitivity, p.specificity
     youden = sens + spec - 1.0
@@ -472,7 +453,6 @@ def _or_none(compute: Callable[[], int | None]) -> int | None:
 
 
 def _simulation(sim: SimulationResult, design: Design, i: dict[str, Any]) -> dict[str, Any]:
-    from harness.analysis.planning.sample_size import tost_power, tost_sample_size
 
     sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
     tost = (

@@ -9,17 +9,30 @@ which `analyze` checks.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.analysis.plan.plan_file import LoadedPlan, Plan, load_plan
+from harness.analysis.statistics.decisive import controls_needed
+from harness.analysis.statistics.sample_size import (
+    discordant,
+    mcnemar_power,
+    mcnemar_sample_size,
+    paired_power,
+    paired_sample_size,
+    sd_binary_difference,
+    tost_power,
+    tost_sample_size,
+)
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
+from harness.study.manifest import load_manifest, record_command, record_materials, record_section
 from harness.study.store import Study
-
-if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import LoadedPlan, Plan
+from harness.study.tables.outputs import most_samples, output_models
+from harness.study.tables.views import reviewer_kinds, store_counts
 
 PREREG_NAME = "prereg.md"
 
@@ -49,14 +62,6 @@ class PreregResult:
 @writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
-    from harness.analysis.planning.plan_file import load_plan
-    from harness.study.manifest import (
-        load_manifest,
-        record_command,
-        record_materials,
-        record_section,
-    )
-
     folder = Path(study_dir)
     loaded = load_plan(plan)
     with Study.open(folder) as study:
@@ -77,8 +82,6 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
 
 
 def _facts(study: Study) -> dict[str, Any]:
-    from harness.study.tables.outputs import most_samples, output_models
-    from harness.study.tables.views import reviewer_kinds, store_counts
 
     counts = store_counts(study)
     return {
@@ -98,17 +101,6 @@ def _facts(study: Study) -> dict[str, Any]:
 
 def power_lines(plan: Plan, topics: int) -> list[str]:
     """The power analysis of prereg.md for `topics` topics under the plan's assumptions."""
-    from harness.analysis.planning.sample_size import (
-        discordant,
-        mcnemar_power,
-        mcnemar_sample_size,
-        paired_power,
-        paired_sample_size,
-        sd_binary_difference,
-        tost_power,
-        tost_sample_size,
-    )
-
     p = plan.planning
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     try:
@@ -169,7 +161,7 @@ def _differential_line(mode: str) -> str:
     )
 
 
-def _safe(compute: Any) -> str:
+def _safe(compute: Callable[[], float]) -> str:
     try:
         value = compute()
     except HarnessError as error:
@@ -289,8 +281,6 @@ def _unsure_limit_line(limit: float) -> str:
 
 def controls_lines(plan: Plan) -> list[str]:
     """What the plan fixes about control items and how accuracy enters the verdict."""
-    from harness.analysis.statistics.decisive import controls_needed
-
     c, p = plan.controls, plan.planning
     unsure = plan.outcome.unsure.replace("_", " ")
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.materials.bank import load_topic_bank
+from harness.study_file import load_study_file
+
 __all__ = ["StudyDesign", "study_design"]
 
 
@@ -36,9 +39,6 @@ class StudyDesign:
 
 def study_design(path: str | Path) -> StudyDesign:
     """Read the file (errors name file, line and field) and the size of its bank."""
-    from harness.materials.bank import load_topic_bank
-    from harness.study_file import load_study_file
-
     loaded = load_study_file(path)
     config = loaded.config
     bank = loaded.resolve(config.topics)

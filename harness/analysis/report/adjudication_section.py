@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.analysis.report.render import Block
-from harness.analysis.report.results import AnalysisResult, fmt, fmt_p
+from harness.analysis.report.results import AdjudicationResult, AnalysisResult, fmt, fmt_p
 
 
 def adjudication_blocks(r: AnalysisResult) -> list[Block]:
@@ -81,7 +81,7 @@ DIFF_HEADER = [
 ]
 
 
-def _instrument_blocks(a: Any) -> list[Block]:
+def _instrument_blocks(a: AdjudicationResult) -> list[Block]:
     """The adjudicators measured on the planted controls in their own packets."""
     head = Block("h2", "The adjudicators measured (planted controls)")
     gate = "They were shown to discriminate: " if a.adjudicator_gate else ""
@@ -132,7 +132,7 @@ def _instrument_blocks(a: Any) -> list[Block]:
     return out
 
 
-def _method_text(a: Any, who: str) -> str:
+def _method_text(a: AdjudicationResult, who: str) -> str:
     return (
         f"{len(a.adjudicators)} {who} adjudicators judged every item of {a.topics_sampled} "
         f"topics drawn at random ({a.draw.get('method', 'seeded draw')}, seed "
@@ -147,12 +147,12 @@ def _method_text(a: Any, who: str) -> str:
     )
 
 
-def _reads(a: Any) -> bool:
+def _reads(a: AdjudicationResult) -> bool:
     """The report's interval is the one `refuted`'s tests at alpha / 2 read."""
     return bool(abs(a.ci_level - (1 - a.alpha)) < 1e-9)
 
 
-def _rows(a: Any) -> list[list[str]]:
+def _rows(a: AdjudicationResult) -> list[list[str]]:
     ci = f"[{fmt(a.ci_low, signed=True)}, {fmt(a.ci_high, signed=True)}]"
     tost = f"[{fmt(a.tost_low, signed=True)}, {fmt(a.tost_high, signed=True)}]"
     rows = [

@@ -62,7 +62,7 @@ class PrimaryResult(_Model):
     p_less: float
     alpha: float
     sd_d: float | None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, str | int | float | None] = Field(default_factory=dict)
 
 
 class EquivalenceResult(_Model):
@@ -129,6 +129,18 @@ class PowerSummary(_Model):
     curve: list[dict[str, float]]
 
 
+class DecisiveNeeds(_Model):
+    """Accuracy, control judgments and topics a decisive study needs (exact gate power)."""
+
+    sensitivity: float
+    specificity: float
+    basis: str  # the accuracy observed, or the plan's assumed accuracy
+    design_effect: float
+    controls: int | None  # None: no number of controls is enough
+    topics: int | None
+    text: str
+
+
 class ControlsResult(_Model):
     """Reviewer accuracy on control items and the corrected difference the verdict rests on."""
 
@@ -158,8 +170,8 @@ class ControlsResult(_Model):
     corrected_note: str
     equivalence: EquivalenceResult | None
     youden_bound: float | None  # J_L that scaled the observed-scale margin
-    needs: dict[str, Any]  # accuracy, controls and topics a decisive study needs
-    leak_auc: dict[str, Any] | None  # controls-vs-real separability from the leak audit
+    needs: DecisiveNeeds
+    leak_auc: dict[str, float] | None  # controls-vs-real separability from the leak audit
     corrected_unreliable: bool = False  # J-hat too uncertain: plain 1/J-hat (see the note)
 
 

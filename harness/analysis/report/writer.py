@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
+from harness.analysis.plan.primary_tests import primary_test
 from harness.analysis.report.adjudication_section import adjudication_blocks
 from harness.analysis.report.figures import caption, figure_names, render_all
 from harness.analysis.report.render import Block, html_page, markdown
@@ -272,8 +273,8 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
                     f"with AUC {value:.3f}{ci} (0.5: indistinguishable).",
                 )
             )
-    if not c.gate_ok and c.needs.get("text"):
-        out.append(Block("p", c.needs["text"] + "."))
+    if not c.gate_ok and c.needs.text:
+        out.append(Block("p", c.needs.text + "."))
     return out
 
 
@@ -449,38 +450,8 @@ def _method(r: AnalysisResult, plan: Plan) -> list[Block]:
 
 
 def _primary_method(plan: Plan) -> str:
-    """The primary test as the method section describes it."""
-    return {
-        "permutation": (
-            (
-                "a topic-level permutation test of the mean of d_t that relabels the three "
-                "conditions within each topic: under the null hypothesis they are exchangeable, so "
-                "each topic's difference is, with probability 1/3 each, the value it takes with "
-                "cross, single_a or single_b labelled cross; the reference distribution over all "
-                "3^n labellings is computed exactly by convolution (Monte Carlo only when too "
-                "large). The p-value is "
-                if plan.single == "mean_of_singles"
-                else "a topic-level paired sign-flip permutation test of the mean of d_t: under the "
-                "null hypothesis each topic's difference is as likely to have the opposite sign; "
-                "the reference distribution over all 2^n sign patterns is computed exactly by "
-                "convolution (Monte Carlo only when too large). The p-value is "
-            )
-            + (
-                "the mid-p, P(T* > T) + P(T* = T)/2, which keeps the size near alpha although "
-                "d_t takes few distinct values"
-                if plan.primary.p_value == "mid"
-                else "P(T* >= T)"
-            )
-            + ". The 95% interval is the t interval of the mean d_t."
-        ),
-        "mcnemar_exact": "McNemar's exact conditional test on the consensus table, with Tango's "
-        "score interval for the paired difference.",
-        "mcnemar_midp": "McNemar's mid-p test on the consensus table, with Tango's score "
-        "interval for the paired difference.",
-        "gee": "a binomial GEE on the judgments (exchangeable working correlation, clusters = "
-        "topics, bias-reduced sandwich covariance); the difference is the marginal risk "
-        "difference.",
-    }[plan.primary.test]
+    """The primary test as the method section describes it (its record's sentence)."""
+    return primary_test(plan.primary.test).method(plan)
 
 
 def _primary(r: AnalysisResult) -> list[Block]:

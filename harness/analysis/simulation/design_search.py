@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.analysis.planning.plan_file import Design, Plan
+from harness.analysis.plan.plan_file import Design, Plan
 from harness.analysis.simulation.full_design import rejection_rates
 
 #: Above this many topics the simulated search is skipped (too slow); the start is reported.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from harness.analysis.planning.plan_file import Design, Plan
+from harness.analysis.plan.plan_file import Design, Plan
 from harness.analysis.statistics.consensus import (
     CROSS,
     NOT_PUBLISHED,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from harness.analysis.planning.plan_file import Design, Plan
+from harness.analysis.plan.plan_file import Design, Plan
 from harness.analysis.simulation.full_design import latent_parameters
 from harness.analysis.simulation.known_accuracy import Batch, Reviewers
 from harness.analysis.simulation.verdicts import simulate_verdicts

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from harness.analysis.planning.plan_file import Design
+from harness.analysis.plan.plan_file import Design
 from harness.analysis.simulation.full_design import latent_parameters
 
 

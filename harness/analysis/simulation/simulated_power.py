@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from harness.analysis.planning.plan_file import Design, Plan
-from harness.analysis.planning.sample_size import paired_sample_size
+from harness.analysis.plan.plan_file import Design, Plan
 from harness.analysis.simulation.design_search import SearchResult, search_effect, search_topics
 from harness.analysis.simulation.full_design import Rejections, rejection_rates
+from harness.analysis.statistics.sample_size import paired_sample_size
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.analysis.planning.plan_file import Design
+from harness.analysis.plan.plan_file import Design
 from harness.analysis.simulation.full_design import latent_parameters, simulate_judgments
 from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgments
 from harness.errors import HarnessError

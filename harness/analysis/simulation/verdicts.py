@@ -1,6 +1,7 @@
 """The verdict of many simulated studies with controls, by the components `analyze` uses: the
-primary relabelling test, exact accuracy bounds, the corrected difference and its bootstrap, the
-betting equivalence against the scaled margin, and the differential-accuracy check.
+plan's primary test as its record simulates it (a test without a simulation is refused), exact
+accuracy bounds, the corrected difference and its bootstrap, the betting equivalence against the
+scaled margin, and the differential-accuracy check.
 
 Only the bookkeeping is vectorised over studies: the bootstrap draws one set of topic weights and
 control resamples per study *column* at once (each study still gets its own independent
@@ -15,12 +16,13 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
+from harness.analysis.plan.primary_tests import primary_test, primary_test_names
 from harness.analysis.simulation.known_accuracy import Batch
 from harness.analysis.statistics.corrected import MIN_J, inverse_youden
 from harness.analysis.statistics.equivalence import betting_capital
-from harness.analysis.statistics.permutation import relabel_test
 from harness.analysis.statistics.weighted import kish
+from harness.errors import HarnessError
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,17 @@ def youden_bounds(
 
 
 def _primary(p: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
-    greater, less = np.empty(p.shape[0]), np.empty(p.shape[0])
-    for s in range(p.shape[0]):
-        r = relabel_test(p[s], permutations=plan.primary.permutations, seed=plan.primary.seed)
-        greater[s], less[s] = r.p_greater_mid, r.p_less_mid
-    return greater, less
+    """The plan's primary test on every simulated study, as its record simulates it; a test
+    whose record has no simulation is refused rather than replaced by another."""
+    record = primary_test(plan.primary.test)
+    if record.simulate is None:
+        supported = [n for n in primary_test_names() if primary_test(n).simulate is not None]
+        raise HarnessError(
+            f"the simulation of verdicts cannot evaluate the primary test {record.name!r}: "
+            f"{record.simulation_note or 'its record has no simulation'}; it simulates "
+            + ", ".join(supported)
+        )
+    return record.simulate(p, plan)
 
 
 def _bootstrap(

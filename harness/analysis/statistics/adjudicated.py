@@ -15,8 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from harness.analysis.planning.plan_file import Plan
-from harness.analysis.statistics.consensus import CONDITIONS, CROSS, Judgments, TopicTable
+from harness.analysis.plan.plan_file import Plan
+from harness.analysis.statistics.consensus import (
+    CONDITIONS,
+    CROSS,
+    Judgments,
+    TopicTable,
+    code_outcome,
+)
 from harness.analysis.statistics.consensus import topic_table as make_table
 from harness.analysis.statistics.ppi import PPIResult, ppi_mean
 from harness.analysis.statistics.ppi_betting import betting_ppi
@@ -122,8 +128,6 @@ def labelled_judgments(
     `accuracy.coded_controls`: expected (published | not_published), control_kind (cross |
     single), correct. An item whose adjudicators tie (score 0.5) has no clear label and is left
     out; `unsure` follows the plan's outcome coding."""
-    from harness.analysis.statistics.consensus import code_outcome
-
     score = adjudicated.item_score
     clear = adjudicated.item_eligible & np.isin(score, (0.0, 1.0))
     keep = ~role_mask(j, roles, ADJUDICATOR) & clear[j.item]

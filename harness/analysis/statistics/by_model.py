@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.across_models import AcrossModels, across_models
 from harness.analysis.statistics.consensus import Judgments
 from harness.analysis.statistics.primary import table_for

@@ -23,8 +23,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from harness.analysis.planning.sample_size import tost_power, tost_sample_size
 from harness.analysis.statistics.accuracy import Accuracy
+from harness.analysis.statistics.sample_size import tost_power, tost_sample_size
 from harness.errors import HarnessError
 
 MAX_CONTROLS = 1_000_000

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.accuracy import (
     Accuracy,
     Differential,

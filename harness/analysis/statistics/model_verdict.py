@@ -22,9 +22,10 @@ from typing import Literal
 
 import numpy as np
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.across_models import AcrossModels, ModelEffect
 from harness.analysis.statistics.equivalence import Equivalence, betting, paired_t
+from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.instrument import Instrument
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.verdict import (
@@ -132,8 +133,6 @@ def adjudicated_model_verdicts(
     its prediction-powered test is significant after Holm over the models, else its own
     `refuted` or `inconclusive`. `ceilings`: why a model's own adjudicated scale cannot show
     "no difference" (the pooled `ceiling` applies to every model as well)."""
-    from harness.analysis.statistics.holm import holm_adjust
-
     alpha = plan.primary.alpha
     holm = holm_adjust([p.p_greater() for _, p in per_model])
     out = []

@@ -1,27 +1,24 @@
 """The primary analysis as the plan fixes it: one function shared by `analyze`, the secondary
 variants (reviewer kind, unsure coded both ways) and the simulations of `power` and the
 calibration benchmark, so that what is simulated is exactly what is run.
+
+The tests themselves are records in `plan.primary_tests` (the bundled ones: `primary_tests`).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-import numpy as np
-
-from harness.analysis.planning.plan_file import Plan
-from harness.analysis.statistics.consensus import (
-    Judgments,
-    TopicTable,
-    code_outcome,
-    consensus_counts,
-)
+from harness.analysis.plan.plan_file import Plan
+from harness.analysis.plan.primary_tests import primary_test
+from harness.analysis.statistics.consensus import Judgments, TopicTable
 from harness.analysis.statistics.consensus import topic_table as make_table
-from harness.analysis.statistics.equivalence import t_interval
-from harness.analysis.statistics.gee import GeeResult, fit_gee
-from harness.analysis.statistics.paired import McNemar, mcnemar, tango_ci
-from harness.analysis.statistics.permutation import SignFlipResult, relabel_test, sign_flip
+
+__all__ = ["Detail", "PrimaryOutcome", "run_primary", "table_for"]
+
+#: a value of a test's details in report.json (`primary.details`)
+Detail = str | int | float | None
 
 
 @dataclass(frozen=True)
@@ -34,9 +31,9 @@ class PrimaryOutcome:
     ci_high: float
     p_greater: float  # one-sided, the plan's choice of p-value
     p_less: float
-    signflip: SignFlipResult | None = None
-    mcnemar: McNemar | None = None
-    gee: GeeResult | None = None
+    p_label: str = ""  # how the primary row names its p-value ("mid-p", "exact", ...)
+    details: Mapping[str, Detail] = field(default_factory=dict)  # the test's own figures
+    note: str = ""  # appended to the test's row among the checks
 
 
 def table_for(
@@ -50,14 +47,6 @@ def table_for(
     )
 
 
-def _permutation(table: TopicTable, d: np.ndarray, plan: Plan) -> SignFlipResult:
-    """Two arms: sign flips of d. The mean of two singles: relabel the three conditions."""
-    draws, seed = plan.primary.permutations, plan.primary.seed
-    if table.single == "mean_of_singles":
-        return relabel_test(table.p[table.complete], permutations=draws, seed=seed)
-    return sign_flip(d, permutations=draws, seed=seed)
-
-
 def run_primary(
     j: Judgments,
     plan: Plan,
@@ -67,79 +56,8 @@ def run_primary(
     min_reviewers: int | None = None,
     table: TopicTable | None = None,
 ) -> PrimaryOutcome:
-    """Run one of the primary tests (default: the plan's) on a study's judgments."""
-    test = test or plan.primary.test
-    table = (
-        table
-        if table is not None
-        else table_for(j, plan, unsure=unsure, min_reviewers=min_reviewers)
-    )
-    d = table.d
-    n = int(d.size)
-    if test == "permutation":
-        flip = _permutation(table, d, plan)
-        mid = plan.primary.p_value == "mid"
-        low, high = t_interval(d)
-        return PrimaryOutcome(
-            test,
-            table,
-            n,
-            flip.mean,
-            low,
-            high,
-            flip.p_greater_mid if mid else flip.p_greater,
-            flip.p_less_mid if mid else flip.p_less,
-            signflip=flip,
-        )
-    if test in ("mcnemar_exact", "mcnemar_midp"):
-        counts = consensus_counts(*table.consensus(plan.consensus.threshold, plan.primary.seed))
-        result = mcnemar(counts["b"], counts["c"])
-        low, high = tango_ci(counts["b"], counts["c"], n) if n else (-1.0, 1.0)
-        estimate = (counts["b"] - counts["c"]) / n if n else math.nan
-        if test == "mcnemar_midp":
-            return PrimaryOutcome(
-                test,
-                table,
-                n,
-                estimate,
-                low,
-                high,
-                result.p_midp_greater,
-                result.p_midp_less,
-                mcnemar=result,
-            )
-        return PrimaryOutcome(
-            test,
-            table,
-            n,
-            estimate,
-            low,
-            high,
-            result.p_exact_greater,
-            result.p_exact_less,
-            mcnemar=result,
-        )
-    if test == "gee":
-        y = code_outcome(j.verdict, unsure or plan.outcome.unsure)
-        fit = fit_gee(
-            j,
-            y,
-            table.item_eligible,
-            single=plan.single,
-            max_topics=plan.secondary.heavy_max_topics,
-            seed=plan.secondary.seed,
-        )
-        if fit is None:
-            return PrimaryOutcome(test, table, n, math.nan, math.nan, math.nan, 1.0, 1.0)
-        return PrimaryOutcome(
-            test,
-            table,
-            n,
-            fit.risk_difference,
-            fit.rd_ci_low,
-            fit.rd_ci_high,
-            fit.p_greater,
-            fit.p_less,
-            gee=fit,
-        )
-    raise ValueError(f"unknown primary test {test!r}")
+    """Run one of the registered primary tests (default: the plan's) on a study's judgments."""
+    record = primary_test(test or plan.primary.test)
+    if table is None:
+        table = table_for(j, plan, unsure=unsure, min_reviewers=min_reviewers)
+    return record.run(j, table, plan, unsure or plan.outcome.unsure)

@@ -4,6 +4,7 @@ together. None of them can change the verdict; they show where the primary resul
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.report.results import Scale
 from harness.analysis.statistics.consensus import CROSS, Judgments, TopicTable
 from harness.analysis.statistics.gee import topic_subsample
@@ -100,8 +101,6 @@ def _fit_vb(model: Any, seed: int) -> Any:
     data give the same report. fit_vb draws its starting log-SDs as -0.5 + 0.1 N(0, 1): from
     `rng` since statsmodels 0.15, from numpy's global state before, where the same draw is given
     as `sd` instead."""
-    import inspect
-
     rng = np.random.default_rng(seed)
     if "rng" in inspect.signature(model.fit_vb).parameters:
         return model.fit_vb(fit_method="L-BFGS-B", rng=rng)

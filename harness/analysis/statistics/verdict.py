@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.analysis.planning.plan_file import Plan
+from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.equivalence import Equivalence
 from harness.analysis.statistics.instrument import Instrument
 from harness.analysis.statistics.pooled import Pooled

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.analysis.planning.plan_file import load_plan
+from harness.analysis.plan.plan_file import load_plan
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
 
 if TYPE_CHECKING:
-    from harness.analysis.planning.plan_file import Outcome
+    from harness.analysis.plan.plan_file import Outcome
 
 
 def plan_outcome(study: Study) -> Outcome:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pyda
     # rosters and controls files load in `blind`, not with `import harness`
     import pandas as pd
 
-    from harness.analysis.planning.plan_file import Adjudication
+    from harness.analysis.plan.plan_file import Adjudication
     from harness.judge.blinding.blinded_items import ItemsReport, Progress
     from harness.judge.blinding.gold_draw import Draw
     from harness.judge.blinding.leak_audit import Finding, LeakAudit
@@ -264,7 +264,7 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
 def _unsure_coding(plan_path: str) -> str:
     """The plan's coding of `unsure`, kept with the draw: what settles an item's majority for
     `judge --escalate` and `analyze` alike."""
-    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.plan.plan_file import load_plan
 
     return load_plan(plan_path).plan.outcome.unsure
 

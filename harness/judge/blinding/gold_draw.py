@@ -20,7 +20,7 @@ from harness.study.store import Study
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.analysis.planning.plan_file import Adjudication
+    from harness.analysis.plan.plan_file import Adjudication
     from harness.judge.controls.control_plan import ControlSettings
     from harness.judge.routing.roster import Roster
     from harness.judge.routing.route_items import RoutingResult
@@ -60,7 +60,7 @@ class Draw:
 def plan_section(plan_path: str, roster: Roster) -> Adjudication | None:
     """The plan's `adjudication:` section when the study draws a sample, None when it does not;
     refused when the plan and the roster disagree about having adjudicators."""
-    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.plan.plan_file import load_plan
 
     section = load_plan(plan_path).plan.adjudication
     adjudicators = roster.with_role("adjudicator").reviewers

@@ -153,7 +153,7 @@ def one_kind_warning(expected: dict[str, int], cutoff: str | None, years: list[i
 
 def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
     """The preregistered plan's numbers; a plan given that differs from it is refused."""
-    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.plan.plan_file import load_plan
     from harness.study.manifest import load_manifest
 
     prereg = load_manifest(Path(study_dir)).get("prereg") or {}

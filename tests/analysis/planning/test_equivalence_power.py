@@ -14,7 +14,7 @@ from harness.analysis.planning.equivalence_power import (
     equivalence_topics,
 )
 from harness.analysis.planning.power_analysis import power
-from harness.analysis.planning.sample_size import discordant, sd_binary_difference, tost_power
+from harness.analysis.statistics.sample_size import discordant, sd_binary_difference, tost_power
 from harness.errors import HarnessError
 from tests.cli_run import run_cli
 

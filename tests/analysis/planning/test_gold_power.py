@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from harness.analysis.plan.plan_file import Design, bundled_plan_path, load_plan
 from harness.analysis.planning.gold_power import (
     Accuracy,
     GoldPlanner,
@@ -22,7 +23,6 @@ from harness.analysis.planning.gold_power import (
     sample_size,
     topic_moments,
 )
-from harness.analysis.planning.plan_file import Design, bundled_plan_path, load_plan
 from harness.analysis.planning.power_analysis import power
 from harness.analysis.simulation.gold import (
     Cell,

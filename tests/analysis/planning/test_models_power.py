@@ -130,7 +130,7 @@ def test_cli_power_with_one_model_has_no_models_lines_and_bad_values_fail():
 
 
 def test_prereg_states_the_models_rule_of_the_plan():
-    from harness.analysis.planning.plan_file import load_plan
+    from harness.analysis.plan.plan_file import load_plan
     from harness.analysis.planning.preregister import models_lines
 
     plan = load_plan().plan

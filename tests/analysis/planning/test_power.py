@@ -9,9 +9,16 @@ import numpy as np
 import pytest
 from scipy import special
 
-from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.plan.plan_file import Design, load_plan
 from harness.analysis.planning.power_analysis import power
-from harness.analysis.planning.sample_size import (
+from harness.analysis.simulation import design_search
+from harness.analysis.simulation.full_design import (
+    latent_parameters,
+    rejection_rates,
+    simulate_judgments,
+)
+from harness.analysis.simulation.simulated_power import simulate_design
+from harness.analysis.statistics.sample_size import (
     analytic_power,
     discordant,
     mcnemar_power,
@@ -23,13 +30,6 @@ from harness.analysis.planning.sample_size import (
     tost_power,
     tost_sample_size,
 )
-from harness.analysis.simulation import design_search
-from harness.analysis.simulation.full_design import (
-    latent_parameters,
-    rejection_rates,
-    simulate_judgments,
-)
-from harness.analysis.simulation.simulated_power import simulate_design
 from harness.errors import HarnessError
 
 
@@ -217,7 +217,7 @@ def test_equivalence_power_uses_the_sd_at_no_difference():
 
 
 def test_tost_sample_size_when_one_topic_already_has_the_power() -> None:
-    from harness.analysis.planning.sample_size import tost_power, tost_sample_size
+    from harness.analysis.statistics.sample_size import tost_power, tost_sample_size
 
     assert tost_power(1, 0.001, 0.1, 0.0, 0.05) > 0.8
     assert tost_sample_size(0.001, 0.1) == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
 from harness.analysis.planning.power_analysis import power
 from harness.analysis.planning.preregister import controls_lines
 from harness.analysis.statistics.decisive import youden_bound

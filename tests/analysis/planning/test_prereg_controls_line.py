@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.analysis.planning.plan_file import load_plan
+from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.planning.preregister import controls_lines
 
 

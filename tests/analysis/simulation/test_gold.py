@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.planning.plan_file import Design, bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import Design, bundled_plan_path, load_plan
 from harness.analysis.simulation.gold import (
     Cell,
     GoldStudy,

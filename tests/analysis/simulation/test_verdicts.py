@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis import analyze
-from harness.analysis.planning.plan_file import Design, bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import Design, bundled_plan_path, load_plan
+from harness.analysis.run import analyze
 from harness.analysis.simulation.known_accuracy import Reviewers, misclassified_batch
 from harness.analysis.simulation.study_folder import write_simulated_study
 from harness.analysis.simulation.verdicts import simulate_verdicts, youden_bounds

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from harness.analysis.adjudication import _degenerate
-from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
 from harness.analysis.statistics.adjudicated import labelled_judgments, tiers
 from harness.analysis.statistics.consensus import Judgments
 from harness.analysis.statistics.instrument import measure

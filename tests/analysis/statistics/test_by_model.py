@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from harness.analysis.data import load_study
-from harness.analysis.planning.plan_file import Design, load_plan
+from harness.analysis.plan.plan_file import Design, load_plan
 from harness.analysis.run import analyze
 from harness.analysis.simulation.study_folder import write_simulated_study
 from harness.analysis.statistics.by_model import models_of, study_across_models

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.planning.plan_file import Design
+from harness.analysis.plan.plan_file import Design
 from harness.analysis.simulation.full_design import latent_parameters, simulate_judgments
 from harness.analysis.statistics.consensus import (
     NOT_PUBLISHED,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.planning.plan_file import load_plan
+from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.statistics.accuracy import Accuracy
 from harness.analysis.statistics.controls import _corrected_equivalence, discrimination_gate
 from harness.analysis.statistics.corrected import Corrected

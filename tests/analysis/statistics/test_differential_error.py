@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
 from harness.analysis.planning.preregister import _differential_line
 from harness.analysis.simulation.instrument import gap_bound
 from harness.analysis.statistics.differential_error import rate_bounds

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.analysis.planning.plan_file import Design
+from harness.analysis.plan.plan_file import Design
 from harness.analysis.simulation.known_accuracy import latent_batch
 from harness.analysis.statistics.equivalence import betting, betting_capital, betting_p, paired_t
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
 from harness.analysis.statistics.across_models import across_models
 from harness.analysis.statistics.model_verdict import (
     ModelVerdict,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.weightstats import ttost_paired
 
-from harness.analysis import analyze
+from harness.analysis.run import analyze
 from harness.analysis.statistics.consensus import CROSS, SINGLE_A, Judgments, topic_table
 from harness.analysis.statistics.equivalence import paired_t
 from harness.analysis.statistics.gee import fit_gee

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.weightstats import DescrStatsW, ttost_paired
 
-from harness.analysis.planning.plan_file import bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
 from harness.analysis.statistics.equivalence import Equivalence, paired_t
 from harness.analysis.statistics.primary import PrimaryOutcome
 from harness.analysis.statistics.verdict import NO_CONTROLS, AccuracyGate, decide

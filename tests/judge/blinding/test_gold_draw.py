@@ -86,7 +86,7 @@ def test_every_topic_has_inclusion_probability_n_over_n() -> None:
 
 
 def test_size_of_the_plan_section() -> None:
-    from harness.analysis.planning.plan_file import Adjudication
+    from harness.analysis.plan.plan_file import Adjudication
 
     assert Adjudication().size(12) == 3 and Adjudication().size(2) == 2
     assert Adjudication(topics=0.25).size(1) == 1  # never more than there are

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.analysis.planning.plan_file import Design
+from harness.analysis.plan.plan_file import Design
 from harness.analysis.simulation.study_folder import write_simulated_study
 from harness.judge.blinding.leak_models import model_audit
 from harness.study.store import Study

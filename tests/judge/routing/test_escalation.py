@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.planning.plan_file import bundled_plan_path
+from harness.analysis.plan.plan_file import bundled_plan_path
 from harness.study.tables.adjudication import needs
 from tests.cli_run import run_subprocess
 from tests.judge.conftest import fill_study
@@ -171,7 +171,7 @@ def test_escalate_is_refused_when_the_plan_does_not_escalate(tmp_path: Path):
 
 @pytest.mark.parametrize("combine", ["mean"])
 def test_the_plan_refuses_escalate_without_a_majority(tmp_path: Path, combine: str):
-    from harness.analysis.planning.plan_file import Adjudication
+    from harness.analysis.plan.plan_file import Adjudication
 
     with pytest.raises(ValueError, match="escalate: true needs combine: majority"):
         Adjudication(combine=combine, escalate=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -20,13 +21,13 @@ from pydantic import (
     model_validator,
 )
 
+from harness.analysis.plan.primary_tests import primary_test_names
 from harness.defaults import MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
 from harness.materials._yaml import line_of, parse_with_lines, pydantic_message
 
 PLAN_NAME = "plan.yaml"
 
-PrimaryTest = Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"]
 SecondaryAnalysis = Literal[
     "mixed_glm",
     "conditional_logit",
@@ -36,8 +37,20 @@ SecondaryAnalysis = Literal[
     "field_distance",
     "geometry",
 ]
-PRIMARY_TESTS: tuple[PrimaryTest, ...] = get_args(PrimaryTest)
 SECONDARY_ANALYSES: tuple[SecondaryAnalysis, ...] = get_args(SecondaryAnalysis)
+
+
+def _registered_test(name: str) -> str:
+    """A primary test is valid when registered (`plan.primary_tests`)."""
+    known = [repr(k) for k in primary_test_names()]
+    if repr(name) not in known:  # worded as pydantic words a Literal's error
+        listed = " or ".join([", ".join(known[:-1]), known[-1]] if len(known) > 1 else known)
+        raise ValueError(f"Input should be {listed}")
+    return name
+
+
+#: a registered primary test's name (`plan.primary_tests`)
+PrimaryTest = Annotated[str, AfterValidator(_registered_test)]
 
 
 class _Section(BaseModel):
@@ -53,7 +66,7 @@ class Outcome(_Section):
 
 
 class Primary(_Section):
-    test: Literal["permutation", "mcnemar_exact", "mcnemar_midp", "gee"] = "permutation"
+    test: PrimaryTest = "permutation"
     alternative: Literal["greater"] = "greater"
     alpha: float = Field(0.05, gt=0.0, lt=0.5)
     p_value: Literal["mid", "conventional"] = "mid"
@@ -158,7 +171,7 @@ class Adjudication(_Section):
 
     @field_validator("topics", mode="before")
     @classmethod
-    def _share_or_count(cls, value: Any) -> float | int:
+    def _share_or_count(cls, value: object) -> float | int:
         # YAML `1` is a count and `1.0` a share: the type the researcher wrote decides
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError("a share (0 < x <= 1, e.g. 0.25) or a count (an integer >= 2)")
@@ -216,7 +229,7 @@ class Plan(_Section):
     equivalence: Equivalence = Field(default_factory=Equivalence)
     minimum: Minimum = Field(default_factory=Minimum)
     consensus: Consensus = Field(default_factory=Consensus)
-    checks: list[PrimaryTest] = Field(default_factory=lambda: list(PRIMARY_TESTS))
+    checks: list[PrimaryTest] = Field(default_factory=lambda: list(primary_test_names()))
     literal_rule: LiteralRule = Field(default_factory=LiteralRule)
     secondary: Secondary = Field(default_factory=Secondary)
     agreement: Agreement = Field(default_factory=Agreement)

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from harness.analysis.planning.plan_file import Plan, bundled_plan_path, load_plan
+from harness.analysis.plan.plan_file import Plan, bundled_plan_path, load_plan
 from harness.errors import HarnessError
 
 
