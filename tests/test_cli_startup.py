@@ -33,7 +33,7 @@ NOT_AT_STARTUP = (
     "random",
     "harness.collection_plan",
     "harness.models.replicas",
-    "harness.judge.blinding.blinded_items",
+    "harness.judge.items.blinded_items",
     "harness.judge.packets.packet_write",
     "harness.judge.packets.packet_read",
     "harness.match_audit",

@@ -12,7 +12,7 @@ def check_cutoff(value: str | None) -> str | None:
     value is a one-line error (`error: --cutoff: ...`, exit 2), as the stages say it."""
     if value is None:
         return None
-    from harness.judge.blinding.cutoff import normalise_cutoff
+    from harness.judge.cutoff import normalise_cutoff
 
     try:
         normalise_cutoff(value)

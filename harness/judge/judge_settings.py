@@ -15,8 +15,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.judge.automated.server_options import judge_server, server_from_record, server_record
+from harness.judge.cutoff import normalise_cutoff
 from harness.judge.judge_defaults import DEFAULT_K
+from harness.judge.server_options import judge_server, server_from_record, server_record
+from harness.judge.settings_checks import check_auto_settings
+from harness.models.providers import ModelSpec, resolve_model
 from harness.models.settings import ServerOptions
 
 #: the literature source of `judge --auto` when none is named: the demonstration corpus
@@ -58,8 +61,6 @@ class BlindSettings:
     server: ServerOptions = field(default_factory=ServerOptions)
 
     def __post_init__(self) -> None:
-        from harness.judge.blinding.cutoff import normalise_cutoff
-
         object.__setattr__(self, "cutoff", normalise_cutoff(self.cutoff))
         judge_server(self.server, self.backend)
 
@@ -135,9 +136,6 @@ class AutoSettings:
     accept_unsure: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        from harness.judge.automated.auto_settings import check_auto_settings
-        from harness.judge.blinding.cutoff import normalise_cutoff
-
         object.__setattr__(self, "sources", tuple(self.sources) or DEFAULT_SOURCES)
         accept: Any = self.accept_unsure  # one id alone is a str
         accept = (accept,) if isinstance(accept, str) else accept
@@ -207,8 +205,6 @@ def _blind_model(model: str | None, backend: str | None) -> tuple[str, str | Non
     """(backend name, provider string or None) of the blinded steps' model, read by the one
     resolver (`harness.models.providers.resolve_model`) with Python spellings in its notes.
     Without `backend`, a bare model name is a local one, as `blind` always read it."""
-    from harness.models.providers import ModelSpec, resolve_model
-
     if not model and backend in (None, "local"):
         spec = ModelSpec("local", None)
     else:

@@ -251,7 +251,7 @@ class _Run:
 
     def __init__(self, study: Study, settings: AutoSettings) -> None:
         from harness.judge.automated.unsure_limit import check_accepted_ids
-        from harness.judge.blinding.cutoff import settle_cutoff
+        from harness.judge.cutoff import settle_cutoff
         from harness.judge.routing.roster import reviewer_model
         from harness.study.tables.reviewers import automated_reviewers
 

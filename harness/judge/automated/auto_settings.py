@@ -1,72 +1,11 @@
-"""Every setting of `judge --auto` / `--calibrate`, checked before the study is touched.
-
-A refusal must come before any review is stored and before the command line reaches the
-manifest (a `--base-url` with a key in it would otherwise be recorded), so these checks need
-nothing but the settings themselves.
+"""The checks of `judge --auto` / `--calibrate` that read the stored roster, made before the
+study is opened for writing (the settings' own checks, which need nothing but the settings, are
+in `harness.judge.settings_checks`).
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-
-from harness.errors import HarnessError
-from harness.literature.defaults import SOURCE_NAMES
-
-
-def check_auto_settings(
-    *,
-    backend: str | None = None,
-    base_url: str | None = None,
-    concurrency: int | None = None,
-    sources: list[str] | None = None,
-    threshold: float | None = None,
-    max_queries: int = 3,
-) -> None:
-    """Raise HarnessError naming the first setting that cannot work."""
-    from harness.judge.automated.server_options import backend_options
-    from harness.models.endpoint import check_base_url
-    from harness.models.providers import BACKEND_OF, PROVIDERS
-
-    if backend is not None and backend not in PROVIDERS:
-        raise HarnessError(
-            f"unknown backend {backend!r} (choose from {', '.join(PROVIDERS)}; or name each "
-            "reviewer's model by a provider string in the roster, method: llm:openai/NAME)",
-            column="--backend",
-        )
-    # without --backend, --base-url and --concurrency serve every OpenAI-compatible reviewer
-    name = "openai" if backend is None else BACKEND_OF[backend]
-    backend_options(name, base_url=base_url, concurrency=concurrency)
-    if base_url is not None:
-        check_base_url(base_url, column="--base-url")
-    if isinstance(max_queries, bool) or not isinstance(max_queries, int) or max_queries < 1:
-        raise HarnessError(
-            f"--max-queries must be a whole number of at least 1 (got {max_queries!r})",
-            column="--max-queries",
-        )
-    if threshold is not None and not (
-        isinstance(threshold, int | float) and math.isfinite(threshold)
-    ):
-        raise HarnessError(
-            f"--threshold must be a finite number (got {threshold!r})", column="--threshold"
-        )
-    for spec in sources or []:
-        check_source_spec(spec)
-
-
-def check_source_spec(spec: str) -> None:
-    """A literature source spec names a known source (and, for `local:PATH`, a file)."""
-    name, _, argument = spec.partition(":")
-    name = name.strip().lower()
-    if name not in SOURCE_NAMES:
-        raise HarnessError(
-            f"unknown literature source {name!r} (choose from {', '.join(SOURCE_NAMES)})",
-            column="--source",
-        )
-    if argument and name != "local":
-        raise HarnessError(f"source {name!r} takes no ':' argument", column="--source")
-    if argument and not Path(argument).exists():
-        raise HarnessError("the corpus file does not exist", file=argument, column="--source")
 
 
 def check_reviewer_models(study_dir: str | Path, backend: str | None = None) -> None:

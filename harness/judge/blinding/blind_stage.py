@@ -26,11 +26,11 @@ if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pyda
     import pandas as pd
 
     from harness.analysis.planning.plan_file import Adjudication
-    from harness.judge.blinding.blinded_items import ItemsReport, Progress
     from harness.judge.blinding.gold_draw import Draw
     from harness.judge.blinding.leak_audit import Finding, LeakAudit
     from harness.judge.controls.control_plan import ControlSettings, ControlsReport
     from harness.judge.controls.control_sources import Pool
+    from harness.judge.items.blinded_items import ItemsReport, Progress
     from harness.judge.judge_settings import BlindSettings
     from harness.judge.routing.roster import Roster
     from harness.judge.routing.route_items import RoutingResult
@@ -131,8 +131,6 @@ def blind(
 
 
 def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | None) -> BlindResult:
-    from harness.judge.blinding.blinded_items import step_summary
-    from harness.judge.blinding.cutoff import settle_cutoff
     from harness.judge.blinding.gold_draw import plan_section
     from harness.judge.blinding.gold_draw import summary as adjudication_summary
     from harness.judge.controls.control_plan import (
@@ -146,6 +144,8 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
         stored_settings,
     )
     from harness.judge.controls.controls_file import load_controls_file
+    from harness.judge.cutoff import settle_cutoff
+    from harness.judge.items.blinded_items import step_summary
     from harness.judge.routing.roster import store_roster
     from harness.study.manifest import record_command, record_section
     from harness.study.tables.assignments import count_assignments
@@ -308,8 +308,8 @@ def _blinded_items(
     """Items with their blinded steps run. Before the first routing, the roster is checked
     against the items first (adjudicators with room for their controls when `controls`), so a
     routing problem is found before any model runs."""
-    from harness.judge.blinding.blinded_items import create_items, make_items
     from harness.judge.blinding.gold_draw import check_tiers
+    from harness.judge.items.blinded_items import create_items, make_items
 
     created = 0
     if not routed:
@@ -330,7 +330,6 @@ def _publish(
 ) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
     """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
     from harness.judge.blinding import commitment as C
-    from harness.judge.blinding.cutoff import store_cutoff
     from harness.judge.blinding.leak_audit import (
         classifier_audit,
         control_audit,
@@ -338,6 +337,7 @@ def _publish(
         scan_packets,
     )
     from harness.judge.blinding.leak_models import model_audit
+    from harness.judge.cutoff import store_cutoff
     from harness.judge.packets.packet_write import write_packets
     from harness.study.manifest import record_section
 
@@ -384,7 +384,6 @@ def _route_with_controls(
     never sees two items of one topic); one control item may go to both tiers (a primary
     reviewer and an adjudicator are different people), so the controls made are those the
     larger tier needs. Which topics were drawn plays no part in which controls are chosen."""
-    from harness.judge.blinding.blinded_items import _open, make_items
     from harness.judge.blinding.gold_draw import draw_sample, sample_items, store_tiers
     from harness.judge.controls.control_plan import (
         add_controls,
@@ -392,6 +391,7 @@ def _route_with_controls(
         wanted_per_reviewer,
     )
     from harness.judge.controls.control_routing import merged_positions, route_controls
+    from harness.judge.items.blinded_items import _open, make_items
     from harness.judge.routing.route_items import RoutingResult, plan_routing
     from harness.study.tables.items import item_sources
 
@@ -604,7 +604,7 @@ def _stored_balance(study: Study, roster: Roster) -> pd.DataFrame:
 
 
 def _record_materials(study: Study, judging: Path, s: BlindSettings) -> None:
-    from harness.judge.blinding.blinded_items import step_specs
+    from harness.judge.items.blinded_items import step_specs
     from harness.judge.judge_defaults import JUDGING_FILES
     from harness.study.manifest import record_materials
 

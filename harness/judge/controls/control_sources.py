@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
-from harness.judge.blinding.blinded_items import new_item_id
 from harness.judge.controls.controls_file import FileControl
+from harness.judge.items.blinded_items import new_item_id
 from harness.study.store import Study
 from harness.study.tables.controls import (
     NewControl,
@@ -89,7 +89,7 @@ def control_id(source: str, topic_id: str | None, statement: str) -> str:
 
 def first_sentence(text: str) -> str:
     """The summary's first sentence (a summary names what was combined in its first one)."""
-    from harness.judge.blinding.blinded_items import _SENTENCE_END
+    from harness.judge.items.blinded_items import _SENTENCE_END
 
     match = _SENTENCE_END.search(text.strip())
     return text.strip()[: match.end()] if match else text.strip()
@@ -576,7 +576,7 @@ def _decode_texts(
 def check_pairs(batch: list[Candidate], made: Made, extractor: ModelAPI | None) -> list[str]:
     """Run the extraction step (as on real items) on the batch's new texts and keep those whose
     core states the planted pair (KEEP_RULE); drops counted by reason in `made`."""
-    from harness.judge.blinding.blinded_items import step_on_texts, step_specs
+    from harness.judge.items.blinded_items import step_on_texts, step_specs
 
     new = {c.control_id: made.texts[c.control_id] for c in batch if c.control_id in made.texts}
     errors: list[str] = []

@@ -135,7 +135,7 @@ def _settings(
 
 
 def _cutoff(study: Study) -> str | None:
-    from harness.judge.blinding.cutoff import stored_cutoff
+    from harness.judge.cutoff import stored_cutoff
 
     return stored_cutoff(study)[1]
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge import judge_defaults as D
-from harness.judge.blinding import step_fidelity
+from harness.judge.items import step_fidelity
 from harness.progress import counted
 from harness.study.clock import utc_now
 from harness.study.store import Study
