@@ -15,7 +15,13 @@ import numpy as np
 
 from harness.judge.judge_defaults import ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster
-from harness.judge.routing.route_items import MIP_GAP, W_NOISE, _per_topic_limit, _Rows
+from harness.judge.routing.route_items import (
+    MIP_GAP,
+    W_NOISE,
+    _per_topic_limit,
+    _Rows,
+    shuffled_positions,
+)
 from harness.progress import status
 from harness.study.store import Study
 from harness.study.tables.controls import control_items_frame
@@ -168,11 +174,4 @@ def merged_positions(
     import pandas as pd
 
     both = pd.concat([real[["item_id", "reviewer_id"]], controls], ignore_index=True)
-    both = both.assign(_key=both.item_id.map(keys)).sort_values(["reviewer_id", "_key"])
-    rng = np.random.default_rng([seed, 1])
-    parts = [
-        group.assign(position=rng.permutation(len(group)) + 1)
-        for _, group in both.groupby("reviewer_id", sort=True)
-    ]
-    result = pd.concat(parts).drop(columns="_key").sort_values(["reviewer_id", "position"])
-    return result.reset_index(drop=True)
+    return shuffled_positions(both, both.item_id.map(keys), seed)

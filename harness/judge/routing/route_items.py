@@ -325,16 +325,24 @@ def _positions(assignments: pd.DataFrame, items: pd.DataFrame, seed: int) -> pd.
 
     The order is drawn from output ids, not item ids, so it does not depend on the random ids.
     """
+    rank = assignments.item_id.map(dict(zip(items.item_id, range(len(items)), strict=True)))
+    return shuffled_positions(assignments, rank, seed)
+
+
+def shuffled_positions(assignments: pd.DataFrame, order: pd.Series, seed: int) -> pd.DataFrame:
+    """The assignment (item_id, reviewer_id) with each reviewer's items in one seeded random
+    order, as 1-based `position`: real items alone, or real and control items together
+    (`control_routing.merged_positions`). `order`: a stable sort key per row (never the random
+    item ids), which fixes the sequence the permutation is drawn for."""
     import pandas as pd
 
-    rank = assignments.item_id.map(dict(zip(items.item_id, range(len(items)), strict=True)))
-    assignments = assignments.assign(_rank=rank).sort_values(["reviewer_id", "_rank"])
+    ranked = assignments.assign(_order=order).sort_values(["reviewer_id", "_order"])
     rng = np.random.default_rng([seed, 1])
     parts = [
         group.assign(position=rng.permutation(len(group)) + 1)
-        for _, group in assignments.groupby("reviewer_id", sort=True)
+        for _, group in ranked.groupby("reviewer_id", sort=True)
     ]
-    result = pd.concat(parts).drop(columns="_rank").sort_values(["reviewer_id", "position"])
+    result = pd.concat(parts).drop(columns="_order").sort_values(["reviewer_id", "position"])
     return result.reset_index(drop=True)
 
 
