@@ -355,7 +355,8 @@ def _escalated(folder: Path) -> list[str]:
         with Study.open(folder) as s:
             if not waiting_for_escalation(s):
                 return lines
-        done = escalate(folder)
+        with Study.open(folder) as s:
+            done = escalate(s)
         lines.append(done.summary())
         if not done.routed:
             return lines

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from harness.errors import HarnessError
+from harness.literature.base import parse_cutoff
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
 from harness.study.store import Study
@@ -23,7 +24,6 @@ def normalise_cutoff(value: str | None) -> str | None:
     """`YYYY` (= 31 December of that year) or `YYYY-MM-DD`, as `YYYY-MM-DD`; None stays None."""
     if value is None:
         return None
-    from harness.literature.base import parse_cutoff
 
     text = str(value).strip()
     if not _FORMAT.fullmatch(text):

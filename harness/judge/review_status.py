@@ -12,6 +12,7 @@ arithmetic are repeated here.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from scipy import stats
 
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
+from harness.study.tables.adjudication import adjudication_progress
 from harness.study.tables.reviewers import review_progress
 from harness.study.tables.reviews import control_verdict_counts
 
@@ -45,7 +47,6 @@ def _with_real_accuracy(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.Dat
     """Each primary reviewer's sensitivity and specificity on the real items against the
     adjudicated labels, as the last analysis reported them (report.json), both arms together;
     the report gives them per arm."""
-    import json
 
     path = ((manifest.get("analysis") or {}).get("report") or {}).get("json")
     try:
@@ -143,7 +144,6 @@ def adjudication_summary(study: Study) -> str | None:
     """One line on the gold sample: topics drawn, their items, adjudicators' reviews returned of
     those assigned (counts only, so which items are in the sample stays sealed); None without
     a sample."""
-    from harness.study.tables.adjudication import adjudication_progress
 
     progress = adjudication_progress(study)
     if not progress.topics:

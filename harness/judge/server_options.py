@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
+from harness.models._redact import public_url
+from harness.models.settings import ServerOptions
 
 if TYPE_CHECKING:
     from harness.models.settings import ServerOptions
@@ -39,7 +41,6 @@ def server_record(server: ServerOptions) -> dict[str, Any]:
 
 def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
     """The options a `server_record` was made from (the URL as recorded, without credentials)."""
-    from harness.models.settings import ServerOptions
 
     return ServerOptions(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
 
@@ -68,7 +69,6 @@ def backend_options(
 
 def public_options(options: dict[str, Any]) -> dict[str, Any]:
     """The options as the manifest records them: the URL without credentials or query."""
-    from harness.models._redact import public_url
 
     return {
         **options,

@@ -8,6 +8,7 @@ further rows that say so.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from dataclasses import dataclass
@@ -161,7 +162,6 @@ def _atomic(path: Path, write: Any) -> Path:
 
 # -- CSV ------------------------------------------------------------------------------------------
 def _csv_writer(handle: Any) -> Any:
-    import csv  # only writing a packet needs it
 
     return csv.writer(handle, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEFAULT_K, ROUTING_TIME_LIMIT
-from harness.judge.routing.roster import Reviewer, Roster
+from harness.judge.routing.roster import Reviewer, Roster, store_roster
 from harness.progress import status
 from harness.study.store import Study
 from harness.study.tables.assignments import (
@@ -99,7 +99,6 @@ def route(
     """Assign every item to k reviewers and store the assignment (refused if one exists)."""
     if count_assignments(study):
         raise HarnessError("items are already routed in this study", file=study.path)
-    from harness.judge.routing.roster import store_roster
 
     result = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
     store_roster(study, roster)
