@@ -414,7 +414,6 @@ def _naming_models(study: Study, error: HarnessError) -> HarnessError:
 
 
 def _import(study: Path, files: list[Path], replace: bool, after_unblinding: bool) -> None:
-
     with Study.open(study) as opened:
         try:
             frame = import_reviews(
@@ -436,7 +435,6 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
 
 
 def _escalate(study: Path, seed: int | None) -> None:
-
     with Study.open(study) as opened:
         result = escalate(opened, seed)
     typer.echo(result.summary())
@@ -446,7 +444,6 @@ def _escalate(study: Path, seed: int | None) -> None:
 
 
 def _status(study: Path) -> None:
-
     with Study.open(study) as opened:
         frame = review_status(opened)
         gold = adjudication_summary(opened)
@@ -471,7 +468,6 @@ def _auto(study: Path, settings: AutoSettings) -> None:
 
 
 def _calibrate(study: Path, settings: AutoSettings) -> None:
-
     check_reviewer_models(study, settings.backend)
     with Study.open(study) as opened:
         frame, lines = calibrate_automated(opened, settings)

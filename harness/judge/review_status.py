@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +63,7 @@ def _with_real_accuracy(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.Dat
     return frame
 
 
-def _real_cell(row: dict[str, Any] | None, key: str) -> str:
+def _real_cell(row: Mapping[str, float | None] | None, key: str) -> str:
     if row is None or row.get(key) is None:
         return ""
     return f"{row[key]:.2f} [{row[key + '_low']:.2f}, {row[key + '_high']:.2f}]"
@@ -105,7 +106,7 @@ def _with_accuracy(study: Study, frame: pd.DataFrame, settings: tuple[str, float
     return frame
 
 
-def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[Any, ...]:
+def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[int, str, str, str, str]:
     (pub, sens_k), (unpub, spec_k) = tally["published"], tally["not_published"]
     sens = sens_k / pub if pub else math.nan
     spec = spec_k / unpub if unpub else math.nan
@@ -130,7 +131,7 @@ def _cell(value: float) -> str:
     return "" if math.isnan(value) else f"{value:.2f}"
 
 
-def status_summary(frame: Any) -> str:
+def status_summary(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "No reviewers yet: run `harness judge --blind --study DIR --reviewers FILE`."
     total = frame[["assigned", "returned", "missing"]].sum()

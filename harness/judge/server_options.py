@@ -7,21 +7,28 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.errors import HarnessError
 from harness.models._redact import public_url
 from harness.models.settings import ServerOptions
 
 if TYPE_CHECKING:
-    from harness.models.settings import ServerOptions
+    from harness.models.base import ModelAPI
 
 
 #: the server options the judge stage takes (of `harness.models.settings.ServerOptions`)
 JUDGE_SERVER = ("base_url", "concurrency")
 
 
-def judge_server(server: ServerOptions, backend: Any) -> dict[str, Any]:
+class ServerChoice(TypedDict, total=False):
+    """The server options given to a judge stage, as its backend takes them."""
+
+    base_url: str
+    concurrency: int
+
+
+def judge_server(server: ServerOptions, backend: str | ModelAPI | None) -> ServerChoice:
     """The server options of a judge stage's settings, checked: those the stage does not take
     (`rpm`, replicas of a model) and those its backend would ignore are refused."""
     given = server.given()
@@ -34,7 +41,7 @@ def judge_server(server: ServerOptions, backend: Any) -> dict[str, Any]:
     return backend_options(backend, base_url=server.base_url, concurrency=server.concurrency)
 
 
-def server_record(server: ServerOptions) -> dict[str, Any]:
+def server_record(server: ServerOptions) -> dict[str, object]:
     """The options as the manifest records them (`public_options`)."""
     return public_options(dict(server.given()))
 
@@ -46,14 +53,14 @@ def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
 
 
 def backend_options(
-    backend: Any, *, base_url: str | None = None, concurrency: int | None = None
-) -> dict[str, Any]:
+    backend: str | ModelAPI | None, *, base_url: str | None = None, concurrency: int | None = None
+) -> ServerChoice:
     """The options given, checked: refused for a backend that would ignore them."""
-    options = {
-        name: value
-        for name, value in (("base_url", base_url), ("concurrency", concurrency))
-        if value is not None
-    }
+    options: ServerChoice = {}
+    if base_url is not None:
+        options["base_url"] = base_url
+    if concurrency is not None:
+        options["concurrency"] = concurrency
     if options and backend != "openai":
         name = backend if isinstance(backend, str) else getattr(backend, "name", "given")
         flag = "--" + next(iter(options)).replace("_", "-")
@@ -67,10 +74,9 @@ def backend_options(
     return options
 
 
-def public_options(options: dict[str, Any]) -> dict[str, Any]:
+def public_options(options: Mapping[str, object]) -> dict[str, object]:
     """The options as the manifest records them: the URL without credentials or query."""
-
     return {
         **options,
-        **({"base_url": public_url(options["base_url"])} if "base_url" in options else {}),
+        **({"base_url": public_url(str(options["base_url"]))} if "base_url" in options else {}),
     }

@@ -531,7 +531,6 @@ def _add_steps(
 
 
 def _stored_report(study: Study, settings: ControlSettings) -> ControlsReport:
-
     report = ControlsReport(settings)
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
@@ -564,7 +563,6 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
 
 
 def _roster(study: Study, reviewers: str | Path | None) -> Roster:
-
     if reviewers is not None:
         return load_roster(reviewers)
     stored = stored_roster(study)
@@ -579,7 +577,6 @@ def _roster(study: Study, reviewers: str | Path | None) -> Roster:
 
 
 def _existing_commitment(study: Study) -> str | None:
-
     return (load_manifest(study.path).get("blinding") or {}).get("made_at")
 
 
@@ -598,7 +595,6 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
 
 
 def _stored_balance(study: Study, roster: Roster) -> pd.DataFrame:
-
     return balance_table(
         routing_items(study),
         assignments_frame(study),
@@ -607,7 +603,6 @@ def _stored_balance(study: Study, roster: Roster) -> pd.DataFrame:
 
 
 def _record_materials(study: Study, judging: Path, s: BlindSettings) -> None:
-
     files = {name: judging / name for name in JUDGING_FILES}
     if s.reviewers is not None:
         files["roster"] = Path(s.reviewers)

@@ -504,7 +504,6 @@ def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> l
 def _text_request(
     c: Candidate, slots: dict[str, TopicSlots], families: dict[str, Family], made: Made
 ) -> ChatRequest:
-
     messages, family = control_messages(c, slots, families)
     made.templates[family] = families[family].sha256
     return ChatRequest(key=c.control_id, messages=messages)

@@ -196,7 +196,6 @@ def _signature(spec: StepSpec, backend: ModelAPI, params: dict[str, object]) -> 
 
 
 def _params(spec: StepSpec) -> GenerationParams:
-
     return GenerationParams(temperature=0.0, top_p=1.0, max_tokens=spec.max_tokens, seed=0)
 
 

@@ -165,7 +165,6 @@ def _item_id(
 def _check_items(
     source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
 ) -> dict[str, tuple[Review, int]]:
-
     inputs = [c.key for c in F.ITEM_COLUMNS if c.editable]
     reviews: dict[str, tuple[Review, int]] = {}
     for row in table.rows:
@@ -204,7 +203,6 @@ def _check_items(
 def _review(
     source: Source, table: Table, number: int, item_id: str, answers: dict[str, str]
 ) -> Review:
-
     verdict = answers["verdict"].casefold().replace(" ", "_").replace("-", "_")
     if not verdict:
         source.problem(f"missing verdict for item {item_id}", table, number, "verdict")

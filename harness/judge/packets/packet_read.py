@@ -117,7 +117,6 @@ def _header_map(headers: list[Any], columns: tuple[F.Column, ...]) -> dict[str, 
 
 # -- xlsx -----------------------------------------------------------------------------------------
 def read_xlsx(path: Path) -> Source:
-
     from openpyxl import load_workbook
     from openpyxl.utils.exceptions import InvalidFileException
 

@@ -204,5 +204,4 @@ def _choose(
 
 
 def _all_assigned(study: Study) -> list[str]:
-
     return [str(r) for r in assignments_frame(study).reviewer_id]
