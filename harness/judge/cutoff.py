@@ -15,6 +15,8 @@ from harness.study.clock import utc_now
 from harness.study.manifest import record_section
 from harness.study.store import Study
 
+__all__ = ["normalise_cutoff", "settle_cutoff", "store_cutoff", "stored_cutoff"]
+
 META_KEY = "cutoff"
 NONE = "none"  # stored when packets were made without a cut-off
 _FORMAT = re.compile(r"\d{4}(-\d{2}-\d{2})?")

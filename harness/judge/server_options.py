@@ -16,6 +16,16 @@ from harness.models.settings import ServerOptions
 if TYPE_CHECKING:
     from harness.models.base import ModelAPI
 
+__all__ = [
+    "JUDGE_SERVER",
+    "ServerChoice",
+    "backend_options",
+    "judge_server",
+    "public_options",
+    "server_from_record",
+    "server_record",
+]
+
 
 #: the server options the judge stage takes (of `harness.models.settings.ServerOptions`)
 JUDGE_SERVER = ("base_url", "concurrency")

@@ -20,8 +20,8 @@ from harness.judge.controls.control_routing import reserved_roster
 from harness.judge.routing.roster import store_roster
 from harness.judge.routing.route_items import (
     RoutingResult,
-    _check_feasible,
     balance_table,
+    check_feasible,
     check_routing,
     plan_routing,
 )
@@ -167,7 +167,7 @@ def check_tiers(
         + f", {len(adjudicators)} adjudicator(s)"
     )
     try:
-        _check_feasible(items, adjudicators, plan.per_item, distinct_topics)
+        check_feasible(items, adjudicators, plan.per_item, distinct_topics)
     except HarnessError as error:  # the same checks, said of the sample and its adjudicators
         raise HarnessError(f"{said}: {error.message}", column="adjudication.per_item") from None
     if controls is None:
@@ -177,7 +177,7 @@ def check_tiers(
     )
     reserved = sorted(kept.reviewers, key=lambda r: r.id)
     try:
-        _check_feasible(items, reserved, plan.per_item, distinct_topics)
+        check_feasible(items, reserved, plan.per_item, distinct_topics)
     except HarnessError as error:
         raise HarnessError(
             f"{said}, with room kept for their control items (about {controls.share:g} x "

@@ -121,7 +121,7 @@ def check_routing(
     if items.empty:
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)
-    _check_feasible(items, sorted(roster.reviewers, key=lambda r: r.id), k, distinct_topics)
+    check_feasible(items, sorted(roster.reviewers, key=lambda r: r.id), k, distinct_topics)
 
 
 def _check_k(study: Study, k: int) -> None:
@@ -149,7 +149,7 @@ def plan_routing(
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
-    _check_feasible(items, reviewers, k, distinct_topics)
+    check_feasible(items, reviewers, k, distinct_topics)
     with status(f"routing {len(items)} items to {len(reviewers)} reviewers, k={k} (HiGHS MILP)"):
         chosen, solver = _solve(items, reviewers, k, seed, distinct_topics)
     assignments = pd.DataFrame(
@@ -161,11 +161,11 @@ def plan_routing(
     return RoutingResult(assignments, balance, seed, k, distinct_topics, solver)
 
 
-def _per_topic_limit(reviewer: Reviewer, distinct_topics: bool) -> bool:
+def per_topic_limit(reviewer: Reviewer, distinct_topics: bool) -> bool:
     return distinct_topics and reviewer.kind == "human"
 
 
-def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
+def check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
     """Necessary conditions, each with a message that says which and by how much."""
     n_items, n_topics = len(items), items.topic_id.nunique()
     if k > len(reviewers):
@@ -176,7 +176,7 @@ def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, dist
         )
     need = n_items * k
     offer = sum(
-        min(r.capacity, n_topics if _per_topic_limit(r, distinct) else n_items) for r in reviewers
+        min(r.capacity, n_topics if per_topic_limit(r, distinct) else n_items) for r in reviewers
     )
     if offer < need:
         # Name the remedy only when the one-item-per-topic rule, not capacity, is what binds.
@@ -191,7 +191,7 @@ def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, dist
     sizes = items.groupby("topic_id").size()
     worst, gap = None, 0
     for topic, m in sizes.items():
-        slots = sum(min(r.capacity, 1 if _per_topic_limit(r, distinct) else m) for r in reviewers)
+        slots = sum(min(r.capacity, 1 if per_topic_limit(r, distinct) else m) for r in reviewers)
         if m * k - slots > gap:
             worst, gap, detail = topic, m * k - slots, (m, slots)
     if worst is not None:
@@ -204,7 +204,7 @@ def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, dist
         )
 
 
-class _Rows:
+class ConstraintRows:
     """Sparse constraint rows lb <= A x <= ub, added a row at a time from index arrays."""
 
     def __init__(self) -> None:
@@ -264,14 +264,14 @@ def _solve(
         ]
     )
 
-    rows = _Rows()
+    rows = ConstraintRows()
     for i in range(n_i):  # k distinct reviewers per item
         rows.add(i * n_r + np.arange(n_r), np.ones(n_r), k, k)
     topics = [np.asarray(m) for m in items.groupby("topic_id").indices.values() if len(m) > 1]
     for r, rv in enumerate(reviewers):
         column = np.arange(n_i) * n_r + r
         rows.add(column, np.ones(n_i), 0, rv.capacity)
-        if _per_topic_limit(rv, distinct):
+        if per_topic_limit(rv, distinct):
             for members in topics:
                 rows.add(members * n_r + r, np.ones(len(members)), 0, 1)
         for j, (mine, tolerance) in enumerate(cells):
