@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.judge.blinding.blinded_items import create_items, make_items  # noqa: E402
 from harness.judge.blinding.leak_audit import classifier_audit  # noqa: E402
+from harness.judge.items.blinded_items import create_items, make_items  # noqa: E402
 from harness.judge.packets.packet_import import import_reviews  # noqa: E402
 from harness.judge.packets.packet_write import write_packets  # noqa: E402
 from harness.judge.routing.roster import Reviewer, Roster  # noqa: E402

@@ -91,7 +91,7 @@ def checked_first(
 
 def check_run_settings(settings: RunSettings) -> None:
     """Refuse a bad model, roster, topic bank, plan or cut-off before anything is written."""
-    from harness.judge.blinding.cutoff import normalise_cutoff
+    from harness.judge.cutoff import normalise_cutoff
     from harness.models.providers import resolve_model
 
     s = settings
@@ -355,7 +355,8 @@ def _escalated(folder: Path) -> list[str]:
         with Study.open(folder) as s:
             if not waiting_for_escalation(s):
                 return lines
-        done = escalate(folder)
+        with Study.open(folder) as s:
+            done = escalate(s)
         lines.append(done.summary())
         if not done.routed:
             return lines

@@ -4,7 +4,7 @@ cross-field outputs than on single-field ones?
 Reviewers judge what the steps wrote, so a step that fails more often in one condition (drops
 content, adds a claim of novelty or prior work, echoes its instruction) biases the comparison even
 when every failing item is shown in its original form. The check itself runs when the step is
-recorded (`harness.judge.blinding.step_fidelity`); this module counts the recorded results per
+recorded (`harness.judge.items.step_fidelity`); this module counts the recorded results per
 condition (a step that wrote nothing counts as failed) and tests the difference in failure rates
 with Fisher's exact test, cross against single. The test counts items as independent; every
 topic gives one cross-field and two single-field outputs, so an effect a topic shares with its

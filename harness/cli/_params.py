@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from harness.errors import HarnessError
-from harness.judge.blinding.cutoff import normalise_cutoff
+from harness.judge.cutoff import normalise_cutoff
 
 
 def check_cutoff(value: str | None) -> str | None:

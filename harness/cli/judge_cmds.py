@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
@@ -17,10 +17,26 @@ from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
 from harness.cli._panels import PanelCommand
 from harness.cli._params import check_cutoff
-from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from harness.judge.judge_settings import AutoSettings, BlindSettings
+from harness.collection_removal import model_counts, removal_hint
+from harness.errors import HarnessError, PartialWork
+from harness.judge.automated.auto_review import (
+    calibrate_automated,
+    refuse_after_unblinding,
+    run_automated,
+    unfinished,
+)
+from harness.judge.automated.auto_settings import check_accepted_reviewers, check_reviewer_models
+from harness.judge.blinding.blind_stage import blind_study
+from harness.judge.blinding.steps_model import capable_model_advice
+from harness.judge.judge_settings import AutoSettings, BlindSettings
+from harness.judge.packets.packet_import import ImportProblems, import_reviews
+from harness.judge.review_status import adjudication_summary, review_status, status_summary
+from harness.judge.routing.escalation import escalate
+from harness.judge.routing.roster import load_roster
+from harness.models.providers import model_flags
+from harness.study.files import is_study
+from harness.study.store import Study
+from harness.study.tables.assignments import count_assignments
 
 #: mode flag -> the options (parameter names of `judge`) it uses; --study goes with every mode
 MODES: dict[str, tuple[str, ...]] = {
@@ -303,7 +319,6 @@ def judge(
 
 def _mode(ctx: typer.Context) -> str:
     """The one mode asked for; an option of another mode is refused, not ignored."""
-    from harness.errors import HarnessError
 
     chosen = [mode for mode, name in MODE_FLAGS.items() if ctx.params[name]]
     if len(chosen) != 1:
@@ -345,8 +360,6 @@ def _spelled(ctx: typer.Context, name: str) -> str:
 
 def _blind_settings(params: dict[str, Any]) -> BlindSettings:
     """--blind's settings from its options (the model named by its provider string)."""
-    from harness.judge.judge_settings import BlindSettings
-    from harness.models.providers import model_flags
 
     spec = model_flags(params["model"], params["backend"])  # the CLI's spellings, noted
     special = ("model", "backend", "same_topic")
@@ -359,17 +372,11 @@ def _blind_settings(params: dict[str, Any]) -> BlindSettings:
 
 def _auto_settings(params: dict[str, Any]) -> AutoSettings:
     """--auto's or --calibrate's settings from their options."""
-    from harness.judge.judge_settings import AutoSettings
 
     return AutoSettings.from_options(**{name: params[name] for name in MODES["--auto"]})
 
 
 def _blind(study: Path, settings: BlindSettings) -> None:
-    from harness.judge.blinding.blind_stage import blind
-    from harness.judge.blinding.steps_model import capable_model_advice
-    from harness.judge.routing.roster import load_roster
-    from harness.study.files import is_study
-
     # a bad roster is refused before the lock and the command log (a missing study first)
     if settings.reviewers is not None and is_study(study):
         load_roster(settings.reviewers)
@@ -378,10 +385,11 @@ def _blind(study: Path, settings: BlindSettings) -> None:
         advice = capable_model_advice(study, settings.model, steps_on)
         if advice is not None:
             typer.echo(advice, err=True)
-    try:
-        result = blind(study, settings, progress=True)
-    except HarnessError as error:
-        raise _naming_models(study, error) from None
+    with Study.open(study) as opened:
+        try:
+            result = blind_study(opened, settings, progress=True)
+        except HarnessError as error:
+            raise _naming_models(opened, error) from None
     typer.echo(result.summary())
 
 
@@ -389,21 +397,16 @@ def _blind(study: Path, settings: BlindSettings) -> None:
 _ITEM_COUNTS = frozenset({"capacity", "reviewers", "adjudication.per_item"})
 
 
-def _naming_models(study: Path, error: HarnessError) -> HarnessError:
+def _naming_models(study: Study, error: HarnessError) -> HarnessError:
     """A refusal of an unrouted study for outputs still pending, or for more items than the
     roster can take, names the study's models and how to take one out (`collect --remove`)."""
-    from harness.collection_removal import model_counts, removal_hint
-    from harness.study.store import Study
-    from harness.study.tables.assignments import count_assignments
-
     pending = "still pending" in error.message
     if not (pending or error.column in _ITEM_COUNTS):
         return error
-    with Study.open(study) as opened:
-        if count_assignments(opened) or (not pending and len(model_counts(opened)) < 2):
-            return error
+    if count_assignments(study) or (not pending and len(model_counts(study)) < 2):
+        return error
     return HarnessError(
-        f"{error.message}; {removal_hint(study)}",
+        f"{error.message}; {removal_hint(study.path)}",
         file=error.file,
         row=error.row,
         column=error.column,
@@ -411,9 +414,6 @@ def _naming_models(study: Path, error: HarnessError) -> HarnessError:
 
 
 def _import(study: Path, files: list[Path], replace: bool, after_unblinding: bool) -> None:
-    from harness.judge.packets.packet_import import ImportProblems, import_reviews
-    from harness.study.store import Study
-
     with Study.open(study) as opened:
         try:
             frame = import_reviews(
@@ -435,9 +435,8 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
 
 
 def _escalate(study: Path, seed: int | None) -> None:
-    from harness.judge.routing.escalation import escalate
-
-    result = escalate(study, seed)
+    with Study.open(study) as opened:
+        result = escalate(opened, seed)
     typer.echo(result.summary())
     if result.packets:
         folders = sorted({str(p.parent) for p in result.packets})
@@ -445,9 +444,6 @@ def _escalate(study: Path, seed: int | None) -> None:
 
 
 def _status(study: Path) -> None:
-    from harness.judge.review_status import adjudication_summary, review_status, status_summary
-    from harness.study.store import Study
-
     with Study.open(study) as opened:
         frame = review_status(opened)
         gold = adjudication_summary(opened)
@@ -459,17 +455,6 @@ def _status(study: Path) -> None:
 
 
 def _auto(study: Path, settings: AutoSettings) -> None:
-    from harness.errors import PartialWork
-    from harness.judge.automated.auto_review import (
-        refuse_after_unblinding,
-        run_automated,
-        unfinished,
-    )
-    from harness.judge.automated.auto_settings import (
-        check_accepted_reviewers,
-        check_reviewer_models,
-    )
-    from harness.study.store import Study
 
     # the settings were checked when built; the roster's models before the study is opened
     check_reviewer_models(study, settings.backend)
@@ -483,11 +468,6 @@ def _auto(study: Path, settings: AutoSettings) -> None:
 
 
 def _calibrate(study: Path, settings: AutoSettings) -> None:
-    from harness.errors import PartialWork
-    from harness.judge.automated.auto_review import calibrate_automated
-    from harness.judge.automated.auto_settings import check_reviewer_models
-    from harness.study.store import Study
-
     check_reviewer_models(study, settings.backend)
     with Study.open(study) as opened:
         frame, lines = calibrate_automated(opened, settings)

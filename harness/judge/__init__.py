@@ -11,7 +11,7 @@ imported from its module:
     ImportProblems                        harness.judge.packets.packet_import
     review_status                         harness.judge.review_status
     load_roster, Roster, Reviewer         harness.judge.routing.roster
-    make_items                            harness.judge.blinding.blinded_items
+    make_items                            harness.judge.items.blinded_items
     route, plan_routing                   harness.judge.routing.route_items
     write_packets                         harness.judge.packets.packet_write
     write_commitment                      harness.judge.blinding.commitment

@@ -13,11 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.judge.automated.server_options import judge_server, server_from_record, server_record
+from harness.judge.cutoff import normalise_cutoff
 from harness.judge.judge_defaults import DEFAULT_K
+from harness.judge.server_options import judge_server, server_from_record, server_record
+from harness.judge.settings_checks import check_auto_settings
+from harness.models.providers import ModelSpec, resolve_model
 from harness.models.settings import ServerOptions
+
+if TYPE_CHECKING:
+    from harness.models.base import ModelAPI
 
 #: the literature source of `judge --auto` when none is named: the demonstration corpus
 DEFAULT_SOURCES = ("local",)
@@ -39,7 +45,7 @@ class BlindSettings:
     extract: bool = True
     normalise: bool = True
     #: backend of the blinded steps: "local", "openai", or an opened backend object
-    backend: Any = "local"
+    backend: str | ModelAPI = "local"
     #: the model's provider string (None: the embedded model)
     model: str | None = None
     #: publication-date cut-off, YYYY-MM-DD (a year is read as its 31 December)
@@ -58,8 +64,6 @@ class BlindSettings:
     server: ServerOptions = field(default_factory=ServerOptions)
 
     def __post_init__(self) -> None:
-        from harness.judge.blinding.cutoff import normalise_cutoff
-
         object.__setattr__(self, "cutoff", normalise_cutoff(self.cutoff))
         judge_server(self.server, self.backend)
 
@@ -67,7 +71,7 @@ class BlindSettings:
     def from_options(
         cls,
         *,
-        backend: Any = None,
+        backend: str | ModelAPI | None = None,
         model: str | None = None,
         base_url: str | None = None,
         concurrency: int | None = None,
@@ -84,7 +88,7 @@ class BlindSettings:
         server = ServerOptions(base_url=base_url, concurrency=concurrency)
         return cls(backend=backend, model=model, server=server, **options)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The parameters of the manifest's `judge.blind` command entry."""
         return {
             "reviewers": str(self.reviewers) if self.reviewers else None,
@@ -135,11 +139,8 @@ class AutoSettings:
     accept_unsure: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        from harness.judge.automated.auto_settings import check_auto_settings
-        from harness.judge.blinding.cutoff import normalise_cutoff
-
         object.__setattr__(self, "sources", tuple(self.sources) or DEFAULT_SOURCES)
-        accept: Any = self.accept_unsure  # one id alone is a str
+        accept: str | tuple[str, ...] = self.accept_unsure  # one id alone is a str
         accept = (accept,) if isinstance(accept, str) else accept
         object.__setattr__(self, "accept_unsure", tuple(dict.fromkeys(accept or ())))
         server = judge_server(self.server, "openai")  # checked against the backend below
@@ -168,7 +169,7 @@ class AutoSettings:
         server = ServerOptions(base_url=base_url, concurrency=concurrency)
         return cls(sources=tuple(sources or DEFAULT_SOURCES), server=server, **options)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The parameters of the manifest's `judge --auto` and `judge --calibrate` entries
         (`--auto` adds each reviewer's rule, which holds the threshold it decided by)."""
         return {
@@ -207,8 +208,6 @@ def _blind_model(model: str | None, backend: str | None) -> tuple[str, str | Non
     """(backend name, provider string or None) of the blinded steps' model, read by the one
     resolver (`harness.models.providers.resolve_model`) with Python spellings in its notes.
     Without `backend`, a bare model name is a local one, as `blind` always read it."""
-    from harness.models.providers import ModelSpec, resolve_model
-
     if not model and backend in (None, "local"):
         spec = ModelSpec("local", None)
     else:

@@ -12,7 +12,9 @@ arithmetic are repeated here.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ from scipy import stats
 
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
+from harness.study.tables.adjudication import adjudication_progress
 from harness.study.tables.reviewers import review_progress
 from harness.study.tables.reviews import control_verdict_counts
 
@@ -45,7 +48,6 @@ def _with_real_accuracy(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.Dat
     """Each primary reviewer's sensitivity and specificity on the real items against the
     adjudicated labels, as the last analysis reported them (report.json), both arms together;
     the report gives them per arm."""
-    import json
 
     path = ((manifest.get("analysis") or {}).get("report") or {}).get("json")
     try:
@@ -61,7 +63,7 @@ def _with_real_accuracy(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.Dat
     return frame
 
 
-def _real_cell(row: dict[str, Any] | None, key: str) -> str:
+def _real_cell(row: Mapping[str, float | None] | None, key: str) -> str:
     if row is None or row.get(key) is None:
         return ""
     return f"{row[key]:.2f} [{row[key + '_low']:.2f}, {row[key + '_high']:.2f}]"
@@ -104,7 +106,7 @@ def _with_accuracy(study: Study, frame: pd.DataFrame, settings: tuple[str, float
     return frame
 
 
-def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[Any, ...]:
+def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[int, str, str, str, str]:
     (pub, sens_k), (unpub, spec_k) = tally["published"], tally["not_published"]
     sens = sens_k / pub if pub else math.nan
     spec = spec_k / unpub if unpub else math.nan
@@ -129,7 +131,7 @@ def _cell(value: float) -> str:
     return "" if math.isnan(value) else f"{value:.2f}"
 
 
-def status_summary(frame: Any) -> str:
+def status_summary(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "No reviewers yet: run `harness judge --blind --study DIR --reviewers FILE`."
     total = frame[["assigned", "returned", "missing"]].sum()
@@ -143,7 +145,6 @@ def adjudication_summary(study: Study) -> str | None:
     """One line on the gold sample: topics drawn, their items, adjudicators' reviews returned of
     those assigned (counts only, so which items are in the sample stays sealed); None without
     a sample."""
-    from harness.study.tables.adjudication import adjudication_progress
 
     progress = adjudication_progress(study)
     if not progress.topics:

@@ -27,7 +27,7 @@ from harness.judge.automated.unsure_limit import (
     plan_limit,
     tally,
 )
-from harness.judge.blinding.cutoff import settle_cutoff
+from harness.judge.cutoff import settle_cutoff
 from harness.judge.judge_settings import AutoSettings, settings_or_options
 from harness.judge.routing.roster import reviewer_model
 from harness.literature import open_source

@@ -12,28 +12,84 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.analysis.plan.plan_file import Adjudication, load_plan
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
-from harness.progress import status
+from harness.judge.blinding import commitment as C
+from harness.judge.blinding.gold_draw import (
+    Draw,
+    check_tiers,
+    draw_sample,
+    plan_section,
+    sample_items,
+    store_tiers,
+)
+from harness.judge.blinding.gold_draw import summary as adjudication_summary
+from harness.judge.blinding.leak_audit import (
+    Finding,
+    LeakAudit,
+    classifier_audit,
+    control_audit,
+    control_findings,
+    scan_packets,
+)
+from harness.judge.blinding.leak_models import model_audit
+from harness.judge.blinding.steps_model import steps_line
+from harness.judge.controls.control_plan import (
+    ControlSettings,
+    ControlsReport,
+    add_controls,
+    assigned_per_reviewer,
+    candidate_pool,
+    control_settings,
+    controls_needed,
+    fidelity,
+    one_kind_warning,
+    stored_counts,
+    stored_settings,
+    wanted_per_reviewer,
+)
+from harness.judge.controls.control_routing import merged_positions, reserved_roster, route_controls
+from harness.judge.controls.control_sources import Pool
+from harness.judge.controls.controls_file import load_controls_file
+from harness.judge.cutoff import settle_cutoff, store_cutoff
+from harness.judge.items.blinded_items import (
+    ItemsReport,
+    Progress,
+    StepOptions,
+    StepSummary,
+    create_items,
+    make_items,
+    open_model,
+    step_specs,
+    step_summary,
+)
+from harness.judge.judge_defaults import JUDGING_FILES
+from harness.judge.judge_settings import BlindSettings, settings_or_options
+from harness.judge.packets.packet_write import write_packets
+from harness.judge.routing.roster import Roster, load_roster, store_roster, stored_roster
+from harness.judge.routing.route_items import RoutingResult, balance_table, plan_routing
+from harness.progress import status, tracker
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
+from harness.study.manifest import load_manifest, record_command, record_materials, record_section
 from harness.study.store import Study
+from harness.study.tables.assignments import assignments_frame, count_assignments
+from harness.study.tables.controls import count_controls
+from harness.study.tables.items import item_sources
+from harness.study.tables.judge_reads import (
+    count_late_outputs,
+    count_ok_outputs,
+    pending_outputs,
+    routing_items,
+)
 
-if TYPE_CHECKING:  # routing, the leak audits (numpy, scikit-learn) and the pydantic models of
-    # rosters and controls files load in `blind`, not with `import harness`
+if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.analysis.plan.plan_file import Adjudication
-    from harness.judge.blinding.blinded_items import ItemsReport, Progress
-    from harness.judge.blinding.gold_draw import Draw
-    from harness.judge.blinding.leak_audit import Finding, LeakAudit
-    from harness.judge.controls.control_plan import ControlSettings, ControlsReport
-    from harness.judge.controls.control_sources import Pool
-    from harness.judge.judge_settings import BlindSettings
-    from harness.judge.routing.roster import Roster
-    from harness.judge.routing.route_items import RoutingResult
+__all__ = ["BlindResult", "blind", "blind_study"]
 
 
 @dataclass
@@ -44,28 +100,16 @@ class BlindResult:
     routing: RoutingResult | None
     balance: pd.DataFrame  # one row per reviewer
     packets: list[Path]
-    commitment: dict[str, Any]
+    commitment: C.Commitment
     leak: LeakAudit
     warnings: list[Finding] = field(default_factory=list)
     late_outputs: int = 0
     notes: list[str] = field(default_factory=list)
     controls: ControlsReport | None = None
-    steps: dict[str, dict[str, Any]] = field(default_factory=dict)  # `step_summary`
+    steps: dict[str, StepSummary] = field(default_factory=dict)  # `step_summary`
 
     def summary(self) -> str:
-        from harness.judge.blinding import commitment as C
-        from harness.judge.blinding.steps_model import steps_line
-
-        lines = []
-        it = self.items
-        if it.frozen:
-            lines.append("Items were already routed; packets rewritten from the stored assignment.")
-        else:
-            steps = [f"{k}: {v['done']} run" for k, v in it.steps.items() if v["done"]]
-            lines.append(
-                f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)"
-                + "".join(f"; {s}" for s in steps)
-            )
+        lines = [self._items_line()]
         line = steps_line(self.steps)
         if line is not None:
             lines.append(line)
@@ -99,18 +143,28 @@ class BlindResult:
             lines.append(f"warning: ... {len(self.warnings) - 10} more in item texts")
         return "\n".join(lines)
 
+    def _items_line(self) -> str:
+        it = self.items
+        if it.frozen:
+            return "Items were already routed; packets rewritten from the stored assignment."
+        steps = [f"{k}: {v['done']} run" for k, v in it.steps.items() if v["done"]]
+        return f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)" + "".join(
+            f"; {s}" for s in steps
+        )
+
 
 @writes_study
 def blind(
-    study_dir: str | Path,
+    study: Study | str | Path,
     settings: BlindSettings | None = None,
     *,
     progress: Progress | bool | None = None,
-    **options: Any,
+    **options: object,
 ) -> BlindResult:
     """Make blinded items, route them, write packets, commit to the key and audit for leaks.
 
-    `settings` (`harness.judge.judge_settings.BlindSettings`), or its fields as keyword options
+    `study`: an open study, or its folder (opened here). `settings`
+    (`harness.judge.judge_settings.BlindSettings`), or its fields as keyword options
     (`blind(study, reviewers="roster.yaml", k=3)`; the model by a provider string,
     `model="openai/gpt-4o-mini"`, with `base_url` and `concurrency` for OpenAI-compatible ones).
     `progress`: a callback (step, done, total), or True for a progress bar on the terminal.
@@ -121,39 +175,28 @@ def blind(
     one). A study with outputs still pending (`harness collect` not finished) is refused before
     its first routing unless `review_what_exists`, which the manifest's routing record keeps.
     """
-    from harness.judge.judge_settings import BlindSettings, settings_or_options
-
     settings = settings_or_options(BlindSettings, settings, options)
+    if isinstance(study, Study):
+        return blind_study(study, settings, progress=progress)
+    with Study.open(study) as opened:
+        return blind_study(opened, settings, progress=progress)
+
+
+@writes_study
+def blind_study(
+    study: Study, settings: BlindSettings, *, progress: Progress | bool | None = None
+) -> BlindResult:
+    """`blind` on an open study with its settings built (`harness judge --blind`)."""
     if progress is True:
         with _progress_bar() as bar:
-            return _blind(study_dir, settings, bar)
-    return _blind(study_dir, settings, progress or None)
+            return _blind(study, settings, bar)
+    return _blind(study, settings, progress or None)
 
 
-def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | None) -> BlindResult:
-    from harness.judge.blinding.blinded_items import step_summary
-    from harness.judge.blinding.cutoff import settle_cutoff
-    from harness.judge.blinding.gold_draw import plan_section
-    from harness.judge.blinding.gold_draw import summary as adjudication_summary
-    from harness.judge.controls.control_plan import (
-        ControlsReport,
-        assigned_per_reviewer,
-        candidate_pool,
-        control_settings,
-        fidelity,
-        one_kind_warning,
-        stored_counts,
-        stored_settings,
-    )
-    from harness.judge.controls.controls_file import load_controls_file
-    from harness.judge.routing.roster import store_roster
-    from harness.study.manifest import record_command, record_section
-    from harness.study.tables.assignments import count_assignments
-    from harness.study.tables.judge_reads import count_late_outputs, count_ok_outputs
-
+def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> BlindResult:
     judging_dir = Path(asked.judging) if asked.judging is not None else materials_dir("judging")
     seed = DEFAULT_SEED if asked.seed is None else asked.seed
-    steps = {
+    steps: StepOptions = {
         "extract": asked.extract,
         "normalise": asked.normalise,
         "backend": asked.backend,
@@ -161,110 +204,106 @@ def _blind(study_dir: str | Path, asked: BlindSettings, progress: Progress | Non
         "progress": progress,
         "options": asked.server.given(),  # checked against the backend when `asked` was built
     }
-    with Study.open(study_dir) as study:
-        cutoff = settle_cutoff(study, asked.cutoff)
-        routed = bool(count_assignments(study))
-        control = stored_settings(study.path) if routed else control_settings(study_dir, asked.plan)
-        entries = (
-            load_controls_file(asked.controls, cutoff) if asked.controls and not routed else []
+    cutoff = settle_cutoff(study, asked.cutoff)
+    routed = bool(count_assignments(study))
+    control = stored_settings(study) if routed else control_settings(study, asked.plan)
+    entries = load_controls_file(asked.controls, cutoff) if asked.controls and not routed else []
+    if not count_ok_outputs(study):
+        raise HarnessError(
+            "no model outputs to judge (run `harness collect` first)", file=study.path
         )
-        if not count_ok_outputs(study):
-            raise HarnessError(
-                "no model outputs to judge (run `harness collect` first)", file=study_dir
-            )
-        pending = {} if routed else _pending(study, asked.review_what_exists)
-        roster = _roster(study, asked.reviewers)
-        gold = None if routed else plan_section(control.plan_path, roster)
-        pool = (
-            None
-            if routed
-            else candidate_pool(
-                study,
-                cutoff,
-                entries,
-                Path(asked.controls).name if asked.controls is not None else None,
-                asked.bank_controls,
-            )
+    pending = {} if routed else _pending(study, asked.review_what_exists)
+    roster = _roster(study, asked.reviewers)
+    gold = None if routed else plan_section(control.plan_path, roster)
+    pool = (
+        None
+        if routed
+        else candidate_pool(
+            study,
+            cutoff,
+            entries,
+            Path(asked.controls).name if asked.controls is not None else None,
+            asked.bank_controls,
         )
-        items = _blinded_items(
+    )
+    items = _blinded_items(
+        study,
+        roster,
+        routed,
+        gold,
+        steps,
+        k=asked.k,
+        distinct_topics=asked.distinct_topics,
+        controls=control if pool is not None and _plants(study, pool) else None,
+    )
+    store_roster(study, roster, source=asked.reviewers)
+    routing = None
+    notes = _unapplied(study, routed, asked.k, seed, asked.distinct_topics)
+    report = ControlsReport(control)
+    if pool is not None:
+        report.notes.extend(pool.notes)
+        routing, draw = _route_with_controls(
             study,
             roster,
-            routed,
             gold,
+            pool,
+            report,
             k=asked.k,
+            seed=seed,
             distinct_topics=asked.distinct_topics,
-            controls=control if pool is not None and _plants(study, pool) else None,
-            **steps,
+            steps=steps,
         )
-        store_roster(study, roster, source=asked.reviewers)
-        routing = None
-        notes = _unapplied(study, routed, asked.k, seed, asked.distinct_topics)
-        report = ControlsReport(control)
-        if pool is not None:
-            report.notes.extend(pool.notes)
-            routing, draw = _route_with_controls(
-                study,
-                roster,
-                gold,
-                pool,
-                report,
-                k=asked.k,
-                seed=seed,
-                distinct_topics=asked.distinct_topics,
-                steps=dict(steps),
-            )
-            items.steps = _add_steps(items.steps, report.steps)
+        items.steps = _add_steps(items.steps, report.steps)
+        record_section(
+            study.path,
+            "routing",
+            {
+                **routing.manifest_section(),
+                "review_what_exists": asked.review_what_exists,
+                "pending_outputs": pending,
+            },
+        )
+        if draw is not None:
             record_section(
                 study.path,
-                "routing",
-                {
-                    **routing.manifest_section(),
-                    "review_what_exists": asked.review_what_exists,
-                    "pending_outputs": pending,
-                },
+                "adjudication",
+                {**draw.manifest_section(), "unsure": _unsure_coding(control.plan_path)},
             )
-            if draw is not None:
-                record_section(
-                    study.path,
-                    "adjudication",
-                    {**draw.manifest_section(), "unsure": _unsure_coding(control.plan_path)},
-                )
-                notes.append(adjudication_summary(draw))
-            record_section(study.path, "blinded_steps", step_summary(study))
-            report.counts = stored_counts(study)
-            report.assigned = assigned_per_reviewer(study)
-            report.notes.extend(report.shortfalls())
-            report.warning = one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
-            report.fidelity = fidelity(study)
-            record_section(study.path, "controls", report.manifest_section())
-        else:
-            report = _stored_report(study, control)
-        # the record holds what this run settled: seed, cut-off, reviewer texts and plan
-        ran = replace(asked, seed=seed, cutoff=cutoff, judging=judging_dir, plan=control.plan_path)
-        record_command(study.path, "judge.blind", ran.record())
-        _record_materials(study, judging_dir, asked)
-        packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
-        balance = routing.balance if routing else _stored_balance(study, roster)
-        late = count_late_outputs(study)
-        return BlindResult(
-            items,
-            routing,
-            balance,
-            packets,
-            section,
-            leak,
-            findings,
-            late,
-            notes,
-            report,
-            step_summary(study),
-        )
+            notes.append(adjudication_summary(draw))
+        record_section(study.path, "blinded_steps", step_summary(study))
+        report.counts = stored_counts(study)
+        report.assigned = assigned_per_reviewer(study)
+        report.notes.extend(report.shortfalls())
+        report.warning = one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
+        report.fidelity = fidelity(study)
+        record_section(study.path, "controls", report.manifest_section())
+    else:
+        report = _stored_report(study, control)
+    # the record holds what this run settled: seed, cut-off, reviewer texts and plan
+    ran = replace(asked, seed=seed, cutoff=cutoff, judging=judging_dir, plan=control.plan_path)
+    record_command(study.path, "judge.blind", ran.record())
+    _record_materials(study, judging_dir, asked)
+    packets, section, leak, findings = _publish(study, cutoff, judging_dir, seed)
+    balance = routing.balance if routing else _stored_balance(study, roster)
+    late = count_late_outputs(study)
+    return BlindResult(
+        items,
+        routing,
+        balance,
+        packets,
+        section,
+        leak,
+        findings,
+        late,
+        notes,
+        report,
+        step_summary(study),
+    )
 
 
 def _unsure_coding(plan_path: str) -> str:
     """The plan's coding of `unsure`, kept with the draw: what settles an item's majority for
     `judge --escalate` and `analyze` alike."""
-    from harness.analysis.plan.plan_file import load_plan
 
     return load_plan(plan_path).plan.outcome.unsure
 
@@ -272,7 +311,6 @@ def _unsure_coding(plan_path: str) -> str:
 def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:
     """Outputs still pending per model; refused unless the researcher reviews what exists
     (outputs that arrive after the routing are never reviewed)."""
-    from harness.study.tables.judge_reads import pending_outputs
 
     pending = pending_outputs(study)
     if pending and not review_what_exists:
@@ -289,7 +327,6 @@ def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:
 def _plants(study: Study, pool: Pool) -> bool:
     """Whether this routing plants controls (candidates, or controls stored by an earlier run
     that stopped before routing)."""
-    from harness.study.tables.controls import count_controls
 
     return bool(pool.candidates or count_controls(study))
 
@@ -299,18 +336,15 @@ def _blinded_items(
     roster: Roster,
     routed: bool,
     gold: Adjudication | None,
+    steps: StepOptions,
     *,
     k: int,
     distinct_topics: bool,
     controls: ControlSettings | None,
-    **steps: Any,
 ) -> ItemsReport:
     """Items with their blinded steps run. Before the first routing, the roster is checked
     against the items first (adjudicators with room for their controls when `controls`), so a
     routing problem is found before any model runs."""
-    from harness.judge.blinding.blinded_items import create_items, make_items
-    from harness.judge.blinding.gold_draw import check_tiers
-
     created = 0
     if not routed:
         created, _ = create_items(study)
@@ -327,19 +361,8 @@ def _blinded_items(
 
 def _publish(
     study: Study, cutoff: str | None, judging_dir: Path, seed: int
-) -> tuple[list[Path], dict[str, Any], LeakAudit, list[Finding]]:
+) -> tuple[list[Path], C.Commitment, LeakAudit, list[Finding]]:
     """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
-    from harness.judge.blinding import commitment as C
-    from harness.judge.blinding.cutoff import store_cutoff
-    from harness.judge.blinding.leak_audit import (
-        classifier_audit,
-        control_audit,
-        control_findings,
-        scan_packets,
-    )
-    from harness.judge.blinding.leak_models import model_audit
-    from harness.judge.packets.packet_write import write_packets
-    from harness.study.manifest import record_section
 
     made_at = _existing_commitment(study) or utc_now()
     store_cutoff(study, cutoff)  # the date the packets state
@@ -373,7 +396,7 @@ def _route_with_controls(
     k: int,
     seed: int,
     distinct_topics: bool,
-    steps: dict[str, Any],
+    steps: StepOptions,
 ) -> tuple[RoutingResult, Draw | None]:
     """Route the real items (room kept for controls), add the planned controls, run the blinded
     steps on them, route them, and store one assignment with one random order per reviewer.
@@ -384,16 +407,6 @@ def _route_with_controls(
     never sees two items of one topic); one control item may go to both tiers (a primary
     reviewer and an adjudicator are different people), so the controls made are those the
     larger tier needs. Which topics were drawn plays no part in which controls are chosen."""
-    from harness.judge.blinding.blinded_items import _open, make_items
-    from harness.judge.blinding.gold_draw import draw_sample, sample_items, store_tiers
-    from harness.judge.controls.control_plan import (
-        add_controls,
-        controls_needed,
-        wanted_per_reviewer,
-    )
-    from harness.judge.controls.control_routing import merged_positions, route_controls
-    from harness.judge.routing.route_items import RoutingResult, plan_routing
-    from harness.study.tables.items import item_sources
 
     everyone, roster = roster, roster.with_role("primary")
     if not _plants(study, pool):
@@ -420,7 +433,7 @@ def _route_with_controls(
         for tier, assigned, _ in tiers
         for reviewer, n in wanted_per_reviewer(study, tier, assigned, report.settings).items()
     }
-    backend = _open(steps.pop("backend"), steps.pop("model"), steps.pop("options") or {})
+    backend = open_model(steps["backend"], steps["model"], steps["options"] or {})
     errors = add_controls(
         study,
         pool,
@@ -436,7 +449,13 @@ def _route_with_controls(
             f"{len(errors)} control text(s) failed; finished work is kept, rerun "
             f"to retry (first: {errors[0]})"
         )
-    more = make_items(study, backend=backend, **steps)
+    more = make_items(
+        study,
+        extract=steps["extract"],
+        normalise=steps["normalise"],
+        backend=backend,
+        progress=steps["progress"],
+    )
     if more.errors:
         raise PartialWork(
             f"{len(more.errors)} blinded step(s) failed; finished work is "
@@ -479,8 +498,6 @@ def _plan_real(
 ) -> RoutingResult:
     """The real items' routing with room kept for controls; without it when capacity is short.
     `items`: the adjudication sample's (the roster then holds the adjudicators)."""
-    from harness.judge.controls.control_routing import reserved_roster
-    from harness.judge.routing.route_items import plan_routing
 
     s = report.settings
     try:
@@ -513,15 +530,7 @@ def _add_steps(
     return out
 
 
-def _stored_report(study: Study, settings: Any) -> ControlsReport:
-    from harness.judge.controls.control_plan import (
-        ControlsReport,
-        assigned_per_reviewer,
-        fidelity,
-        stored_counts,
-    )
-    from harness.study.manifest import load_manifest
-
+def _stored_report(study: Study, settings: ControlSettings) -> ControlsReport:
     report = ControlsReport(settings)
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
@@ -533,7 +542,6 @@ def _stored_report(study: Study, settings: Any) -> ControlsReport:
 @contextmanager
 def _progress_bar() -> Iterator[Progress]:
     """A progress row per blinded step (harness.progress), as a (step, done, total) callback."""
-    from harness.progress import tracker
 
     with tracker() as bars:
         yield lambda step, done, total: bars(f"{step} (blind to condition)", done, total)
@@ -543,7 +551,6 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
     """Routing settings of this run that differ from the stored routing (which stays)."""
     if not routed:
         return []
-    from harness.study.manifest import load_manifest
 
     stored = load_manifest(study.path).get("routing") or {}
     asked = {"k": k, "seed": seed, "distinct_topics": distinct}
@@ -556,8 +563,6 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
 
 
 def _roster(study: Study, reviewers: str | Path | None) -> Roster:
-    from harness.judge.routing.roster import load_roster, stored_roster
-
     if reviewers is not None:
         return load_roster(reviewers)
     stored = stored_roster(study)
@@ -572,8 +577,6 @@ def _roster(study: Study, reviewers: str | Path | None) -> Roster:
 
 
 def _existing_commitment(study: Study) -> str | None:
-    from harness.study.manifest import load_manifest
-
     return (load_manifest(study.path).get("blinding") or {}).get("made_at")
 
 
@@ -592,10 +595,6 @@ def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) ->
 
 
 def _stored_balance(study: Study, roster: Roster) -> pd.DataFrame:
-    from harness.judge.routing.route_items import balance_table
-    from harness.study.tables.assignments import assignments_frame
-    from harness.study.tables.judge_reads import routing_items
-
     return balance_table(
         routing_items(study),
         assignments_frame(study),
@@ -604,10 +603,6 @@ def _stored_balance(study: Study, roster: Roster) -> pd.DataFrame:
 
 
 def _record_materials(study: Study, judging: Path, s: BlindSettings) -> None:
-    from harness.judge.blinding.blinded_items import step_specs
-    from harness.judge.judge_defaults import JUDGING_FILES
-    from harness.study.manifest import record_materials
-
     files = {name: judging / name for name in JUDGING_FILES}
     if s.reviewers is not None:
         files["roster"] = Path(s.reviewers)

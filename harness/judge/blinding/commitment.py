@@ -6,7 +6,7 @@ written it never changes, and a key that no longer matches it is an error.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict, cast
 
 from harness.errors import HarnessError
 from harness.study.blinding import ensure_study_salt, study_commitment
@@ -17,7 +17,15 @@ from harness.study.store import Study
 from harness.study.tables.items import count_items
 
 
-def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]:
+class Commitment(TypedDict):
+    """Manifest section `blinding`."""
+
+    sha256: str
+    made_at: str
+    n_items: int
+
+
+def write_commitment(study: Study, made_at: str | None = None) -> Commitment:
     """Record manifest section `blinding` {sha256, made_at, n_items}; keep an identical one."""
     recorded = load_manifest(study.path).get("blinding")
     if not recorded:
@@ -31,14 +39,13 @@ def write_commitment(study: Study, made_at: str | None = None) -> dict[str, Any]
                 f"the manifest ({recorded.get('sha256')}, made {recorded.get('made_at')})",
                 file=manifest_path(study.path),
             )
-        result: dict[str, Any] = recorded
-        return result
-    section = {"sha256": sha, "made_at": made_at or utc_now(), "n_items": n_items}
+        return cast(Commitment, recorded)
+    section: Commitment = {"sha256": sha, "made_at": made_at or utc_now(), "n_items": n_items}
     record_section(study.path, "blinding", section)
     return section
 
 
-def describe(section: dict[str, Any]) -> str:
+def describe(section: Commitment) -> str:
     return (
         f"Blinding commitment (SHA-256 of the item -> output -> condition key, "
         f"{section['n_items']} items, made {section['made_at']}):\n  {section['sha256']}\n"

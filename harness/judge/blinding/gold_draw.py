@@ -14,8 +14,23 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness.analysis.plan.plan_file import load_plan
 from harness.errors import HarnessError
+from harness.judge.controls.control_routing import reserved_roster
+from harness.judge.routing.roster import store_roster
+from harness.judge.routing.route_items import (
+    RoutingResult,
+    balance_table,
+    check_feasible,
+    check_routing,
+    plan_routing,
+)
 from harness.study.store import Study
+from harness.study.tables.adjudication import store_sample
+from harness.study.tables.assignments import insert_assignments
+from harness.study.tables.items import control_item_ids
+from harness.study.tables.judge_reads import routing_items
+from harness.study.tables.topics import topic_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +75,6 @@ class Draw:
 def plan_section(plan_path: str, roster: Roster) -> Adjudication | None:
     """The plan's `adjudication:` section when the study draws a sample, None when it does not;
     refused when the plan and the roster disagree about having adjudicators."""
-    from harness.analysis.plan.plan_file import load_plan
 
     section = load_plan(plan_path).plan.adjudication
     adjudicators = roster.with_role("adjudicator").reviewers
@@ -84,8 +98,6 @@ def plan_section(plan_path: str, roster: Roster) -> Adjudication | None:
 
 def draw_sample(study: Study, plan: Adjudication) -> Draw:
     """Draw `plan.size(N)` of the N topics that have items (reproducible from the seed)."""
-    from harness.study.tables.judge_reads import routing_items
-    from harness.study.tables.topics import topic_frame
 
     with_items = set(routing_items(study).topic_id)
     frame = topic_frame(study)
@@ -141,8 +153,6 @@ def check_tiers(
     control items), the adjudicators' capacity must also keep room for their controls (about
     `share` x their items, at least `min_per_reviewer`; `control_routing.reserved_roster`):
     without them the adjudicators' accuracy could not be measured."""
-    from harness.judge.controls.control_routing import reserved_roster
-    from harness.judge.routing.route_items import _check_feasible, check_routing
 
     check_routing(study, roster.with_role("primary"), k=k, distinct_topics=distinct_topics)
     if plan is None:
@@ -157,7 +167,7 @@ def check_tiers(
         + f", {len(adjudicators)} adjudicator(s)"
     )
     try:
-        _check_feasible(items, adjudicators, plan.per_item, distinct_topics)
+        check_feasible(items, adjudicators, plan.per_item, distinct_topics)
     except HarnessError as error:  # the same checks, said of the sample and its adjudicators
         raise HarnessError(f"{said}: {error.message}", column="adjudication.per_item") from None
     if controls is None:
@@ -167,7 +177,7 @@ def check_tiers(
     )
     reserved = sorted(kept.reviewers, key=lambda r: r.id)
     try:
-        _check_feasible(items, reserved, plan.per_item, distinct_topics)
+        check_feasible(items, reserved, plan.per_item, distinct_topics)
     except HarnessError as error:
         raise HarnessError(
             f"{said}, with room kept for their control items (about {controls.share:g} x "
@@ -179,7 +189,6 @@ def check_tiers(
 
 def sample_items(study: Study, draw: Draw) -> pd.DataFrame:
     """The routing items (`judge_reads.routing_items`) of the drawn topics."""
-    from harness.study.tables.judge_reads import routing_items
 
     items = routing_items(study)
     drawn = {topic for topic, _ in draw.rows}
@@ -190,7 +199,6 @@ def route_sample(
     study: Study, adjudicators: Roster, plan: Adjudication, draw: Draw, *, seed: int, distinct: bool
 ) -> RoutingResult:
     """The sample's items to `per_item` adjudicators each (positions of their own routing)."""
-    from harness.judge.routing.route_items import plan_routing
 
     return plan_routing(
         study,
@@ -215,12 +223,6 @@ def store_tiers(
     routed to the adjudicators here. Adjudicators and primary reviewers are distinct people, so
     each keeps the positions of its own routing."""
     import pandas as pd
-
-    from harness.judge.routing.roster import store_roster
-    from harness.judge.routing.route_items import RoutingResult, balance_table
-    from harness.study.tables.adjudication import store_sample
-    from harness.study.tables.assignments import insert_assignments
-    from harness.study.tables.judge_reads import routing_items
 
     assignments, draw = primary.assignments, None
     if plan is not None:
@@ -263,7 +265,6 @@ def store_tiers(
 def routing_parts(study: Study, roster: Roster, assignments: pd.DataFrame) -> dict[str, int]:
     """The primary reviewers' real items and their assignments, the control items' assignments
     (both tiers) and the adjudicators' assignments of real items: they add up to the total."""
-    from harness.study.tables.items import control_item_ids
 
     controls = set(control_item_ids(study))
     adjudicators = {r.id for r in roster.with_role("adjudicator").reviewers}

@@ -15,6 +15,7 @@ import csv
 import io
 import math
 import re
+import warnings
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -156,7 +157,6 @@ def out_of_fold(
     fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray:
     """Scores of every item from a model fitted without its group (folds keep groups whole)."""
-    import warnings
 
     from sklearn.model_selection import StratifiedGroupKFold
 

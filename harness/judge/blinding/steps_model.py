@@ -4,11 +4,11 @@ advice to name a capable one when the study tests a remote model, and the steps'
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from harness.collection_removal import model_counts
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
+from harness.judge.items.blinded_items import StepSummary
 from harness.models.providers import parse_model
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
@@ -49,7 +49,7 @@ def capable_model_advice(study_dir: str | Path, model: str | None, steps_on: boo
     )
 
 
-def steps_line(summary: dict[str, dict[str, Any]]) -> str | None:
+def steps_line(summary: dict[str, StepSummary]) -> str | None:
     """`Blinded steps:` the model of each step and how many of its texts failed the fidelity
     check (those items are shown in their original form); None without steps."""
     parts = []

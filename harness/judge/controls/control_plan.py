@@ -7,15 +7,18 @@ section `prereg`), else of the plan given, else of the bundled one. The real ite
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.analysis.plan.plan_file import load_plan
 from harness.errors import HarnessError
 from harness.judge.controls import control_sources as K
 from harness.judge.controls.controls_file import FileControl
 from harness.judge.routing.roster import Roster
+from harness.study.manifest import load_manifest
 from harness.study.store import Study
 from harness.study.tables.assignments import control_assignments_per_reviewer
 from harness.study.tables.controls import control_labels, controls_shown, count_controls
@@ -151,12 +154,10 @@ def one_kind_warning(expected: dict[str, int], cutoff: str | None, years: list[i
     )
 
 
-def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlSettings:
+def control_settings(study: Study, plan: str | Path | None) -> ControlSettings:
     """The preregistered plan's numbers; a plan given that differs from it is refused."""
-    from harness.analysis.plan.plan_file import load_plan
-    from harness.study.manifest import load_manifest
 
-    prereg = load_manifest(Path(study_dir)).get("prereg") or {}
+    prereg = load_manifest(study.path).get("prereg") or {}
     if prereg.get("plan_path"):
         loaded = load_plan(prereg["plan_path"])
         if loaded.sha256 != prereg.get("plan_sha256"):
@@ -183,11 +184,10 @@ def control_settings(study_dir: str | Path, plan: str | Path | None) -> ControlS
     )
 
 
-def stored_settings(study_dir: str | Path) -> ControlSettings:
+def stored_settings(study: Study) -> ControlSettings:
     """The numbers a routed study's controls were made with (manifest section `controls`)."""
-    from harness.study.manifest import load_manifest
 
-    section = load_manifest(Path(study_dir)).get("controls") or {}
+    section = load_manifest(study.path).get("controls") or {}
     return ControlSettings(
         section.get("share", 0.0),
         section.get("min_per_reviewer", 0),
@@ -315,7 +315,6 @@ def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
     content words (4+ letters) found in the display text or core combination. A weak writer
     model can drift from the statement, and then the expected verdict may not fit the text.
     Aggregates only: naming items would unblind."""
-    import re
 
     shares = []
     for control in controls_shown(study):

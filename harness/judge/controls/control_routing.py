@@ -15,7 +15,13 @@ import numpy as np
 
 from harness.judge.judge_defaults import ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster
-from harness.judge.routing.route_items import MIP_GAP, W_NOISE, _per_topic_limit, _Rows
+from harness.judge.routing.route_items import (
+    MIP_GAP,
+    W_NOISE,
+    ConstraintRows,
+    per_topic_limit,
+    shuffled_positions,
+)
 from harness.progress import status
 from harness.study.store import Study
 from harness.study.tables.controls import control_items_frame
@@ -108,7 +114,7 @@ def _solve(
         ]
     )
     upper = np.concatenate([np.ones(n_x), np.full(4 * n_r, np.inf)])
-    rows = _Rows()
+    rows = ConstraintRows()
     for c in range(n_c):
         rows.add(c * n_r + np.arange(n_r), np.ones(n_r), 0, k)
     published = (controls.expected == "published").to_numpy(float)
@@ -126,7 +132,7 @@ def _solve(
             cols = np.append(column, mix + 2 * r + j)
             rows.add(cols, np.append(diff, -1.0), -np.inf, 0)
             rows.add(cols, np.append(-diff, -1.0), -np.inf, 0)
-        if _per_topic_limit(rv, distinct):
+        if per_topic_limit(rv, distinct):
             _topic_rule(rows, upper, topic, seen.get(rv.id, set()), r, n_r)
     integrality = np.concatenate([np.ones(n_x), np.zeros(4 * n_r)])
     res = milp(
@@ -143,7 +149,7 @@ def _solve(
 
 
 def _topic_rule(
-    rows: _Rows, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int, n_r: int
+    rows: ConstraintRows, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int, n_r: int
 ) -> None:
     """A human reviewer: no control of a topic already seen, at most one control per topic."""
     groups: dict[str, list[int]] = {}
@@ -168,11 +174,4 @@ def merged_positions(
     import pandas as pd
 
     both = pd.concat([real[["item_id", "reviewer_id"]], controls], ignore_index=True)
-    both = both.assign(_key=both.item_id.map(keys)).sort_values(["reviewer_id", "_key"])
-    rng = np.random.default_rng([seed, 1])
-    parts = [
-        group.assign(position=rng.permutation(len(group)) + 1)
-        for _, group in both.groupby("reviewer_id", sort=True)
-    ]
-    result = pd.concat(parts).drop(columns="_key").sort_values(["reviewer_id", "position"])
-    return result.reset_index(drop=True)
+    return shuffled_positions(both, both.item_id.map(keys), seed)

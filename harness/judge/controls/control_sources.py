@@ -26,10 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from harness.collection import open_model as open_collect_model
+from harness.collection import study_models
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
-from harness.judge.blinding.blinded_items import new_item_id
 from harness.judge.controls.controls_file import FileControl
+from harness.judge.items.blinded_items import SENTENCE_END, new_item_id, step_on_texts, step_specs
+from harness.materials.templates import load_families, render
+from harness.models.base import ChatRequest
+from harness.models.grouped import complete_groups
+from harness.models.throughput import Meter, record_decoding
+from harness.progress import counted
+from harness.study.manifest import load_manifest
 from harness.study.store import Study
 from harness.study.tables.controls import (
     NewControl,
@@ -89,9 +97,8 @@ def control_id(source: str, topic_id: str | None, statement: str) -> str:
 
 def first_sentence(text: str) -> str:
     """The summary's first sentence (a summary names what was combined in its first one)."""
-    from harness.judge.blinding.blinded_items import _SENTENCE_END
 
-    match = _SENTENCE_END.search(text.strip())
+    match = SENTENCE_END.search(text.strip())
     return text.strip()[: match.end()] if match else text.strip()
 
 
@@ -396,14 +403,12 @@ class Made:
 
 def open_model(study: Study, run: ModelRun) -> ModelAPI:
     """The backend `collect` opens for one of the study's models (tests replace this)."""
-    from harness.collection import open_model as open_collect_model
 
     return open_collect_model(study, run)
 
 
 def model_runs(study: Study) -> list[ModelRun]:
     """The study's models with their stored settings: the keys of its ok outputs."""
-    from harness.collection import study_models
 
     return list(study_models(study, ok_output_model_keys(study)))
 
@@ -411,8 +416,6 @@ def model_runs(study: Study) -> list[ModelRun]:
 def study_families(study: Study) -> dict[str, Family]:
     """The study's template families by name: from the folder `generate` recorded in the
     manifest, else the bundled one; a recorded template whose file has changed is refused."""
-    from harness.materials.templates import load_families
-    from harness.study.manifest import load_manifest
 
     recorded = (load_manifest(study.path).get("materials") or {}).get("prompts") or {}
     paths = [Path(e["path"]) for n, e in recorded.items() if n.endswith(".j2") and "path" in e]
@@ -441,7 +444,6 @@ def control_messages(
 ) -> tuple[list[dict[str, str]], str]:
     """(chat messages, family name): the study's template for the control's condition, with
     the planted pair in its slots and the system message of the topic's own prompt."""
-    from harness.materials.templates import render
 
     assert c.pair is not None and c.fields is not None
     topic = slots.get(c.topic_id or "")
@@ -502,8 +504,6 @@ def make_texts(study: Study, batch: list[Candidate], seed: int, made: Made) -> l
 def _text_request(
     c: Candidate, slots: dict[str, TopicSlots], families: dict[str, Family], made: Made
 ) -> ChatRequest:
-    from harness.models.base import ChatRequest
-
     messages, family = control_messages(c, slots, families)
     made.templates[family] = families[family].sha256
     return ChatRequest(key=c.control_id, messages=messages)
@@ -532,9 +532,6 @@ def _decode_texts(
     made: Made,
 ) -> list[str]:
     """One call for `keys`' control texts (on the first key's engine); results into `made`."""
-    from harness.models.grouped import complete_groups
-    from harness.models.throughput import Meter, record_decoding
-    from harness.progress import counted
 
     engine, errors = engines[keys[0]], []
     meter = Meter("control texts")
@@ -576,7 +573,6 @@ def _decode_texts(
 def check_pairs(batch: list[Candidate], made: Made, extractor: ModelAPI | None) -> list[str]:
     """Run the extraction step (as on real items) on the batch's new texts and keep those whose
     core states the planted pair (KEEP_RULE); drops counted by reason in `made`."""
-    from harness.judge.blinding.blinded_items import step_on_texts, step_specs
 
     new = {c.control_id: made.texts[c.control_id] for c in batch if c.control_id in made.texts}
     errors: list[str] = []

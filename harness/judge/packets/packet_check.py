@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from harness.judge.packets import packet_format as F
+from harness.study.manifest import load_manifest
+from harness.study.tables.assignments import assigned_item_ids, assignment_rounds
+from harness.study.tables.items import item_ids
+from harness.study.tables.reviewers import reviewer_kind
+
 if TYPE_CHECKING:
     from harness.judge.packets.packet_read import Source, Table
     from harness.study.store import Study
@@ -59,10 +65,6 @@ class Checked:
 
 def check_source(study: Study, source: Source) -> Checked | None:
     """Check one source against the study; problems are added to `source.problems`."""
-    from harness.judge.packets import packet_format as F
-    from harness.study.tables.assignments import assigned_item_ids
-    from harness.study.tables.items import item_ids
-    from harness.study.tables.reviewers import reviewer_kind
 
     meta = source.meta
     if not meta:
@@ -118,7 +120,6 @@ def check_source(study: Study, source: Source) -> Checked | None:
 def _round(study: Study, source: Source, reviewer_id: str) -> int | None:
     """The packet's round, read off its items (a later adjudication round has a packet of its
     own); None, with a problem, when one file mixes the items of several rounds."""
-    from harness.study.tables.assignments import assignment_rounds
 
     assert source.items is not None
     rounds = assignment_rounds(study, reviewer_id)
@@ -164,8 +165,6 @@ def _item_id(
 def _check_items(
     source: Source, table: Table, assigned: set[str], known: set[str], reviewer_id: str
 ) -> dict[str, tuple[Review, int]]:
-    from harness.judge.packets import packet_format as F
-
     inputs = [c.key for c in F.ITEM_COLUMNS if c.editable]
     reviews: dict[str, tuple[Review, int]] = {}
     for row in table.rows:
@@ -204,8 +203,6 @@ def _check_items(
 def _review(
     source: Source, table: Table, number: int, item_id: str, answers: dict[str, str]
 ) -> Review:
-    from harness.judge.packets import packet_format as F
-
     verdict = answers["verdict"].casefold().replace(" ", "_").replace("-", "_")
     if not verdict:
         source.problem(f"missing verdict for item {item_id}", table, number, "verdict")
@@ -256,7 +253,6 @@ def bad_references(text: str) -> list[str]:
 def _made_day(study: Study, meta: dict[str, str]) -> str | None:
     """The day the packets were made (YYYY-MM-DD): the workbook's own record, else the study's
     blinding commitment (a CSV pair carries none); None when neither says."""
-    from harness.study.manifest import load_manifest
 
     made = meta.get("made_at") or (load_manifest(study.path).get("blinding") or {}).get("made_at")
     return str(made)[:10] if made else None
@@ -271,7 +267,6 @@ def _check_searches(
     made: str | None = None,
 ) -> tuple[list[Search], list[int]]:
     """The valid searches, and the rows dated before the packet was made (`made`)."""
-    from harness.judge.packets import packet_format as F
 
     searches: list[Search] = []
     early: list[int] = []

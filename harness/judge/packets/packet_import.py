@@ -14,15 +14,30 @@ and reviews stored before the unblinding stay exactly as they were.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from harness.errors import HarnessError
+from harness.judge.packets.packet_check import check_source
+from harness.judge.packets.packet_read import Problem, csv_kind, read_csv_pair, read_xlsx
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
+from harness.study.manifest import record_command
 from harness.study.store import Study
+from harness.study.tables.imports import ImportRecord, current_import, insert_import, mark_replaced
+from harness.study.tables.reviews import (
+    NewReview,
+    delete_imported_reviews,
+    insert_reviews,
+    verdicts_before_unblinding,
+)
+from harness.study.tables.searches import NewSearch, delete_imported_searches, insert_searches
+from harness.study.unblinding import unblinded_at
 
 if TYPE_CHECKING:
     import sqlite3
@@ -60,10 +75,6 @@ def import_reviews(
     HarnessError when the study is unblinded and `after_unblinding` is not given.
     """
     import pandas as pd
-
-    from harness.judge.packets.packet_check import check_source
-    from harness.judge.packets.packet_read import Problem
-    from harness.study.unblinding import unblinded_at
 
     if not files:
         raise HarnessError(
@@ -123,8 +134,6 @@ def import_reviews(
                 }
             )
     if any(r["status"] != "unchanged" for r in rows):
-        from harness.study.manifest import record_command
-
         record_command(
             study.path,
             "judge.import",
@@ -136,7 +145,6 @@ def import_reviews(
 def group_sources(paths: list[Path]) -> tuple[list[Source], list[Problem]]:
     """Each .xlsx is a source; an items CSV pairs with the searches CSV beside it (or the only
     one given)."""
-    from harness.judge.packets.packet_read import Problem, csv_kind, read_csv_pair, read_xlsx
 
     sources: list[Source] = []
     problems: list[Problem] = []
@@ -205,9 +213,6 @@ def _decide(
 ) -> tuple[str, Any]:
     """('imported' | 'replaced' | 'unchanged', previous import id or None). `late`: after the
     unblinding, a file that changes a verdict stored before it is a problem."""
-    from harness.judge.packets.packet_read import Problem
-    from harness.study.tables.imports import current_import
-    from harness.study.tables.reviews import verdicts_before_unblinding
 
     if late:
         before = verdicts_before_unblinding(study, c.reviewer_id)
@@ -246,18 +251,11 @@ def _store(
     `late` (the study, after its unblinding): reviews stored before the unblinding and their
     searches are kept; only the file's reviews of other items are stored (post-unblinding).
     """
-    import uuid
-
-    from harness.study.tables.imports import ImportRecord, insert_import, mark_replaced
-    from harness.study.tables.reviews import NewReview, delete_imported_reviews, insert_reviews
-    from harness.study.tables.searches import delete_imported_searches, insert_searches
 
     import_id = uuid.uuid4().hex
     now = utc_now()
     reviews, searches = list(c.reviews), list(c.searches)
     if late is not None:
-        from harness.study.tables.reviews import verdicts_before_unblinding
-
         before = verdicts_before_unblinding(late, c.reviewer_id)
         reviews = [r for r in reviews if r.item_id not in before]
         searches = [s for s in searches if s.item_id not in before]
@@ -305,10 +303,6 @@ def _store(
 
 def _search_record(s: Search, c: Checked, import_id: str) -> NewSearch:
     """A returned search row as stored: no interface, parameters or hits (reviewers give ids)."""
-    import json
-    import uuid
-
-    from harness.study.tables.searches import NewSearch
 
     return NewSearch(
         uuid.uuid4().hex,
@@ -331,7 +325,6 @@ def _search_record(s: Search, c: Checked, import_id: str) -> NewSearch:
 
 def dedup_key(search: Search) -> str:
     """Same database, query and limits -> same key (reviewers often rerun a query)."""
-    import hashlib
 
     text = "\n".join(
         [search.database.casefold(), " ".join(search.query.split()), search.filters or ""]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,8 +117,6 @@ def _header_map(headers: list[Any], columns: tuple[F.Column, ...]) -> dict[str, 
 
 # -- xlsx -----------------------------------------------------------------------------------------
 def read_xlsx(path: Path) -> Source:
-    import zipfile  # only reading a workbook needs it
-
     from openpyxl import load_workbook
     from openpyxl.utils.exceptions import InvalidFileException
 
@@ -149,7 +148,6 @@ def _oversized_archive(path: Path) -> str | None:
     zipfile never inflates a member beyond the size its directory declares, so bounding the
     declared sizes bounds memory, zip bombs included.
     """
-    import zipfile
 
     if path.stat().st_size > L.MAX_FILE_BYTES:
         return (

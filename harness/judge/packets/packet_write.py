@@ -8,11 +8,14 @@ further rows that say so.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
@@ -26,6 +29,12 @@ from harness.judge.judge_defaults import (
 from harness.judge.packets import packet_format as F
 from harness.study.store import Study
 from harness.study.tables.assignments import assigned_items, reviewer_rounds
+
+if TYPE_CHECKING:
+    from _csv import Writer
+
+    from openpyxl.cell.cell import Cell, MergedCell
+    from openpyxl.worksheet.worksheet import Worksheet
 
 EXCEL_1990 = 32874  # Excel serial number of 1990-01-01: earliest accepted search date
 
@@ -127,17 +136,13 @@ def write_packets(
         written.append(
             _atomic(
                 folder / f"{packet.name}.xlsx",
-                lambda p, pk=packet, h=header: write_workbook(pk, h, texts, p),
+                partial(write_workbook, packet, header, texts),
             )
         )
-        written.append(_atomic(folder / F.ITEMS_CSV, lambda p, pk=packet: _items_csv(pk, p)))
+        written.append(_atomic(folder / F.ITEMS_CSV, partial(_items_csv, packet)))
         written.append(_atomic(folder / F.SEARCHES_CSV, _searches_csv))
         body = "\n".join(header) + "\n\n" + "\n\n".join(t for _, t in texts)
-        written.append(
-            _atomic(
-                folder / F.INSTRUCTIONS_TXT, lambda p, b=body: p.write_text(b, encoding="utf-8")
-            )
-        )
+        written.append(_atomic(folder / F.INSTRUCTIONS_TXT, partial(_write_text, body)))
     return written
 
 
@@ -152,7 +157,11 @@ def _header_lines(packet: Packet) -> list[str]:
     ]
 
 
-def _atomic(path: Path, write: Any) -> Path:
+def _write_text(text: str, path: Path) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def _atomic(path: Path, write: Callable[[Path], None]) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     write(tmp)
     os.replace(tmp, path)
@@ -160,9 +169,7 @@ def _atomic(path: Path, write: Any) -> Path:
 
 
 # -- CSV ------------------------------------------------------------------------------------------
-def _csv_writer(handle: Any) -> Any:
-    import csv  # only writing a packet needs it
-
+def _csv_writer(handle: TextIO) -> Writer:
     return csv.writer(handle, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
 
 
@@ -199,7 +206,7 @@ def write_workbook(
     from openpyxl.workbook.protection import WorkbookProtection
 
     wb = Workbook()
-    _instructions(wb.active, header, texts)
+    _instructions(cast("Worksheet", wb.active), header, texts)
     items_ws = wb.create_sheet(F.ITEMS_SHEET)
     searches_ws = wb.create_sheet(F.SEARCHES_SHEET)
     lists_ws = wb.create_sheet(F.LISTS_SHEET)
@@ -217,7 +224,9 @@ def write_workbook(
     wb.save(path)
 
 
-def put(ws: Any, row: int, col: int, value: Any, *, editable: bool = False) -> Any:
+def put(
+    ws: Worksheet, row: int, col: int, value: str | int | None, *, editable: bool = False
+) -> Cell | MergedCell:
     """Write one cell; strings are always stored as text (never as a formula)."""
     from openpyxl.styles import Alignment, Protection
 
@@ -236,7 +245,7 @@ def put(ws: Any, row: int, col: int, value: Any, *, editable: bool = False) -> A
     return cell
 
 
-def _protect(ws: Any) -> None:
+def _protect(ws: Worksheet) -> None:
     """Protect a sheet (no password: this guards against slips, not against the reviewer)."""
     p = ws.protection
     p.sheet = True
@@ -244,7 +253,7 @@ def _protect(ws: Any) -> None:
     p.selectLockedCells = p.selectUnlockedCells = False
 
 
-def _headers(ws: Any, columns: tuple[F.Column, ...]) -> None:
+def _headers(ws: Worksheet, columns: tuple[F.Column, ...]) -> None:
     from openpyxl.styles import Font, PatternFill
     from openpyxl.utils import get_column_letter
 
@@ -256,7 +265,7 @@ def _headers(ws: Any, columns: tuple[F.Column, ...]) -> None:
     ws.freeze_panes = "A2"
 
 
-def _instructions(ws: Any, header: list[str], texts: list[tuple[str, str]]) -> None:
+def _instructions(ws: Worksheet, header: list[str], texts: list[tuple[str, str]]) -> None:
     from openpyxl.styles import Font
 
     ws.title = F.INSTRUCTIONS_SHEET
@@ -310,17 +319,15 @@ def paragraphs(markdown: str) -> list[tuple[int, str]]:
     return out
 
 
-def _lists(ws: Any, item_ids: list[str]) -> int:
+def _lists(ws: Worksheet, item_ids: list[str]) -> int:
     """Hidden sheet with the drop-down values: item ids, verdicts, confidence, databases."""
-    for col, (title, values) in enumerate(
-        [
-            ("item_id", item_ids),
-            ("verdict", F.VERDICTS),
-            ("confidence", F.CONFIDENCE),
-            ("database", DATABASES),
-        ],
-        start=1,
-    ):
+    lists: list[tuple[str, Sequence[str | int]]] = [
+        ("item_id", item_ids),
+        ("verdict", F.VERDICTS),
+        ("confidence", F.CONFIDENCE),
+        ("database", DATABASES),
+    ]
+    for col, (title, values) in enumerate(lists, start=1):
         put(ws, 1, col, title)
         for row, value in enumerate(values, start=2):
             put(ws, row, col, value)
@@ -328,7 +335,7 @@ def _lists(ws: Any, item_ids: list[str]) -> int:
 
 
 def _validation(
-    ws: Any,
+    ws: Worksheet,
     kind: Literal["list", "whole", "date"],
     formula: str,
     cells: str,
@@ -356,7 +363,7 @@ def _validation(
     ws.add_data_validation(dv)
 
 
-def _items(ws: Any, rows: list[PacketRow]) -> None:
+def _items(ws: Worksheet, rows: list[PacketRow]) -> None:
     _headers(ws, F.ITEM_COLUMNS)
     first_rows = []
     for r, row in enumerate(rows, start=2):
@@ -377,7 +384,7 @@ def _items(ws: Any, rows: list[PacketRow]) -> None:
     _protect(ws)
 
 
-def _searches(ws: Any, n_ids: int, n_rows: int) -> None:
+def _searches(ws: Worksheet, n_ids: int, n_rows: int) -> None:
     _headers(ws, F.SEARCH_COLUMNS)
     for r in range(2, n_rows + 2):
         for col in range(1, len(F.SEARCH_COLUMNS) + 1):

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.judge.cutoff import stored_cutoff
+from harness.judge.packets.packet_write import write_packets
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_section
@@ -34,7 +36,12 @@ from harness.study.tables.adjudication import (
     needs,
     short_of_majority,
 )
-from harness.study.tables.assignments import insert_assignments, last_positions, last_round
+from harness.study.tables.assignments import (
+    assignments_frame,
+    insert_assignments,
+    last_positions,
+    last_round,
+)
 from harness.study.tables.reviewers import roster_rows
 from harness.study.unblinding import unblinded_at
 
@@ -82,37 +89,34 @@ class Escalation:
 
 
 @writes_study
-def escalate(study_dir: str | Path, seed: int | None = None) -> Escalation:
+def escalate(study: Study, seed: int | None = None) -> Escalation:
     """Route the next round; refused when the study's plan does not escalate, and once
     `analyze` has unblinded it (a later round's verdicts could never be analysed)."""
-    from harness.judge.packets.packet_write import write_packets
-
-    with Study.open(study_dir) as study:
-        manifest = load_manifest(study.path)
-        section, seed_ = _settings(study, manifest, seed)
-        if (unblinded := unblinded_at(study)) is not None:
-            raise HarnessError(
-                f"the study was unblinded {unblinded} by harness analyze; a later "
-                "adjudication round now could never enter the analysis",
-                file=study.path,
-            )
-        per_item = int(section["per_item"])
-        result = Escalation(last_round(study) + 1)
-        # how `unsure` counts, as `judge --blind` recorded it with the draw (`analyze` too)
-        wanted = _wanted(study, per_item, str(section.get("unsure", "not_novel")), result)
-        result.routed = wanted
-        if wanted:
-            distinct = bool((manifest.get("routing") or {}).get("distinct_topics", True))
-            votes = adjudicator_votes(study)
-            rows = _choose(study, votes, wanted, seed_ + result.round_, distinct)
-            with study.transaction() as conn:
-                insert_assignments(conn, rows, result.round_)
-            result.packets = write_packets(
-                study, made_at=utc_now(), cutoff=_cutoff(study), round_=result.round_
-            )
-            rounds = list((manifest.get("escalation") or {}).get("rounds", []))
-            record_section(study.path, "escalation", {"rounds": [*rounds, result.record()]})
-        return result
+    manifest = load_manifest(study.path)
+    section, seed_ = _settings(study, manifest, seed)
+    if (unblinded := unblinded_at(study)) is not None:
+        raise HarnessError(
+            f"the study was unblinded {unblinded} by harness analyze; a later "
+            "adjudication round now could never enter the analysis",
+            file=study.path,
+        )
+    per_item = int(section["per_item"])
+    result = Escalation(last_round(study) + 1)
+    # how `unsure` counts, as `judge --blind` recorded it with the draw (`analyze` too)
+    wanted = _wanted(study, per_item, str(section.get("unsure", "not_novel")), result)
+    result.routed = wanted
+    if wanted:
+        distinct = bool((manifest.get("routing") or {}).get("distinct_topics", True))
+        votes = adjudicator_votes(study)
+        rows = _choose(study, votes, wanted, seed_ + result.round_, distinct)
+        with study.transaction() as conn:
+            insert_assignments(conn, rows, result.round_)
+        result.packets = write_packets(
+            study, made_at=utc_now(), cutoff=_cutoff(study), round_=result.round_
+        )
+        rounds = list((manifest.get("escalation") or {}).get("rounds", []))
+        record_section(study.path, "escalation", {"rounds": [*rounds, result.record()]})
+    return result
 
 
 def waiting_for_escalation(study: Study) -> int:
@@ -135,8 +139,6 @@ def _settings(
 
 
 def _cutoff(study: Study) -> str | None:
-    from harness.judge.blinding.cutoff import stored_cutoff
-
     return stored_cutoff(study)[1]
 
 
@@ -202,6 +204,4 @@ def _choose(
 
 
 def _all_assigned(study: Study) -> list[str]:
-    from harness.study.tables.assignments import assignments_frame
-
     return [str(r) for r in assignments_frame(study).reviewer_id]

@@ -18,7 +18,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEFAULT_K, ROUTING_TIME_LIMIT
-from harness.judge.routing.roster import Reviewer, Roster
+from harness.judge.routing.roster import Reviewer, Roster, store_roster
 from harness.progress import status
 from harness.study.store import Study
 from harness.study.tables.assignments import (
@@ -99,7 +99,6 @@ def route(
     """Assign every item to k reviewers and store the assignment (refused if one exists)."""
     if count_assignments(study):
         raise HarnessError("items are already routed in this study", file=study.path)
-    from harness.judge.routing.roster import store_roster
 
     result = plan_routing(study, roster, k=k, seed=seed, distinct_topics=distinct_topics)
     store_roster(study, roster)
@@ -122,7 +121,7 @@ def check_routing(
     if items.empty:
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)
-    _check_feasible(items, sorted(roster.reviewers, key=lambda r: r.id), k, distinct_topics)
+    check_feasible(items, sorted(roster.reviewers, key=lambda r: r.id), k, distinct_topics)
 
 
 def _check_k(study: Study, k: int) -> None:
@@ -150,7 +149,7 @@ def plan_routing(
         raise HarnessError("no items to route (no outputs with status ok)", file=study.path)
     _check_k(study, k)
     reviewers = sorted(roster.reviewers, key=lambda r: r.id)
-    _check_feasible(items, reviewers, k, distinct_topics)
+    check_feasible(items, reviewers, k, distinct_topics)
     with status(f"routing {len(items)} items to {len(reviewers)} reviewers, k={k} (HiGHS MILP)"):
         chosen, solver = _solve(items, reviewers, k, seed, distinct_topics)
     assignments = pd.DataFrame(
@@ -162,11 +161,11 @@ def plan_routing(
     return RoutingResult(assignments, balance, seed, k, distinct_topics, solver)
 
 
-def _per_topic_limit(reviewer: Reviewer, distinct_topics: bool) -> bool:
+def per_topic_limit(reviewer: Reviewer, distinct_topics: bool) -> bool:
     return distinct_topics and reviewer.kind == "human"
 
 
-def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
+def check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, distinct: bool) -> None:
     """Necessary conditions, each with a message that says which and by how much."""
     n_items, n_topics = len(items), items.topic_id.nunique()
     if k > len(reviewers):
@@ -177,7 +176,7 @@ def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, dist
         )
     need = n_items * k
     offer = sum(
-        min(r.capacity, n_topics if _per_topic_limit(r, distinct) else n_items) for r in reviewers
+        min(r.capacity, n_topics if per_topic_limit(r, distinct) else n_items) for r in reviewers
     )
     if offer < need:
         # Name the remedy only when the one-item-per-topic rule, not capacity, is what binds.
@@ -192,7 +191,7 @@ def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, dist
     sizes = items.groupby("topic_id").size()
     worst, gap = None, 0
     for topic, m in sizes.items():
-        slots = sum(min(r.capacity, 1 if _per_topic_limit(r, distinct) else m) for r in reviewers)
+        slots = sum(min(r.capacity, 1 if per_topic_limit(r, distinct) else m) for r in reviewers)
         if m * k - slots > gap:
             worst, gap, detail = topic, m * k - slots, (m, slots)
     if worst is not None:
@@ -205,7 +204,7 @@ def _check_feasible(items: pd.DataFrame, reviewers: list[Reviewer], k: int, dist
         )
 
 
-class _Rows:
+class ConstraintRows:
     """Sparse constraint rows lb <= A x <= ub, added a row at a time from index arrays."""
 
     def __init__(self) -> None:
@@ -265,14 +264,14 @@ def _solve(
         ]
     )
 
-    rows = _Rows()
+    rows = ConstraintRows()
     for i in range(n_i):  # k distinct reviewers per item
         rows.add(i * n_r + np.arange(n_r), np.ones(n_r), k, k)
     topics = [np.asarray(m) for m in items.groupby("topic_id").indices.values() if len(m) > 1]
     for r, rv in enumerate(reviewers):
         column = np.arange(n_i) * n_r + r
         rows.add(column, np.ones(n_i), 0, rv.capacity)
-        if _per_topic_limit(rv, distinct):
+        if per_topic_limit(rv, distinct):
             for members in topics:
                 rows.add(members * n_r + r, np.ones(len(members)), 0, 1)
         for j, (mine, tolerance) in enumerate(cells):
@@ -325,16 +324,24 @@ def _positions(assignments: pd.DataFrame, items: pd.DataFrame, seed: int) -> pd.
 
     The order is drawn from output ids, not item ids, so it does not depend on the random ids.
     """
+    rank = assignments.item_id.map(dict(zip(items.item_id, range(len(items)), strict=True)))
+    return shuffled_positions(assignments, rank, seed)
+
+
+def shuffled_positions(assignments: pd.DataFrame, order: pd.Series, seed: int) -> pd.DataFrame:
+    """The assignment (item_id, reviewer_id) with each reviewer's items in one seeded random
+    order, as 1-based `position`: real items alone, or real and control items together
+    (`control_routing.merged_positions`). `order`: a stable sort key per row (never the random
+    item ids), which fixes the sequence the permutation is drawn for."""
     import pandas as pd
 
-    rank = assignments.item_id.map(dict(zip(items.item_id, range(len(items)), strict=True)))
-    assignments = assignments.assign(_rank=rank).sort_values(["reviewer_id", "_rank"])
+    ranked = assignments.assign(_order=order).sort_values(["reviewer_id", "_order"])
     rng = np.random.default_rng([seed, 1])
     parts = [
         group.assign(position=rng.permutation(len(group)) + 1)
-        for _, group in assignments.groupby("reviewer_id", sort=True)
+        for _, group in ranked.groupby("reviewer_id", sort=True)
     ]
-    result = pd.concat(parts).drop(columns="_rank").sort_values(["reviewer_id", "position"])
+    result = pd.concat(parts).drop(columns="_order").sort_values(["reviewer_id", "position"])
     return result.reset_index(drop=True)
 
 

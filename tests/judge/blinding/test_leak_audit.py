@@ -6,13 +6,13 @@ import numpy as np
 from openpyxl import load_workbook
 from sklearn.metrics import roc_auc_score
 
-from harness.judge.blinding.blinded_items import create_items
 from harness.judge.blinding.leak_audit import (
     auc,
     classifier_audit,
     cluster_bootstrap_ci,
     scan_packets,
 )
+from harness.judge.items.blinded_items import create_items
 from harness.study.store import Study
 from tests.judge.conftest import MODEL, output_text
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.judge.blinding.blinded_items import create_items
+from harness.judge.items.blinded_items import create_items
 from harness.judge.routing.roster import Reviewer, Roster
 from harness.judge.routing.route_items import plan_routing, route
 from harness.study.tables.judge_reads import routing_items

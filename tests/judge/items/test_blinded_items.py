@@ -7,7 +7,7 @@ import re
 import pytest
 
 from harness.defaults import materials_dir
-from harness.judge.blinding.blinded_items import (
+from harness.judge.items.blinded_items import (
     clean_result,
     create_items,
     make_items,

@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 
 from harness.errors import HarnessError
+from harness.literature.base import parse_cutoff
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
 from harness.study.store import Study
+
+__all__ = ["normalise_cutoff", "settle_cutoff", "store_cutoff", "stored_cutoff"]
 
 META_KEY = "cutoff"
 NONE = "none"  # stored when packets were made without a cut-off
@@ -23,7 +26,6 @@ def normalise_cutoff(value: str | None) -> str | None:
     """`YYYY` (= 31 December of that year) or `YYYY-MM-DD`, as `YYYY-MM-DD`; None stays None."""
     if value is None:
         return None
-    from harness.literature.base import parse_cutoff
 
     text = str(value).strip()
     if not _FORMAT.fullmatch(text):

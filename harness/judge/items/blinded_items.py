@@ -14,12 +14,17 @@ import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge import judge_defaults as D
-from harness.judge.blinding import step_fidelity
+from harness.judge.items import step_fidelity
+from harness.models import open_backend, open_spec
+from harness.models.base import ChatRequest, GenerationParams
+from harness.models.grouped import complete_groups
+from harness.models.providers import is_provider_string
+from harness.models.throughput import Meter, record_decoding
 from harness.progress import counted
 from harness.study.clock import utc_now
 from harness.study.store import Study
@@ -42,13 +47,36 @@ from harness.study.text import storable
 if TYPE_CHECKING:
     import jinja2
 
-    from harness.models.base import ChatRequest, Completion, GenerationParams, ModelAPI
+    from harness.models.base import Completion, ModelAPI
 
 STEPS = ("extract", "normalise")
 _BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s|$)")
+SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s|$)")
 
 Progress = Callable[[str, int, int], None]
+
+#: A recorded step's entry (`items.steps`): prompt, backend, model, params, outcome, fidelity.
+StepEntry = dict[str, object]
+
+
+class StepOptions(TypedDict):
+    """How `blind` runs the blinded steps (`make_items`'s keywords but `prompts_dir`)."""
+
+    extract: bool
+    normalise: bool
+    backend: str | ModelAPI
+    model: str | None
+    progress: Progress | None
+    options: dict[str, object] | None
+
+
+class StepSummary(TypedDict):
+    """One step in `step_summary` (manifest section `blinded_steps`)."""
+
+    items: int
+    outcomes: dict[str, int]
+    runs: list[dict[str, object]]
+    fidelity: dict[str, int]
 
 
 def new_item_id() -> str:
@@ -141,26 +169,24 @@ def make_items(
         if name not in {s.name for s in specs}:
             report.steps[name]["removed"] = _remove_step(study, name)
     if specs and count_items(study):
-        opened = _open(backend, model, options or {})
+        opened = open_model(backend, model, options or {})
         for name, (done, failed) in _run_steps(study, specs, opened, progress, report).items():
             report.steps[name].update(done=done, failed=failed)
     return report
 
 
-def _open(backend: str | ModelAPI, model: str | None, options: dict[str, Any]) -> ModelAPI:
+def open_model(backend: str | ModelAPI, model: str | None, options: dict[str, Any]) -> ModelAPI:
     """The model of the blinded steps: an opened backend as given, a provider string (`--model
     vllm/NAME`) as every stage opens it, or the older backend name and model name."""
     if not isinstance(backend, str):
         return backend
-    from harness.models import open_backend, open_spec
-    from harness.models.providers import is_provider_string
 
     if model and is_provider_string(model):
         return open_spec(model, **options)
     return open_backend(backend, model, **options)
 
 
-def _signature(spec: StepSpec, backend: ModelAPI, params: dict[str, Any]) -> dict[str, Any]:
+def _signature(spec: StepSpec, backend: ModelAPI, params: dict[str, object]) -> StepEntry:
     return {
         "prompt_sha256": spec.prompt_sha256,
         "backend": backend.name,
@@ -170,12 +196,10 @@ def _signature(spec: StepSpec, backend: ModelAPI, params: dict[str, Any]) -> dic
 
 
 def _params(spec: StepSpec) -> GenerationParams:
-    from harness.models.base import GenerationParams
-
     return GenerationParams(temperature=0.0, top_p=1.0, max_tokens=spec.max_tokens, seed=0)
 
 
-def _pending(study: Study, spec: StepSpec, want: dict[str, Any]) -> list[tuple[str, str]]:
+def _pending(study: Study, spec: StepSpec, want: StepEntry) -> list[tuple[str, str]]:
     """Items whose step is missing, was made with another prompt, backend, model or params, or
     before the fidelity check (rerun: the same seeded request gives the same text, now checked)."""
     pending = []
@@ -190,7 +214,6 @@ def _pending(study: Study, spec: StepSpec, want: dict[str, Any]) -> list[tuple[s
 def _requests(spec: StepSpec, texts: list[tuple[str, str]]) -> list[ChatRequest]:
     """The step's request per (key, text): seeded by the text, not the random item id, so the
     same outputs get the same steps in any run."""
-    from harness.models.base import ChatRequest
 
     template = _template(spec.template)
     return [
@@ -214,8 +237,6 @@ def _run_steps(
     can (`harness.models.grouped`); step name -> (done, failed). Each completion is stored as
     it arrives, in the place in the item's steps that running the steps one after another
     gives it."""
-    from harness.models.grouped import complete_groups
-    from harness.models.throughput import Meter, record_decoding
 
     work = []
     for spec in specs:
@@ -228,7 +249,7 @@ def _run_steps(
         for request in requests:
             rerun.setdefault(request.key, []).append(spec.name)
     done = {spec.name: 0 for spec, _, _ in work}
-    settings: dict[str, Any] | None = None  # read once the backend has run
+    settings: dict[str, object] | None = None  # read once the backend has run
     meter = Meter("+".join(spec.name for spec, _, _ in work))
     groups = [(requests, _params(spec)) for spec, _, requests in work]
     for index, completion in meter.timed(complete_groups(backend, groups)):
@@ -268,7 +289,7 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
     if not text:
         return "", "empty"
     if finish_reason == "length":
-        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        ends = [m.end() for m in SENTENCE_END.finditer(text)]
         if ends and ends[-1] >= len(text) // 3:
             return text[: ends[-1]].strip(), "trimmed"
         return text, "cut"
@@ -277,19 +298,18 @@ def clean_result(text: str, finish_reason: str | None) -> tuple[str, str]:
 
 def step_on_texts(
     spec: StepSpec, backend: ModelAPI, texts: dict[str, str], study_dir: Path | None = None
-) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
+) -> tuple[dict[str, tuple[str, StepEntry]], list[str]]:
     """The step run on texts that are not items yet (control texts before they are kept):
     key -> (result text, the step entry `_run_steps` would record), and errors. Requests are the
     ones `_run_steps` sends for the same texts (same prompt, params and text-derived seeds);
     with `study_dir`, its throughput goes to that study's manifest."""
-    from harness.models.throughput import Meter, record_decoding
 
     params = _params(spec)
     signature = _signature(spec, backend, asdict(params))
     requests = _requests(spec, list(texts.items()))
-    results: dict[str, tuple[str, dict[str, Any]]] = {}
+    results: dict[str, tuple[str, StepEntry]] = {}
     errors: list[str] = []
-    settings: dict[str, Any] | None = None
+    settings: dict[str, object] | None = None
     meter = Meter(f"control {spec.name}")
     with counted(f"{spec.name} of control texts", len(requests)) as advance:
         for completion in meter.timed(backend.complete(requests, params) if requests else []):
@@ -307,8 +327,8 @@ def step_on_texts(
 
 
 def _entry(
-    spec: StepSpec, completion: Completion, signature: dict[str, Any], original: str
-) -> tuple[str, dict[str, Any]]:
+    spec: StepSpec, completion: Completion, signature: StepEntry, original: str
+) -> tuple[str, StepEntry]:
     """(text to show, step entry). A text that fails the fidelity check against `original` is
     kept in the entry (`rejected`) and not shown: "" for an extraction (no core), and the original
     text for a normalisation."""
@@ -337,7 +357,7 @@ def _store_result(
     study: Study,
     spec: StepSpec,
     completion: Completion,
-    signature: dict[str, Any],
+    signature: StepEntry,
     rerun: list[str],
 ) -> None:
     """Store a step's result; the steps of this run (`rerun`, in STEPS order) go after the
@@ -385,10 +405,10 @@ def _count_fidelity(counts: dict[str, int], entry: dict[str, Any]) -> None:
     counts["echoed"] += bool(f["echoed"])
 
 
-def step_summary(study: Study) -> dict[str, dict[str, Any]]:
+def step_summary(study: Study) -> dict[str, StepSummary]:
     """Per step: items that have it, the backends, models and prompt hashes used, and the
     fidelity checks (checked, failed, and why)."""
-    summary: dict[str, dict[str, Any]] = {}
+    summary: dict[str, StepSummary] = {}
     for steps in recorded_steps(study):
         for entry in steps:
             s = summary.setdefault(

@@ -7,17 +7,38 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.errors import HarnessError
 from harness.models._redact import public_url
 from harness.models.settings import ServerOptions
 
+if TYPE_CHECKING:
+    from harness.models.base import ModelAPI
+
+__all__ = [
+    "JUDGE_SERVER",
+    "ServerChoice",
+    "backend_options",
+    "judge_server",
+    "public_options",
+    "server_from_record",
+    "server_record",
+]
+
+
 #: the server options the judge stage takes (of `harness.models.settings.ServerOptions`)
 JUDGE_SERVER = ("base_url", "concurrency")
 
 
-def judge_server(server: ServerOptions, backend: object) -> dict[str, Any]:
+class ServerChoice(TypedDict, total=False):
+    """The server options given to a judge stage, as its backend takes them."""
+
+    base_url: str
+    concurrency: int
+
+
+def judge_server(server: ServerOptions, backend: str | ModelAPI | None) -> ServerChoice:
     """The server options of a judge stage's settings, checked: those the stage does not take
     (`rpm`, replicas of a model) and those its backend would ignore are refused."""
     given = server.given()
@@ -30,25 +51,26 @@ def judge_server(server: ServerOptions, backend: object) -> dict[str, Any]:
     return backend_options(backend, base_url=server.base_url, concurrency=server.concurrency)
 
 
-def server_record(server: ServerOptions) -> dict[str, Any]:
+def server_record(server: ServerOptions) -> dict[str, object]:
     """The options as the manifest records them (`public_options`)."""
     return public_options(dict(server.given()))
 
 
 def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
     """The options a `server_record` was made from (the URL as recorded, without credentials)."""
+
     return ServerOptions(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
 
 
 def backend_options(
-    backend: object, *, base_url: str | None = None, concurrency: int | None = None
-) -> dict[str, Any]:
+    backend: str | ModelAPI | None, *, base_url: str | None = None, concurrency: int | None = None
+) -> ServerChoice:
     """The options given, checked: refused for a backend that would ignore them."""
-    given: tuple[tuple[str, str | int | None], ...] = (
-        ("base_url", base_url),
-        ("concurrency", concurrency),
-    )
-    options = {name: value for name, value in given if value is not None}
+    options: ServerChoice = {}
+    if base_url is not None:
+        options["base_url"] = base_url
+    if concurrency is not None:
+        options["concurrency"] = concurrency
     if options and backend != "openai":
         name = backend if isinstance(backend, str) else getattr(backend, "name", "given")
         flag = "--" + next(iter(options)).replace("_", "-")
@@ -62,9 +84,9 @@ def backend_options(
     return options
 
 
-def public_options(options: dict[str, Any]) -> dict[str, Any]:
+def public_options(options: Mapping[str, object]) -> dict[str, object]:
     """The options as the manifest records them: the URL without credentials or query."""
     return {
         **options,
-        **({"base_url": public_url(options["base_url"])} if "base_url" in options else {}),
+        **({"base_url": public_url(str(options["base_url"]))} if "base_url" in options else {}),
     }

@@ -11,7 +11,7 @@ from harness.cli import main
 from harness.errors import HarnessError
 from harness.judge.automated.auto_review import run_automated
 from harness.judge.blinding.blind_stage import blind
-from harness.judge.blinding.cutoff import normalise_cutoff, stored_cutoff
+from harness.judge.cutoff import normalise_cutoff, stored_cutoff
 from harness.study.manifest import load_manifest
 from harness.study.store import Study
 from tests.judge.blinding.test_blind_stage import roster_file

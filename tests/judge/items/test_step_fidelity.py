@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.defaults import materials_dir
-from harness.judge.blinding.step_fidelity import check, content_stems
+from harness.judge.items.step_fidelity import check, content_stems
 
 EXTRACT = materials_dir("prompts") / "judge/extract.j2"
 NORMALISE = materials_dir("prompts") / "judge/normalise.j2"
