@@ -26,8 +26,8 @@ from harness.judge.blinding.blind_stage import blind
 from harness.judge.packets.packet_import import import_reviews
 from harness.literature import search
 from harness.materials.bank import load_topic_bank
+from harness.pipeline.runner import run_study
 from harness.probing import run_probe
-from harness.run import run_study
 from harness.status import study_status
 from harness.study.store import Study
 

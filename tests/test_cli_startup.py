@@ -31,7 +31,7 @@ NOT_AT_STARTUP = (
     "hashlib",
     "logging",
     "random",
-    "harness.collection_plan",
+    "harness.collection.model_plan",
     "harness.models.replicas",
     "harness.judge.blinding.blinded_items",
     "harness.judge.packets.packet_write",

@@ -10,8 +10,8 @@ from typing import get_type_hints
 import pytest
 
 from harness.errors import HarnessError
-from harness.run import run_study
-from harness.run_settings import RunFlags, RunOptions, RunSettings, settings
+from harness.pipeline.run_settings import RunFlags, RunOptions, RunSettings, settings
+from harness.pipeline.runner import run_study
 
 
 def test_settings_round_trip_through_their_record(tmp_path):

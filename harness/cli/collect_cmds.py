@@ -7,8 +7,14 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._model_names import check_model_names
 from harness.cli._next import echo_next
 from harness.cli._params import check_positive
+from harness.collection import collect_models
+from harness.collection.collect_settings import CollectSettings
+from harness.collection.model_removal import remove_model
+from harness.errors import HarnessError
+from harness.models.settings import ServerOptions
 
 
 @app.command()
@@ -122,10 +128,6 @@ def collect(
     if remove is not None:
         _remove(ctx, study, remove)
         return
-    from harness.cli._model_names import check_model_names
-    from harness.collection import collect_models
-    from harness.collection_settings import CollectSettings
-    from harness.models.settings import ServerOptions
 
     check_model_names(study, model or None, backend)
     server = ServerOptions(
@@ -173,9 +175,6 @@ def collect(
 
 def _remove(ctx: typer.Context, study: Path, model: str) -> None:
     """`--remove MODEL`: the model out of the study; any other option is refused, not ignored."""
-    from harness.collection_removal import remove_model
-    from harness.errors import HarnessError
-
     others = [
         "--" + (param.name or "").replace("_", "-")
         for param in ctx.command.params

@@ -392,7 +392,7 @@ _ITEM_COUNTS = frozenset({"capacity", "reviewers", "adjudication.per_item"})
 def _naming_models(study: Path, error: HarnessError) -> HarnessError:
     """A refusal of an unrouted study for outputs still pending, or for more items than the
     roster can take, names the study's models and how to take one out (`collect --remove`)."""
-    from harness.collection_removal import model_counts, removal_hint
+    from harness.collection.model_removal import model_counts, removal_hint
     from harness.study.store import Study
     from harness.study.tables.assignments import count_assignments
 

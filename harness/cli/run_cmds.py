@@ -8,6 +8,8 @@ import typer
 
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
+from harness.pipeline.run_settings import RunFlags, settings
+from harness.pipeline.runner import run_study
 
 
 @app.command()
@@ -83,9 +85,6 @@ def run(
 
     Example: harness run --study runs/demo   (or: harness run --study runs/s1 --config study.yaml)
     """
-    from harness.run import run_study
-    from harness.run_settings import RunFlags, settings
-
     flags = RunFlags(
         pilot=pilot,
         limit=limit,

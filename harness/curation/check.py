@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.curation.balance import check_concepts, check_tokens
+from harness.curation.duplicates import check_duplicates
+from harness.curation.entries import read_banks
+from harness.curation.links import check_links
+from harness.curation.rules import Rules
+from harness.curation.spread import check_spread, check_subset
+from harness.defaults import materials_dir
+
 if TYPE_CHECKING:  # the checks read YAML and the topic models: they load in `check_bank`
     from harness.curation.entries import Located
     from harness.curation.rules import Rules, Section
@@ -78,14 +86,6 @@ def check_bank(
 ) -> CheckReport:
     """Run every check over one bank (files or folders read as one; None = the bundled bank).
     `subset` (size, seed) adds what the seeded subset of that size covers."""
-    from harness.curation.balance import check_concepts, check_tokens
-    from harness.curation.duplicates import check_duplicates
-    from harness.curation.entries import read_banks
-    from harness.curation.links import check_links
-    from harness.curation.rules import Rules
-    from harness.curation.spread import check_spread, check_subset
-    from harness.defaults import materials_dir
-
     rules = rules or Rules()
     if paths is None:
         paths = [materials_dir("topics") / "bank.yaml"]

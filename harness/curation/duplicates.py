@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.curation.entries import Located
 from harness.curation.rules import Rules, Section
+from harness.literature.embedding import encode
 
 
 def topic_text(topic: Any) -> str:
@@ -27,8 +28,6 @@ def similar_pairs(
 
 
 def check_duplicates(located: list[Located], rules: Rules) -> tuple[Section, Section]:
-    from harness.literature.embedding import encode
-
     topics = Section("near-duplicate topics")
     concepts = Section("near-duplicate concepts")
     texts = [topic_text(x.topic) for x in located]

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.curation.entries import Located
 from harness.curation.rules import Finding, Rules, Section
+from harness.materials.subset import choose_subset, coverage
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
@@ -68,8 +69,6 @@ def check_spread(located: list[Located], taxonomy: Any, rules: Rules) -> Section
 def check_subset(located: list[Located], taxonomy: Any, size: int, seed: int) -> Section:
     """What the seeded subset of `size` topics (the demo's `--subset`) keeps of the spread; a
     domain pair of the bank that the subset misses is a warning (it can only happen below 6)."""
-    from harness.materials.subset import choose_subset, coverage
-
     section = Section(f"subset --subset {size} --subset-seed {seed}")
     topics = [x.topic for x in located]
     if size > len(topics):

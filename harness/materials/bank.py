@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
+from harness.materials.taxonomy import TAXONOMY_FILE, load_taxonomy
+from harness.materials.topics import TopicBank, file_entries, validate_entry
 
 if TYPE_CHECKING:
     from harness.materials.taxonomy import Taxonomy
@@ -19,8 +21,6 @@ if TYPE_CHECKING:
 
 def bank_files(path: Path | None = None) -> list[Path]:
     """The YAML files of a bank: one file, or every *.yaml in a folder except the taxonomy."""
-    from harness.materials.taxonomy import TAXONOMY_FILE
-
     path = path or materials_dir("topics")
     if path.is_dir():
         files = sorted(p for p in path.glob("*.yaml") if p.name != TAXONOMY_FILE)
@@ -34,9 +34,6 @@ def bank_files(path: Path | None = None) -> list[Path]:
 
 def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> TopicBank:
     """Load and validate a topic bank (a YAML file or a folder of them; None = bundled bank)."""
-    from harness.materials.taxonomy import TAXONOMY_FILE, load_taxonomy
-    from harness.materials.topics import TopicBank
-
     files = bank_files(path)
     if taxonomy is None and path is not None and path.is_dir() and (path / TAXONOMY_FILE).exists():
         taxonomy = path / TAXONOMY_FILE
@@ -60,8 +57,6 @@ def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> T
 
 
 def _load_file(file: Path, tax: Taxonomy) -> list[tuple[int | None, Topic]]:
-    from harness.materials.topics import file_entries, validate_entry
-
     out = []
     for line, raw, prefix in file_entries(file):
         out.append((line, validate_entry(raw, tax, file, line, prefix)))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.collection_settings import CollectSettings
+from harness.collection.collect_settings import CollectSettings
 from harness.errors import HarnessError
 from harness.models.settings import ServerOptions
 
@@ -74,7 +74,7 @@ def test_keywords_are_sorted_into_the_settings():
 
 
 def test_an_option_no_backend_takes_is_refused_when_the_backend_is_built(tmp_path):
-    from harness.collection_plan import plan
+    from harness.collection.model_plan import plan
     from harness.study import Study
     from tests.collection.conftest import make_study
 

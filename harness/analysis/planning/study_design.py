@@ -37,7 +37,7 @@ class StudyDesign:
 def study_design(path: str | Path) -> StudyDesign:
     """Read the file (errors name file, line and field) and the size of its bank."""
     from harness.materials.bank import load_topic_bank
-    from harness.study_file import load_study_file
+    from harness.materials.study_file import load_study_file
 
     loaded = load_study_file(path)
     config = loaded.config

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.collection_removal import model_counts
+from harness.collection.model_removal import model_counts
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
 from harness.models.providers import parse_model

@@ -43,7 +43,7 @@ from harness.study.tables.judge_reads import topic_entries
 from harness.study.text import storable
 
 if TYPE_CHECKING:  # jinja2 loads with the templates, when controls are made
-    from harness.collection_plan import ModelRun
+    from harness.collection.model_plan import ModelRun
     from harness.materials.templates import Family
     from harness.models.base import ChatRequest, ModelAPI
 
@@ -396,14 +396,14 @@ class Made:
 
 def open_model(study: Study, run: ModelRun) -> ModelAPI:
     """The backend `collect` opens for one of the study's models (tests replace this)."""
-    from harness.collection import open_model as open_collect_model
+    from harness.collection.collect_stage import open_model as open_collect_model
 
     return open_collect_model(study, run)
 
 
 def model_runs(study: Study) -> list[ModelRun]:
     """The study's models with their stored settings: the keys of its ok outputs."""
-    from harness.collection import study_models
+    from harness.collection.collect_stage import study_models
 
     return list(study_models(study, ok_output_model_keys(study)))
 

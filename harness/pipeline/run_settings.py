@@ -1,15 +1,16 @@
 """The settings of `harness run`: defaults, then a study file, then command-line flags, as one
 `RunSettings`.
 
-The defaults live here and nowhere else; a study file (`harness.study_file`) and the command
+The defaults live here and nowhere else; a study file (`harness.materials.study_file`) and the command
 line build the same object, and `run_study` takes it. `RunOptions` names the same fields for
 Python callers who pass them as keywords and `RunFlags` the command line's flags (None: not
-given), so that the type checker refuses a misspelt or mistyped setting. `harness.run` imports
+given), so that the type checker refuses a misspelt or mistyped setting. `harness.pipeline.runner` imports
 this module when a run starts, not with `import harness`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -17,9 +18,11 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
+from harness.materials.study_file import load_study_file
+from harness.models.providers import LABEL_MARK, model_of, parse_model
 
 if TYPE_CHECKING:
-    from harness.study_file import LoadedStudyFile, ModelEntry
+    from harness.materials.study_file import LoadedStudyFile, ModelEntry
 
 __all__ = ["RunFlags", "RunOptions", "RunSettings", "settings"]
 
@@ -148,7 +151,6 @@ def settings(config: Path | None, flags: RunFlags) -> RunSettings:
     given = cast("RunOptions", {k: v for k, v in flags.items() if v is not None})
     if config is None:
         return RunSettings().with_options(given)
-    from harness.study_file import load_study_file
 
     loaded = load_study_file(config)
     chosen = from_study_file(loaded).with_options(given)
@@ -158,8 +160,6 @@ def settings(config: Path | None, flags: RunFlags) -> RunSettings:
 
 def from_study_file(loaded: LoadedStudyFile) -> RunSettings:
     """The settings a study file gives (paths resolved against its folder)."""
-    from harness.models.providers import model_of
-
     c = loaded.config
     models, model_args = model_settings(c.models, loaded.resolve, loaded.path)
     local = next((model_of(m).partition("/")[2] for m in models if m.startswith("local/")), None)
@@ -192,8 +192,6 @@ def model_settings(
 ) -> tuple[list[str], list[str]]:
     """Provider strings and `MODEL@KEY=VALUE` model arguments of the file's model entries
     (local paths resolved against the file's folder)."""
-    from harness.models.providers import LABEL_MARK, parse_model
-
     models: list[str] = []
     args: list[str] = []
     for n, entry in enumerate(entries):
@@ -228,6 +226,4 @@ def model_settings(
 
 
 def _text(value: object) -> str:
-    import json
-
     return value if isinstance(value, str) else json.dumps(value)
