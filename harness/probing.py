@@ -12,24 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.geometry.probe import encode_row, measure
-from harness.geometry.realmodel import last_token_attention, load
+from harness.geometry.realmodel import LoadedModel, last_token_attention, load
 from harness.models.embedded import resolve
 from harness.study.lock import writes_study
 from harness.study.manifest import record_command, update_manifest
 from harness.study.store import Study
 from harness.study.tables.geometry import (
+    ProbePrompt,
     insert_measures,
     model_shape,
     probed_count,
     unprobed_prompts,
 )
-
-if TYPE_CHECKING:
-    from harness.geometry.realmodel import LoadedModel
-    from harness.study.tables.geometry import ProbePrompt
 
 #: Prompts per forward pass: batched matrix products run faster on CPU than one prompt at a time.
 BATCH_SIZE = 8

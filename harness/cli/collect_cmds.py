@@ -14,7 +14,10 @@ from harness.collection import collect_models
 from harness.collection.collect_settings import CollectSettings
 from harness.collection.model_removal import remove_model
 from harness.errors import HarnessError
-from harness.models.settings import ServerOptions
+
+#: The options not passed on by their own name: the study, `--remove`, and those renamed or
+#: reshaped on the way to CollectSettings.
+_RENAMED = ("study", "remove", "model", "model_arg", "base_url", "batch_api")
 
 
 @app.command()
@@ -130,30 +133,14 @@ def collect(
         return
 
     check_model_names(study, model or None, backend)
-    server = ServerOptions(
+    # every other option is a CollectSettings field, or a ServerOptions one, of the same name
+    given = {k: v for k, v in ctx.params.items() if k not in _RENAMED}
+    settings = CollectSettings.from_keywords(
+        models=model or None,
+        model_args=model_arg or None,
         base_url=(base_url[0] if len(base_url) == 1 else tuple(base_url)) if base_url else None,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        timeout=timeout,
-        max_attempts=max_attempts,
         batch_api=batch_api or None,
-    )
-    settings = CollectSettings(
-        models=tuple(model) if model else None,
-        backend=backend,
-        model_args=tuple(model_arg or ()),
-        samples=samples,
-        temperature=temperature,
-        top_p=top_p,
-        max_tokens=max_tokens,
-        seed=seed,
-        server=server,
-        batch_size=batch_size,
-        threads=threads,
-        max_cost=max_cost,
-        retry_errors=retry_errors,
-        new_endpoint=new_endpoint,
+        **given,
     )
     results = collect_models(
         study,

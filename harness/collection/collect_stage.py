@@ -19,18 +19,18 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 from harness.collection.collect_result import CollectResult
 from harness.collection.collect_settings import CollectSettings
-from harness.collection.model_plan import MODELS_KEY, RUN_OPTIONS_KEY, plan, stored_models
+from harness.collection.model_plan import MODELS_KEY, RUN_OPTIONS_KEY, ModelRun, plan, stored_models
 from harness.errors import HarnessError
-from harness.models import ChatRequest, ModelAPI, open_configured
+from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url
 from harness.models.budget import Budget, worst_case_cost
 from harness.models.openai_api import ParameterRejected, ServerRefused
 from harness.models.prices import PriceTable
-from harness.models.providers import api_key, endpoint, stored_key
+from harness.models.providers import ModelSpec, api_key, endpoint, stored_key
 from harness.models.replicas import split_urls
 from harness.models.settings import OpenAISettings
 from harness.models.throughput import rates
@@ -50,14 +50,6 @@ from harness.study.tables.outputs import (
 )
 from harness.study.tables.prompts import prompt_count, prompt_messages
 from harness.study.text import storable
-
-if TYPE_CHECKING:  # a pydantic model: it loads when a run reports, not with `import harness`
-    from harness.collection.collect_result import CollectResult
-    from harness.collection.collect_settings import CollectSettings
-    from harness.collection.model_plan import ModelRun
-    from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI
-    from harness.models.providers import ModelSpec
-    from harness.study.tables.outputs import OutputRecord
 
 BATCHES_KEY = "collect_batches"
 

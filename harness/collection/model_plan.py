@@ -13,8 +13,9 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.collection.collect_settings import CollectSettings
 from harness.errors import HarnessError
 from harness.models.base import GenerationParams
 from harness.models.model_args import (
@@ -36,9 +37,6 @@ from harness.models.settings import (
 from harness.study import Study
 from harness.study.manifest import load_manifest
 from harness.study.tables.outputs import output_count
-
-if TYPE_CHECKING:
-    from harness.collection.collect_settings import CollectSettings
 
 MODELS_KEY = "collect_models"
 DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}

@@ -7,16 +7,11 @@ load when a bank does, so that `import harness` stays light.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
-from harness.materials.taxonomy import TAXONOMY_FILE, load_taxonomy
-from harness.materials.topics import TopicBank, file_entries, validate_entry
-
-if TYPE_CHECKING:
-    from harness.materials.taxonomy import Taxonomy
-    from harness.materials.topics import Topic, TopicBank
+from harness.materials.taxonomy import TAXONOMY_FILE, Taxonomy, load_taxonomy
+from harness.materials.topics import Topic, TopicBank, file_entries, validate_entry
 
 
 def bank_files(path: Path | None = None) -> list[Path]:

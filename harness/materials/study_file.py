@@ -7,10 +7,10 @@ SHA-256 and every override are recorded in the study's manifest (`study_file`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -45,7 +45,13 @@ class ModelEntry(_Strict):
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     max_tokens: int | None = Field(None, ge=1)
-    args: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--model-arg)
+    args: dict[str, object] = Field(default_factory=dict)  # extra request fields (--model-arg)
+
+    def model_settings(self) -> dict[str, object]:
+        """The entry's own settings by model-argument key (base_url, samples, the sampling
+        parameters), None where not given: every field but the entry's names, its replicas and
+        its extra request fields."""
+        return self.model_dump(exclude={"model", "label", "base_urls", "args"})
 
     @model_validator(mode="after")
     def _one_way_to_servers(self) -> ModelEntry:
@@ -105,7 +111,7 @@ class LoadedStudyFile:
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.path.parent / path)
 
-    def record(self, overrides: dict[str, Any]) -> dict[str, Any]:
+    def record(self, overrides: Mapping[str, object]) -> dict[str, object]:
         """What the manifest keeps: the file, its hash, and the flags that overrode it."""
         return {
             "path": str(self.path.resolve()),

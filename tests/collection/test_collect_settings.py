@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+from dataclasses import fields
 
 import pytest
 
+from harness.cli.collect_cmds import _RENAMED
+from harness.cli.collect_cmds import collect as collect_command
 from harness.collection.collect_settings import CollectSettings
 from harness.errors import HarnessError
 from harness.models.settings import ServerOptions
@@ -83,3 +87,11 @@ def test_an_option_no_backend_takes_is_refused_when_the_backend_is_built(tmp_pat
     assert asked.backend_options == {"colour": "red"}
     with Study.open(study) as opened, pytest.raises(HarnessError, match="unknown backend option"):
         plan(opened, asked)
+
+
+def test_each_command_line_option_is_a_setting_of_its_name():
+    # `harness collect` passes its options on by name: one that is no field would silently
+    # become a backend option
+    names = {f.name for f in fields(CollectSettings)} | {f.name for f in fields(ServerOptions)}
+    options = set(inspect.signature(collect_command).parameters) - {"ctx", *_RENAMED}
+    assert options <= names, sorted(options - names)
