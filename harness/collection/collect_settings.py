@@ -74,7 +74,7 @@ class CollectSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> CollectSettings:
+    def from_record(cls, record: Mapping[str, object]) -> CollectSettings:
         """The settings a `record()` holds."""
         return cls.from_keywords(**record)
 

@@ -586,7 +586,7 @@ def _within_budget(
     return kept
 
 
-def _extra_params(engine: ModelAPI) -> dict[str, Any]:
+def _extra_params(engine: ModelAPI) -> dict[str, object]:
     return {"batch_api": True} if engine.batch_api else {}
 
 
@@ -675,10 +675,9 @@ class _Progress:
 
     def __init__(self, total: int, done: int, tally: _Tally, label: str) -> None:
         self.tally, self.done_before, self.total, self.label = tally, done, total, label
-        self.display: Any = None
+        self.display = tracker(transient=False)
 
     def start(self) -> None:
-        self.display = tracker(transient=False)
         self.bars = self.display.__enter__()
         self.bars.update(self.label, self.done_before, self.total)
 

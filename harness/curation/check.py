@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.curation.balance import check_concepts, check_tokens
 from harness.curation.duplicates import check_duplicates
@@ -54,7 +53,7 @@ class CheckReport:
         )
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "ok": self.ok,
             "rules": self.rules.as_dict(),

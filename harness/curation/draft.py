@@ -86,7 +86,7 @@ def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
         raise ValueError(f"reply is not valid JSON ({error.msg})") from None
     if not isinstance(data, dict):
         raise ValueError("reply is not a JSON object")
-    raw: dict[str, Any] = {
+    raw: dict[str, object] = {
         "id": request.topic_id,
         "field_a": request.field_a,
         "field_b": request.field_b,

@@ -7,9 +7,10 @@ from typing import Any
 from harness.curation.entries import Located
 from harness.curation.rules import Rules, Section
 from harness.literature.embedding import encode
+from harness.materials.topics import Topic
 
 
-def topic_text(topic: Any) -> str:
+def topic_text(topic: Topic) -> str:
     """What a topic is about: its four concepts (fields and relation repeat across topics)."""
     return ", ".join([*topic.concepts_a, *topic.concepts_b])
 

@@ -14,6 +14,7 @@ import gzip
 import hashlib
 import html
 import json
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -28,7 +29,7 @@ _JSON_ESCAPES: dict[str, str | int | None] = {
 }
 
 
-def embed_json(data: Any) -> str:
+def embed_json(data: object) -> str:
     """JSON that is safe inside <script type="application/json">."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.translate(str.maketrans(_JSON_ESCAPES))
@@ -38,7 +39,7 @@ def _asset(name: str) -> str:
     return resources.files("harness.explore").joinpath(name).read_text(encoding="utf-8")
 
 
-def text_chunks(texts: dict[str, list[Any]], size: int) -> str:
+def text_chunks(texts: Mapping[str, Sequence[object]], size: int) -> str:
     """One base64 block of gzip-compressed JSON per `size` rows of each kind of long text."""
     blocks = []
     for kind, rows in texts.items():
