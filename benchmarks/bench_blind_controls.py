@@ -66,7 +66,7 @@ def collected_copy(source: Path, target: Path) -> Path:
 def timed_blind(folder: Path, controls: bool) -> tuple[float, float, int]:
     from harness.judge.blinding.blind_stage import blind
     from harness.judge.routing.roster import demo_roster_path
-    from harness.run_settings import DEMO_CUTOFF
+    from harness.pipeline.run_settings import DEMO_CUTOFF
 
     start, cpu = time.perf_counter(), time.process_time()
     result = blind(

@@ -28,8 +28,8 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from harness.models.base import ChatRequest, GenerationParams  # noqa: E402
 from harness.models.local import LocalBackend  # noqa: E402
-from harness.run import DEMO_BATCH_SIZE  # noqa: E402
-from harness.run_settings import RUN_MAX_TOKENS  # noqa: E402
+from harness.pipeline.run_settings import RUN_MAX_TOKENS  # noqa: E402
+from harness.pipeline.runner import DEMO_BATCH_SIZE  # noqa: E402
 from harness.study import Study  # noqa: E402
 
 GOAL = 1.15

@@ -1,7 +1,7 @@
 """Cross-field prompt harness: matched prompts, outputs, blinded review, preregistered analysis.
 
 The public Python API. Each stage is a function named after its CLI command, defined in a module
-named for what it does (`generate` in `harness.generation`, `collect` in `harness.collection`,
+named for what it does (`generate` in `harness.generation`, `collect` in `harness.collection.collect_stage`,
 `blind` in `harness.judge.blinding.blind_stage`, `run_probe` in `harness.probing`, `analyze` in
 `harness.analysis.run`). `import harness` loads none of them: each name below is imported from its
 module on first use (`__getattr__`, PEP 562), so the stages import what they use at their tops and
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from harness.judge.packets.packet_import import import_reviews
     from harness.literature import search
     from harness.materials.bank import load_topic_bank
+    from harness.pipeline.runner import run_study
     from harness.probing import run_probe
-    from harness.run import run_study
     from harness.status import study_status
     from harness.study.store import Study
 
@@ -59,7 +59,7 @@ _HOMES: dict[str, str] = {
     "search": "harness.literature",
     "load_topic_bank": "harness.materials.bank",
     "run_probe": "harness.probing",
-    "run_study": "harness.run",
+    "run_study": "harness.pipeline.runner",
     "study_status": "harness.status",
     "Study": "harness.study.store",
 }

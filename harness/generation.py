@@ -2,36 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
 from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
+from harness.field_distance import cosine_distances
+from harness.match_audit import MatchAudit, audit_prompts
+from harness.materials.bank import load_topic_bank
+from harness.materials.subset import SUBSET_RULE, choose_subset, coverage
+from harness.materials.templates import Family, load_families, render, system_message
+from harness.materials.topics import Topic, TopicBank
+from harness.models.embedded import load_tokenizer
 from harness.study import Study
 from harness.study.lock import creates_study
-
-if TYPE_CHECKING:  # pydantic models: they load with the bank, in `generate`
-    from harness.match_audit import MatchAudit
-    from harness.materials.templates import Family
-    from harness.materials.topics import Topic, TopicBank
-    from harness.study.tables.prompts import PromptRecord
-    from harness.study.tables.topics import TopicRecord
+from harness.study.manifest import record_command, record_materials, record_section
+from harness.study.tables.meta import write_meta
+from harness.study.tables.prompts import PromptRecord, insert_prompts, stored_prompts
+from harness.study.tables.topics import TopicRecord, insert_topics
 
 CONDITIONS = ("single_a", "single_b", "cross")
 
 
-@dataclass(frozen=True)
-class PromptRow:
-    prompt_id: str
-    topic_id: str
-    condition: str
-    family: str
-    template_sha256: str
-    system: str | None
-    text: str
-    n_tokens: int
-    spans: dict[str, tuple[int, int]]
+class Tokenizer(Protocol):
+    """A Hugging Face tokenizer, as far as the token counts of the prompts use it."""
+
+    def __call__(
+        self, texts: list[str], *, add_special_tokens: bool
+    ) -> Mapping[str, Sequence[Sequence[int]]]: ...
 
 
 def slot_values(topic: Topic, condition: str) -> dict[str, str]:
@@ -54,18 +55,15 @@ def slot_values(topic: Topic, condition: str) -> dict[str, str]:
 
 def assign_families(topic_ids: list[str], families: list[Family], seed: int) -> dict[str, Family]:
     """Balanced, seeded: shuffle the topics, then deal families round-robin (counts differ <= 1)."""
-    import random
-
     order = sorted(topic_ids)
     random.Random(seed).shuffle(order)
     return {tid: families[i % len(families)] for i, tid in enumerate(order)}
 
 
 def render_prompts(
-    bank: TopicBank, families: list[Family], system: str | None, seed: int, tokenizer: Any
-) -> list[PromptRow]:
-    from harness.materials.templates import render
-
+    bank: TopicBank, families: list[Family], system: str | None, seed: int, tokenizer: Tokenizer
+) -> list[PromptRecord]:
+    """The prompts of every topic in every condition, as the store keeps them."""
     chosen = assign_families([t.id for t in bank.topics], families, seed)
     drafts = []
     for topic in bank.topics:
@@ -75,8 +73,16 @@ def render_prompts(
             drafts.append((topic.id, condition, family, rendered))
     counts = tokenizer([d[3].text for d in drafts], add_special_tokens=False)["input_ids"]
     return [
-        PromptRow(
-            f"{tid}.{cond}", tid, cond, fam.name, fam.sha256, system, r.text, len(ids), r.spans
+        PromptRecord(
+            f"{tid}.{cond}",
+            tid,
+            cond,
+            fam.name,
+            fam.sha256,
+            system,
+            r.text,
+            len(ids),
+            _json(r.spans),
         )
         for (tid, cond, fam, r), ids in zip(drafts, counts, strict=True)
     ]
@@ -93,16 +99,12 @@ def generate(
     limit: int | None = None,
     subset: int | None = None,
     subset_seed: int | None = None,
-    tokenizer: Any = None,
+    tokenizer: Tokenizer | None = None,
 ) -> MatchAudit:
     """Render, audit and store the matched prompts of a study. Returns the match audit.
 
     `limit` keeps the first N topics; `subset` N topics chosen by the seeded spread-keeping rule
     of harness.materials.subset (`subset_seed`, default `seed`)."""
-    from harness.match_audit import audit_prompts
-    from harness.materials.bank import load_topic_bank
-    from harness.materials.templates import load_families, system_message
-
     bank = load_topic_bank(topics)
     selection = select_topics(bank, limit, subset, seed if subset_seed is None else subset_seed)
     if len(bank.topics) < MIN_TOPICS and not pilot:
@@ -115,8 +117,6 @@ def generate(
     families = load_families(prompts_dir)
     system = system_message(prompts_dir)
     if tokenizer is None:
-        from harness.models.embedded import load_tokenizer
-
         tokenizer = load_tokenizer()
     rows = render_prompts(bank, families, system, seed, tokenizer)
     audit = audit_prompts(rows)
@@ -128,7 +128,7 @@ def generate(
 
 def select_topics(
     bank: TopicBank, limit: int | None, subset: int | None, subset_seed: int
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Narrow `bank.topics` to the study's topics; returns how they were chosen (manifest)."""
     if limit is not None and subset is not None:
         raise HarnessError(
@@ -136,8 +136,6 @@ def select_topics(
         )
     total = len(bank.topics)
     if subset is not None:
-        from harness.materials.subset import SUBSET_RULE, choose_subset, coverage
-
         bank.topics = choose_subset(bank.topics, bank.taxonomy, subset, subset_seed)
         return {
             "rule": "subset",
@@ -161,11 +159,6 @@ def select_topics(
 
 
 def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
-    import json
-
-    from harness.field_distance import cosine_distances
-    from harness.study.tables.topics import TopicRecord
-
     tax = bank.taxonomy
     used = {n for t in bank.topics for n in (t.field_a, t.field_b)}
     fields = {n: tax.field(n) for n in used}
@@ -194,41 +187,20 @@ def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
     return rows
 
 
-def _prompt_record(r: PromptRow) -> PromptRecord:
-    import json
-
-    from harness.study.tables.prompts import PromptRecord
-
-    spans = json.dumps({k: list(v) for k, v in sorted(r.spans.items())})
-    return PromptRecord(
-        r.prompt_id,
-        r.topic_id,
-        r.condition,
-        r.family,
-        r.template_sha256,
-        r.system,
-        r.text,
-        r.n_tokens,
-        spans,
-    )
+def _json(spans: Mapping[str, tuple[int, int]]) -> str:
+    """Slot spans as the store keeps them: JSON {slot: [start, end]}, slots sorted."""
+    return json.dumps({k: list(v) for k, v in sorted(spans.items())})
 
 
 def _store(
     folder: Path,
     topic_rows: list[TopicRecord],
-    rows: list[PromptRow],
+    new: list[PromptRecord],
     seed: int,
     pilot: bool,
-    selection: dict[str, Any],
+    selection: Mapping[str, object],
 ) -> None:
     """Write topics and prompts in one transaction; a rerun must reproduce the stored prompts."""
-    import json
-
-    from harness.study.tables.meta import write_meta
-    from harness.study.tables.prompts import insert_prompts, stored_prompts
-    from harness.study.tables.topics import insert_topics
-
-    new = [_prompt_record(r) for r in rows]
     with Study.open(folder, create=True) as study:
         existing = stored_prompts(study)
         if existing:
@@ -255,10 +227,8 @@ def _record(
     seed: int,
     pilot: bool,
     audit: MatchAudit,
-    selection: dict[str, Any],
+    selection: Mapping[str, object],
 ) -> None:
-    from harness.study.manifest import record_command, record_materials, record_section
-
     files = {f"topics/{p.name}": p for p in bank.files}
     files["topics/taxonomy.yaml"] = bank.taxonomy_file
     record_materials(folder, "topics", files)

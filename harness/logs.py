@@ -8,6 +8,7 @@ without the CLI leaves logging to the caller, as the stdlib expects.
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -30,8 +31,6 @@ class _CurrentStderr:
 
 def configure(level: str = "warning") -> None:
     """Send `harness.*` records at `level` and above to stderr; replaces an earlier set-up."""
-    import logging
-
     if level.lower() not in LEVELS:
         raise ValueError(f"log level must be one of {', '.join(LEVELS)}")
     reset()
@@ -48,7 +47,6 @@ def log_to_study(folder: str | Path) -> None:
     """Append this process's records to `<folder>/logs/harness.log` (only after `configure`)."""
     if "logging" not in sys.modules:  # `configure` imports it: no set-up to follow
         return
-    import logging
 
     logger = logging.getLogger(LOGGER)
     stderr = next((h for h in logger.handlers if getattr(h, _MARK, None) == "stderr"), None)
@@ -72,7 +70,6 @@ def reset() -> None:
     """Remove the handlers `configure` and `log_to_study` added (the CLI does so when it ends)."""
     if "logging" not in sys.modules:  # `configure` imports it: nothing was added
         return
-    import logging
 
     logger = logging.getLogger(LOGGER)
     for handler in [h for h in logger.handlers if getattr(h, _MARK, False)]:

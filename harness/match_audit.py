@@ -7,17 +7,11 @@ the three prompts of a topic must be identical, use each slot once, and share on
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from statistics import mean, pstdev
 
-
-class _Prompt(Protocol):
-    topic_id: str
-    condition: str
-    family: str
-    text: str
-    n_tokens: int
-    spans: dict[str, tuple[int, int]]
+from harness.study.tables.prompts import PromptRecord
 
 
 @dataclass
@@ -33,7 +27,7 @@ class MatchAudit:
     def structure_ok(self) -> bool:
         return not self.structure_failures
 
-    def summary_dict(self) -> dict[str, Any]:
+    def summary_dict(self) -> dict[str, object]:
         return {
             "n_topics": self.n_topics,
             "tokens_mean": self.tokens_mean,
@@ -45,17 +39,15 @@ class MatchAudit:
         }
 
 
-def _masked(p: _Prompt) -> str:
+def _masked(p: PromptRecord) -> str:
     text = p.text
-    for start, end in sorted(p.spans.values(), reverse=True):
+    for start, end in sorted(p.span_map().values(), reverse=True):
         text = text[:start] + "<>" + text[end:]
     return text
 
 
-def audit_prompts(prompts: list[Any]) -> MatchAudit:
-    from statistics import mean, pstdev  # statistics pulls in decimal, fractions and random
-
-    by_topic: dict[str, dict[str, _Prompt]] = defaultdict(dict)
+def audit_prompts(prompts: Sequence[PromptRecord]) -> MatchAudit:
+    by_topic: dict[str, dict[str, PromptRecord]] = defaultdict(dict)
     for p in prompts:
         by_topic[p.topic_id][p.condition] = p
     failures = []

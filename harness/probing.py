@@ -12,14 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.geometry.probe import encode_row, measure
+from harness.geometry.realmodel import LoadedModel, last_token_attention, load
+from harness.models.embedded import resolve
 from harness.study.lock import writes_study
+from harness.study.manifest import record_command, update_manifest
 from harness.study.store import Study
-
-if TYPE_CHECKING:
-    from harness.geometry.realmodel import LoadedModel
-    from harness.study.tables.geometry import ProbePrompt
+from harness.study.tables.geometry import (
+    ProbePrompt,
+    insert_measures,
+    model_shape,
+    probed_count,
+    unprobed_prompts,
+)
 
 #: Prompts per forward pass: batched matrix products run faster on CPU than one prompt at a time.
 BATCH_SIZE = 8
@@ -70,16 +77,11 @@ def _run(
     batch_size: int,
     on_prompt: Callable[[int, int], None] | None,
 ) -> ProbeRun:
-    from harness.models.embedded import resolve
-    from harness.study.tables.geometry import model_shape, probed_count, unprobed_prompts
-
     name = loaded.name if loaded else resolve(model)[0]
     done = probed_count(study, name)
     pending = unprobed_prompts(study, name)
     pending = pending[:limit] if limit is not None else pending
     if pending:
-        from harness.geometry.realmodel import load
-
         loaded = loaded or load(model)
         _measure_all(study, loaded, pending, chat_template, batch_size, on_prompt)
         _record(study, loaded, chat_template, len(pending))
@@ -96,10 +98,6 @@ def _measure_all(
     on_prompt: Callable[[int, int], None] | None,
 ) -> None:
     """Forward passes in batches of similar length; each prompt committed on its own."""
-    from harness.geometry.probe import encode_row, measure
-    from harness.geometry.realmodel import last_token_attention
-    from harness.study.tables.geometry import insert_measures
-
     # every prompt is checked and tokenized before the model runs: bad spans fail fast
     encoded = [(row, encode_row(loaded, row, chat_template, study.path)) for row in pending]
     encoded.sort(key=lambda item: len(item[1].input_ids))  # similar lengths pad less
@@ -114,8 +112,6 @@ def _measure_all(
 
 
 def _record(study: Study, loaded: LoadedModel, chat_template: bool, n: int) -> None:
-    from harness.study.manifest import record_command, update_manifest
-
     record_command(
         study.path,
         "geometry probe",

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
+from harness.judge.blinding.steps_model import served_models
 from harness.study import Study
+from harness.study.history import MANIFEST_NAME, check_history
+from harness.study.manifest import environment, load_manifest, verify_materials
+from harness.study.store import DB_NAME
+from harness.study.tables.adjudication import escalation_due
+from harness.study.tables.assignments import count_assignments, outstanding_reviews
+from harness.study.tables.judge_reads import pending_outputs
+from harness.study.tables.outputs import outputs_by_model, repeated_texts
+from harness.study.tables.prompts import prompt_count
+from harness.study.tables.removed_outputs import removed_models
+from harness.study.tables.reviews import late_reviews
+from harness.study.tables.views import store_counts
+from harness.study.unblinding import unblinded_at
 
 
 @dataclass(frozen=True)
@@ -17,10 +32,6 @@ class StageStatus:
 
 
 def study_status(path: str | Path) -> list[StageStatus]:
-    from harness.study.manifest import load_manifest
-    from harness.study.tables.views import store_counts
-    from harness.study.unblinding import unblinded_at
-
     with Study.open(path) as s:
         counts = store_counts(s)
         prompts, topics, probed = counts.prompts, counts.topics, counts.probed_prompts
@@ -70,11 +81,6 @@ def study_status(path: str | Path) -> list[StageStatus]:
 
 def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
     """One row per model (provider string) of the study; one plain row when it has one."""
-    import json
-
-    from harness.study.tables.outputs import outputs_by_model, repeated_texts
-    from harness.study.tables.removed_outputs import removed_models
-
     wanted = {
         key: int(settings.get("samples") or 1)
         for key, settings in json.loads(s.meta("collect_models") or "{}").items()
@@ -115,15 +121,6 @@ def _frac(done: int, total: int) -> str:
 
 def next_step(path: str | Path) -> str:
     """Which stage comes next and why, as one line."""
-    from harness.judge.blinding.steps_model import served_models
-    from harness.study.manifest import load_manifest
-    from harness.study.tables.adjudication import escalation_due
-    from harness.study.tables.assignments import count_assignments, outstanding_reviews
-    from harness.study.tables.judge_reads import pending_outputs
-    from harness.study.tables.reviews import late_reviews
-    from harness.study.tables.views import store_counts
-    from harness.study.unblinding import unblinded_at
-
     manifest = load_manifest(path)
     flag = f"--study {path}"
     with Study.open(path) as s:
@@ -193,11 +190,6 @@ def next_step(path: str | Path) -> str:
 def check_started(path: str | Path) -> None:
     """Refuse, as one line, a folder that is no study, a study whose manifest is gone although
     it has data, and a store in which nothing has run (no manifest, no prompts)."""
-    from harness.errors import HarnessError
-    from harness.study.history import MANIFEST_NAME, check_history
-    from harness.study.store import DB_NAME
-    from harness.study.tables.prompts import prompt_count
-
     folder = Path(path)
     start = f"start one with `harness generate --study {folder}` or `harness run --study {folder}`"
     if not (folder / DB_NAME).exists():
@@ -227,8 +219,6 @@ def print_status(path: str | Path) -> None:
 
 def print_verify(path: str | Path) -> int:
     """Print each materials file's status; return 1 when anything changed or went missing."""
-    from harness.study.manifest import load_manifest, verify_materials
-
     check_started(path)  # "0 changed" must not hide a manifest that is gone
     changes = verify_materials(path)
     bad = [c for c in changes if c["status"] != "unchanged"]
@@ -243,8 +233,6 @@ def print_verify(path: str | Path) -> int:
 
 def environment_lines(manifest: dict[str, Any]) -> list[str]:
     """The study's recorded environment (lock hash, versions) against the running one."""
-    from harness.study.manifest import environment
-
     commands = manifest.get("commands") or []
     if not commands:
         return []

@@ -47,7 +47,7 @@ Layers = Sequence[tuple[str, Sequence[str]]]
 LAYERS: Layers = (
     ("api", ("__init__",)),
     ("cli", ("cli", "console")),
-    ("orchestration", ("run", "run_settings")),
+    ("orchestration", ("pipeline",)),
     (
         "stages",
         (
@@ -55,10 +55,6 @@ LAYERS: Layers = (
             "match_audit",
             "field_distance",
             "collection",
-            "collection_plan",
-            "collection_settings",
-            "collection_result",
-            "collection_removal",
             "judge",
             "analysis",
             "probing",
@@ -69,7 +65,7 @@ LAYERS: Layers = (
             "curation",
         ),
     ),
-    ("services", ("models", "literature", "materials", "study_file")),
+    ("services", ("models", "literature", "materials")),
     ("store", ("study",)),
     ("foundations", ("errors", "defaults", "progress", "logs", "_version")),
 )

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from harness.run import run_study
+from harness.pipeline.runner import run_study
 from harness.status import study_status
 from harness.study import Study
 from harness.study.manifest import load_manifest
@@ -90,7 +90,7 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
 
 def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
     from harness.generation import generate
-    from harness.run import _chosen
+    from harness.pipeline.runner import _chosen
 
     generate(tmp_path / "s", subset=7, subset_seed=2, pilot=True)
     assert _chosen(tmp_path / "s").startswith(" (subset of ")
@@ -102,9 +102,9 @@ def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
 def test_the_demo_collects_two_configurations_of_its_local_model(tmp_path):
     import json as _json
 
-    from harness.collection_plan import MODELS_KEY
+    from harness.collection.model_plan import MODELS_KEY
     from harness.generation import generate
-    from harness.run import DEMO_BATCH_SIZE, _configurations
+    from harness.pipeline.runner import DEMO_BATCH_SIZE, _configurations
 
     generate(tmp_path / "new", limit=2, pilot=True)
     models, args = _configurations(tmp_path / "new", None)
@@ -130,7 +130,7 @@ def test_run_help_offers_one_configuration(tmp_path):
 
 
 def test_a_run_stopped_by_the_unsure_limit_says_how_to_accept_from_a_run(tmp_path):
-    from harness.run import accept_hint
+    from harness.pipeline.runner import accept_hint
 
     left = "reviewer 'bot' (method: llm:x): ...; rerun with --accept-unsure bot to keep it"
     assert accept_hint(tmp_path, left) == (

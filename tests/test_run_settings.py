@@ -9,9 +9,10 @@ from typing import get_type_hints
 
 import pytest
 
+from harness.cli.run_cmds import run as run_command
 from harness.errors import HarnessError
-from harness.run import run_study
-from harness.run_settings import RunFlags, RunOptions, RunSettings, settings
+from harness.pipeline.run_settings import RunOptions, RunSettings, settings
+from harness.pipeline.runner import run_study
 
 
 def test_settings_round_trip_through_their_record(tmp_path):
@@ -46,15 +47,20 @@ def test_an_unknown_setting_in_a_record_is_named():
 def test_the_keyword_forms_name_exactly_the_settings():
     fields = get_type_hints(RunSettings)
     assert get_type_hints(RunOptions) == fields
-    flags = get_type_hints(RunFlags)
+    # the command line's flags (but its two paths) are settings by name; a flag may be left
+    # out: None
+    flags = get_type_hints(run_command)
+    flags = {k: v for k, v in flags.items() if k not in ("ctx", "study", "config", "return")}
     assert set(flags) <= set(fields)
-    for name, kind in flags.items():  # a flag may be left out: None
+    for name, kind in flags.items():
         assert kind == fields[name] | None
 
 
 def test_flags_given_override_the_defaults_and_others_keep_them():
-    out = settings(None, RunFlags(seed=9, probe=False, limit=None))
+    out = settings(None, {"seed": 9, "probe": False, "limit": None})
     assert out == RunSettings(seed=9, probe=False)
+    with pytest.raises(HarnessError, match="unknown run setting 'sampels'"):
+        settings(None, {"sampels": 2})
 
 
 def test_run_study_checks_its_settings_before_the_folder_is_made(tmp_path):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.run_settings import settings
-from harness.study_file import load_study_file
+from harness.materials.study_file import load_study_file
+from harness.pipeline.run_settings import settings
 from tests.cli_run import run_subprocess
 
 FLAGS = dict.fromkeys(

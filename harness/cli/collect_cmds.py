@@ -7,9 +7,18 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._model_names import check_model_names
 from harness.cli._next import echo_next
 from harness.cli._params import check_positive
+from harness.collection import collect_models
+from harness.collection.collect_settings import CollectSettings
+from harness.collection.model_removal import remove_model
+from harness.errors import HarnessError
 from harness.models.providers import remote_usage
+
+#: The options not passed on by their own name: the study, `--remove`, and those renamed or
+#: reshaped on the way to CollectSettings.
+_RENAMED = ("study", "remove", "model", "model_arg", "base_url", "batch_api")
 
 
 @app.command()
@@ -123,36 +132,16 @@ def collect(
     if remove is not None:
         _remove(ctx, study, remove)
         return
-    from harness.cli._model_names import check_model_names
-    from harness.collection import collect_models
-    from harness.collection_settings import CollectSettings
-    from harness.models.settings import ServerOptions
 
     check_model_names(study, model or None, backend)
-    server = ServerOptions(
+    # every other option is a CollectSettings field, or a ServerOptions one, of the same name
+    given = {k: v for k, v in ctx.params.items() if k not in _RENAMED}
+    settings = CollectSettings.from_keywords(
+        models=model or None,
+        model_args=model_arg or None,
         base_url=(base_url[0] if len(base_url) == 1 else tuple(base_url)) if base_url else None,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        timeout=timeout,
-        max_attempts=max_attempts,
         batch_api=batch_api or None,
-    )
-    settings = CollectSettings(
-        models=tuple(model) if model else None,
-        backend=backend,
-        model_args=tuple(model_arg or ()),
-        samples=samples,
-        temperature=temperature,
-        top_p=top_p,
-        max_tokens=max_tokens,
-        seed=seed,
-        server=server,
-        batch_size=batch_size,
-        threads=threads,
-        max_cost=max_cost,
-        retry_errors=retry_errors,
-        new_endpoint=new_endpoint,
+        **given,
     )
     results = collect_models(
         study,
@@ -174,9 +163,6 @@ def collect(
 
 def _remove(ctx: typer.Context, study: Path, model: str) -> None:
     """`--remove MODEL`: the model out of the study; any other option is refused, not ignored."""
-    from harness.collection_removal import remove_model
-    from harness.errors import HarnessError
-
     others = [
         "--" + (param.name or "").replace("_", "-")
         for param in ctx.command.params

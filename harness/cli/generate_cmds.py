@@ -8,6 +8,9 @@ import typer
 
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
+from harness.console import print_audit
+from harness.defaults import DEFAULT_SEED
+from harness.generation import generate as run
 
 
 @app.command()
@@ -41,10 +44,6 @@ def generate(
     Example: harness generate --study runs/s1 --seed 7
     Example: harness generate --study runs/s2 --subset 60 --subset-seed 1
     """
-    from harness.console import print_audit
-    from harness.defaults import DEFAULT_SEED
-    from harness.generation import generate as run
-
     audit = run(
         study,
         topics=topics,

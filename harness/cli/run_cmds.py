@@ -8,10 +8,13 @@ import typer
 
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
+from harness.pipeline.run_settings import settings
+from harness.pipeline.runner import run_study
 
 
 @app.command()
 def run(
+    ctx: typer.Context,
     study: Path = typer.Option(..., "--study", help=STUDY_HELP),
     config: Path | None = typer.Option(
         None,
@@ -83,27 +86,8 @@ def run(
 
     Example: harness run --study runs/demo   (or: harness run --study runs/s1 --config study.yaml)
     """
-    from harness.run import run_study
-    from harness.run_settings import RunFlags, settings
-
-    flags = RunFlags(
-        pilot=pilot,
-        limit=limit,
-        subset=subset,
-        subset_seed=subset_seed,
-        topics=topics,
-        seed=seed,
-        model=model,
-        configurations=configurations,
-        samples=samples,
-        max_tokens=max_tokens,
-        extract=extract,
-        normalise=normalise,
-        reviewers=reviewers,
-        probe=probe,
-        cutoff=cutoff,
-        controls=controls,
-    )
+    # every flag but the two paths is a RunSettings field of the same name (None: not given)
+    flags = {k: v for k, v in ctx.params.items() if k not in ("study", "config")}
     result = run_study(study, settings(config, flags), echo=typer.echo)
     typer.echo(result.summary())
     echo_next(study)

@@ -7,6 +7,9 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.status import print_status, print_verify
+from harness.study.history import rebuild
+from harness.study.lock import study_lock
 
 
 @app.command()
@@ -15,8 +18,6 @@ def status(study: Path = typer.Option(..., "--study", help=STUDY_HELP)) -> None:
 
     Example: harness status --study runs/demo
     """
-    from harness.status import print_status
-
     print_status(study)
 
 
@@ -35,12 +36,7 @@ def verify(
 
     Example: harness verify --study runs/demo
     """
-    from harness.status import print_verify
-
     if rebuild_manifest:
-        from harness.study.history import rebuild
-        from harness.study.lock import study_lock
-
         with study_lock(study, "harness verify --rebuild-manifest", check=False):
             path = rebuild(study)
         typer.echo(

@@ -5,33 +5,31 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from harness.curation.entries import Located
 from harness.curation.rules import Finding, Rules, Section
+from harness.defaults import DEFAULT_SEED, materials_dir
+from harness.generation import Tokenizer, render_prompts
+from harness.match_audit import audit_prompts
+from harness.materials.taxonomy import Taxonomy
+from harness.materials.templates import load_families
+from harness.materials.topics import TopicBank
+from harness.models.embedded import load_tokenizer
 
 
 def check_tokens(
     located: list[Located],
-    taxonomy: Any,
+    taxonomy: Taxonomy,
     rules: Rules,
     prompts: Path | None = None,
-    tokenizer: Any = None,
+    tokenizer: Tokenizer | None = None,
 ) -> Section:
     """Render the bank's prompts as `generate` would (bundled templates, default seed) and audit."""
-    from harness.defaults import DEFAULT_SEED, materials_dir
-    from harness.generation import render_prompts
-    from harness.match_audit import audit_prompts
-    from harness.materials.templates import load_families
-    from harness.materials.topics import TopicBank
-
     section = Section("token balance")
     if not located:
         section.summary.append("no valid topics")
         return section
     if tokenizer is None:
-        from harness.models.embedded import load_tokenizer
-
         tokenizer = load_tokenizer()
     families = load_families(prompts or materials_dir("prompts") / "generate")
     bank = TopicBank(

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # the checks read YAML and the topic models: they load in `check_bank`
-    from harness.curation.entries import Located
-    from harness.curation.rules import Rules, Section
+from harness.curation.balance import check_concepts, check_tokens
+from harness.curation.duplicates import check_duplicates
+from harness.curation.entries import Located, read_banks
+from harness.curation.links import check_links
+from harness.curation.rules import Rules, Section
+from harness.curation.spread import check_spread, check_subset
+from harness.defaults import materials_dir
+from harness.generation import Tokenizer
 
 
 @dataclass
@@ -49,7 +53,7 @@ class CheckReport:
         )
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "ok": self.ok,
             "rules": self.rules.as_dict(),
@@ -73,19 +77,11 @@ def check_bank(
     rules: Rules | None = None,
     taxonomy: Path | None = None,
     prompts: Path | None = None,
-    tokenizer: Any = None,
+    tokenizer: Tokenizer | None = None,
     subset: tuple[int, int] | None = None,
 ) -> CheckReport:
     """Run every check over one bank (files or folders read as one; None = the bundled bank).
     `subset` (size, seed) adds what the seeded subset of that size covers."""
-    from harness.curation.balance import check_concepts, check_tokens
-    from harness.curation.duplicates import check_duplicates
-    from harness.curation.entries import read_banks
-    from harness.curation.links import check_links
-    from harness.curation.rules import Rules
-    from harness.curation.spread import check_spread, check_subset
-    from harness.defaults import materials_dir
-
     rules = rules or Rules()
     if paths is None:
         paths = [materials_dir("topics") / "bank.yaml"]

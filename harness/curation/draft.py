@@ -9,12 +9,20 @@ adds only publications they have verified.
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.curation.entries import read_banks
+from harness.curation.pairs import field_pairs, missing_pairs, plan_requests
+from harness.curation.review_file import refuse_bank_file, write_review
+from harness.defaults import materials_dir
 from harness.errors import HarnessError
+from harness.materials.topics import validate_entry
+from harness.models import ChatRequest, GenerationParams, open_spec
+from harness.models.providers import model_flags
 
 if TYPE_CHECKING:  # pydantic models and YAML: they load in `draft_topics`
     from harness.curation.check import CheckReport
@@ -69,10 +77,6 @@ def messages(request: DraftRequest, tax: Taxonomy, avoid: list[str]) -> list[dic
 
 def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
     """The topic in a reply (the first JSON object in it), validated like a bank entry."""
-    import json
-
-    from harness.materials.topics import validate_entry
-
     match = re.search(r"\{.*\}", text, flags=re.DOTALL)
     if match is None:
         raise ValueError("no JSON object in the reply")
@@ -82,7 +86,7 @@ def parse_reply(text: str, request: DraftRequest, tax: Taxonomy) -> Topic:
         raise ValueError(f"reply is not valid JSON ({error.msg})") from None
     if not isinstance(data, dict):
         raise ValueError("reply is not a JSON object")
-    raw: dict[str, Any] = {
+    raw: dict[str, object] = {
         "id": request.topic_id,
         "field_a": request.field_a,
         "field_b": request.field_b,
@@ -103,10 +107,6 @@ def ask_model(
     attempts: int,
 ) -> list[Topic]:
     """One valid topic per request; each failed reply is asked again with the next seed."""
-    from dataclasses import replace
-
-    from harness.models import ChatRequest
-
     done: dict[str, Topic] = {}
     problems: dict[str, str] = {}
     pending = list(requests)
@@ -157,13 +157,6 @@ def draft_topics(
 
     `model` is a provider string (default: the embedded model; `backend` is the older way to
     name its provider); `options` are its backend's (`base_url`, ...)."""
-    from harness.curation.entries import read_banks
-    from harness.curation.pairs import field_pairs, missing_pairs, plan_requests
-    from harness.curation.review_file import refuse_bank_file, write_review
-    from harness.defaults import materials_dir
-    from harness.models import GenerationParams, open_spec
-    from harness.models.providers import model_flags
-
     spec = model_flags(model, backend)  # refused before the bank is read
     if (fields is None) == (missing is None):
         raise HarnessError("give either --fields or --missing-pairs")

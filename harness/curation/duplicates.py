@@ -6,9 +6,11 @@ from typing import Any
 
 from harness.curation.entries import Located
 from harness.curation.rules import Rules, Section
+from harness.literature.embedding import encode
+from harness.materials.topics import Topic
 
 
-def topic_text(topic: Any) -> str:
+def topic_text(topic: Topic) -> str:
     """What a topic is about: its four concepts (fields and relation repeat across topics)."""
     return ", ".join([*topic.concepts_a, *topic.concepts_b])
 
@@ -27,8 +29,6 @@ def similar_pairs(
 
 
 def check_duplicates(located: list[Located], rules: Rules) -> tuple[Section, Section]:
-    from harness.literature.embedding import encode
-
     topics = Section("near-duplicate topics")
     concepts = Section("near-duplicate concepts")
     texts = [topic_text(x.topic) for x in located]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from harness.curation.check import check_bank
 from harness.errors import HarnessError
 from harness.materials.topics import Topic
 
@@ -91,8 +92,6 @@ def write_review(
     check: Callable[[list[Path]], CheckReport] | None = None,
 ) -> CheckReport:
     """Check bank + candidates, then write the commented review file; returns the CheckReport."""
-    from harness.curation.check import check_bank
-
     refuse_bank_file(path, bank)
     with tempfile.TemporaryDirectory() as folder:
         plain = Path(folder) / "candidates.yaml"

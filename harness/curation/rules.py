@@ -81,7 +81,7 @@ class Section:
     summary: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)  # reported, but the check passes
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, object] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
-from typing import Any
 
 from harness.curation.entries import Located
 from harness.curation.rules import Finding, Rules, Section
+from harness.materials.subset import choose_subset, coverage
+from harness.materials.taxonomy import Taxonomy
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-def check_spread(located: list[Located], taxonomy: Any, rules: Rules) -> Section:
+def check_spread(located: list[Located], taxonomy: Taxonomy, rules: Rules) -> Section:
     section = Section("field and domain spread")
     n = len(located)
     fields: Counter[str] = Counter()
     pairs: Counter[tuple[str, str]] = Counter()
     domains: Counter[tuple[str, str]] = Counter()
     for x in located:
-        fa, fb = taxonomy.field(x.topic.field_a), taxonomy.field(x.topic.field_b)
+        fa, fb = taxonomy.known_field(x.topic.field_a), taxonomy.known_field(x.topic.field_b)
         fields.update([fa.name, fb.name])
         pairs[pair_key(fa.name, fb.name)] += 1
         domains[pair_key(taxonomy.domain_name(fa.domain), taxonomy.domain_name(fb.domain))] += 1
@@ -65,11 +66,9 @@ def check_spread(located: list[Located], taxonomy: Any, rules: Rules) -> Section
     return section
 
 
-def check_subset(located: list[Located], taxonomy: Any, size: int, seed: int) -> Section:
+def check_subset(located: list[Located], taxonomy: Taxonomy, size: int, seed: int) -> Section:
     """What the seeded subset of `size` topics (the demo's `--subset`) keeps of the spread; a
     domain pair of the bank that the subset misses is a warning (it can only happen below 6)."""
-    from harness.materials.subset import choose_subset, coverage
-
     section = Section(f"subset --subset {size} --subset-seed {seed}")
     topics = [x.topic for x in located]
     if size > len(topics):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.explore.data import page_data
+from harness.explore.page import render_page
 from harness.study.store import Study
 
 __all__ = ["explorer_html", "write_explorer"]
@@ -19,9 +21,6 @@ EXPLORER_NAME = "explorer.html"
 
 def explorer_html(study: Study) -> str:
     """The page for an open study."""
-    from harness.explore.data import page_data
-    from harness.explore.page import render_page
-
     return render_page(*page_data(study))
 
 

@@ -10,7 +10,12 @@ textContent, never as HTML.
 from __future__ import annotations
 
 import base64
+import gzip
+import hashlib
+import html
 import json
+from collections.abc import Mapping, Sequence
+from importlib import resources
 from typing import Any
 
 # Characters that could end the JSON block or break it as a script: HTML markup and the two
@@ -24,22 +29,18 @@ _JSON_ESCAPES: dict[str, str | int | None] = {
 }
 
 
-def embed_json(data: Any) -> str:
+def embed_json(data: object) -> str:
     """JSON that is safe inside <script type="application/json">."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.translate(str.maketrans(_JSON_ESCAPES))
 
 
 def _asset(name: str) -> str:
-    from importlib import resources  # slow to import; only writing a page needs it
-
     return resources.files("harness.explore").joinpath(name).read_text(encoding="utf-8")
 
 
-def text_chunks(texts: dict[str, list[Any]], size: int) -> str:
+def text_chunks(texts: Mapping[str, Sequence[object]], size: int) -> str:
     """One base64 block of gzip-compressed JSON per `size` rows of each kind of long text."""
-    import gzip
-
     blocks = []
     for kind, rows in texts.items():
         for k, start in enumerate(range(0, len(rows), size)):
@@ -57,9 +58,6 @@ def text_chunks(texts: dict[str, list[Any]], size: int) -> str:
 
 
 def render_page(core: dict[str, Any], texts: dict[str, list[Any]]) -> str:
-    import hashlib
-    import html
-
     script = _asset("explorer.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = (

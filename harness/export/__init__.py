@@ -14,7 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
+from harness.export.tables import TABLES
+from harness.export.write import FORMATS, write_frame
 from harness.study import Study
+from harness.study.tables.views import export_frame
+from harness.study.unblinding import unblinded_at
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,10 +28,6 @@ __all__ = ["export", "export_prompts", "export_table", "read_table"]
 
 def read_table(study: str | Path, table: str) -> pd.DataFrame:
     """One export target as a DataFrame, blinded unless the study has been unblinded."""
-    from harness.export.tables import TABLES
-    from harness.study.tables.views import export_frame
-    from harness.study.unblinding import unblinded_at
-
     if table not in TABLES:
         raise HarnessError(
             f"unknown table {table!r}; choose one of {', '.join(TABLES)}", column="TABLE"
@@ -46,9 +46,6 @@ def read_table(study: str | Path, table: str) -> pd.DataFrame:
 
 def export(study: str | Path, table: str, format: str = "csv", out: Path | None = None) -> Path:
     """Write one table of the study as CSV, JSONL, Parquet or a `datasets` folder ("hf")."""
-    from harness.export.tables import TABLES
-    from harness.export.write import FORMATS, write_frame
-
     if format not in FORMATS:
         raise HarnessError(
             f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", column="--format"

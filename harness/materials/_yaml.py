@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from harness.errors import HarnessError
 
@@ -41,7 +42,7 @@ def item_lines(path: Path, list_key: str) -> list[int]:
     return []
 
 
-def first_error(error: Any) -> tuple[str, str]:
+def first_error(error: ValidationError) -> tuple[str, str]:
     """(dotted field path, message) of the first error of a pydantic ValidationError."""
     detail = error.errors()[0]
     loc = ".".join(str(part) for part in detail["loc"])
@@ -52,7 +53,7 @@ def first_error(error: Any) -> tuple[str, str]:
 _PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
 
 
-def plain_message(detail: Mapping[str, Any]) -> str:
+def plain_message(detail: Mapping[str, object]) -> str:
     """A pydantic error's message on one line, without pydantic's "Value error, " prefix."""
     msg = str(detail["msg"]).replace("\n", " ")
     for prefix in _PYDANTIC_PREFIXES:
@@ -61,7 +62,7 @@ def plain_message(detail: Mapping[str, Any]) -> str:
     return msg
 
 
-def pydantic_message(error: Mapping[str, Any], reference: str) -> str:
+def pydantic_message(error: Mapping[str, object], reference: str) -> str:
     """One line for a pydantic error; `reference` names the file to check spellings against."""
     if error["type"] == "extra_forbidden":
         return f"unknown field (check the spelling against {reference})"

@@ -7,20 +7,15 @@ load when a bank does, so that `import harness` stays light.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from harness.materials.taxonomy import Taxonomy
-    from harness.materials.topics import Topic, TopicBank
+from harness.materials.taxonomy import TAXONOMY_FILE, Taxonomy, load_taxonomy
+from harness.materials.topics import Topic, TopicBank, file_entries, validate_entry
 
 
 def bank_files(path: Path | None = None) -> list[Path]:
     """The YAML files of a bank: one file, or every *.yaml in a folder except the taxonomy."""
-    from harness.materials.taxonomy import TAXONOMY_FILE
-
     path = path or materials_dir("topics")
     if path.is_dir():
         files = sorted(p for p in path.glob("*.yaml") if p.name != TAXONOMY_FILE)
@@ -34,9 +29,6 @@ def bank_files(path: Path | None = None) -> list[Path]:
 
 def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> TopicBank:
     """Load and validate a topic bank (a YAML file or a folder of them; None = bundled bank)."""
-    from harness.materials.taxonomy import TAXONOMY_FILE, load_taxonomy
-    from harness.materials.topics import TopicBank
-
     files = bank_files(path)
     if taxonomy is None and path is not None and path.is_dir() and (path / TAXONOMY_FILE).exists():
         taxonomy = path / TAXONOMY_FILE
@@ -60,8 +52,6 @@ def load_topic_bank(path: Path | None = None, taxonomy: Path | None = None) -> T
 
 
 def _load_file(file: Path, tax: Taxonomy) -> list[tuple[int | None, Topic]]:
-    from harness.materials.topics import file_entries, validate_entry
-
     out = []
     for line, raw, prefix in file_entries(file):
         out.append((line, validate_entry(raw, tax, file, line, prefix)))

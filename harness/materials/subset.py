@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable
+from typing import TypedDict
 
 from harness.errors import HarnessError
+from harness.materials.taxonomy import Taxonomy
 from harness.materials.topics import Topic
 
 SUBSET_RULE = (
@@ -31,18 +33,22 @@ SUBSET_RULE = (
 )
 
 
-def _pair(a: str, b: str) -> tuple[str, str]:
+#: Two names in sorted order: a field pair or a domain pair.
+Pair = tuple[str, str]
+
+
+def _pair(a: str, b: str) -> Pair:
     return (a, b) if a <= b else (b, a)
 
 
-def pairs_of(topic: Topic, taxonomy: Any) -> tuple[tuple[str, str], tuple[str, str]]:
+def pairs_of(topic: Topic, taxonomy: Taxonomy) -> tuple[tuple[str, str], tuple[str, str]]:
     """(domain pair, field pair) of a topic, each as a sorted tuple of names."""
-    fa, fb = taxonomy.field(topic.field_a), taxonomy.field(topic.field_b)
+    fa, fb = taxonomy.known_field(topic.field_a), taxonomy.known_field(topic.field_b)
     domains = _pair(taxonomy.domain_name(fa.domain), taxonomy.domain_name(fb.domain))
     return domains, _pair(fa.name, fb.name)
 
 
-def choose_subset(topics: list[Topic], taxonomy: Any, size: int, seed: int) -> list[Topic]:
+def choose_subset(topics: list[Topic], taxonomy: Taxonomy, size: int, seed: int) -> list[Topic]:
     """`size` topics chosen by the rule above; the same bank, size and seed give the same ids."""
     if size < 1 or size > len(topics):
         raise HarnessError(
@@ -71,13 +77,23 @@ def choose_subset(topics: list[Topic], taxonomy: Any, size: int, seed: int) -> l
     return [topics[i] for i in sorted(chosen)]
 
 
-def _shuffled(keys: Any, rng: random.Random) -> list[Any]:
+def _shuffled(keys: Iterable[Pair], rng: random.Random) -> list[Pair]:
     ordered = sorted(keys)  # a fixed order first, so the shuffle depends only on the seed
     rng.shuffle(ordered)
     return ordered
 
 
-def coverage(topics: list[Topic], taxonomy: Any) -> dict[str, Any]:
+class Coverage(TypedDict):
+    """What a set of topics covers: its size, distinct field and domain pairs, and the topics
+    of each domain pair ("A x B")."""
+
+    topics: int
+    field_pairs: int
+    domain_pairs: int
+    per_domain_pair: dict[str, int]
+
+
+def coverage(topics: list[Topic], taxonomy: Taxonomy) -> Coverage:
     """Topics, distinct field pairs and domain pairs (with counts) of a set of topics."""
     domains: Counter[tuple[str, str]] = Counter()
     fields: set[tuple[str, str]] = set()

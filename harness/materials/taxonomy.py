@@ -41,6 +41,13 @@ class Taxonomy(BaseModel):
     def field(self, name: str) -> Field | None:
         return self._by_name.get(name.strip().casefold())
 
+    def known_field(self, name: str) -> Field:
+        """The field of a topic the loader has checked against this taxonomy."""
+        found = self.field(name)
+        if found is None:
+            raise KeyError(f"field {name!r} is not in the taxonomy")
+        return found
+
     def domain_name(self, domain_id: int) -> str:
         return next(d.name for d in self.domains if d.id == domain_id)
 

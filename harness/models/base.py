@@ -1,7 +1,7 @@
 """The one contract every model backend implements: chat requests in, completions out.
 
 `ModelAPI` is the base class. Its one required method is `complete`; every other capability
-that a caller (mostly `harness/collection.py`) may use is declared here with a default that means
+that a caller (mostly `harness.collection`) may use is declared here with a default that means
 "this backend does not have it", so callers read attributes instead of probing for them.
 """
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+from dataclasses import fields
 
 import pytest
 
-from harness.collection_settings import CollectSettings
+from harness.cli.collect_cmds import _RENAMED
+from harness.cli.collect_cmds import collect as collect_command
+from harness.collection.collect_settings import CollectSettings
 from harness.errors import HarnessError
 from harness.models.settings import ServerOptions
 
@@ -74,7 +78,7 @@ def test_keywords_are_sorted_into_the_settings():
 
 
 def test_an_option_no_backend_takes_is_refused_when_the_backend_is_built(tmp_path):
-    from harness.collection_plan import plan
+    from harness.collection.model_plan import plan
     from harness.study import Study
     from tests.collection.conftest import make_study
 
@@ -83,3 +87,11 @@ def test_an_option_no_backend_takes_is_refused_when_the_backend_is_built(tmp_pat
     assert asked.backend_options == {"colour": "red"}
     with Study.open(study) as opened, pytest.raises(HarnessError, match="unknown backend option"):
         plan(opened, asked)
+
+
+def test_each_command_line_option_is_a_setting_of_its_name():
+    # `harness collect` passes its options on by name: one that is no field would silently
+    # become a backend option
+    names = {f.name for f in fields(CollectSettings)} | {f.name for f in fields(ServerOptions)}
+    options = set(inspect.signature(collect_command).parameters) - {"ctx", *_RENAMED}
+    assert options <= names, sorted(options - names)

@@ -7,7 +7,6 @@ what it changes.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
@@ -16,7 +15,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -24,7 +22,7 @@ from pydantic import (
 from harness.analysis.plan.primary_tests import primary_test_names
 from harness.defaults import MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
-from harness.materials._yaml import line_of, parse_with_lines, pydantic_message
+from harness.materials.yaml_file import read_yaml_mapping, spelling_message
 
 PLAN_NAME = "plan.yaml"
 
@@ -267,34 +265,14 @@ def bundled_plan_path() -> Path:
 
 def load_plan(path: str | Path | None = None) -> LoadedPlan:
     """Read and validate a plan file (None = the bundled plan); errors name file, line, field."""
-    file = Path(path) if path is not None else bundled_plan_path()
-    try:
-        raw = file.read_bytes()
-    except OSError as error:
-        raise HarnessError(f"cannot read the analysis plan ({error.strerror})", file=file) from None
-    text = raw.decode("utf-8", errors="replace")
-    data, lines = parse_with_lines(text, file)
-    if not isinstance(data, dict):
-        raise HarnessError("the analysis plan must be a YAML mapping", file=file, row=1)
-    try:
-        plan = Plan.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        loc = tuple(str(part) for part in first["loc"])
-        raise HarnessError(
-            pydantic_message(first, "the bundled analysis/plan.yaml"),
-            file=file,
-            row=line_of(lines, loc),
-            column=".".join(loc) or None,
-        ) from None
+    file = read_yaml_mapping(path if path is not None else bundled_plan_path(), "analysis plan")
+    plan = file.validate(Plan, spelling_message("the bundled analysis/plan.yaml"))
     problem = _cross_field_problem(plan)
     if problem is not None:
         raise HarnessError(
-            problem, file=file, row=line_of(lines, ("models", "primary")), column="models.primary"
+            problem, file=file.path, row=file.line("models", "primary"), column="models.primary"
         )
-    return LoadedPlan(
-        plan=plan, path=str(file.resolve()), sha256=hashlib.sha256(raw).hexdigest(), text=text
-    )
+    return LoadedPlan(plan=plan, path=str(file.path.resolve()), sha256=file.sha256, text=file.text)
 
 
 def _cross_field_problem(plan: Plan) -> str | None:

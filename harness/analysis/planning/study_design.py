@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.materials.bank import load_topic_bank
-from harness.study_file import load_study_file
+from harness.materials.study_file import load_study_file
 
 __all__ = ["StudyDesign", "study_design"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.collection_removal import model_counts
+from harness.collection.model_removal import model_counts
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
 from harness.judge.items.blinded_items import StepSummary

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.collection import open_model as open_collect_model
-from harness.collection import study_models
+from harness.collection.collect_stage import open_model as open_collect_model
+from harness.collection.collect_stage import study_models
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge.controls.controls_file import FileControl
@@ -51,7 +51,7 @@ from harness.study.tables.judge_reads import topic_entries
 from harness.study.text import storable
 
 if TYPE_CHECKING:  # jinja2 loads with the templates, when controls are made
-    from harness.collection_plan import ModelRun
+    from harness.collection.model_plan import ModelRun
     from harness.materials.templates import Family
     from harness.models.base import ChatRequest, ModelAPI
 

@@ -7,16 +7,16 @@ stops the run with a one-line error naming the file, the line and the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import ErrorDetails
 
 from harness.errors import HarnessError
-from harness.materials._yaml import load_yaml
+from harness.materials._yaml import plain_message
+from harness.materials.yaml_file import YamlFile, read_yaml_file
 
 LIST_KEY = "controls"
 
@@ -67,44 +67,36 @@ class FileControl:
 def load_controls_file(path: str | Path, cutoff: str | None) -> list[FileControl]:
     """Validated entries; a published control's evidence must predate the cut-off's year and an
     unpublished control's evidence (if any) must come after it."""
-    file = Path(path)
-    data = load_yaml(file)
+    file = read_yaml_file(path, "controls file")
+    data = file.data
     if not isinstance(data, dict) or not isinstance(data.get(LIST_KEY), list):
         raise HarnessError(
             f"a controls file needs a top-level list `{LIST_KEY}:`",
-            file=file,
+            file=file.path,
             row=1,
             column=LIST_KEY,
         )
-    lines = _field_lines(file)
     out: list[FileControl] = []
     seen: dict[str, int | None] = {}
     for index, raw in enumerate(data[LIST_KEY]):
-        where = lines.get((index,), None)
+        at = (LIST_KEY, str(index))
+        where = file.line(*at)
         if not isinstance(raw, dict):
             raise HarnessError(
                 "a control must be a mapping (statement, expected, kind, evidence)",
-                file=file,
+                file=file.path,
                 row=where,
                 column=f"{LIST_KEY}[{index}]",
             )
-        try:
-            entry = ControlEntry.model_validate(raw)
-        except ValidationError as error:
-            detail = error.errors()[0]
-            loc = tuple(str(p) for p in detail["loc"])
-            raise HarnessError(
-                _message(detail),
-                file=file,
-                row=_line(lines, index, loc),
-                column=".".join((f"{LIST_KEY}[{index}]", *loc)),
-            ) from None
-        _check_entry(file, lines, index, entry, cutoff)
+        entry = file.validate(
+            ControlEntry, _message, data=raw, at=at, column=f"{LIST_KEY}[{index}]"
+        )
+        _check_entry(file, index, entry, cutoff)
         key = entry.statement.casefold()
         if key in seen:
             raise HarnessError(
                 f"the same statement as the control on line {seen[key]}",
-                file=file,
+                file=file.path,
                 row=where,
                 column=f"{LIST_KEY}[{index}].statement",
             )
@@ -113,19 +105,13 @@ def load_controls_file(path: str | Path, cutoff: str | None) -> list[FileControl
     return out
 
 
-def _check_entry(
-    file: Path,
-    lines: dict[tuple[Any, ...], int],
-    index: int,
-    entry: ControlEntry,
-    cutoff: str | None,
-) -> None:
+def _check_entry(file: YamlFile, index: int, entry: ControlEntry, cutoff: str | None) -> None:
     column = f"{LIST_KEY}[{index}]"
     if entry.expected == "published" and entry.evidence is None:
         raise HarnessError(
             "a published control needs evidence (title, year, doi)",
-            file=file,
-            row=lines.get((index,)),
+            file=file.path,
+            row=file.line(LIST_KEY, str(index)),
             column=f"{column}.evidence",
         )
     if entry.evidence is None or cutoff is None:
@@ -139,13 +125,13 @@ def _check_entry(
         raise HarnessError(
             f"expected {entry.expected}, but the evidence year {year} is {side} the cut-off "
             f"{cutoff}",
-            file=file,
-            row=_line(lines, index, ("evidence", "year")),
+            file=file.path,
+            row=file.line(LIST_KEY, str(index), "evidence", "year"),
             column=f"{column}.evidence.year",
         )
 
 
-def _message(detail: Mapping[str, Any]) -> str:
+def _message(detail: ErrorDetails) -> str:
     if detail["type"] == "extra_forbidden":
         return (
             "unknown field (use statement, expected, kind, evidence, text, concepts, "
@@ -153,38 +139,4 @@ def _message(detail: Mapping[str, Any]) -> str:
         )
     if detail["type"] == "missing":
         return "required field is missing"
-    from harness.materials._yaml import plain_message
-
     return plain_message(detail)
-
-
-def _line(lines: dict[tuple[Any, ...], int], index: int, loc: tuple[str, ...]) -> int | None:
-    """The line of the deepest part of `loc` that is in the file, else the entry's line."""
-    for end in range(len(loc), -1, -1):
-        if (index, *loc[:end]) in lines:
-            return lines[(index, *loc[:end])]
-    return None
-
-
-def _field_lines(file: Path) -> dict[tuple[Any, ...], int]:
-    """1-based line of each entry (index,) and of its fields (index, key[, subkey])."""
-    root = yaml.compose(file.read_text(encoding="utf-8"))
-    out: dict[tuple[Any, ...], int] = {}
-    if not isinstance(root, yaml.MappingNode):
-        return out
-    for key, value in root.value:
-        if getattr(key, "value", None) != LIST_KEY or not isinstance(value, yaml.SequenceNode):
-            continue
-        for index, node in enumerate(value.value):
-            out[(index,)] = node.start_mark.line + 1
-            if isinstance(node, yaml.MappingNode):
-                _index(node, (index,), out)
-    return out
-
-
-def _index(node: yaml.MappingNode, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    for key, value in node.value:
-        child = (*path, str(key.value))
-        out[child] = key.start_mark.line + 1
-        if isinstance(value, yaml.MappingNode):
-            _index(value, child, out)

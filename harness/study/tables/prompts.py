@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
@@ -21,6 +22,10 @@ class PromptRecord:
     text: str
     n_tokens: int
     spans: str  # JSON {slot: [start, end]}
+
+    def span_map(self) -> dict[str, tuple[int, int]]:
+        """Each slot's (start, end) in `text`."""
+        return {slot: (span[0], span[1]) for slot, span in json.loads(self.spans).items()}
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,7 @@ def test_harness_runs_the_rounds_of_automated_adjudicators(
 ):
     """`harness run`'s rounds (`run._escalated`): the items the automated adjudicators dispute
     go to the third one, who reviews them, until every item has its majority."""
-    from harness.run import _escalated
+    from harness.pipeline.runner import _escalated
     from harness.study.store import Study
     from harness.study.tables.adjudication import items_to_escalate
     from tests.servers.openai_server import OpenAIServer

@@ -1,27 +1,27 @@
 """The settings of `harness run`: defaults, then a study file, then command-line flags, as one
 `RunSettings`.
 
-The defaults live here and nowhere else; a study file (`harness.study_file`) and the command
-line build the same object, and `run_study` takes it. `RunOptions` names the same fields for
-Python callers who pass them as keywords and `RunFlags` the command line's flags (None: not
-given), so that the type checker refuses a misspelt or mistyped setting. `harness.run` imports
-this module when a run starts, not with `import harness`.
+The defaults live here and nowhere else; a study file (`harness.materials.study_file`) and the
+command line build the same object, and `run_study` takes it. `RunOptions` names the same fields for
+Python callers who pass them as keywords, so that the type checker refuses a misspelt or
+mistyped setting; the command line passes its flags by field name (`settings`), and a test
+keeps both to the fields of `RunSettings`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TypedDict, cast
 
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
+from harness.materials.study_file import LoadedStudyFile, ModelEntry, load_study_file
+from harness.models.providers import LABEL_MARK, model_of, parse_model
 
-if TYPE_CHECKING:
-    from harness.study_file import LoadedStudyFile, ModelEntry
-
-__all__ = ["RunFlags", "RunOptions", "RunSettings", "settings"]
+__all__ = ["RunOptions", "RunSettings", "settings"]
 
 #: Completion length for the demo: long enough for a one-sentence idea and a short test.
 RUN_MAX_TOKENS = 80
@@ -80,10 +80,6 @@ class RunSettings:
     @classmethod
     def from_record(cls, record: Mapping[str, object]) -> RunSettings:
         """The settings a `record()` (or any part of one) holds; the rest keep their defaults."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(record) - names)
-        if unknown:
-            raise HarnessError(f"unknown run setting {unknown[0]!r}", column=unknown[0])
         values: dict[str, object] = {}
         for name, value in record.items():
             if name in _PATHS and isinstance(value, str):
@@ -91,7 +87,16 @@ class RunSettings:
             elif name in ("models", "model_args") and isinstance(value, list):
                 value = tuple(value)
             values[name] = value
-        return RunSettings().with_options(cast("RunOptions", values))
+        return RunSettings().with_options(_options(values))
+
+
+def _options(values: Mapping[str, object]) -> RunOptions:
+    """`values` as keyword options, once every name is checked to be a setting (the values are
+    the setting's type where they come from: a record read back, or the command line)."""
+    unknown = sorted(set(values) - {f.name for f in fields(RunSettings)})
+    if unknown:
+        raise HarnessError(f"unknown run setting {unknown[0]!r}", column=unknown[0])
+    return cast("RunOptions", dict(values))
 
 
 class RunOptions(TypedDict, total=False):
@@ -120,35 +125,15 @@ class RunOptions(TypedDict, total=False):
     study_file: Mapping[str, object] | None
 
 
-class RunFlags(TypedDict, total=False):
-    """The flags of `harness run` by RunSettings field name; None: not given."""
-
-    pilot: bool | None
-    limit: int | None
-    subset: int | None
-    subset_seed: int | None
-    topics: Path | None
-    seed: int | None
-    model: str | None
-    configurations: bool | None
-    samples: int | None
-    max_tokens: int | None
-    extract: bool | None
-    normalise: bool | None
-    reviewers: Path | None
-    probe: bool | None
-    cutoff: str | None
-    controls: bool | None
-
-
-def settings(config: Path | None, flags: RunFlags) -> RunSettings:
+def settings(config: Path | None, flags: Mapping[str, object]) -> RunSettings:
     """The settings of `run_study`: the defaults, the study file `config` over them, and the
-    flags given over both; a given flag's override of the file is recorded in the manifest."""
-    # a flag left None was not given; the others have RunOptions' types
-    given = cast("RunOptions", {k: v for k, v in flags.items() if v is not None})
+    flags given over both; a given flag's override of the file is recorded in the manifest.
+
+    `flags` are the command line's values by RunSettings field name, None where a flag was not
+    given (the parser has checked each value's type)."""
+    given = _options({k: v for k, v in flags.items() if v is not None})
     if config is None:
         return RunSettings().with_options(given)
-    from harness.study_file import load_study_file
 
     loaded = load_study_file(config)
     chosen = from_study_file(loaded).with_options(given)
@@ -158,8 +143,6 @@ def settings(config: Path | None, flags: RunFlags) -> RunSettings:
 
 def from_study_file(loaded: LoadedStudyFile) -> RunSettings:
     """The settings a study file gives (paths resolved against its folder)."""
-    from harness.models.providers import model_of
-
     c = loaded.config
     models, model_args = model_settings(c.models, loaded.resolve, loaded.path)
     local = next((model_of(m).partition("/")[2] for m in models if m.startswith("local/")), None)
@@ -192,8 +175,6 @@ def model_settings(
 ) -> tuple[list[str], list[str]]:
     """Provider strings and `MODEL@KEY=VALUE` model arguments of the file's model entries
     (local paths resolved against the file's folder)."""
-    from harness.models.providers import LABEL_MARK, parse_model
-
     models: list[str] = []
     args: list[str] = []
     for n, entry in enumerate(entries):
@@ -214,10 +195,7 @@ def model_settings(
                 column=field,
             )
         models.append(name)
-        settings: dict[str, object] = {
-            k: getattr(entry, k)
-            for k in ("base_url", "samples", "temperature", "top_p", "max_tokens")
-        }
+        settings = entry.model_settings()
         if entry.base_urls:
             settings["base_url"] = ",".join(entry.base_urls)
         settings.update(entry.args)
@@ -228,6 +206,4 @@ def model_settings(
 
 
 def _text(value: object) -> str:
-    import json
-
     return value if isinstance(value, str) else json.dumps(value)

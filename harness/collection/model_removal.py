@@ -13,14 +13,23 @@ committed and cannot be undone.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.collection.collect_stage import BATCHES_KEY, recorded_models
+from harness.collection.model_plan import MODELS_KEY, stored_models
 from harness.errors import HarnessError
+from harness.models.providers import parse_model
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
+from harness.study.manifest import record_command, update_manifest
+from harness.study.tables.assignments import count_assignments
+from harness.study.tables.meta import delete_meta, write_meta
+from harness.study.tables.outputs import outputs_by_model
+from harness.study.tables.removed_outputs import set_aside_outputs
 
 
 @dataclass(frozen=True)
@@ -48,13 +57,6 @@ class Removal:
 def remove_model(study: str | Path, model: str) -> Removal:
     """Take `model` (its provider string or key, as `collect --model` named it) out of the
     study; refused once `judge --blind` has routed items."""
-    import json
-
-    from harness.collection_plan import MODELS_KEY, stored_models
-    from harness.study.manifest import record_command
-    from harness.study.tables.meta import delete_meta, write_meta
-    from harness.study.tables.removed_outputs import set_aside_outputs
-
     with Study.open(study) as handle:
         stored = stored_models(handle)
         key = _key_of(handle, model, stored)
@@ -76,9 +78,6 @@ def remove_model(study: str | Path, model: str) -> Removal:
 def model_counts(study: Study) -> dict[str, int]:
     """Ok outputs per model key, for every model of the study (its collect settings' models and
     any other key its outputs carry)."""
-    from harness.collection_plan import stored_models
-    from harness.study.tables.outputs import outputs_by_model
-
     counts = outputs_by_model(study)
     keys = [*stored_models(study), *sorted(k for k in counts if k not in stored_models(study))]
     return {k: counts[k].ok if k in counts else 0 for k in keys}
@@ -99,9 +98,6 @@ def removal_hint(study: str | Path) -> str:
 def _key_of(study: Study, model: str, stored: dict[str, dict[str, Any]]) -> str:
     """The key `model` names: a key as stored, a provider string, or a bare model name that
     one of the study's models was requested as."""
-    from harness.models.providers import parse_model
-    from harness.study.tables.outputs import outputs_by_model
-
     keys = [*stored, *(k for k in outputs_by_model(study) if k not in stored)]
     if model in keys:
         return model
@@ -121,8 +117,6 @@ def _key_of(study: Study, model: str, stored: dict[str, dict[str, Any]]) -> str:
 
 
 def _refuse_when_blinded(study: Study, key: str) -> None:
-    from harness.study.tables.assignments import count_assignments
-
     routed = count_assignments(study)
     if routed:
         raise HarnessError(
@@ -135,8 +129,6 @@ def _refuse_when_blinded(study: Study, key: str) -> None:
 
 
 def _batch_key(suffix: str) -> str:
-    from harness.collection import BATCHES_KEY
-
     return BATCHES_KEY + (f":{suffix}" if suffix else "")
 
 
@@ -148,10 +140,6 @@ def _record(
 ) -> None:
     """The manifest: the model's record leaves `collect.models` for `collect.removed`, with the
     time of the removal and the outputs it kept aside."""
-    import json
-
-    from harness.collection import recorded_models
-    from harness.study.manifest import update_manifest
 
     def change(data: dict[str, Any]) -> None:
         models = recorded_models(data)

@@ -2,7 +2,7 @@
 
 The command line (`harness collect`), `harness run` and the Python functions
 (`harness.collect(...)` keywords, through `CollectSettings.from_keywords`) each build one
-`CollectSettings`; the run and its plan (`harness/collection_plan.py`) read it. Every option is
+`CollectSettings`; the run and its plan (`harness/collection/model_plan.py`) read it. Every option is
 None (or empty) where not given: a model's stored settings, its `--model-arg` values or the
 defaults then apply. `record()` is the flat keyword form (the names `harness.collect` takes) and
 `from_record` reads it back.
@@ -74,7 +74,7 @@ class CollectSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> CollectSettings:
+    def from_record(cls, record: Mapping[str, object]) -> CollectSettings:
         """The settings a `record()` holds."""
         return cls.from_keywords(**record)
 

@@ -13,8 +13,9 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.collection.collect_settings import CollectSettings
 from harness.errors import HarnessError
 from harness.models.base import GenerationParams
 from harness.models.model_args import (
@@ -26,12 +27,16 @@ from harness.models.model_args import (
     request_fields,
 )
 from harness.models.providers import ModelSpec, legacy_spec, parse_model, resolve_model
-from harness.models.settings import BackendSettings, OpenAISettings, build_settings, foreign
+from harness.models.settings import (
+    BackendSettings,
+    OpenAISettings,
+    build_settings,
+    foreign,
+    option_names,
+)
 from harness.study import Study
+from harness.study.manifest import load_manifest
 from harness.study.tables.outputs import output_count
-
-if TYPE_CHECKING:
-    from harness.collection_settings import CollectSettings
 
 MODELS_KEY = "collect_models"
 DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}
@@ -188,15 +193,11 @@ def _earlier_options(
 ) -> dict[str, Any]:
     """The run options of a model's earlier runs that a rerun keeps: stored with its settings,
     or, for a study collected before they were, the latest its manifest record names."""
-    from harness.models.settings import option_names
-
     if before is None:
         return {}
     if RUN_OPTIONS_KEY in before:
         found = dict(before[RUN_OPTIONS_KEY])
     else:
-        from harness.study.manifest import load_manifest
-
         collect = load_manifest(study.path).get("collect") or {}
         found = dict((collect.get("models") or {}).get(spec.key) or {})
     known = option_names(spec.backend)

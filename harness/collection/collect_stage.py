@@ -4,34 +4,52 @@ Each completion is committed the moment it arrives, under an output id fixed by 
 sample), so a run killed at any moment resumes where it stopped and ends with exactly the
 completions an uninterrupted run would have: none lost, none duplicated. Failed requests are
 stored as `status='failed'` with their reason; `retry_errors` retries only those. A study holds
-one or several models, each filed under its provider string (`harness/collection_plan.py`); the
+one or several models, each filed under its provider string (`harness/collection/model_plan.py`); the
 models of a run are collected one after another, each with its own settings, endpoint, cost cap
 and provenance, and a model added later collects only its own outputs. A run's options arrive
-as one `CollectSettings` (`harness/collection_settings.py`), built where they enter.
+as one `CollectSettings` (`harness/collection/collect_settings.py`), built where they enter.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
+from harness.collection.collect_result import CollectResult
+from harness.collection.collect_settings import CollectSettings
+from harness.collection.model_plan import MODELS_KEY, RUN_OPTIONS_KEY, ModelRun, plan, stored_models
 from harness.errors import HarnessError
+from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
+from harness.models._redact import public_url
+from harness.models.budget import Budget, worst_case_cost
+from harness.models.openai_api import ParameterRejected, ServerRefused
+from harness.models.prices import PriceTable
+from harness.models.providers import ModelSpec, api_key, endpoint, stored_key
+from harness.models.replicas import split_urls
+from harness.models.settings import OpenAISettings
+from harness.models.throughput import rates
+from harness.progress import tracker
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-
-if TYPE_CHECKING:  # a pydantic model: it loads when a run reports, not with `import harness`
-    from harness.collection_plan import ModelRun
-    from harness.collection_result import CollectResult
-    from harness.collection_settings import CollectSettings
-    from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI
-    from harness.models.providers import ModelSpec
-    from harness.study.tables.outputs import OutputRecord
+from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.tables.meta import write_meta
+from harness.study.tables.outputs import (
+    OutputRecord,
+    output_count,
+    output_states,
+    reported_models,
+    status_counts,
+    store_outputs,
+)
+from harness.study.tables.prompts import prompt_count, prompt_messages
+from harness.study.text import storable
 
 BATCHES_KEY = "collect_batches"
 
@@ -51,15 +69,11 @@ class StudyBatchState:
         self.key = BATCHES_KEY + (f":{suffix}" if suffix else "")
 
     def load(self) -> list[dict[str, Any]]:
-        import json
-
         with Study.open(self.path) as study:
             batches: list[dict[str, Any]] = json.loads(study.meta(self.key) or "[]")
             return batches
 
     def save(self, batches: list[dict[str, Any]]) -> None:
-        import json
-
         with Study.open(self.path) as study:
             study.set_meta(self.key, json.dumps(batches))
 
@@ -70,10 +84,6 @@ def pending_requests(
 ) -> tuple[list[ChatRequest], set[tuple[str, int]], int]:
     """(requests, the (prompt, sample) pairs to store, count of pairs already done) of one
     model."""
-    from harness.models import ChatRequest
-    from harness.study.tables.outputs import output_states
-    from harness.study.tables.prompts import prompt_messages
-
     status = output_states(study, key)
     wanted: set[tuple[str, int]] = set()
     requests, done = [], 0
@@ -109,16 +119,11 @@ def store(study: Study, group: list[Completion], filing: Filing) -> None:
     """The completions of one request, one transaction: a crash never keeps some samples of a
     request without the others, so a resumed run asks for the whole request again and gets what
     an uninterrupted run got. An ok row is never replaced; a failed one may be."""
-    from harness.study.tables.outputs import store_outputs
-
     with study.transaction() as conn:
         store_outputs(conn, [_output_record(c, filing) for c in group])
 
 
 def _output_record(c: Completion, f: Filing) -> OutputRecord:
-    from harness.study.tables.outputs import OutputRecord
-    from harness.study.text import storable
-
     return OutputRecord(
         output_id(c.key, c.sample, f.suffix),
         c.key,
@@ -173,8 +178,6 @@ def collect_one(
     environment and are never stored. `settings`, built by the caller, stands for every other
     keyword but `backend` objects and `progress`.
     """
-    from harness.collection_settings import CollectSettings
-
     engine, name = _backend(backend)
     if settings is None:
         settings = CollectSettings.from_keywords(
@@ -220,8 +223,6 @@ def collect_models(
     the caller, stands for every other keyword but `backend` objects, `progress` and
     `on_result`.
     """
-    from harness.collection_settings import CollectSettings
-
     engine, name = _backend(backend)
     if settings is None:
         settings = CollectSettings.from_keywords(
@@ -262,8 +263,6 @@ def collect(
 
 def _backend(backend: object) -> tuple[ModelAPI | None, str | None]:
     """(a backend object given, a backend name given) of the `backend` keyword."""
-    from harness.models import ModelAPI
-
     if backend is not None and not isinstance(backend, (str, ModelAPI)):
         raise HarnessError(
             f"backend {backend!r} is neither a backend name nor a harness.models.ModelAPI",
@@ -283,10 +282,6 @@ def _run_models(
 ) -> list[CollectResult]:
     """Each model of the run, one after another; `engine`: a backend object the caller made,
     filed under its own name and model. `single`: the run must serve one model."""
-    from harness.collection_plan import plan
-    from harness.models.providers import stored_key
-    from harness.study.tables.prompts import prompt_count
-
     handle = Study.open(study)
     try:
         if prompt_count(handle) == 0:
@@ -321,9 +316,6 @@ def _run_models(
 def study_models(study: Study, keys: list[str] | None = None) -> list[ModelRun]:
     """The study's models (those of `keys` if given) as a resumed `collect` runs them: their
     stored settings, nothing written. Control items are made with these (`harness.judge`)."""
-    from harness.collection_plan import plan
-    from harness.collection_settings import CollectSettings
-
     return plan(study, CollectSettings(models=tuple(keys) if keys else None))
 
 
@@ -334,10 +326,6 @@ def open_model(study: Study, run: ModelRun) -> ModelAPI:
 
 def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[ModelAPI, list[str]]:
     """The backend of one model, its endpoint settled against the study's record."""
-    from harness.models import open_configured
-    from harness.models.providers import api_key
-    from harness.models.settings import OpenAISettings
-
     settings = run.backend_settings
     if not isinstance(settings, OpenAISettings):
         return open_configured(run.spec.name, settings), []
@@ -359,15 +347,6 @@ def _collect(
     asked: CollectSettings,
     progress: bool,
 ) -> CollectResult:
-    import json
-
-    from harness.collection_plan import MODELS_KEY, RUN_OPTIONS_KEY, stored_models
-    from harness.models.budget import Budget
-    from harness.models.openai_api import ParameterRejected, ServerRefused
-    from harness.study.manifest import record_command
-    from harness.study.tables.meta import write_meta
-    from harness.study.tables.prompts import prompt_count
-
     engine, notes = (
         (given, list[str]()) if given is not None else _open_engine(study, run, asked.new_endpoint)
     )
@@ -499,12 +478,6 @@ def _settle_endpoint(
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
-    from harness.models._redact import public_url
-    from harness.models.providers import endpoint
-    from harness.models.replicas import split_urls
-    from harness.study.manifest import load_manifest
-    from harness.study.tables.outputs import output_count
-
     section = recorded_section(load_manifest(study.path), spec.key)
     recorded = _recorded_urls(section)
     asked = base_url or (os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
@@ -549,8 +522,6 @@ def _recorded_urls(section: dict[str, Any]) -> list[str]:
 def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The manifest's record of each model: `collect.models`, or the one-model section an older
     study wrote, filed under its key."""
-    from harness.models.providers import stored_key
-
     section = manifest.get("collect") or {}
     if "models" in section:
         return dict(section["models"])
@@ -579,9 +550,6 @@ def _check_budget(engine: ModelAPI, max_cost: float | None) -> None:
 
 def _check_prices(runs: list[ModelRun]) -> None:
     """Every capped remote model needs a price, checked before any model runs."""
-    from harness.models.prices import PriceTable
-    from harness.models.settings import OpenAISettings
-
     for run in runs:
         if run.max_cost is None or not isinstance(run.backend_settings, OpenAISettings):
             continue
@@ -603,8 +571,6 @@ def _within_budget(
 ) -> list[ChatRequest]:
     """A submitted batch cannot be stopped, so submit only what fits the budget at worst
     (every sample using all of max_tokens); the rest stays pending for a later run."""
-    from harness.models.budget import Budget, worst_case_cost
-
     prices = engine.prices
     price = prices.price(engine.model) if prices is not None else None
     if prices is None or price is None:  # a batch backend that declares no prices
@@ -620,7 +586,7 @@ def _within_budget(
     return kept
 
 
-def _extra_params(engine: ModelAPI) -> dict[str, Any]:
+def _extra_params(engine: ModelAPI) -> dict[str, object]:
     return {"batch_api": True} if engine.batch_api else {}
 
 
@@ -628,8 +594,6 @@ def _run_info(
     engine: ModelAPI, run: ModelRun, max_cost: float | None, retry_errors: bool
 ) -> dict[str, Any]:
     """Parameters of this run for the manifest: no keys, no batch state objects."""
-    from harness.models.settings import OpenAISettings
-
     info = {
         "model_key": run.key,
         "provider_string": run.spec.model_string,  # the model itself; the key adds its label
@@ -711,12 +675,9 @@ class _Progress:
 
     def __init__(self, total: int, done: int, tally: _Tally, label: str) -> None:
         self.tally, self.done_before, self.total, self.label = tally, done, total, label
-        self.display: Any = None
+        self.display = tracker(transient=False)
 
     def start(self) -> None:
-        from harness.progress import tracker
-
-        self.display = tracker(transient=False)
         self.bars = self.display.__enter__()
         self.bars.update(self.label, self.done_before, self.total)
 
@@ -740,9 +701,6 @@ class _Progress:
 def _result(
     study: Study, engine: ModelAPI, run: ModelRun, total: int, done: int, tally: _Tally
 ) -> CollectResult:
-    from harness.collection_result import CollectResult
-    from harness.study.tables.outputs import status_counts
-
     counts = status_counts(study, run.key)
     return CollectResult(
         study=str(study.path),
@@ -779,10 +737,6 @@ def _record(
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs
     (each with what the backend chose for itself, such as the CPU threads it used)."""
-    from harness.models.throughput import rates
-    from harness.study.manifest import load_manifest, record_section
-    from harness.study.tables.outputs import reported_models
-
     reported = reported_models(study, run.key)
     manifest = load_manifest(study.path)
     previous = recorded_section(manifest, run.key)

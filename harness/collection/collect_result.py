@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,7 +16,7 @@ class CollectResult(BaseModel):
     model_key: str
     backend: str
     model: str
-    params: dict[str, Any]
+    params: dict[str, object]
     samples: int
     total: int  # prompts x samples
     done_before: int  # completions (ok or failed) already stored when the run began

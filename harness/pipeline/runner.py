@@ -8,29 +8,55 @@ not evidence.
 
 from __future__ import annotations
 
+import functools
+import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, Unpack
 
+from harness.analysis.plan.plan_file import load_plan
+from harness.analysis.planning.preregister import prereg
+from harness.analysis.run import analyze
+from harness.collection import collect_models, collect_one
+from harness.collection.collect_settings import CollectSettings
+from harness.collection.model_plan import stored_models
+from harness.errors import PartialWork
+from harness.generation import generate
+from harness.geometry.compare import compare_split
+from harness.judge.automated.auto_review import run_automated, unfinished
+from harness.judge.blinding.blind_stage import blind
+from harness.judge.cutoff import normalise_cutoff
+from harness.judge.judge_settings import AutoSettings, BlindSettings
+from harness.judge.routing.escalation import escalate, waiting_for_escalation
+from harness.judge.routing.roster import demo_roster_path, load_roster
+from harness.materials.bank import load_topic_bank
+from harness.models import open_backend
+from harness.models.model_args import parse_model_args
+from harness.models.providers import LABEL_MARK, resolve_model
+from harness.models.throughput import stage_rates
+from harness.pipeline.run_settings import RunOptions, RunSettings
+from harness.probing import run_probe
+from harness.progress import tracker
 from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study
+from harness.study.manifest import load_manifest, record_section
+from harness.study.tables.views import store_counts
 
-if TYPE_CHECKING:  # the settings load when a run starts, not with `import harness`
-    from typing import Protocol, Unpack
 
-    from harness.run_settings import RunOptions, RunSettings
+class _RunStudy(Protocol):
+    """`run_study` as Python callers see it: settings, or RunSettings' fields as keywords."""
 
-    class _RunStudy(Protocol):
-        def __call__(
-            self,
-            study: str | Path,
-            settings: RunSettings | None = None,
-            *,
-            echo: Callable[[str], None] = print,
-            **options: Unpack[RunOptions],
-        ) -> RunResult: ...
+    def __call__(
+        self,
+        study: str | Path,
+        settings: RunSettings | None = None,
+        *,
+        echo: Callable[[str], None] = print,
+        **options: Unpack[RunOptions],
+    ) -> RunResult: ...
 
 
 #: The demo's local model runs at two configurations, each filed under MODEL#LABEL: the default
@@ -54,9 +80,6 @@ class RunResult:
 
     def summary(self) -> str:
         """The report's path and the stage times (the analyze stage has printed the verdict)."""
-        from harness.models.throughput import stage_rates
-        from harness.study.manifest import load_manifest
-
         rate = stage_rates(load_manifest(self.study))  # tokens/s of the stages that decode
         steps = ", ".join(
             f"{k} {v:.0f} s" + (f" ({rate[k]:.0f} tok/s)" if k in rate else "")
@@ -70,7 +93,6 @@ def checked_first(
 ) -> _RunStudy:
     """`run_study` as Python calls it: `settings` (default RunSettings()) with keyword `options`
     set over them, every setting checked before the study folder is made or anything runs."""
-    import functools
 
     @functools.wraps(function)
     def checked(
@@ -80,8 +102,6 @@ def checked_first(
         echo: Callable[[str], None] = print,
         **options: Unpack[RunOptions],
     ) -> RunResult:
-        from harness.run_settings import RunSettings
-
         chosen = (settings or RunSettings()).with_options(options)
         check_run_settings(chosen)
         return function(study, chosen, echo)
@@ -91,28 +111,17 @@ def checked_first(
 
 def check_run_settings(settings: RunSettings) -> None:
     """Refuse a bad model, roster, topic bank, plan or cut-off before anything is written."""
-    from harness.judge.cutoff import normalise_cutoff
-    from harness.models.providers import resolve_model
-
     s = settings
     for text in ([s.model] if s.model else []) + list(s.models or []):
         resolve_model(text)
     normalise_cutoff(s.cutoff)
     if s.reviewers is not None:
-        from harness.judge.routing.roster import load_roster
-
         load_roster(s.reviewers)
     if s.plan is not None:
-        from harness.analysis.plan.plan_file import load_plan
-
         load_plan(s.plan)
     if s.topics is not None:
-        from harness.materials.bank import load_topic_bank
-
         load_topic_bank(Path(s.topics))
     if s.model_args:
-        from harness.models.model_args import parse_model_args
-
         parse_model_args(list(s.model_args), list(s.models or []))
 
 
@@ -129,14 +138,12 @@ def run_study(
     `harness generate` does. `cutoff` is stated on the items and splits the bank's known links
     into published and unpublished control items (`controls`); automated reviewers search
     before it. `plan` is the analysis plan to preregister (default: bundled); `study_file` is
-    the manifest record of a study file the settings came from (`harness.study_file`). `models`
+    the manifest record of a study file the settings came from (`harness.materials.study_file`). `models`
     (provider strings) and `model_args` (`MODEL@KEY=VALUE`) collect several models, as
     `harness collect` does; the blind steps and the probe use the local `model`. Without
     `models`, `configurations` collects the local model at each of DEMO_CONFIGURATIONS (a study
     begun with other models resumes them instead).
     """
-    import logging
-
     folder = Path(study)
     timings: dict[str, float] = {}
 
@@ -156,8 +163,6 @@ def run_study(
         with Study.open(folder) as opened:
             opened.set_meta("demo", "1")
     if s.study_file is not None:
-        from harness.study.manifest import record_section
-
         record_section(folder, "study_file", dict(s.study_file))
     models: Sequence[str] | None = s.models
     model_args: Sequence[str] | None = s.model_args
@@ -192,9 +197,6 @@ def run_study(
 def _generate(
     folder: Path, topics: Path | None, seed: int, pilot: bool, choice: dict[str, int | None]
 ) -> str:
-    from harness.generation import generate
-    from harness.study.tables.views import store_counts
-
     if is_study(folder):
         with Study.open(folder) as s:
             counts = store_counts(s)
@@ -218,8 +220,6 @@ def _generate(
 
 def _chosen(folder: Path) -> str:
     """How the topics were chosen, as recorded by generate (empty for the whole bank)."""
-    import json
-
     with Study.open(folder) as s:
         selection = json.loads(s.meta("topic_selection") or "{}")
     if selection.get("rule") == "subset":
@@ -235,9 +235,6 @@ def _chosen(folder: Path) -> str:
 
 def _configurations(folder: Path, model: str | None) -> tuple[list[str] | None, list[str]]:
     """The --model and --model-arg values of the demo's configurations of the local `model`."""
-    from harness.collection_plan import stored_models
-    from harness.models.providers import LABEL_MARK, resolve_model
-
     base = resolve_model(model).model_string if model else "local"
     keys = [base + LABEL_MARK + label for label in DEMO_CONFIGURATIONS]
     with Study.open(folder) as s:
@@ -254,10 +251,6 @@ def _collect(
     models: Sequence[str] | None,
     model_args: Sequence[str] | None,
 ) -> str:
-    from harness.collection import collect_models, collect_one
-    from harness.collection_settings import CollectSettings
-    from harness.errors import PartialWork
-
     s = settings
     if models:
         asked = CollectSettings(
@@ -302,11 +295,6 @@ def _blind(
 ) -> str:
     """`plan`: the plan the run preregisters, whose `controls:` and `adjudication:` (the draw,
     adjudicators per item, escalation) the blinding follows."""
-    from harness.judge.blinding.blind_stage import blind
-    from harness.judge.judge_settings import BlindSettings
-    from harness.judge.routing.roster import demo_roster_path
-    from harness.models import open_backend
-
     settings = BlindSettings(
         reviewers=reviewers or demo_roster_path(),
         seed=seed,
@@ -322,19 +310,12 @@ def _blind(
 
 
 def _prereg(folder: Path, plan: Path | None) -> str:
-    from harness.analysis.planning.preregister import prereg
-    from harness.study.manifest import load_manifest
-
     if "prereg" in load_manifest(folder):
         return f"already preregistered (plan hash in {manifest_path(folder).name})"
     return prereg(folder, plan).summary()
 
 
 def _auto(folder: Path) -> str:
-    from harness.errors import PartialWork
-    from harness.judge.automated.auto_review import run_automated, unfinished
-    from harness.judge.judge_settings import AutoSettings
-
     with Study.open(folder) as s:
         table = run_automated(s, AutoSettings())
     if (left := unfinished(table)) is not None:  # no verdict on reviews that are missing
@@ -345,11 +326,6 @@ def _auto(folder: Path) -> str:
 def _escalated(folder: Path) -> list[str]:
     """With `adjudication.escalate`, the later rounds: route the items the automated
     adjudicators disagree on and run them, until every item has its majority."""
-    from harness.errors import PartialWork
-    from harness.judge.automated.auto_review import run_automated, unfinished
-    from harness.judge.judge_settings import AutoSettings
-    from harness.judge.routing.escalation import escalate, waiting_for_escalation
-
     lines: list[str] = []
     while True:
         with Study.open(folder) as s:
@@ -378,18 +354,12 @@ def accept_hint(folder: Path, left: str) -> str:
 
 
 def _probe(folder: Path, model: str | None) -> str:
-    from harness.geometry.compare import compare_split
-    from harness.probing import run_probe
-    from harness.progress import tracker
-
     with tracker() as bars:
         run = run_probe(folder, model, on_prompt=lambda i, n: bars("probe", i, n))
     return run.summary() + "\n" + compare_split(folder).summary()
 
 
 def _analyze(folder: Path, out: dict[str, object]) -> str:
-    from harness.analysis.run import analyze
-
     result = analyze(folder)
     out["verdict"] = result.verdict.label
     out["headline"] = result.headline()

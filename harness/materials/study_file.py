@@ -7,23 +7,23 @@ SHA-256 and every override are recorded in the study's manifest (`study_file`).
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
-from typing import Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
-from harness.materials._yaml import line_of, parse_with_lines, pydantic_message
+from harness.materials.yaml_file import YamlFile, read_yaml_mapping, spelling_message
+from harness.models.providers import LABEL_MARK, parse_model
 
 __all__ = ["LoadedStudyFile", "ModelEntry", "StudyFile", "load_study_file"]
 
@@ -45,7 +45,13 @@ class ModelEntry(_Strict):
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     top_p: float | None = Field(None, gt=0.0, le=1.0)
     max_tokens: int | None = Field(None, ge=1)
-    args: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--model-arg)
+    args: dict[str, object] = Field(default_factory=dict)  # extra request fields (--model-arg)
+
+    def model_settings(self) -> dict[str, object]:
+        """The entry's own settings by model-argument key (base_url, samples, the sampling
+        parameters), None where not given: every field but the entry's names, its replicas and
+        its extra request fields."""
+        return self.model_dump(exclude={"model", "label", "base_urls", "args"})
 
     @model_validator(mode="after")
     def _one_way_to_servers(self) -> ModelEntry:
@@ -84,8 +90,6 @@ class StudyFile(_Strict):
     @field_validator("cutoff")
     @classmethod
     def _cutoff(cls, value: str | None) -> str | None:
-        from datetime import date
-
         if value is not None:
             try:
                 date.fromisoformat(value)
@@ -107,7 +111,7 @@ class LoadedStudyFile:
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.path.parent / path)
 
-    def record(self, overrides: dict[str, Any]) -> dict[str, Any]:
+    def record(self, overrides: Mapping[str, object]) -> dict[str, object]:
         """What the manifest keeps: the file, its hash, and the flags that overrode it."""
         return {
             "path": str(self.path.resolve()),
@@ -118,44 +122,25 @@ class LoadedStudyFile:
 
 def load_study_file(path: str | Path) -> LoadedStudyFile:
     """Read and validate a study file; errors name the file, line and field."""
-    file = Path(path)
-    try:
-        raw = file.read_bytes()
-    except OSError as error:
-        raise HarnessError(f"cannot read the study file ({error.strerror})", file=file) from None
-    data, lines = parse_with_lines(raw.decode("utf-8", errors="replace"), file)
-    if not isinstance(data, dict):
-        raise HarnessError("the study file must be a YAML mapping", file=file, row=1)
-    try:
-        config = StudyFile.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        loc = tuple(str(part) for part in first["loc"])
-        raise HarnessError(
-            pydantic_message(first, REFERENCE),
-            file=file,
-            row=line_of(lines, loc),
-            column=".".join(loc) or None,
-        ) from None
-    loaded = LoadedStudyFile(config, file, hashlib.sha256(raw).hexdigest())
-    _check_models(config, lines, file)
+    file = read_yaml_mapping(path, "study file")
+    config = file.validate(StudyFile, spelling_message(REFERENCE))
+    loaded = LoadedStudyFile(config, file.path, file.sha256)
+    _check_models(config, file)
     for key in ("topics", "roster", "plan"):
         target = loaded.resolve(getattr(config, key))
         if target is not None and not target.exists():
             raise HarnessError(
                 f"{key} file not found: {target} (paths in a study file are relative to the "
-                f"file's own folder, {file.parent})",
-                file=file,
-                row=line_of(lines, (key,)),
+                f"file's own folder, {file.path.parent})",
+                file=file.path,
+                row=file.line(key),
                 column=key,
             )
     return loaded
 
 
-def _check_models(config: StudyFile, lines: dict[tuple[str, ...], int], file: Path) -> None:
+def _check_models(config: StudyFile, file: YamlFile) -> None:
     """Every entry a valid provider string with its label, and no model key listed twice."""
-    from harness.models.providers import LABEL_MARK, parse_model
-
     seen: set[str] = set()
     for n, entry in enumerate(config.models):
         loc = ("models", str(n), "model" if entry.label is None else "label")
@@ -169,6 +154,6 @@ def _check_models(config: StudyFile, lines: dict[tuple[str, ...], int], file: Pa
                 )
         except HarnessError as error:
             raise HarnessError(
-                error.message, file=file, row=line_of(lines, loc), column=".".join(loc)
+                error.message, file=file.path, row=file.line(*loc), column=".".join(loc)
             ) from None
         seen.add(key)
