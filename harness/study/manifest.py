@@ -26,7 +26,7 @@ from pydantic import JsonValue
 
 from harness._version import __version__
 from harness.study.clock import utc_now
-from harness.study.files import MANIFEST_LOCK_NAME, manifest_path
+from harness.study.files import MANIFEST_LOCK_NAME, MANIFEST_NAME, manifest_path
 from harness.study.history import (
     check_history,
     mark_started,
@@ -38,6 +38,7 @@ from harness.study.manifest_sections import Command, JsonObject, Manifest, Mater
 from harness.study.store import Study
 
 __all__ = [
+    "MANIFEST_NAME",
     "TRACKED_PACKAGES",
     "Manifest",
     "change_manifest",

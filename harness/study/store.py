@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,10 +14,10 @@ from harness.errors import HarnessError, SchemaVersionError
 from harness.logs import log_to_study
 from harness.study.clock import utc_now
 from harness.study.files import STORE_NAME
+from harness.study.migrations import migrate
+from harness.study.schema import SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    import sqlite3
-
     import pandas as pd
 
 DB_NAME = STORE_NAME
@@ -32,8 +34,6 @@ class Study:
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False) -> Study:
         """Open a study folder; with `create`, make it (and its store) when it does not exist."""
-        import sqlite3
-
         folder = Path(path)
         db = folder / DB_NAME
         if not db.exists():
@@ -52,10 +52,6 @@ class Study:
         return study
 
     def _initialise(self) -> None:
-        import uuid
-
-        from harness.study.schema import SCHEMA, SCHEMA_VERSION
-
         with self.transaction() as conn:
             for statement in _statements(SCHEMA):
                 conn.execute(statement)
@@ -66,10 +62,6 @@ class Study:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('created_at', ?)", (utc_now(),))
 
     def _check_version(self, db: Path) -> None:
-        # the schema and its migrations load when a study is opened, not with `import harness`
-        from harness.study.migrations import migrate
-        from harness.study.schema import SCHEMA_VERSION
-
         found = self.meta("schema_version")
         if found is None:
             raise HarnessError("not a study store (no schema version)", file=db)
@@ -114,8 +106,6 @@ class Study:
 
     # -- reading -------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
-        import sqlite3
-
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.OperationalError:
@@ -154,8 +144,6 @@ class Study:
 
 def _connect(db: Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN/COMMIT ourselves so that each unit of work is explicit.
-    import sqlite3
-
     if db.exists() and not os.access(db.parent, os.W_OK):
         # A read-only folder (an archived study): read without the WAL files SQLite cannot make.
         # Unmerged WAL content is read through the WAL files (mode=ro); without any, the file
