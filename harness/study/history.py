@@ -54,7 +54,7 @@ def write_manifest_file(path: Path, manifest: Manifest) -> Manifest:
     the file. The caller holds the manifest lock, or the writer lock for `rebuild`.
     """
     # through JSON and back: what the file will hold (tuples as lists, numpy floats as floats)
-    record = json.loads(json.dumps(scrub(manifest.to_record())))
+    record = json.loads(json.dumps(scrub(manifest.record())))
     written = Manifest.from_record(record, file=path)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -34,7 +34,8 @@ from harness.study.history import (
     write_manifest_file,
 )
 from harness.study.lockfile import lock_record
-from harness.study.manifest_sections import Command, JsonObject, Manifest, MaterialFile
+from harness.study.manifest_sections import Command, Manifest, MaterialFile
+from harness.study.records import JsonObject
 from harness.study.store import Study
 
 __all__ = [
@@ -146,7 +147,7 @@ def _locked(study_dir: Path) -> Iterator[None]:
 
 def load_manifest(study_dir: str | Path) -> dict[str, Any]:
     """`read_manifest` as a plain dict."""
-    return read_manifest(study_dir).to_record()
+    return read_manifest(study_dir).record()
 
 
 def update_manifest(
@@ -156,17 +157,17 @@ def update_manifest(
     folder = Path(study_dir)
 
     def edit(manifest: Manifest) -> Manifest:
-        record = manifest.to_record()
+        record = manifest.record()
         change(record)
         return _edited(folder, record)
 
-    return _rewrite(folder, edit).to_record()
+    return _rewrite(folder, edit).record()
 
 
 def record_section(study_dir: str | Path, key: str, value: object) -> None:
     """Set one top-level section of the manifest (e.g. 'blinding', 'prereg', 'collect')."""
     folder = Path(study_dir)
-    _rewrite(folder, lambda manifest: _edited(folder, {**manifest.to_record(), key: value}))
+    _rewrite(folder, lambda manifest: _edited(folder, {**manifest.record(), key: value}))
 
 
 def environment() -> JsonObject:

@@ -1,6 +1,6 @@
 """The sections of `manifest.json`, one typed model each, and the `Manifest` that holds them.
 
-Each model reads a section's record (`from_record`) and gives it back unchanged (`to_record`):
+Each model reads a section's record (`from_record`) and gives it back unchanged (`record`):
 fields a study never wrote stay absent, integers stay integers, and keys this harness does not
 know are kept as they were. The manifest is the study's history, and history is never dropped
 without a word: a newer harness's keys must survive an update by this one. A value of the wrong
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from pydantic_core import ErrorDetails
 
 from harness.errors import HarnessError
+from harness.study.records import JsonObject
 
 __all__ = [
     "Adjudication",
@@ -55,8 +56,6 @@ __all__ = [
 #: A JSON number as written: pydantic would turn an int read into a `float` field into 1.0, and
 #: the file would change on its next write.
 Number = int | float
-#: The record of one JSON object, as read from or written to the file.
-JsonObject = dict[str, JsonValue]
 
 
 class ManifestError(HarnessError):
@@ -64,7 +63,8 @@ class ManifestError(HarnessError):
 
 
 class Section(BaseModel):
-    """A manifest section: typed known fields, unknown ones kept (see the module's note)."""
+    """A manifest section: typed known fields, unknown ones kept (see the module's note); its
+    `record`/`from_record` pair is the style of `harness.study.records`."""
 
     model_config = ConfigDict(extra="allow", strict=True, protected_namespaces=())
     __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
@@ -77,7 +77,7 @@ class Section(BaseModel):
         except ValidationError as error:
             raise _manifest_error(error, file) from None
 
-    def to_record(self) -> JsonObject:
+    def record(self) -> JsonObject:
         """The record to write: exactly the keys read or set, unknown ones included."""
         return self.model_dump(exclude_unset=True)
 

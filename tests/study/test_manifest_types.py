@@ -25,6 +25,7 @@ from harness.study.manifest import (
     write_manifest,
 )
 from harness.study.manifest_sections import Blinding, Collect, Manifest, Section
+from harness.study.records import Readable, Recorded
 from harness.study.store import Study
 from tests.study.test_migrations import _v1_store
 
@@ -139,7 +140,7 @@ def test_a_manifest_of_a_migrated_old_study_round_trips(tmp_path: Path) -> None:
         manifest = read_manifest(study)
     assert isinstance(manifest.collect, Collect) and manifest.collect.models is None
     assert manifest.collect.backend == "local" and manifest.collect.temperature == 0.7
-    assert manifest.to_record() == old
+    assert manifest.record() == old
     record_section(folder, "prereg", {"at": "2026-01-02T00:00:00Z", "plan_sha256": "0" * 64})
     after = load_manifest(folder)
     assert after["collect"] == OLD_COLLECT and after["commands"] == [OLD_COMMAND]
@@ -177,9 +178,15 @@ def test_a_wrong_value_is_refused_before_it_reaches_the_file(tmp_path: Path) -> 
 
 def test_integers_and_booleans_are_not_coerced() -> None:
     section = Blinding.from_record({"n_items": 3, "sha256": "x"})
-    assert section.to_record() == {"n_items": 3, "sha256": "x"}
+    assert section.record() == {"n_items": 3, "sha256": "x"}
     with pytest.raises(HarnessError, match="n_items"):
         Blinding.from_record({"n_items": True})
     threshold = RECORD["calibration"]["retrieval"] | {"threshold": 1}
-    written = Manifest.from_record({"calibration": {"r": threshold}}).to_record()
+    written = Manifest.from_record({"calibration": {"r": threshold}}).record()
     assert json.dumps(written["calibration"]) == json.dumps({"r": threshold})  # 1, never 1.0
+
+
+def test_sections_keep_the_one_record_style() -> None:
+    manifest = Manifest.from_record(RECORD)
+    assert isinstance(manifest, Readable) and isinstance(manifest.blinding, Recorded)
+    assert Manifest.from_record(manifest.record()) == manifest
