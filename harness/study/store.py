@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, SchemaVersionError
 from harness.logs import log_to_study
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DB_NAME = STORE_NAME
+#: A value SQLite stores or gives back (a parameter, a cell of a row).
+SqlValue = str | int | float | bytes | None
 
 
 class Study:
@@ -120,14 +122,14 @@ class Study:
     def pilot(self) -> bool:
         return self.meta("pilot") == "1"
 
-    def count(self, table: str, where: str = "", params: tuple[Any, ...] = ()) -> int:
+    def count(self, table: str, where: str = "", params: tuple[SqlValue, ...] = ()) -> int:
         sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {where}" if where else "")
         return int(self.conn.execute(sql, params).fetchone()[0])
 
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def rows(self, sql: str, params: tuple[SqlValue, ...] = ()) -> list[sqlite3.Row]:
         return list(self.conn.execute(sql, params))
 
-    def frame(self, sql: str, params: tuple[Any, ...] = ()) -> pd.DataFrame:
+    def frame(self, sql: str, params: tuple[SqlValue, ...] = ()) -> pd.DataFrame:
         import pandas as pd
 
         return pd.read_sql_query(sql, self.conn, params=params)
