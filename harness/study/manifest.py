@@ -35,7 +35,6 @@ from harness.study.history import (
 )
 from harness.study.lockfile import lock_record
 from harness.study.manifest_sections import Command, Manifest, MaterialFile
-from harness.study.records import JsonObject
 from harness.study.store import Study
 
 __all__ = [
@@ -170,8 +169,9 @@ def record_section(study_dir: str | Path, key: str, value: object) -> None:
     _rewrite(folder, lambda manifest: _edited(folder, {**manifest.record(), key: value}))
 
 
-def environment() -> JsonObject:
-    """Harness, Python and package versions of the running process."""
+def environment() -> dict[str, Any]:
+    """Harness, Python and package versions of the running process (a dict: `harness status`
+    reads it beside a recorded command's, as plain data)."""
     versions: dict[str, JsonValue] = {}
     for name in TRACKED_PACKAGES:
         try:

@@ -4,9 +4,9 @@ export targets. Nothing here writes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from harness.study.store import SqlValue, Study
+from harness.study.store import Study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,25 +84,25 @@ def control_review_frame(study: Study) -> pd.DataFrame:
 
 
 # -- the explorer (rows as lists, in the order the page relies on) ------------------------------
-def _lists(study: Study, sql: str) -> list[list[SqlValue]]:
+def _lists(study: Study, sql: str) -> list[list[Any]]:
     return [list(row) for row in study.conn.execute(sql)]
 
 
-def explorer_items(study: Study) -> list[list[SqlValue]]:
+def explorer_items(study: Study) -> list[list[Any]]:
     """[item_id, display_text, core_combination] by item id."""
     return _lists(
         study, "SELECT item_id, display_text, core_combination FROM items ORDER BY item_id"
     )
 
 
-def explorer_reviewers(study: Study) -> list[list[SqlValue]]:
+def explorer_reviewers(study: Study) -> list[list[Any]]:
     """[reviewer_id, kind, method, role] by reviewer id."""
     return _lists(
         study, "SELECT reviewer_id, kind, method, role FROM reviewers ORDER BY reviewer_id"
     )
 
 
-def explorer_reviews(study: Study) -> list[list[SqlValue]]:
+def explorer_reviews(study: Study) -> list[list[Any]]:
     """[item_id, reviewer_id, verdict, confidence, prior_work, notes], grouped by item."""
     return _lists(
         study,
@@ -111,7 +111,7 @@ def explorer_reviews(study: Study) -> list[list[SqlValue]]:
     )
 
 
-def explorer_searches(study: Study) -> list[list[SqlValue]]:
+def explorer_searches(study: Study) -> list[list[Any]]:
     """[item_id, reviewer_id, database, query, run_at, total_hits, filters, hits, relevant_ids]
     of item searches, grouped by item; hits and relevant ids stay JSON text."""
     return _lists(
@@ -122,7 +122,7 @@ def explorer_searches(study: Study) -> list[list[SqlValue]]:
     )
 
 
-def explorer_topics(study: Study) -> list[list[SqlValue]]:
+def explorer_topics(study: Study) -> list[list[Any]]:
     """[topic_id, field_a, field_b, domain_a, domain_b, concepts_a, concepts_b, relation]."""
     return _lists(
         study,
@@ -131,7 +131,7 @@ def explorer_topics(study: Study) -> list[list[SqlValue]]:
     )
 
 
-def explorer_prompts(study: Study) -> list[list[SqlValue]]:
+def explorer_prompts(study: Study) -> list[list[Any]]:
     """[prompt_id, topic_id, condition, family, text] by topic, then single_a, single_b, cross."""
     return _lists(
         study,
@@ -140,7 +140,7 @@ def explorer_prompts(study: Study) -> list[list[SqlValue]]:
     )
 
 
-def explorer_outputs(study: Study) -> list[list[SqlValue]]:
+def explorer_outputs(study: Study) -> list[list[Any]]:
     """[output_id, prompt_id, sample, model, status, finish_reason, text, error, model_key]."""
     return _lists(
         study,
