@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from pydantic_core import ErrorDetails
@@ -47,6 +47,7 @@ __all__ = [
     "MaterialFile",
     "Meter",
     "Number",
+    "Omit",
     "Prereg",
     "Routing",
     "Section",
@@ -56,6 +57,10 @@ __all__ = [
 #: A JSON number as written: pydantic would turn an int read into a `float` field into 1.0, and
 #: the file would change on its next write.
 Number = int | float
+
+
+#: A sampling setting the study asked the server to leave at its own default (`--temperature omit`).
+Omit = Literal["omit"]
 
 
 class ManifestError(HarnessError):
@@ -106,7 +111,7 @@ def _field_path(problem: ErrorDetails) -> str:
 
 #: Names pydantic gives the members of a union in an error's location (`int`, `list[...]`; a
 #: section model goes by its class name), which are no field of the file.
-_UNION_TAG = re.compile(r"int|float|str|bool|none|list\[.*\]|dict\[.*\]")
+_UNION_TAG = re.compile(r"int|float|str|bool|none|(list|dict|literal)\[.*\]")
 
 
 class MaterialFile(Section):
@@ -161,10 +166,10 @@ class CollectedModel(Section):
     reported: list[JsonValue] | None = None
     runs: list[JsonValue] | None = None
     samples: int | None = None
-    seed: int | None = None
-    temperature: Number | None = None
+    seed: int | Omit | None = None
+    temperature: Number | Omit | None = None
     tokens: JsonValue = None
-    top_p: Number | None = None
+    top_p: Number | Omit | None = None
     weights: str | None = None
 
 

@@ -190,3 +190,13 @@ def test_sections_keep_the_one_record_style() -> None:
     manifest = Manifest.from_record(RECORD)
     assert isinstance(manifest, Readable) and isinstance(manifest.blinding, Recorded)
     assert Manifest.from_record(manifest.record()) == manifest
+
+
+def test_a_sampling_setting_left_to_the_server_reads_as_omit() -> None:
+    model = {"model": "o3-mini", "temperature": "omit", "top_p": "omit", "seed": "omit"}
+    record = {"collect": {"models": {"openai-compatible/o3-mini": model}}}
+    assert Manifest.from_record(record).record() == record
+    with pytest.raises(HarnessError, match=r"models\.openai-compatible/o3-mini\.temperature: "):
+        Manifest.from_record(
+            {"collect": {"models": {"openai-compatible/o3-mini": {"temperature": "hot"}}}}
+        )
