@@ -8,7 +8,7 @@ type is refused instead, in one line naming the file and the field (`ManifestErr
 
 Models are strict (no `"3"` for 3, no `true` for 1) so that what is read is what is written.
 Fields are declared in sorted order, as the file is written (`sort_keys`), so a record read from
-the file comes back in the same key order.
+the file comes back in the same key order (`Collect` adds its two after the fields it inherits).
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ __all__ = [
 #: A JSON number as written: pydantic would turn an int read into a `float` field into 1.0, and
 #: the file would change on its next write.
 Number = int | float
-
-
 #: A sampling setting the study asked the server to leave at its own default (`--temperature omit`).
 Omit = Literal["omit"]
 
@@ -93,12 +91,17 @@ def _manifest_error(error: ValidationError, file: str | Path | None) -> Manifest
     # a union (`int | float`) reports once per member, all at the same field
     said = [p["msg"] for p in problems if _field_path(p) == field]
     reason = " or ".join(dict.fromkeys(said)).replace(" or Input should be", " or")
-    found = "" if problems[0]["type"] == "missing" else f" (found {problems[0]['input']!r})"
+    found = "" if problems[0]["type"] == "missing" else f" (found {_short(problems[0]['input'])})"
     return ManifestError(
         f"{reason}{found}; correct that field or restore the manifest from a backup",
         file=file,
         column=field,
     )
+
+
+def _short(value: object, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _field_path(problem: ErrorDetails) -> str:
