@@ -9,8 +9,11 @@ that makes items and packets and writes the commitment is `harness.judge.blindin
 from __future__ import annotations
 
 import hashlib
+import secrets
 import sqlite3
 from typing import TYPE_CHECKING
+
+from harness.study.tables.adjudication import has_sample_table
 
 if TYPE_CHECKING:
     from harness.study.store import Study
@@ -43,8 +46,6 @@ SELECT 'sample:' || topic_id, stratum, 'adjudication' FROM adjudication_sample O
 
 
 def key_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
-    from harness.study.tables.adjudication import has_sample_table
-
     rows = [(r[0], r[1], r[2]) for r in conn.execute(KEY_SQL)]
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'controls'").fetchone():
         return rows  # a store of schema version 1, before its migration
@@ -73,8 +74,6 @@ def ensure_salt(conn: sqlite3.Connection) -> str:
     found = salt(conn)
     if found:
         return found
-    import secrets
-
     made = secrets.token_hex(16)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (SALT_KEY, made))

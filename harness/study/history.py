@@ -8,14 +8,17 @@ stages (without this check, which would refuse it) and starts a new manifest tha
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 from pathlib import Path
-from typing import Any
 
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.files import MANIFEST_NAME as MANIFEST_NAME
 from harness.study.files import STORE_NAME
+from harness.study.manifest_sections import HistoryLost, Manifest
+from harness.study.scrub import scrub
 
 #: Store meta key set when the study's manifest is first written.
 SENTINEL = "manifest_created_at"
@@ -24,9 +27,8 @@ REBUILD = (
 )
 
 
-def read_manifest_file(path: Path) -> dict[str, Any]:
-    import json
-
+def read_manifest_file(path: Path) -> Manifest:
+    """The manifest at `path`; a damaged file, or a field of the wrong type, in one line."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -41,13 +43,27 @@ def read_manifest_file(path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise HarnessError(f"the manifest is not a JSON object; {REBUILD}", file=path)
-    return data
+    return Manifest.from_record(data, file=path)
+
+
+def write_manifest_file(path: Path, manifest: Manifest) -> Manifest:
+    """Write `manifest` to `path` atomically (a temporary file, then a rename), as written.
+
+    Secrets are masked first (command lines and server replies may carry what must not be
+    kept), and the record is checked again, so that a wrong value is refused before it reaches
+    the file. The caller holds the manifest lock, or the writer lock for `rebuild`.
+    """
+    # through JSON and back: what the file will hold (tuples as lists, numpy floats as floats)
+    record = json.loads(json.dumps(scrub(manifest.record())))
+    written = Manifest.from_record(record, file=path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return written
 
 
 def has_history(folder: Path) -> bool:
     """True when the store records that a manifest was written for this study."""
-    import sqlite3
-
     db = folder / STORE_NAME
     if not db.exists():
         return False
@@ -85,8 +101,6 @@ def check_history(folder: str | Path, *, mark: bool = False) -> None:
 
 def mark_started(folder: Path) -> None:
     """Note in the store that this study has a manifest (called when one is first written)."""
-    import sqlite3
-
     db = folder / STORE_NAME
     if not db.exists():
         return
@@ -105,8 +119,6 @@ def rebuild(folder: str | Path) -> Path:
     A damaged file is kept beside it as `manifest.json.damaged-<time>`. The caller holds the
     study's writer lock (`harness verify --rebuild-manifest` takes it with `check=False`).
     """
-    import json
-
     folder = Path(folder)
     path = folder / MANIFEST_NAME
     now = utc_now()
@@ -119,18 +131,12 @@ def rebuild(folder: str | Path) -> Path:
             os.replace(path, folder / f"{MANIFEST_NAME}.damaged-{now.replace(':', '')}")
         else:
             raise HarnessError("the manifest is intact; nothing to rebuild", file=path)
-    data = {
-        "created_at": now,
-        "updated_at": now,
-        "history_lost": {
-            "at": now,
-            "reason": f"manifest.json was {reason}; earlier commands, materials hashes "
-            "and commitments recorded in it are lost. Re-run `harness verify` and `harness prereg` "
-            "to record the materials again.",
-        },
-    }
-    tmp = folder / (MANIFEST_NAME + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    lost = HistoryLost(
+        at=now,
+        reason=f"manifest.json was {reason}; earlier commands, materials hashes "
+        "and commitments recorded in it are lost. Re-run `harness verify` and `harness prereg` "
+        "to record the materials again.",
+    )
+    write_manifest_file(path, Manifest(created_at=now, updated_at=now, history_lost=lost))
     mark_started(folder)
     return path

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -21,10 +23,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from filelock import FileLock, Timeout
+
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.files import HOLDER_NAME as HOLDER_NAME
 from harness.study.files import LOCK_NAME
+from harness.study.history import check_history
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,8 +38,6 @@ _guard = threading.Lock()
 
 
 def _holder(folder: Path) -> str:
-    import json
-
     try:
         info = json.loads((folder / HOLDER_NAME).read_text(encoding="utf-8"))
         return (
@@ -68,8 +71,6 @@ def study_lock(
             with _guard:
                 _held[folder] -= 1
         return
-    from filelock import FileLock, Timeout  # loads with the first write, not with `harness --help`
-
     lock = FileLock(str(folder / LOCK_NAME), timeout=0)
     made = not folder.exists()
     try:
@@ -90,8 +91,6 @@ def study_lock(
         _write_holder(folder, command)
         try:
             if check:
-                from harness.study.history import check_history
-
                 check_history(folder, mark=True)
             yield
         finally:
@@ -113,9 +112,6 @@ def _remove_if_unused(folder: Path) -> None:
 
 
 def _write_holder(folder: Path, command: str | None) -> None:
-    import json
-    import socket  # pulls in ssl-sized modules at start-up; only a stage that writes needs it
-
     info = {
         "pid": os.getpid(),
         "host": socket.gethostname(),

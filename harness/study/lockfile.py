@@ -13,7 +13,8 @@ import re
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+
+from harness.study.records import JsonObject
 
 LOCK_NAME = "requirements.lock"
 #: Another lock file to record (for installs outside a source checkout).
@@ -53,7 +54,7 @@ def installed_differences(pins: dict[str, str]) -> dict[str, str | None]:
 
 
 @cache
-def lock_record() -> dict[str, Any] | None:
+def lock_record() -> JsonObject | None:
     """{file, sha256, packages, differs} of the lock file, or None without one."""
     path = lock_path()
     if path is None:
@@ -67,5 +68,5 @@ def lock_record() -> dict[str, Any] | None:
         "file": path.name,
         "sha256": hashlib.sha256(data).hexdigest(),
         "packages": len(pins),
-        "differs": installed_differences(pins),
+        "differs": {**installed_differences(pins)},  # a copy typed as JSON values
     }

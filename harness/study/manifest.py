@@ -1,27 +1,61 @@
 """`manifest.json`: provenance of a study (materials hashes, versions, seeds, commands, hashes).
 
-Every update happens under a file lock and is written to a temporary file, then renamed, so a
-crash never leaves a half-written manifest.
+`read_manifest` and `write_manifest` (and `change_manifest`, a read and write under one lock)
+are the one place a study's manifest is read and written, as a typed `Manifest`
+(`harness.study.manifest_sections`). Every write happens under a file lock and goes to a
+temporary file, then is renamed, so a crash never leaves a half-written manifest.
+`load_manifest`, `update_manifest` and `record_section` are the same, on plain dicts, for
+callers not yet moved to the typed sections.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import platform
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+from pydantic import JsonValue
+
+from harness._version import __version__
 from harness.study.clock import utc_now
-from harness.study.files import MANIFEST_LOCK_NAME
+from harness.study.files import MANIFEST_LOCK_NAME, MANIFEST_NAME, manifest_path
 from harness.study.history import (
-    MANIFEST_NAME,
     check_history,
     mark_started,
     read_manifest_file,
+    write_manifest_file,
 )
-from harness.study.scrub import scrub
+from harness.study.lockfile import lock_record
+from harness.study.manifest_sections import Command, Manifest, MaterialFile
+from harness.study.store import Study
+
+__all__ = [
+    "MANIFEST_NAME",
+    "TRACKED_PACKAGES",
+    "Manifest",
+    "change_manifest",
+    "environment",
+    "load_manifest",
+    "read_manifest",
+    "record_command",
+    "record_materials",
+    "record_section",
+    "sha256_file",
+    "update_manifest",
+    "verify_materials",
+    "write_manifest",
+]
+
+#: A study: open, or its folder.
+StudyPlace = Study | str | Path
 
 #: Packages whose versions are recorded with every study.
 TRACKED_PACKAGES = (
@@ -49,8 +83,6 @@ TRACKED_PACKAGES = (
 
 
 def sha256_file(path: str | Path) -> str:
-    import hashlib
-
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -58,61 +90,94 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def load_manifest(study_dir: str | Path) -> dict[str, Any]:
-    path = Path(study_dir) / MANIFEST_NAME
-    if not path.exists():
-        return {}
-    return read_manifest_file(path)
+def _folder(study: StudyPlace) -> Path:
+    return study.path if isinstance(study, Study) else Path(study)
+
+
+def read_manifest(study: StudyPlace) -> Manifest:
+    """The study's manifest (empty before its first write); a damaged one in one line."""
+    path = manifest_path(_folder(study))
+    return read_manifest_file(path) if path.exists() else Manifest()
+
+
+def write_manifest(study: StudyPlace, manifest: Manifest) -> Manifest:
+    """Replace the study's manifest with `manifest`, stamped `updated_at`; what was written."""
+    return _rewrite(_folder(study), lambda _current: manifest)
+
+
+def change_manifest(study: StudyPlace, change: Callable[[Manifest], None]) -> Manifest:
+    """Apply `change` to the manifest in place and write it atomically, under one lock."""
+
+    def edit(manifest: Manifest) -> Manifest:
+        change(manifest)
+        return manifest
+
+    return _rewrite(_folder(study), edit)
+
+
+def _rewrite(folder: Path, edit: Callable[[Manifest], Manifest]) -> Manifest:
+    with _locked(folder):
+        first = not manifest_path(folder).exists()
+        if first:
+            check_history(folder)
+        manifest = edit(read_manifest(folder))
+        manifest.updated_at = utc_now()
+        written = write_manifest_file(manifest_path(folder), manifest)
+        if first:
+            mark_started(folder)
+    return written
+
+
+def _edited(folder: Path, record: Mapping[str, object]) -> Manifest:
+    """A manifest from a record a caller edited as a dict (tuples, numpy floats: as JSON)."""
+    return Manifest.from_record(json.loads(json.dumps(record)), file=manifest_path(folder))
 
 
 @contextmanager
 def _locked(study_dir: Path) -> Iterator[None]:
-    # filelock works on every platform (fcntl exists only on POSIX); it loads with the first write
-    from filelock import FileLock
-
+    # filelock works on every platform (fcntl exists only on POSIX)
     study_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(study_dir / MANIFEST_LOCK_NAME):
         yield
 
 
+# The dict adapters keep `Any` until their callers outside harness/study read typed sections.
+
+
+def load_manifest(study_dir: str | Path) -> dict[str, Any]:
+    """`read_manifest` as a plain dict."""
+    return read_manifest(study_dir).record()
+
+
 def update_manifest(
     study_dir: str | Path, change: Callable[[dict[str, Any]], None]
 ) -> dict[str, Any]:
-    """Apply `change` to the manifest in place and write it atomically."""
-    import json
-
+    """`change_manifest` on the plain dict: `change` edits the record in place."""
     folder = Path(study_dir)
-    with _locked(folder):
-        first = not (folder / MANIFEST_NAME).exists()
-        if first:
-            check_history(folder)
-        data = load_manifest(folder)
-        change(data)
-        data["updated_at"] = utc_now()
-        data = scrub(data)  # command lines and server replies may carry what must not be kept
-        tmp = folder / (MANIFEST_NAME + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, folder / MANIFEST_NAME)
-        if first:
-            mark_started(folder)
-    result: dict[str, Any] = data
-    return result
+
+    def edit(manifest: Manifest) -> Manifest:
+        record = manifest.record()
+        change(record)
+        return _edited(folder, record)
+
+    return _rewrite(folder, edit).record()
+
+
+def record_section(study_dir: str | Path, key: str, value: object) -> None:
+    """Set one top-level section of the manifest (e.g. 'blinding', 'prereg', 'collect')."""
+    folder = Path(study_dir)
+    _rewrite(folder, lambda manifest: _edited(folder, {**manifest.record(), key: value}))
 
 
 def environment() -> dict[str, Any]:
-    """Harness, Python and package versions of the running process."""
-    import platform
-    from importlib import metadata  # reads every installed distribution: only when recording
-
-    versions: dict[str, str | None] = {}
+    """Harness, Python and package versions of the running process (a dict: `harness status`
+    reads it beside a recorded command's, as plain data)."""
+    versions: dict[str, JsonValue] = {}
     for name in TRACKED_PACKAGES:
         try:
-            versions[name] = metadata.version(name)
+            versions[name] = metadata.version(name)  # reads the installed distributions
         except metadata.PackageNotFoundError:
             versions[name] = None
-    from harness._version import __version__
-    from harness.study.lockfile import lock_record
-
     return {
         "harness_version": __version__,
         "python": sys.version.split()[0],
@@ -124,63 +189,59 @@ def environment() -> dict[str, Any]:
     }
 
 
-def record_materials(study_dir: str | Path, role: str, files: dict[str, Path]) -> None:
+def record_materials(study_dir: str | Path, role: str, files: Mapping[str, Path]) -> None:
     """Record SHA-256 of every materials file used, under `materials[role][name]`."""
     entries = {
-        name: {"path": str(Path(p).resolve()), "sha256": sha256_file(p)}
+        name: MaterialFile(path=str(Path(p).resolve()), sha256=sha256_file(p))
         for name, p in sorted(files.items())
     }
 
-    def change(data: dict[str, Any]) -> None:
-        data.setdefault("materials", {})[role] = entries
+    def change(manifest: Manifest) -> None:
+        manifest.materials = {**(manifest.materials or {}), role: entries}
 
-    update_manifest(study_dir, change)
+    change_manifest(study_dir, change)
 
 
-def record_command(study_dir: str | Path, stage: str, params: dict[str, Any] | None = None) -> None:
+def record_command(
+    study_dir: str | Path, stage: str, params: Mapping[str, object] | None = None
+) -> None:
     """Append the command line, parameters, environment and time of a stage run."""
-    entry = {
+    at = utc_now()
+    record = {
         "stage": stage,
         "argv": [os.path.basename(sys.argv[0])] + sys.argv[1:],
         "params": params or {},
-        "at": utc_now(),
+        "at": at,
         **environment(),
     }
+    entry = Command.from_record(json.loads(json.dumps(record)))  # params as JSON will hold them
 
-    def change(data: dict[str, Any]) -> None:
-        data.setdefault("created_at", entry["at"])
-        data.setdefault("commands", []).append(entry)
+    def change(manifest: Manifest) -> None:
+        if "created_at" not in manifest.model_fields_set:
+            manifest.created_at = at
+        manifest.commands = [*(manifest.commands or []), entry]
 
-    update_manifest(study_dir, change)
-
-
-def record_section(study_dir: str | Path, key: str, value: Any) -> None:
-    """Set one top-level section of the manifest (e.g. 'blinding', 'prereg', 'collect')."""
-
-    def change(data: dict[str, Any]) -> None:
-        data[key] = value
-
-    update_manifest(study_dir, change)
+    change_manifest(study_dir, change)
 
 
 def verify_materials(study_dir: str | Path) -> list[dict[str, str]]:
     """Recompute every recorded materials hash; return one entry per file that changed."""
     changes = []
-    for role, files in load_manifest(study_dir).get("materials", {}).items():
+    for role, files in (read_manifest(study_dir).materials or {}).items():
         for name, entry in files.items():
-            path = Path(entry["path"])
+            path = Path(entry.path)
             if not path.exists():
                 status, now = "missing", ""
             else:
                 now = sha256_file(path)
-                status = "unchanged" if now == entry["sha256"] else "changed"
+                status = "unchanged" if now == entry.sha256 else "changed"
             changes.append(
                 {
                     "role": role,
                     "name": name,
                     "path": str(path),
                     "status": status,
-                    "recorded": entry["sha256"],
+                    "recorded": entry.sha256,
                     "now": now,
                 }
             )

@@ -7,14 +7,12 @@ between versions.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.study.clock import utc_now
-
-if TYPE_CHECKING:
-    import sqlite3
 
 
 def _v1_to_v2(conn: sqlite3.Connection) -> None:
@@ -93,8 +91,6 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
 
     Output ids are kept, so items, reviews and the blinding commitment are untouched.
     """
-    import json
-
     conn.create_function("stored_key", 2, old_output_key, deterministic=True)
     conn.execute(OUTPUTS_V4)
     conn.execute(
@@ -180,8 +176,6 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
 
 def migrate(conn: sqlite3.Connection, found: int, target: int) -> list[str]:
     """Run the steps from `found` to `target`; returns one line per step for the manifest."""
-    import sqlite3
-
     done = []
     # Rebuilding a referenced table needs foreign-key enforcement off (SQLite's documented
     # procedure); it cannot change inside a transaction, so it is switched around each step.

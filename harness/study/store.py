@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, SchemaVersionError
 from harness.logs import log_to_study
 from harness.study.clock import utc_now
 from harness.study.files import STORE_NAME
+from harness.study.migrations import migrate
+from harness.study.schema import SCHEMA, SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    import sqlite3
-
     import pandas as pd
 
 DB_NAME = STORE_NAME
+#: A value SQLite stores or gives back (a parameter, a cell of a row).
+SqlValue = str | int | float | bytes | None
 
 
 class Study:
@@ -32,8 +36,6 @@ class Study:
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False) -> Study:
         """Open a study folder; with `create`, make it (and its store) when it does not exist."""
-        import sqlite3
-
         folder = Path(path)
         db = folder / DB_NAME
         if not db.exists():
@@ -52,10 +54,6 @@ class Study:
         return study
 
     def _initialise(self) -> None:
-        import uuid
-
-        from harness.study.schema import SCHEMA, SCHEMA_VERSION
-
         with self.transaction() as conn:
             for statement in _statements(SCHEMA):
                 conn.execute(statement)
@@ -66,10 +64,6 @@ class Study:
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('created_at', ?)", (utc_now(),))
 
     def _check_version(self, db: Path) -> None:
-        # the schema and its migrations load when a study is opened, not with `import harness`
-        from harness.study.migrations import migrate
-        from harness.study.schema import SCHEMA_VERSION
-
         found = self.meta("schema_version")
         if found is None:
             raise HarnessError("not a study store (no schema version)", file=db)
@@ -114,8 +108,6 @@ class Study:
 
     # -- reading -------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
-        import sqlite3
-
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.OperationalError:
@@ -130,14 +122,14 @@ class Study:
     def pilot(self) -> bool:
         return self.meta("pilot") == "1"
 
-    def count(self, table: str, where: str = "", params: tuple[Any, ...] = ()) -> int:
+    def count(self, table: str, where: str = "", params: tuple[SqlValue, ...] = ()) -> int:
         sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {where}" if where else "")
         return int(self.conn.execute(sql, params).fetchone()[0])
 
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def rows(self, sql: str, params: tuple[SqlValue, ...] = ()) -> list[sqlite3.Row]:
         return list(self.conn.execute(sql, params))
 
-    def frame(self, sql: str, params: tuple[Any, ...] = ()) -> pd.DataFrame:
+    def frame(self, sql: str, params: tuple[SqlValue, ...] = ()) -> pd.DataFrame:
         import pandas as pd
 
         return pd.read_sql_query(sql, self.conn, params=params)
@@ -154,8 +146,6 @@ class Study:
 
 def _connect(db: Path) -> sqlite3.Connection:
     # isolation_level=None: we issue BEGIN/COMMIT ourselves so that each unit of work is explicit.
-    import sqlite3
-
     if db.exists() and not os.access(db.parent, os.W_OK):
         # A read-only folder (an archived study): read without the WAL files SQLite cannot make.
         # Unmerged WAL content is read through the WAL files (mode=ro); without any, the file

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.study.store import Study
+from harness.study.text import storable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,8 +60,6 @@ class CalibrationItem:
 
 def insert_controls(conn: sqlite3.Connection, controls: Sequence[NewControl]) -> None:
     """Store controls; their texts as the store holds any text (lone surrogates escaped)."""
-    from harness.study.text import storable
-
     conn.executemany(
         "INSERT INTO controls (control_id, statement, text, expected, kind, "
         "source, topic_id, evidence, split, writer_model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.study.store import Study
+from harness.study.text import storable
 
 Steps = list[dict[str, Any]]
 
@@ -35,8 +36,6 @@ class ItemSteps:
 def insert_items(conn: sqlite3.Connection, items: Sequence[NewItem]) -> None:
     """New items, shown as their original text until a step rewrites them (any text stored as
     the store holds it: lone surrogates escaped)."""
-    from harness.study.text import storable
-
     conn.executemany(
         "INSERT INTO items (item_id, output_id, control_id, original_text, core_combination, "
         "display_text, steps) VALUES (?, ?, ?, ?, NULL, ?, '[]')",

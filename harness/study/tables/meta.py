@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from harness.study import files
+
 
 def write_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     """Set one meta value inside the caller's transaction."""
@@ -21,9 +23,7 @@ def peek_meta(folder: Path, key: str) -> str | None:
     before a stage opens the study must leave the folder as it was): immutable, so SQLite makes
     no shared-memory file, unless a write-ahead log holds data. None when there is no store or it
     cannot be read (the stage reports a damaged store in its own words)."""
-    from harness.study.files import store_path
-
-    db = store_path(folder)
+    db = files.store_path(folder)  # a bare `store_...` call would read as a writer
     if not db.exists():
         return None
     wal = db.with_name(db.name + "-wal")

@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from harness.study.store import Study
+from harness.study.store import SqlValue, Study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,7 +104,7 @@ def automated_ids_read_only(db: Path) -> list[str] | None:
     return None if rows is None else [str(r[0]) for r in rows]
 
 
-def _read_only(db: Path, sql: str) -> list[Any] | None:
+def _read_only(db: Path, sql: str) -> list[tuple[SqlValue, ...]] | None:
     wal = db.with_name(db.name + "-wal")
     mode = "mode=ro" if wal.exists() and wal.stat().st_size else "immutable=1"
     try:
