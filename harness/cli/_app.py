@@ -9,7 +9,7 @@ import typer
 from harness._version import __version__
 from harness.logs import LEVELS, configure
 from harness.study.files import MANIFEST_NAME, STORE_NAME
-from harness.study.lock import set_command
+from harness.study.running import set_command
 
 app = typer.Typer(
     name="harness",

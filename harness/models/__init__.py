@@ -5,11 +5,14 @@ OpenAI-compatible backend. docs/backends.md says how to add another.
     backend = open_backend("local")                     # the embedded SmolLM2-135M-Instruct
     text = chat(backend, [{"role": "user", "content": "Hi"}], GenerationParams(max_tokens=16))
 
-Backends are imported lazily: importing this package loads neither torch nor openai.
+Importing this package loads neither torch nor openai: the OpenAI backend imports its client
+when it opens, and the local backend (torch code from its first line) is named by its module,
+`LOCAL_BACKEND`, and imported when one is opened.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, PartialWork
@@ -36,7 +39,11 @@ if TYPE_CHECKING:
 
 BACKENDS = tuple(SETTINGS)
 
+#: the local backend's module: it imports torch at its top, so it is loaded only when opened
+LOCAL_BACKEND = "harness.models.local"
+
 __all__ = [
+    "LOCAL_BACKEND",
     "BACKENDS",
     "Backend",
     "BackendSettings",
@@ -104,9 +111,9 @@ def open_configured(
 ) -> ModelAPI:
     """The backend that `settings` configure (the settings type says which)."""
     if isinstance(settings, LocalSettings):
-        from harness.models.local import LocalBackend
-
-        return LocalBackend.from_settings(model, settings)
+        local = importlib.import_module(LOCAL_BACKEND)
+        backend: ModelAPI = local.LocalBackend.from_settings(model, settings)
+        return backend
 
     if not model:
         raise HarnessError("the openai backend needs --model (e.g. gpt-4o-mini)")

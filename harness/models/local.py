@@ -31,7 +31,7 @@ from typing import Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
 from harness.errors import HarnessError
-from harness.models import _rowcache, embedded
+from harness.models import _int8, _rowcache, embedded
 from harness.models._decode import Decoder, Row
 from harness.models.base import (
     ChatRequest,
@@ -173,8 +173,6 @@ class LocalBackend(ModelAPI):
             "matmul_dtype": self.matmul_precision(),
         }
         if settings["matmul_dtype"] == "int8":
-            from harness.models import _int8
-
             settings["quantisation"] = _int8.DESCRIPTION
         return settings
 
@@ -193,8 +191,6 @@ class LocalBackend(ModelAPI):
             return loaded
         if _rowcache.native_bf16():
             return "bfloat16"
-        from harness.models import _int8
-
         return "int8" if _int8.supports(self._lm) else "float32"
 
     # -- generation --------------------------------------------------------------------------
@@ -283,8 +279,6 @@ class LocalBackend(ModelAPI):
     def _int8(self) -> Any:
         """The model's int8 projections, packed from its float32 weights (once per model)."""
         import torch
-
-        from harness.models import _int8
 
         if not _int8.supports(self._lm):
             raise HarnessError(

@@ -30,6 +30,7 @@ from harness.study.clock import utc_now
 from harness.study.files import HOLDER_NAME as HOLDER_NAME
 from harness.study.files import LOCK_NAME
 from harness.study.history import check_history
+from harness.study.running import running_command
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -132,21 +133,12 @@ def creates_study(function: F) -> F:
     return _locking(function, create=True)
 
 
-#: The command line's command (`harness collect`), set by the CLI; a holder's name in the lock.
-_command: list[str] = []
-
-
-def set_command(command: str) -> None:
-    """Name the running command in the locks this process takes (the CLI calls it)."""
-    _command[:] = [command]
-
-
 def _locking(function: F, *, create: bool) -> F:
     @functools.wraps(function)
     def locked(study: Any, *args: Any, **kwargs: Any) -> Any:
         folder = getattr(study, "path", study)
         # the command a user typed; from Python, the function called (never an inner name)
-        command = _command[0] if _command else f"harness.{function.__name__}() in Python"
+        command = running_command() or f"harness.{function.__name__}() in Python"
         with study_lock(folder, command, create=create):
             return function(study, *args, **kwargs)
 
