@@ -13,14 +13,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from harness.analysis.data import StudyData, adjudicator_controls
 from harness.analysis.plan.plan_file import Plan
-from harness.analysis.report.results import AdjudicationResult
+from harness.analysis.report.results import (
+    AccuracyRow,
+    AdjudicatedModelRow,
+    AdjudicationResult,
+    ArmDifference,
+)
 from harness.analysis.statistics.accuracy import (
     Accuracy,
     Differential,
@@ -38,6 +42,8 @@ from harness.analysis.statistics.corrected import inverse_youden
 from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure
 from harness.analysis.statistics.ppi import PPIResult
+from harness.study.manifest_sections import Adjudication
+from harness.study.records import JsonObject
 
 
 @dataclass(frozen=True)
@@ -61,9 +67,10 @@ def roles_of(data: StudyData) -> np.ndarray:
 
 
 def analyse_adjudication(
-    data: StudyData, plan: Plan, manifest: dict[str, Any]
+    data: StudyData, plan: Plan, draw: Adjudication | None
 ) -> Adjudicated | None:
-    """None when the study has no adjudicated sample (its verdict is then provisional)."""
+    """None when the study has no adjudicated sample (its verdict is then provisional);
+    `draw` is the manifest's record of the draw (`adjudication`)."""
     if not data.sampled_topics:
         return None
     roles = roles_of(data)
@@ -73,8 +80,9 @@ def analyse_adjudication(
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
     per_model, model_ceilings = _per_model(data, plan)
     instrument = measure(adjudicator_controls(data), _shares(data, roles), plan)
-    result = _result(data, plan, t, ppi, coded, manifest.get("adjudication") or {})
-    update = {"models": _model_rows(per_model, plan), **_instrument_fields(instrument, ppi, plan)}
+    result = _result(data, plan, t, ppi, coded, draw.record() if draw is not None else {})
+    update: dict[str, object] = {"models": _model_rows(per_model, plan)}
+    update |= _instrument_fields(instrument, ppi, plan)
     result = result.model_copy(update=update)
     ceiling = _ceiling(t, plan.equivalence.sesoi) or _degenerate(t, ppi, plan)
     return Adjudicated(ppi, withheld, result, per_model, ceiling, instrument, model_ceilings)
@@ -91,7 +99,9 @@ def _shares(data: StudyData, roles: np.ndarray) -> dict[str, float]:
     return {str(ids[c]): float(n / counts.sum()) for c, n in zip(codes, counts, strict=True)}
 
 
-def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, Any]:
+def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
+    """The adjudicators' own accuracy and what it makes of the estimate: fields of
+    `AdjudicationResult` by name."""
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     margin = inst.margin(sesoi)
     usable = ppi.n_labelled >= 2
@@ -136,7 +146,7 @@ def _inverse_youden(acc: Accuracy) -> float:
     return float(inverse[0])
 
 
-def _differential_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, Any]:
+def _differential_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
     """Only for a significant difference: the tipping point is a `supported`'s figure."""
     if ppi.n_labelled < 2 or not ppi.p_greater() < plan.primary.alpha:
         return {}
@@ -248,7 +258,7 @@ def _per_model(
     return estimates, ceilings
 
 
-def _model_rows(per_model: list[tuple[str, PPIResult]], plan: Plan) -> list[dict[str, Any]]:
+def _model_rows(per_model: list[tuple[str, PPIResult]], plan: Plan) -> list[AdjudicatedModelRow]:
 
     usable = [p.n_labelled >= 2 for _, p in per_model]
     raw = [p.p_greater() if ok else math.nan for (_, p), ok in zip(per_model, usable, strict=True)]
@@ -291,7 +301,7 @@ def _result(
     t: Tiers,
     ppi: PPIResult,
     coded: pd.DataFrame,
-    draw: dict[str, Any],
+    draw: JsonObject,
 ) -> AdjudicationResult:
     alpha, level = plan.primary.alpha, plan.controls.level
     ci = ppi.interval(level) if ppi.n_labelled >= 2 else (math.nan, math.nan)
@@ -336,17 +346,17 @@ def _result(
     )
 
 
-def accuracy_rows(coded: pd.DataFrame, level: float) -> list[dict[str, Any]]:
+def accuracy_rows(coded: pd.DataFrame, level: float) -> list[AccuracyRow]:
     """Per reviewer, per kind and pooled; for both arms together and for each arm."""
     if coded.empty:
         return []
-    rows: list[dict[str, Any]] = []
+    rows: list[AccuracyRow] = []
     for arm, part in (("both", coded), *coded.groupby("control_kind", sort=True)):
         rows += [{**a.row(), "arm": str(arm)} for a in accuracy_table(part, level)]
     return rows
 
 
-def differential_rows(coded: pd.DataFrame, alpha: float) -> list[dict[str, Any]]:
+def differential_rows(coded: pd.DataFrame, alpha: float) -> list[ArmDifference]:
     """Fisher tests of equal sensitivity and specificity between the arms, per reviewer, per
     kind and pooled (judgments counted as independent: a screen, not a verdict)."""
     if coded.empty:
@@ -354,7 +364,7 @@ def differential_rows(coded: pd.DataFrame, alpha: float) -> list[dict[str, Any]]
     groups = [(str(r), "reviewer", g) for r, g in coded.groupby("reviewer_id", sort=True)]
     groups += [(f"all {k} reviewers", "kind", g) for k, g in coded.groupby("reviewer_kind")]
     groups.append(("all reviewers", "pooled", coded))
-    out = []
+    out: list[ArmDifference] = []
     for label, scope, group in groups:
         diff = differential(group, alpha)
         if diff is not None:
@@ -362,7 +372,7 @@ def differential_rows(coded: pd.DataFrame, alpha: float) -> list[dict[str, Any]]
     return out
 
 
-def _diff_row(diff: Differential) -> dict[str, Any]:
+def _diff_row(diff: Differential) -> ArmDifference:
     return {
         "sensitivity_cross": _num(diff.sens_cross),
         "sensitivity_single": _num(diff.sens_single),

@@ -6,7 +6,7 @@ import math
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -29,9 +29,12 @@ from harness.analysis.report.results import (
     PairAgreement,
     PowerSummary,
     PrimaryResult,
+    ReviewerRow,
     Role,
+    TopicRow,
     VerdictResult,
     Verification,
+    WeightedAccuracyRow,
 )
 from harness.analysis.statistics import secondary as sec
 from harness.analysis.statistics.accuracy import uncounted_controls
@@ -78,6 +81,8 @@ from harness.analysis.statistics.verdict import (
 from harness.analysis.verdict_topics import with_topics
 from harness.models.configurations import wording
 from harness.study.clock import utc_now
+from harness.study.manifest_sections import LeakAudit, Manifest, Prereg
+from harness.study.records import JsonObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,13 +106,13 @@ SIMULATED_NOTE = (
 def compute(
     data: StudyData,
     loaded: LoadedPlan,
-    manifest: dict[str, Any],
+    manifest: Manifest,
     deviations: list[str],
     folder: Path,
 ) -> AnalysisResult:
     """Every analysis of the plan on loaded data (no files written)."""
     plan = loaded.plan
-    adjudicated = analyse_adjudication(data, plan, manifest)
+    adjudicated = analyse_adjudication(data, plan, manifest.adjudication)
     full = data  # both tiers' judgments, for the tiers' agreement on the adjudicated items
     data = _primary_reviewers(data)
     coded, accuracy, excluded = reviewer_accuracy(data.controls, plan)
@@ -132,7 +137,7 @@ def compute(
             uncounted_controls(data.controls, plan.outcome.unsure),
         ),
         plan,
-        manifest,
+        manifest.leak_audit,
     )
     pooled = pooled_test(y, j.condition, plan.single, plan.literal_rule.alternative)
     literal = literal_rule(pooled, plan, primary.n_topics)
@@ -169,7 +174,7 @@ def compute(
             update = {"tiers_disagree": disagree, "corrected_estimate": None}
             update |= {"corrected_low": None, "corrected_high": None}
             adjudicated = replace(adjudicated, result=adjudicated.result.model_copy(update=update))
-    prereg = manifest.get("prereg") or {}
+    prereg = manifest.prereg or Prereg()
     verification = _verification(data, loaded, prereg, deviations)
     return AnalysisResult(
         study_dir=str(folder),
@@ -193,7 +198,9 @@ def compute(
             _estimates(data, plan, primary, y, pooled), ctl, primary.n_topics
         ),
         agreement=_agreement(data, y, plan),
-        per_reviewer=_records(sec.per_reviewer(j, y, table, plan.single)),
+        per_reviewer=cast(
+            "list[ReviewerRow]", _records(sec.per_reviewer(j, y, table, plan.single))
+        ),
         power=_power(primary, plan),
         verdict=VerdictResult(
             label=decision.label,
@@ -213,9 +220,9 @@ def compute(
         notes=_notes(design, verification, prereg)
         + _models_note(plan, design, across)
         + _adjudication_notes(adjudicated),
-        topics=_records(table.frame()),
-        controls=_controls_result(ctl, plan, needs, manifest),
-        models=_models_result(across, verdicts, plan, manifest),
+        topics=cast("list[TopicRow]", _records(table.frame())),
+        controls=_controls_result(ctl, plan, needs, manifest.leak_audit),
+        models=_models_result(across, verdicts, plan, manifest.leak_audit),
     )
 
 
@@ -246,11 +253,11 @@ def _primary_reviewers(data: StudyData) -> StudyData:
     )
 
 
-def _leak_gate(ctl: ControlsAnalysis, plan: Plan, manifest: dict[str, Any]) -> ControlsAnalysis:
+def _leak_gate(ctl: ControlsAnalysis, plan: Plan, leak: LeakAudit | None) -> ControlsAnalysis:
     """Control-based accuracy is not used when the leak audit tells controls from real items:
     the controls are then another population, and accuracy on them says little about the
     real items."""
-    audit = leak_auc(manifest) or {}
+    audit = leak_auc(leak) or {}
     low = audit.get("ci_low")
     if low is None or low <= plan.controls.max_leak_auc or not ctl.gate_ok:
         return ctl
@@ -328,7 +335,7 @@ def _models_note(plan: Plan, design: DesignSummary, across: AcrossModels | None)
 
 
 def _models_result(
-    a: AcrossModels | None, verdicts: list[ModelVerdict], plan: Plan, manifest: dict[str, Any]
+    a: AcrossModels | None, verdicts: list[ModelVerdict], plan: Plan, leak: LeakAudit | None
 ) -> ModelsResult | None:
     if a is None:
         return None
@@ -362,7 +369,7 @@ def _models_result(
         interaction_df=list(a.interaction_df) if a.interaction_df else None,
         interaction_p=a.interaction_p,
         alpha=a.alpha,
-        leak_auc=(manifest.get("leak_audit") or {}).get("models"),
+        leak_auc=_models_leak(leak),
         kind=words.kind,
         of_model=words.of_model,
         heading=words.heading,
@@ -440,7 +447,7 @@ def _roster_design(ctl: ControlsAnalysis) -> tuple[float, str]:
 
 
 def _controls_result(
-    ctl: ControlsAnalysis, plan: Plan, needs: DecisiveNeeds, manifest: dict[str, Any]
+    ctl: ControlsAnalysis, plan: Plan, needs: DecisiveNeeds, leak: LeakAudit | None
 ) -> ControlsResult:
     c, pooled, corr = plan.controls, ctl.weighted.accuracy, ctl.corrected
     low, high = pooled.youden_ci() if pooled.estimable else (math.nan, math.nan)
@@ -454,8 +461,11 @@ def _controls_result(
         correction=c.correction,
         accuracy=[a.row() for a in ctl.table],
         excluded=ctl.excluded,
-        weighted=ctl.weighted.accuracy.row()
-        | {"shares": ctl.weighted.shares, "uncovered": ctl.weighted.uncovered},
+        weighted=WeightedAccuracyRow(
+            **ctl.weighted.accuracy.row(),
+            shares=ctl.weighted.shares,
+            uncovered=ctl.weighted.uncovered,
+        ),
         exclude_below=c.exclude_reviewer_below,
         pooled_youden=_num(pooled.youden) if pooled.estimable else None,
         pooled_youden_low=_num(low),
@@ -489,14 +499,14 @@ def _controls_result(
         equivalence=_equivalence_result(ctl.equivalence) if ctl.equivalence else None,
         youden_bound=_num(ctl.youden_bound) if ctl.youden_bound is not None else None,
         needs=needs,
-        leak_auc=leak_auc(manifest),
+        leak_auc=leak_auc(leak),
     )
 
 
-def leak_auc(manifest: dict[str, Any]) -> dict[str, float] | None:
+def leak_auc(leak: LeakAudit | None) -> dict[str, float] | None:
     """The controls-vs-real separability that `judge --blind`'s leak audit recorded
     (manifest `leak_audit.controls`: auc, ci_low, ci_high, ...), or None before any controls."""
-    audit = (manifest.get("leak_audit") or {}).get("controls")
+    audit = leak.controls if leak is not None else None
     if not isinstance(audit, dict) or not isinstance(audit.get("auc"), int | float):
         return None
     return {
@@ -506,12 +516,18 @@ def leak_auc(manifest: dict[str, Any]) -> dict[str, float] | None:
     }
 
 
+def _models_leak(leak: LeakAudit | None) -> JsonObject | None:
+    """How well the leak audit told the models apart (manifest `leak_audit.models`)."""
+    models = leak.models if leak is not None else None
+    return models if isinstance(models, dict) else None
+
+
 def _num(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
 def _verification(
-    data: StudyData, loaded: LoadedPlan, prereg: dict[str, Any], deviations: list[str]
+    data: StudyData, loaded: LoadedPlan, prereg: Prereg, deviations: list[str]
 ) -> Verification:
     return Verification(
         blinding_status=data.blinding.status,
@@ -520,9 +536,9 @@ def _verification(
         blinding_made_at=data.blinding.made_at,
         plan_path=loaded.path,
         plan_sha256=loaded.sha256,
-        prereg_plan_sha256=prereg.get("plan_sha256"),
-        prereg_at=prereg.get("at"),
-        preregistered=bool(prereg.get("plan_sha256")),
+        prereg_plan_sha256=prereg.plan_sha256,
+        prereg_at=prereg.at,
+        preregistered=bool(prereg.plan_sha256),
         first_review_at=data.first_review_at,
         deviations=list(deviations),
     )
@@ -596,8 +612,9 @@ def _differences(primary: PrimaryOutcome, plan: Plan) -> np.ndarray:
     return diff
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """One dict per row; the column names are strings."""
+def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    """One dict per row; the column names are strings (the frame's columns are the keys of the
+    row record it stands for: `ReviewerRow`, `TopicRow`)."""
     return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
 
 
@@ -849,7 +866,7 @@ def _design(data: StudyData, plan: Plan, primary: PrimaryOutcome) -> DesignSumma
     )
 
 
-def _notes(design: DesignSummary, verification: Verification, prereg: dict[str, Any]) -> list[str]:
+def _notes(design: DesignSummary, verification: Verification, prereg: Prereg) -> list[str]:
     notes = []
     if design.demo:
         notes.append(DEMO_NOTE)
@@ -864,13 +881,9 @@ def _notes(design: DesignSummary, verification: Verification, prereg: dict[str, 
             "shows the plan was fixed before unblinding; read the verdict as "
             "exploratory."
         )
-    elif (
-        verification.first_review_at
-        and prereg.get("at")
-        and str(prereg["at"]) > verification.first_review_at
-    ):
+    elif verification.first_review_at and prereg.at and prereg.at > verification.first_review_at:
         notes.append(
-            f"The plan was registered ({prereg['at']}) after the first review came in "
+            f"The plan was registered ({prereg.at}) after the first review came in "
             f"({verification.first_review_at})."
         )
     return notes

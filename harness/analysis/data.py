@@ -10,7 +10,7 @@ judge stage.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ from harness.analysis.statistics.consensus import CONDITIONS, VERDICTS, Judgment
 from harness.errors import HarnessError
 from harness.study.blinding import study_commitment
 from harness.study.history import MANIFEST_NAME
+from harness.study.manifest_sections import Blinding, Manifest
 from harness.study.store import Study
 from harness.study.tables.adjudication import sample_topics
 from harness.study.tables.geometry import measure_count, prompt_means_frame
@@ -53,7 +54,7 @@ class StudyData:
     models: list[str]
     blinding: BlindingCheck
     first_review_at: str | None
-    meta: dict[str, Any]
+    meta: dict[str, str | None]  # the store's meta: pilot, demo, simulated, study_id, created_at
     controls: pd.DataFrame | None = None  # one row per review of a control item
     # per reviewer code of `judgments`: 'primary' or 'adjudicator'
     roles: np.ndarray | None = None
@@ -101,12 +102,13 @@ def adjudicator_controls(data: StudyData) -> pd.DataFrame:
 
 
 def verify_blinding(
-    study: Study, manifest: dict[str, Any], *, allow_missing: bool
+    study: Study, section: Blinding | None, *, allow_missing: bool
 ) -> BlindingCheck:
-    """Compare the key in the store with the manifest's commitment; a mismatch is fatal."""
-    section = manifest.get("blinding") or {}
+    """Compare the key in the store with the manifest's commitment (its `blinding` section); a
+    mismatch is fatal."""
+    section = section or Blinding()
     computed = study_commitment(study)
-    recorded = section.get("sha256")
+    recorded = section.sha256
     file = study.path / MANIFEST_NAME
     if recorded is None:
         if not allow_missing:
@@ -121,8 +123,9 @@ def verify_blinding(
     if recorded != computed:
         raise HarnessError(
             f"the blinding key in the store (sha256 {computed}) does not match the commitment "
-            f"made {section.get('made_at', '?')} ({recorded}); the item -> condition map changed "
-            "after packets were made, so the study cannot be unblinded",
+            f"made {'?' if section.made_at is None else section.made_at} ({recorded}); the "
+            "item -> condition map changed after packets were made, so the study cannot be "
+            "unblinded",
             file=file,
             column="blinding.sha256",
         )
@@ -130,13 +133,13 @@ def verify_blinding(
         "verified",
         recorded,
         computed,
-        section.get("made_at"),
-        int(section.get("n_items", store_counts(study).items)),
+        section.made_at,
+        store_counts(study).items if section.n_items is None else section.n_items,
     )
 
 
 def load_study(
-    study: Study, manifest: dict[str, Any], *, allow_missing_commitment: bool = False
+    study: Study, manifest: Manifest, *, allow_missing_commitment: bool = False
 ) -> StudyData:
     """Everything the analysis needs, read after the blinding key is verified."""
     stored = store_counts(study)
@@ -146,7 +149,7 @@ def load_study(
             "reviewers (`harness judge`) before `harness analyze`",
             file=study.path,
         )
-    blinding = verify_blinding(study, manifest, allow_missing=allow_missing_commitment)
+    blinding = verify_blinding(study, manifest.blinding, allow_missing=allow_missing_commitment)
     reviews = unblinded_review_frame(study)
     topics = topic_frame(study)
     reviewers = reviewer_frame(study)

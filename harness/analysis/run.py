@@ -7,7 +7,7 @@ the first use of `harness.analyze`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from harness.analysis.blinded_steps import blinded_steps
 from harness.analysis.compute import compute
@@ -18,13 +18,23 @@ from harness.analysis.report.writer import write_report as write
 from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.manifest import read_manifest, record_command, record_section
+from harness.study.manifest_sections import Adjudication, Prereg, UnsureLimit
 from harness.study.store import Study
 from harness.study.tables.adjudication import escalation_due
 from harness.study.tables.assignments import count_assignments, outstanding_reviews
 from harness.study.tables.judge_reads import step_records_frame
 from harness.study.tables.reviews import late_reviews
 from harness.study.unblinding import mark_unblinded
+
+
+class Outstanding(TypedDict):
+    """Assigned reviews not yet in, as the manifest's `analysis.partial` records them."""
+
+    outstanding: int
+    assigned: int
+    text: str
+    by_reviewer: dict[str, int]
 
 
 @writes_study
@@ -43,15 +53,15 @@ def analyze(
     """
     folder = Path(study_dir)
     with Study.open(folder) as study:
-        manifest = load_manifest(folder)
-        loaded, deviations = resolve_plan(manifest, plan, allow_deviation)
+        manifest = read_manifest(folder)
+        loaded, deviations = resolve_plan(manifest.prereg, plan, allow_deviation)
         missing = outstanding(study, partial)
         if missing is not None:
             deviations.append(
                 f"analysed with --partial: {missing['outstanding']} of {missing['assigned']} "
                 f"assigned reviews were outstanding ({missing['text']})"
             )
-        disputed = unescalated(study, manifest, loaded.plan.outcome.unsure, partial)
+        disputed = unescalated(study, manifest.adjudication, loaded.plan.outcome.unsure, partial)
         if disputed:
             deviations.append(
                 f"analysed with --partial: {disputed} item(s) the adjudicators disagree on had "
@@ -65,7 +75,7 @@ def analyze(
         result = compute(data, loaded, manifest, deviations, folder)
         mark_unblinded(study)
         result = _with_late_reviews(study, result)
-        result = _with_accepted_unsure(manifest, result)
+        result = _with_accepted_unsure(manifest.unsure_limit, result)
         result = _with_blinded_steps(study, result)
         if write_report:
             result = write(result, study.report_dir, loaded.plan, loaded.text)
@@ -91,10 +101,11 @@ def analyze(
     return result
 
 
-def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bool) -> int:
+def unescalated(study: Study, adjudication: Adjudication | None, unsure: str, partial: bool) -> int:
     """Items the adjudicators disagree on that a later round should reach first (plan
     `adjudication.escalate`): refused unless `partial`, else their number."""
-    disputed = len(escalation_due(study, manifest.get("adjudication") or {}, unsure))
+    section = adjudication.record() if adjudication is not None else {}
+    disputed = len(escalation_due(study, section, unsure))
     if disputed and not partial:
         raise HarnessError(
             f"{disputed} item(s) the adjudicators disagree on need another adjudicator; "
@@ -106,7 +117,7 @@ def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bo
     return disputed
 
 
-def outstanding(study: Study, partial: bool) -> dict[str, Any] | None:
+def outstanding(study: Study, partial: bool) -> Outstanding | None:
     """Assigned reviews not yet in (primary reviewers and adjudicators alike): None when every
     one is in; refused unless `partial`, else what is missing, for the manifest."""
     rows = outstanding_reviews(study)
@@ -155,11 +166,11 @@ def _with_blinded_steps(study: Study, result: AnalysisResult) -> AnalysisResult:
     return result.model_copy(update={"blinded_steps": blinded_steps(step_records_frame(study))})
 
 
-def _with_accepted_unsure(manifest: dict[str, Any], result: AnalysisResult) -> AnalysisResult:
+def _with_accepted_unsure(limit: UnsureLimit | None, result: AnalysisResult) -> AnalysisResult:
     """The result with a note per automated reviewer whose reviews passed the plan's unsure
     limit and are analysed because the user accepted them (`judge --auto --accept-unsure`,
     manifest section `unsure_limit` written by `harness.judge.automated.unsure_limit`)."""
-    accepted = (manifest.get("unsure_limit") or {}).get("accepted") or {}
+    accepted = (limit.accepted if limit is not None else None) or {}
     notes = []
     for reviewer_id, r in sorted(accepted.items()):
         broken = (
@@ -175,21 +186,21 @@ def _with_accepted_unsure(manifest: dict[str, Any], result: AnalysisResult) -> A
 
 
 def resolve_plan(
-    manifest: dict[str, Any], plan: str | Path | None, allow_deviation: bool
+    prereg: Prereg | None, plan: str | Path | None, allow_deviation: bool
 ) -> tuple[LoadedPlan, list[str]]:
     """Load the plan (given, else the preregistered one, else bundled); compare with prereg."""
-    prereg = manifest.get("prereg") or {}
+    prereg = prereg or Prereg()
     if plan is None:
-        registered = prereg.get("plan_path")
+        registered = prereg.plan_path
         plan = registered if registered and Path(registered).exists() else bundled_plan_path()
     loaded = load_plan(plan)
     deviations: list[str] = []
-    expected = prereg.get("plan_sha256")
+    expected = prereg.plan_sha256
     if expected and expected != loaded.sha256:
         message = (
             f"the analysis plan (sha256 {loaded.sha256}) differs from the plan "
-            f"preregistered {prereg.get('at', '?')} (sha256 {expected}, "
-            f"{prereg.get('plan_path', '?')})"
+            f"preregistered {_or_unknown(prereg.at)} (sha256 {expected}, "
+            f"{_or_unknown(prereg.plan_path)})"
         )
         if not allow_deviation:
             raise HarnessError(
@@ -199,3 +210,7 @@ def resolve_plan(
             )
         deviations.append(message)
     return loaded, deviations
+
+
+def _or_unknown(value: str | None) -> str:
+    return "?" if value is None else value

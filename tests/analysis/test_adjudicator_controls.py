@@ -4,13 +4,13 @@ primary reviewers' accuracy, its gate or its correction."""
 from __future__ import annotations
 
 import itertools
-import json
 
 import numpy as np
 
 from harness.analysis.data import adjudicator_controls, load_study, primary_controls
 from harness.analysis.run import analyze
 from harness.analysis.statistics.accuracy import accuracy_table, coded_controls
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.analysis.helpers import CONDITIONS, TWO_HUMANS, build_study, control_judgments
 
@@ -66,7 +66,7 @@ def test_primary_accuracy_is_unchanged_by_adjudicators_control_reviews(tmp_path,
 
 def test_adjudicator_controls_is_the_adjudicators_frame(tmp_path) -> None:
     path = _study(tmp_path, "s", adjudicator_controls_too=True)
-    manifest = json.loads((path / "manifest.json").read_text())
+    manifest = read_manifest(path)
     with Study.open(path) as study:
         data = load_study(study, manifest)
     theirs, ours = adjudicator_controls(data), primary_controls(data)

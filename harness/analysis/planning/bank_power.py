@@ -11,7 +11,7 @@ figures are simulated (harness.analysis.planning.equivalence_power), with their 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.planning.equivalence_power import equivalence_power, equivalence_topics
@@ -30,6 +30,52 @@ BANK_REPS = 400  # simulated studies per equivalence estimate (Monte Carlo SE <=
 BANK_SEED = 20261202
 
 
+class PowerInputs(TypedDict):
+    """The resolved inputs of `power()`: the plan's planning section and the options."""
+
+    topics: int
+    p_single: float
+    effect: float
+    rho: float
+    alpha: float
+    target: float
+    sesoi: float
+    equivalence_difference: float  # the true difference the equivalence figures assume
+    models: int
+    model_correlation: float
+
+
+class EquivalenceFigures(TypedDict):
+    """Simulated power of the equivalence test at the bank's size, and topics needed."""
+
+    margin: float
+    power: float | None  # None: no margin to test against
+    se: float | None
+    needed: int | None
+    normal: int | None  # the normal approximation of the paired TOST
+
+
+class BankPower(TypedDict):
+    """What a study on every topic of a bank can decide."""
+
+    topics: int
+    label: str
+    method: str
+    reps: int
+    seed: int
+    paired_power: float
+    mcnemar_power: float
+    equivalence: EquivalenceFigures
+    sensitivity: float
+    specificity: float
+    youden: float
+    youden_bound: float
+    controls: int
+    supported_power: float
+    supported_needed: int | None
+    refute: EquivalenceFigures
+
+
 def observed(pi: float, sensitivity: float, specificity: float) -> float:
     """Share judged novel when the true share is pi: misses of novelty and false alarms."""
     youden = sensitivity + specificity - 1.0
@@ -38,7 +84,7 @@ def observed(pi: float, sensitivity: float, specificity: float) -> float:
 
 def bank_power(
     plan: Plan,
-    inputs: dict[str, Any],
+    inputs: PowerInputs,
     topics: int,
     label: str,
     *,
@@ -46,7 +92,7 @@ def bank_power(
     specificity: float,
     reps: int = BANK_REPS,
     seed: int = BANK_SEED,
-) -> dict[str, Any]:
+) -> BankPower:
     """Every figure of the bank section; `inputs` are the resolved inputs of `power()`."""
     alpha, target, sesoi, rho = (inputs["alpha"], inputs["target"], inputs["sesoi"], inputs["rho"])
     p0, effect = inputs["p_single"], inputs["effect"]
@@ -96,7 +142,7 @@ def _equivalence(
     topics: int,
     reps: int,
     seed: int,
-) -> dict[str, Any]:
+) -> EquivalenceFigures:
     """Simulated power at `topics` and topics needed, both arms at p (no true difference)."""
     p10, p01 = discordant(p, p, rho)
     sd = sd_binary_difference(p, p, rho)
@@ -118,7 +164,7 @@ def _needed(compute: Callable[[], int | None]) -> int | None:
         return None
 
 
-def bank_lines(b: dict[str, Any], i: dict[str, Any]) -> list[str]:
+def bank_lines(b: BankPower, i: PowerInputs) -> list[str]:
     e, r = b["equivalence"], b["refute"]
     return [
         f"On the topic bank ({b['label']}, {b['topics']} topics), equivalence by the plan's "
@@ -138,7 +184,7 @@ def bank_lines(b: dict[str, Any], i: dict[str, Any]) -> list[str]:
     ]
 
 
-def _pm(x: dict[str, Any]) -> str:
+def _pm(x: EquivalenceFigures) -> str:
     return "n/a" if x["power"] is None else f"{x['power']:.3f} +/- {x['se']:.3f}"
 
 

@@ -28,19 +28,24 @@ the same model (the tests check the two against each other).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Literal, Self, TypedDict, cast
 
 # `import harness` does not reach this module (`harness.analysis` loads `power` on first use)
 import numpy as np  # noqa: TID253
 from scipy import stats  # noqa: TID253
 
 from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
+from harness.study.records import JsonObject
 
 ADJUDICATOR_ACCURACY = 0.95  # careful reviewers with thorough searches
 AGREEMENTS = (0.7, 0.85, 0.95)  # primary accuracies shown when none is given
 SHARES = (0.1, 0.25, 0.5, 1.0)  # sample sizes shown beside the chosen one
+
+#: A number, or an array of them (one per sample size): the power figures take and give either.
+Values = float | np.ndarray
+Verdict = Literal["supported", "refuted"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def topic_moments(
     )
 
 
-def ppi_variance(m: TopicMoments, topics: int, adjudicated: Any) -> Any:
+def ppi_variance(m: TopicMoments, topics: int, adjudicated: Values) -> Values:
     """Variance of the PPI++ estimate with `adjudicated` (a number or an array) of `topics`
     topics in the sample and the variance-minimising lambda (clipped to [0, 1]); the classical
     variance var(d) / n at n = N."""
@@ -133,18 +138,21 @@ def ppi_variance(m: TopicMoments, topics: int, adjudicated: Any) -> Any:
     return float(variance) if variance.ndim == 0 else variance
 
 
-def _quantile(alpha: float, adjudicated: Any) -> Any:
-    return stats.t.isf(alpha, np.maximum(np.asarray(adjudicated) - 1, 1))
+def _quantile(alpha: float, adjudicated: Values) -> Values:
+    quantile: Values = stats.t.isf(alpha, np.maximum(np.asarray(adjudicated) - 1, 1))
+    return quantile
 
 
-def supported_power(se: Any, difference: float, alpha: float, adjudicated: Any) -> Any:
+def supported_power(se: Values, difference: float, alpha: float, adjudicated: Values) -> Values:
     """P(one-sided test significant) when the adjudicated-scale difference is `difference`
     (numbers or arrays of se and adjudicated topics alike)."""
     value = stats.norm.cdf(difference / np.asarray(se) - _quantile(alpha, adjudicated))
     return float(value) if np.ndim(value) == 0 else value
 
 
-def refuted_power(se: Any, difference: float, alpha: float, sesoi: float, adjudicated: Any) -> Any:
+def refuted_power(
+    se: Values, difference: float, alpha: float, sesoi: float, adjudicated: Values
+) -> Values:
     """P(refuted): not supported, and equivalence within +/-sesoi shown or the difference
     significantly below zero; the estimate normal around `difference` with SD `se`."""
     se = np.asarray(se, dtype=float)
@@ -218,26 +226,103 @@ class GoldPowerSettings:
     samples: int = 1  # outputs per prompt (of every model)
     singles: int = 2  # 2: cross against the mean of both singles, 1: against single_a
 
-    def record(self) -> dict[str, float]:
+    def record(self) -> JsonObject:
         """The settings as plain numbers (JSON), every field named."""
         return asdict(self)
 
     @classmethod
-    def from_record(cls, record: Mapping[str, float]) -> GoldPowerSettings:
+    def from_record(cls, record: Mapping[str, object]) -> Self:
         """The settings a `record()` holds."""
+
+        def number(key: str) -> float:
+            value = record[key]
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"{key}: a number, not {value!r}")
+            return value
+
         return cls(
-            topics=int(record["topics"]),
-            p_single=float(record["p_single"]),
-            rho=float(record["rho"]),
-            sesoi=float(record["sesoi"]),
-            alpha=float(record["alpha"]),
-            target=float(record["target"]),
-            reviewers=int(record["reviewers"]),
-            adjudicators=int(record["adjudicators"]),
-            adjudicator_accuracy=float(record["adjudicator_accuracy"]),
-            samples=int(record["samples"]),
-            singles=int(record["singles"]),
+            topics=int(number("topics")),
+            p_single=float(number("p_single")),
+            rho=float(number("rho")),
+            sesoi=float(number("sesoi")),
+            alpha=float(number("alpha")),
+            target=float(number("target")),
+            reviewers=int(number("reviewers")),
+            adjudicators=int(number("adjudicators")),
+            adjudicator_accuracy=float(number("adjudicator_accuracy")),
+            samples=int(number("samples")),
+            singles=int(number("singles")),
         )
+
+
+class NeededFigures(TypedDict):
+    """`Needed` as `adjudicated_power` gives it."""
+
+    adjudicated: int | None
+    all_careful: int | None
+    per_topic: int
+
+
+class DesignPowerFigures(TypedDict):
+    """`DesignPower` as `adjudicated_power` gives it."""
+
+    adjudicated: int
+    supported: float
+    refuted: float
+    careful_judgments: int
+    all_careful_supported: int
+    all_careful_refuted: int
+
+
+class AgreementFigures(TypedDict):
+    """`Agreement` as `adjudicated_power` gives it (`dataclasses.asdict`)."""
+
+    agreement: float
+    rho_null: float
+    rho_alternative: float
+    at: list[DesignPowerFigures]
+    supported: NeededFigures
+    refuted: NeededFigures
+
+
+class MeasuredRow(TypedDict):
+    """The verdict's own rule at one sample size, simulated."""
+
+    adjudicated: int
+    supported: float
+    refuted: float
+
+
+class MeasuredPower(TypedDict):
+    """The verdict's own rule, simulated, at the sizes of the adjudicated section."""
+
+    agreement: float
+    studies: int
+    controls: int
+    differential: str
+    combine: str
+    rows: list[MeasuredRow]
+    needed: dict[str, int | None]  # supported, refuted: the first size reaching the target
+    alone: dict[str, float]  # supported, refuted: the adjudicated topics alone
+
+
+class GoldPower(TypedDict):
+    """The figures of `harness power`'s adjudicated section."""
+
+    topics: int
+    adjudicated: int
+    sizes: list[int]
+    reviewers: int
+    adjudicators: int
+    adjudicator_accuracy: float
+    samples: int
+    per_topic: int
+    target: float
+    sesoi: float
+    scale: float
+    agreements: list[AgreementFigures]
+    measured: MeasuredPower | None
+    escalated: float | None
 
 
 class GoldPlanner:
@@ -271,7 +356,7 @@ class GoldPlanner:
             singles=s.singles,
         )
 
-    def power(self, accuracy: Accuracy, adjudicated: Any) -> tuple[Any, Any]:
+    def power(self, accuracy: Accuracy, adjudicated: Values) -> tuple[Values, Values]:
         """(supported at +SESOI, refuted at 0) with `adjudicated` topics in the sample (a
         number or an array)."""
         alt, null = self.moments(accuracy, self.sesoi), self.moments(accuracy, 0.0)
@@ -282,7 +367,7 @@ class GoldPlanner:
             refuted_power(se_null, 0.0, self.alpha, self.sesoi, adjudicated),
         )
 
-    def classical_power(self, accuracy: Accuracy, topics: Any) -> tuple[Any, Any]:
+    def classical_power(self, accuracy: Accuracy, topics: Values) -> tuple[Values, Values]:
         """(supported, refuted) when careful reviewers judge every item of `topics` topics."""
         alt, null = self.moments(accuracy, self.sesoi), self.moments(accuracy, 0.0)
         n = np.asarray(topics, dtype=float)
@@ -302,8 +387,8 @@ class GoldPlanner:
             return int(sizes[hits[0]]) if hits.size else None
 
         return (
-            Needed(first(ppi[0]), first(careful[0]), self.per_topic),
-            Needed(first(ppi[1]), first(careful[1]), self.per_topic),
+            Needed(first(np.asarray(ppi[0])), first(np.asarray(careful[0])), self.per_topic),
+            Needed(first(np.asarray(ppi[1])), first(np.asarray(careful[1])), self.per_topic),
         )
 
     def at(self, accuracy: Accuracy, adjudicated: int) -> DesignPower:
@@ -311,10 +396,15 @@ class GoldPlanner:
         equal = []
         for difference in (self.sesoi, 0.0):
             m = self.moments(accuracy, difference)
-            variance = ppi_variance(m, self.topics, adjudicated)
+            variance = float(ppi_variance(m, self.topics, adjudicated))
             equal.append(min(self.topics, math.ceil(m.var_d / variance - 1e-9)))
         return DesignPower(
-            adjudicated, supported, refuted, adjudicated * self.per_topic, equal[0], equal[1]
+            adjudicated,
+            float(supported),
+            float(refuted),
+            adjudicated * self.per_topic,
+            equal[0],
+            equal[1],
         )
 
     def agreement(self, value: float, sizes: list[int]) -> Agreement:
@@ -363,7 +453,7 @@ def adjudicated_power(
     differential: str = "report",
     combine: str = "mean",
     escalate: bool = False,
-) -> dict[str, Any]:
+) -> GoldPower:
     """The figures of `harness power`'s adjudicated section, as a plain dict: `adjudicated`
     topics in the sample, at each primary accuracy of `agreements`."""
     s = settings
@@ -381,7 +471,9 @@ def adjudicated_power(
         "target": s.target,
         "sesoi": s.sesoi,
         "scale": 2 * s.adjudicator_accuracy - 1,
-        "agreements": [asdict(planner.agreement(a, sizes)) for a in agreements],
+        "agreements": [
+            cast(AgreementFigures, asdict(planner.agreement(a, sizes))) for a in agreements
+        ],
         "measured": _measured(s, adjudicated, agreements, min_youden, differential, combine),
         "escalated": (
             escalated_judgments(s.adjudicator_accuracy, s.adjudicators) if escalate else None
@@ -421,7 +513,7 @@ def _measured(
     min_youden: float | None,
     differential: str,
     combine: str = "mean",
-) -> dict[str, Any] | None:
+) -> MeasuredPower | None:
     if min_youden is None:
         return None
     agreement = agreements[len(agreements) // 2]
@@ -446,14 +538,17 @@ def _measured(
         "differential": differential,
         "combine": combine,
         "rows": rows,
-        "needed": {v: _first(rows, v, s.target) for v in ("supported", "refuted")},
+        "needed": {
+            "supported": _first(rows, "supported", s.target),
+            "refuted": _first(rows, "refuted", s.target),
+        },
         "alone": _adjudicated_alone(s, chosen, agreement, min_youden, strict, combine),
     }
 
 
 def _adjudicated_alone(
     s: GoldPowerSettings,
-    chosen: dict[str, Any],
+    chosen: MeasuredRow,
     agreement: float,
     min_youden: float,
     strict: bool,
@@ -479,12 +574,12 @@ def _mc_error(studies: int) -> float:
     return float(2 * np.sqrt(0.25 / studies))
 
 
-def _first(rows: list[dict[str, Any]], column: str, target: float) -> int | None:
+def _first(rows: list[MeasuredRow], column: Verdict, target: float) -> int | None:
     """The smallest simulated sample whose power reaches `target` (None: none of them)."""
     return next((r["adjudicated"] for r in rows if r[column] >= target), None)
 
 
-def adjudicated_lines(g: dict[str, Any]) -> list[str]:
+def adjudicated_lines(g: GoldPower) -> list[str]:
     """A compact table of `adjudicated_power`'s figures."""
     agreements = g["agreements"]
     sesoi, target = g["sesoi"], g["target"]
@@ -514,31 +609,26 @@ def adjudicated_lines(g: dict[str, Any]) -> list[str]:
         + ")"
     )
 
-    def row(label: str, cell: Any) -> str:
+    def row(label: str, cell: Callable[[AgreementFigures], str]) -> str:
         return f"  {label:<40}" + "".join(f"{cell(a):>17}" for a in agreements)
 
     def count(value: int | None) -> str:
         return "not reached" if value is None else str(value)
 
-    for verdict in ("supported", "refuted"):
-        lines.append(
+    def needed_rows(v: Verdict) -> list[str]:
+        return [
+            row(f"{v}: n for {target:.0%} (PPI++)", lambda a: count(_needed(a, v)["adjudicated"])),
             row(
-                f"{verdict}: n for {target:.0%} (PPI++)",
-                lambda a, v=verdict: count(a[v]["adjudicated"]),
-            )
-        )
-        lines.append(
+                f"{v}: topics for {target:.0%}, all careful",
+                lambda a: count(_needed(a, v)["all_careful"]),
+            ),
             row(
-                f"{verdict}: topics for {target:.0%}, all careful",
-                lambda a, v=verdict: count(a[v]["all_careful"]),
-            )
-        )
-        lines.append(
-            row(
-                f"{verdict}: careful judgments, PPI / all",
-                lambda a, v=verdict: _ratio(a[v], g["per_topic"]),
-            )
-        )
+                f"{v}: careful judgments, PPI / all",
+                lambda a: _ratio(_needed(a, v), g["per_topic"]),
+            ),
+        ]
+
+    lines += needed_rows("supported") + needed_rows("refuted")
     lines += measured_lines(g)
     k = g["sizes"].index(g["adjudicated"])
     lines.append(
@@ -550,7 +640,11 @@ def adjudicated_lines(g: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _ratio(needed: dict[str, Any], per_topic: int) -> str:
+def _needed(a: AgreementFigures, verdict: Verdict) -> NeededFigures:
+    return a["supported"] if verdict == "supported" else a["refuted"]
+
+
+def _ratio(needed: NeededFigures, per_topic: int) -> str:
     n, c = needed["adjudicated"], needed["all_careful"]
     if n is None or c is None:
         return "n/a"
@@ -570,7 +664,7 @@ def measured_power(
     studies: int = MEASURED_STUDIES,
     require_robust: bool = False,
     combine: str = "mean",
-) -> list[dict[str, Any]]:
+) -> list[MeasuredRow]:
     """Power of the verdict's own rule (betting tests of the plan's estimand, the adjudicators'
     J gate and the SESOI scaled by J's lower bound), simulated (`simulation.instrument`): at
     each sample size, supported at a true +SESOI and refuted at a true 0; with
@@ -579,7 +673,7 @@ def measured_power(
     t reference's and overstates what the rule can reach."""
     s = settings
     rng = np.random.default_rng(MEASURED_SEED)
-    out = []
+    out: list[MeasuredRow] = []
     for n in sizes:
         scenario = Scenario(
             "plan",
@@ -604,7 +698,7 @@ def measured_power(
     return out
 
 
-def measured_lines(g: dict[str, Any]) -> list[str]:
+def measured_lines(g: GoldPower) -> list[str]:
     m = g.get("measured")
     if not m:
         return []

@@ -16,10 +16,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TypedDict, cast
 
 from harness.analysis.statistics.sample_size import paired_power, paired_sample_size
 from harness.errors import HarnessError
+
+
+class ModelsPowerFigures(TypedDict):
+    """`ModelsPower` as a dict (`as_dict`)."""
+
+    models: int
+    correlation: float
+    sd_model: float
+    sd_pooled: float
+    pooled_power: float
+    pooled_needed: int | None
+    pooled_one_power: float
+    pooled_one_needed: int | None
+    per_model_alpha: float
+    per_model_power: float
+    per_model_needed: int | None
 
 
 @dataclass(frozen=True)
@@ -36,8 +52,8 @@ class ModelsPower:
     per_model_power: float  # for a model with the effect (lower bound under Holm)
     per_model_needed: int | None
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> ModelsPowerFigures:
+        return cast(ModelsPowerFigures, asdict(self))
 
 
 def pooled_sd(sd: float, models: int, correlation: float) -> float:
@@ -82,7 +98,7 @@ def models_power(
     )
 
 
-def models_lines(m: dict[str, Any], topics: int, effect: float) -> list[str]:
+def models_lines(m: ModelsPowerFigures, topics: int, effect: float) -> list[str]:
     """The summary lines of `harness power` for several models."""
     return [
         f"  Several models: {m['models']}, correlation of a topic's d_t between models "

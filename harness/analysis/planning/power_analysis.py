@@ -10,19 +10,27 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from harness.analysis.plan.plan_file import Design, Plan, load_plan
-from harness.analysis.planning.bank_power import BANK_REPS, BANK_SEED, bank_lines, bank_power
+from harness.analysis.planning.bank_power import (
+    BANK_REPS,
+    BANK_SEED,
+    BankPower,
+    PowerInputs,
+    bank_lines,
+    bank_power,
+)
 from harness.analysis.planning.gold_power import (
     AGREEMENTS,
+    GoldPower,
     GoldPowerSettings,
     adjudicated_lines,
     adjudicated_power,
     parse_share_or_count,
     sample_size,
 )
-from harness.analysis.planning.models_power import models_lines, models_power
+from harness.analysis.planning.models_power import ModelsPowerFigures, models_lines, models_power
 from harness.analysis.planning.study_design import study_design
 from harness.analysis.simulation.design_search import SearchResult
 from harness.analysis.simulation.simulated_power import SimulationResult, simulate_design
@@ -53,17 +61,92 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+class AnalyticPower(TypedDict):
+    """Power and topics needed by the normal approximations (McNemar: Connor 1987)."""
+
+    p10: float  # discordant pairs: cross novel, single not
+    p01: float
+    sd: float  # SD of the paired difference at the effect
+    sd_equivalence: float  # ... at the difference the equivalence figures assume
+    mcnemar_power: float
+    mcnemar_needed: int | None  # None: not reachable
+    paired_power: float
+    paired_needed: int | None
+    mde_mcnemar: float | None  # minimal detectable effect (None: not reachable)
+    mde_paired: float | None
+    tost_power: float
+    tost_needed: int | None
+
+
+class AccuracyPower(TypedDict):
+    """Both verdicts' power when reviewers misclassify as the plan's planning section says."""
+
+    sensitivity: float
+    specificity: float
+    youden: float
+    observed_effect: float  # the difference shrunk by J
+    sd_observed: float
+    controls: int
+    min_youden: float
+    supported_power: float
+    supported_needed: int | None
+    youden_bound: float
+    controls_needed: int | None
+    gate_power: float
+    margin_bound: float
+    refute_power: float | None
+    refute_needed: int | None
+
+
+class SearchFigures(TypedDict):
+    """`design_search.SearchResult` as a dict."""
+
+    value: float | None
+    power: float | None
+    power_se: float | None
+    below: float | None
+    power_below: float | None
+    start: float
+    simulations: int
+    reps: int
+    seed: int
+    value_se: float | None
+
+
+class SimulationPower(TypedDict):
+    """The full design simulated through the primary analysis."""
+
+    reps: int
+    seed: int
+    design: str
+    power: float
+    power_se: float
+    type_i: float
+    type_i_se: float
+    pooled_type_i: float
+    pooled_type_i_se: float
+    sd_d: float | None
+    sd_d_null: float | None
+    topics_needed: int | None
+    power_at_needed: float | None
+    topics_search: SearchFigures | None
+    effect_search: SearchFigures | None
+    mde: float | None
+    tost_power: float | None
+    tost_needed: int | None
+
+
 @dataclass
 class PowerResult:
-    inputs: dict[str, Any]
-    analytic: dict[str, Any]
+    inputs: PowerInputs
+    analytic: AnalyticPower
     curve: pd.DataFrame
-    simulation: dict[str, Any] | None = None
+    simulation: SimulationPower | None = None
     notes: list[str] = field(default_factory=list)
-    accuracy: dict[str, Any] | None = None
-    bank: dict[str, Any] | None = None
-    models: dict[str, Any] | None = None  # several models (ModelsPower.as_dict)
-    adjudicated: dict[str, Any] | None = None  # the gold subsample (gold_power)
+    accuracy: AccuracyPower | None = None
+    bank: BankPower | None = None
+    models: ModelsPowerFigures | None = None  # several models
+    adjudicated: GoldPower | None = None  # the gold subsample (gold_power)
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic
@@ -96,7 +179,7 @@ class PowerResult:
         return "\n".join(lines)
 
 
-def accuracy_lines(a: dict[str, Any], i: dict[str, Any]) -> list[str]:
+def accuracy_lines(a: AccuracyPower, i: PowerInputs) -> list[str]:
     gate = "reaches" if a["youden_bound"] >= a["min_youden"] else "does NOT reach"
     return [
         f"  Reviewer accuracy: sensitivity {a['sensitivity']:g}, specificity "
@@ -120,7 +203,7 @@ def _effect(value: float | None) -> str:
     return "not reachable" if value is None else f"{value:+.3f}"
 
 
-def _simulation_lines(s: dict[str, Any], i: dict[str, Any]) -> list[str]:
+def _simulation_lines(s: SimulationPower, i: PowerInputs) -> list[str]:
     lines = [
         f"Simulation of the full design through the primary analysis ({s['reps']} "
         f"studies each, seed {s['seed']}; {s['design']}):",
@@ -223,7 +306,7 @@ def power(
     sized = (
         None if bank is None or bank is False else bank_size(None if bank is True else Path(bank))
     )
-    inputs = {
+    inputs: PowerInputs = {
         # with a bank and no --topics, every figure is for the bank's size
         "topics": topics or (sized[0] if sized else p.topics),
         "p_single": p.p_single if p_single is None else p_single,
@@ -310,12 +393,12 @@ def power(
 
 def _adjudicated(
     plan: Plan,
-    i: dict[str, Any],
+    i: PowerInputs,
     sample: float | int | str | None,
     agreement: float | None,
     reviewers: int | None,
     samples: int | None,
-) -> dict[str, Any] | None:
+) -> GoldPower | None:
     """The adjudicated design's figures, or None without a sample (plan or argument)."""
     section = getattr(plan, "adjudication", None)  # plans before the gold subsample lack it
     if isinstance(sample, str):
@@ -379,7 +462,7 @@ def bank_size(path: Path | None) -> tuple[int, str]:
     return len(loaded.topics), label
 
 
-def _analytic(i: dict[str, Any]) -> dict[str, Any]:
+def _analytic(i: PowerInputs) -> AnalyticPower:
 
     p_cross = i["p_single"] + i["effect"]
     p10, p01 = discordant(p_cross, i["p_single"], i["rho"])
@@ -406,7 +489,7 @@ def _analytic(i: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _accuracy(plan: Plan, i: dict[str, Any]) -> dict[str, Any]:
+def _accuracy(plan: Plan, i: PowerInputs) -> AccuracyPower:
     """Power of both verdicts when reviewers misclassify as the plan's planning section says."""
     p, c = plan.planning, plan.controls
     sens, spec = p.sensitivity, p.specificity
@@ -452,7 +535,7 @@ def _or_none(compute: Callable[[], int | None]) -> int | None:
         return None
 
 
-def _simulation(sim: SimulationResult, design: Design, i: dict[str, Any]) -> dict[str, Any]:
+def _simulation(sim: SimulationResult, design: Design, i: PowerInputs) -> SimulationPower:
 
     sd_null = sim.type_i.sd_d if math.isfinite(sim.type_i.sd_d) else None
     tost = (
@@ -485,5 +568,5 @@ def _simulation(sim: SimulationResult, design: Design, i: dict[str, Any]) -> dic
     }
 
 
-def _search(result: SearchResult | None) -> dict[str, Any] | None:
-    return None if result is None else asdict(result)
+def _search(result: SearchResult | None) -> SearchFigures | None:
+    return None if result is None else cast(SearchFigures, asdict(result))

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from harness.analysis.plan.plan_file import LoadedPlan, Plan, load_plan
 from harness.analysis.statistics.decisive import controls_needed
@@ -29,7 +29,8 @@ from harness.analysis.statistics.sample_size import (
 from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_command, record_materials, record_section
+from harness.study.manifest import read_manifest, record_command, record_materials, record_section
+from harness.study.manifest_sections import Blinding, MaterialFile
 from harness.study.store import Study
 from harness.study.tables.outputs import most_samples, output_models
 from harness.study.tables.views import reviewer_kinds, store_counts
@@ -59,6 +60,22 @@ class PreregResult:
         )
 
 
+class StudyFacts(TypedDict):
+    """The study as it stands when the plan is registered."""
+
+    study_id: str
+    topics: int
+    prompts: int
+    outputs: int  # that succeeded
+    items: int
+    reviews: int
+    reviewers: dict[str, int]  # kind -> reviewers
+    samples: int | None  # most outputs per prompt and model
+    models: list[str]
+    pilot: bool
+    demo: bool
+
+
 @writes_study
 def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResult:
     """Write `prereg.md` in the study folder and record the plan's hash in the manifest."""
@@ -66,9 +83,9 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
     loaded = load_plan(plan)
     with Study.open(folder) as study:
         facts = _facts(study)
-    manifest = load_manifest(folder)
+    manifest = read_manifest(folder)
     at = utc_now()
-    text = render(loaded, manifest, facts, at)
+    text = render(loaded, manifest.blinding, facts, at, manifest.materials)
     path = folder / PREREG_NAME
     tmp = path.with_name(PREREG_NAME + ".tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -81,7 +98,7 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
     return PreregResult(path, loaded.path, loaded.sha256, at, facts["reviews"], text)
 
 
-def _facts(study: Study) -> dict[str, Any]:
+def _facts(study: Study) -> StudyFacts:
 
     counts = store_counts(study)
     return {
@@ -169,7 +186,15 @@ def _safe(compute: Callable[[], float]) -> str:
     return str(value) if math.isfinite(value) else "n/a"
 
 
-def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], at: str) -> str:
+def render(
+    loaded: LoadedPlan,
+    blinding: Blinding | None,
+    facts: StudyFacts,
+    at: str,
+    materials: dict[str, dict[str, MaterialFile]] | None,
+) -> str:
+    """prereg.md: the plan, the study as it stands, and the manifest's blinding commitment and
+    materials."""
     plan = loaded.plan
     topics = facts["topics"] or plan.planning.topics
     reviewers = ", ".join(f"{n} {k}" for k, n in sorted(facts["reviewers"].items())) or "none yet"
@@ -209,13 +234,12 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
         "## Blinding",
         "",
     ]
-    blinding = manifest.get("blinding")
-    if blinding:
+    if blinding is not None and blinding.record():  # an empty section: no packets either
         lines += [
             f"Commitment (SHA-256 of the item -> output -> condition key, "
-            f"{blinding.get('n_items')} items, made {blinding.get('made_at')}):",
+            f"{blinding.n_items} items, made {blinding.made_at}):",
             "",
-            f"    {blinding.get('sha256')}",
+            f"    {blinding.sha256}",
             "",
         ]
     else:
@@ -226,7 +250,7 @@ def render(loaded: LoadedPlan, manifest: dict[str, Any], facts: dict[str, Any], 
         ]
     lines += ["## Reviewer accuracy (control items)", ""] + controls_lines(plan) + [""]
     lines += ["## Several models", ""] + models_lines(plan, len(facts["models"])) + [""]
-    lines += ["## Materials", ""] + _materials(manifest) + [""]
+    lines += ["## Materials", ""] + _materials(materials) + [""]
     lines += [
         "## Analysis plan",
         "",
@@ -331,10 +355,10 @@ def controls_lines(plan: Plan) -> list[str]:
     ]
 
 
-def _materials(manifest: dict[str, Any]) -> list[str]:
-    materials = manifest.get("materials") or {}
+def _materials(materials: dict[str, dict[str, MaterialFile]] | None) -> list[str]:
+    materials = materials or {}
     rows = ["| role | file | sha256 |", "|---|---|---|"]
     for role, files in sorted(materials.items()):
         for name, entry in sorted(files.items()):
-            rows.append(f"| {role} | {name} | `{entry.get('sha256')}` |")
+            rows.append(f"| {role} | {name} | `{entry.sha256}` |")
     return rows if len(rows) > 2 else ["No materials recorded in the manifest yet."]

@@ -3,10 +3,16 @@ draw, and the primary reviewers' accuracy on the real items."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.analysis.report.render import Block
-from harness.analysis.report.results import AdjudicationResult, AnalysisResult, fmt, fmt_p
+from harness.analysis.report.results import (
+    AccuracyRow,
+    AdjudicatedModelRow,
+    AdjudicationResult,
+    AnalysisResult,
+    ArmDifference,
+    fmt,
+    fmt_p,
+)
 
 
 def adjudication_blocks(r: AnalysisResult) -> list[Block]:
@@ -184,25 +190,25 @@ def _rows(a: AdjudicationResult) -> list[list[str]]:
     return rows
 
 
-def _rate(x: dict[str, Any], name: str) -> str:
-    if x[name] is None:
+def _rate(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
         return "n/a"
-    return f"{fmt(x[name])} [{fmt(x[name + '_low'])}, {fmt(x[name + '_high'])}]"
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
 
 
-def _accuracy_row(x: dict[str, Any]) -> list[str]:
+def _accuracy_row(x: AccuracyRow) -> list[str]:
     label = x["label"] if x["scope"] == "reviewer" else f"**{x['label']}**"
     return [
         label,
         x["arm"],
         f"{x['published']} ({x['published_correct']})",
-        _rate(x, "sensitivity"),
+        _rate(x["sensitivity"], x["sensitivity_low"], x["sensitivity_high"]),
         f"{x['unpublished']} ({x['unpublished_correct']})",
-        _rate(x, "specificity"),
+        _rate(x["specificity"], x["specificity_low"], x["specificity_high"]),
     ]
 
 
-def _diff_row(x: dict[str, Any]) -> list[str]:
+def _diff_row(x: ArmDifference) -> list[str]:
     return [
         x["label"],
         f"{fmt(x['sensitivity_cross'])} / {fmt(x['sensitivity_single'])}",
@@ -213,7 +219,7 @@ def _diff_row(x: dict[str, Any]) -> list[str]:
     ]
 
 
-def _model_row(x: dict[str, Any]) -> list[str]:
+def _model_row(x: AdjudicatedModelRow) -> list[str]:
     return [
         x["model"],
         str(x["topics_labelled"]),

@@ -258,11 +258,17 @@ def accuracy_figure(result: AnalysisResult) -> Figure:
         pooled = a["scope"] == "pooled"
         colour = "black" if pooled else (CROSS_COLOUR if a["kind"] == "human" else SINGLE_COLOUR)
         x, y = a["specificity"], a["sensitivity"]
+        x_low, x_high = a["specificity_low"], a["specificity_high"]
+        y_low, y_high = a["sensitivity_low"], a["sensitivity_high"]
+        if x is None or y is None or x_low is None or x_high is None:
+            continue  # a rate is never without its exact interval
+        if y_low is None or y_high is None:
+            continue
         ax.errorbar(
             x,
             y,
-            xerr=[[x - a["specificity_low"]], [a["specificity_high"] - x]],
-            yerr=[[y - a["sensitivity_low"]], [a["sensitivity_high"] - y]],
+            xerr=[[x - x_low], [x_high - x]],
+            yerr=[[y - y_low], [y_high - y]],
             fmt="s" if pooled else REVIEWER_MARKERS[(n - 1) % len(REVIEWER_MARKERS)],
             color=colour,
             mfc=colour if pooled else "none",

@@ -7,15 +7,157 @@ notebook user gets attributes and DataFrames rather than text to parse.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Literal, NotRequired, TypedDict, TypeVar
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+from harness.study.records import JsonObject
 
 RULE = "=" * 78
 THIN = "-" * 78
 Role = Literal["verdict", "primary", "check", "literal", "secondary", "corrected"]
 Scale = Literal["difference", "odds ratio", "slope"]
+
+
+_T = TypeVar("_T")
+
+
+class _AsMade:
+    """Pydantic takes the value as it is and dumps it by its own type, as for `Any`."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: object, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.any_schema()
+
+
+#: A record the report keeps exactly as the analysis made it: typed for its readers, neither
+#: validated nor reshaped by pydantic (a TypedDict field would drop unknown keys and turn an int
+#: into a float), and dumped to JSON as a plain dict.
+Kept = Annotated[_T, _AsMade]
+
+
+class AccuracyRow(TypedDict):
+    """`statistics.accuracy.Accuracy.row()`: one reviewer's, kind's or the pooled accuracy on
+    control items, with exact intervals; `arm` where it is given per arm (cross, single, both)."""
+
+    label: str
+    scope: Literal["reviewer", "kind", "pooled", "weighted"]
+    kind: str
+    published: float  # effective (non-integer) counts for scope "weighted"
+    published_correct: float
+    unpublished: float
+    unpublished_correct: float
+    sensitivity: float | None
+    sensitivity_low: float | None
+    sensitivity_high: float | None
+    specificity: float | None
+    specificity_low: float | None
+    specificity_high: float | None
+    youden: float | None
+    youden_low: float | None
+    youden_high: float | None
+    level: float
+    arm: NotRequired[str]
+
+
+class WeightedAccuracyRow(AccuracyRow):
+    """The accuracy the verdict uses: reviewers weighted by their share of the real judgments."""
+
+    shares: dict[str, float]
+    uncovered: float
+
+
+class ArmDifference(TypedDict):
+    """Fisher tests of equal sensitivity and specificity between the arms (cross, single);
+    `label` and `scope` name whose judgments, where there are several rows."""
+
+    label: NotRequired[str]
+    scope: NotRequired[str]
+    sensitivity_cross: float | None
+    sensitivity_single: float | None
+    p_sensitivity: float | None
+    specificity_cross: float | None
+    specificity_single: float | None
+    p_specificity: float | None
+    favours_hypothesis: bool
+
+
+class ControlsDifference(TypedDict):
+    """The primary reviewers' `ArmDifference` on the controls, with its counts."""
+
+    sensitivity_cross: float | None
+    sensitivity_single: float | None
+    published_cross: int
+    published_single: int
+    p_sensitivity: float | None
+    specificity_cross: float | None
+    specificity_single: float | None
+    unpublished_cross: int
+    unpublished_single: int
+    p_specificity: float | None
+    alpha: float
+    favours_hypothesis: bool
+    test: str
+
+
+class ModelRow(TypedDict):
+    """One model's difference in a study of several (`ModelsResult.models`)."""
+
+    model: str
+    topics: int
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_greater: float
+    p_holm: float
+    supported: bool  # Holm-adjusted p < alpha
+    p_less: float
+    verdict: str  # the per-model rule of harness.analysis.statistics.model_verdict
+    verdict_reason: str
+
+
+class AdjudicatedModelRow(TypedDict):
+    """One model's prediction-powered estimate on the adjudicated scale, Holm over models."""
+
+    model: str
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    lam: float
+    topics_labelled: int
+    p_greater: float | None
+    p_holm: float | None
+    p_tost: float | None
+
+
+class ReviewerRow(TypedDict):
+    """One reviewer's share of novel verdicts by arm (descriptive)."""
+
+    reviewer_id: str
+    kind: str
+    judgments: int
+    novel_cross: float
+    novel_single: float
+    difference: float
+
+
+class TopicRow(TypedDict):
+    """One topic: the proportion judged novel per condition, items per condition, and d."""
+
+    topic_id: str
+    p_single_a: float
+    n_items_single_a: int
+    p_single_b: float
+    n_items_single_b: int
+    p_cross: float
+    n_items_cross: int
+    p_single: float
+    d: float
+    complete: bool
 
 
 class _Model(BaseModel):
@@ -150,10 +292,10 @@ class ControlsResult(_Model):
     level: float
     min_youden: float
     correction: str
-    accuracy: list[dict[str, Any]]  # per reviewer, per kind, pooled (Accuracy.row())
+    accuracy: Kept[list[AccuracyRow]]  # per reviewer, per kind, pooled
     # the accuracy the verdict uses: reviewers weighted by their share of the real judgments,
     # with effective counts, each reviewer's share, and the share without controls of both kinds
-    weighted: dict[str, Any]
+    weighted: Kept[WeightedAccuracyRow]
     excluded: list[str]
     exclude_below: float
     pooled_youden: float | None  # the weighted J of `weighted`, and its exact interval
@@ -161,7 +303,7 @@ class ControlsResult(_Model):
     pooled_youden_high: float | None
     gate_ok: bool
     gate_reason: str
-    differential: dict[str, Any] | None
+    differential: Kept[ControlsDifference | None]
     observed: float | None
     corrected: float | None
     corrected_low: float | None
@@ -179,9 +321,7 @@ class ModelsResult(_Model):
     """Several models in one study: each model's difference, the pooled test, heterogeneity."""
 
     primary: Literal["pooled", "per_model"] = "pooled"  # the plan's models.primary
-    models: list[dict[str, Any]]  # model, topics, estimate, ci_low, ci_high, p_greater,
-    # p_holm, supported (Holm-adjusted p < alpha), p_less, verdict and verdict_reason (the
-    # per-model rule of harness.analysis.statistics.model_verdict)
+    models: Kept[list[ModelRow]]
     topics: int  # topics complete in every model
     pooled_estimate: float | None
     pooled_p_greater: float
@@ -193,7 +333,7 @@ class ModelsResult(_Model):
     interaction_df: list[int] | None
     interaction_p: float | None
     alpha: float
-    leak_auc: dict[str, Any] | None = None  # how well a classifier tells the models apart
+    leak_auc: Kept[JsonObject | None] = None  # how well a classifier tells the models apart
     # "configurations" when every key is a labelled configuration of one model (of_model)
     kind: Literal["models", "configurations"] = "models"
     of_model: str | None = None
@@ -269,14 +409,14 @@ class AdjudicationResult(_Model):
     mean_f: float | None  # the primary reviewers' mean difference, all complete topics
     correlation: float | None  # of d_t and f_t on the adjudicated topics
     novel_rate: float | None = None  # adjudicated items judged novel, all arms
-    accuracy: list[dict[str, Any]]  # Accuracy.row() per reviewer / kind / pooled, with arm
-    differential: list[dict[str, Any]]  # per reviewer kind and pooled: cross vs single
-    draw: dict[str, Any]  # the manifest's record of the draw
-    models: list[dict[str, Any]] = Field(default_factory=list)  # per model, Holm over models
+    accuracy: Kept[list[AccuracyRow]]  # per reviewer / kind / pooled, with arm
+    differential: Kept[list[ArmDifference]]  # per reviewer kind and pooled: cross vs single
+    draw: Kept[JsonObject]  # the manifest's record of the draw
+    models: Kept[list[AdjudicatedModelRow]] = Field(default_factory=list)  # Holm over models
     # the adjudicators measured on the planted controls of their own packets
-    # (`statistics.instrument`): Accuracy.row() per adjudicator / kind / pooled / weighted, arm
-    adjudicator_accuracy: list[dict[str, Any]] = Field(default_factory=list)
-    adjudicator_differential: dict[str, Any] | None = None  # cross vs single controls (Fisher)
+    # (`statistics.instrument`): per adjudicator / kind / pooled / weighted, with arm
+    adjudicator_accuracy: Kept[list[AccuracyRow]] = Field(default_factory=list)
+    adjudicator_differential: Kept[ArmDifference | None] = None  # cross vs single controls
     adjudicator_gate: bool = False  # shown to discriminate: `refuted` is possible
     adjudicator_reason: str = ""
     youden: float | None = None  # the adjudicators' weighted J
@@ -289,7 +429,7 @@ class AdjudicationResult(_Model):
     tiers_disagree: str = ""  # why the tiers' verdicts do not fit their accuracy (no refuted)
     # the tipping point of a `supported` against the adjudicators' differential error and the
     # bound their per-form controls give (`statistics.differential_error`)
-    differential_error: dict[str, Any] | None = None
+    differential_error: Kept[JsonObject | None] = None
     differential_error_text: str = ""
     estimand: str = ""  # what the interval is an interval of
     method: str = ""  # how the interval and the tests are computed
@@ -358,7 +498,7 @@ class AnalysisResult(_Model):
     study_id: str
     analysed_at: str
     harness_version: str
-    plan: dict[str, Any]
+    plan: Kept[JsonObject]
     design: DesignSummary
     verification: Verification
     primary: PrimaryResult
@@ -367,7 +507,7 @@ class AnalysisResult(_Model):
     literal_rule: LiteralRuleResult
     estimates: list[Estimate]
     agreement: AgreementResult
-    per_reviewer: list[dict[str, Any]]
+    per_reviewer: Kept[list[ReviewerRow]]
     power: PowerSummary
     verdict: VerdictResult
     controls: ControlsResult | None = None
@@ -375,7 +515,7 @@ class AnalysisResult(_Model):
     adjudication: AdjudicationResult | None = None
     blinded_steps: BlindedStepsResult | None = None
     notes: list[str]
-    topics: list[dict[str, Any]]
+    topics: Kept[list[TopicRow]]
     report_files: dict[str, str] = Field(default_factory=dict)
 
     # -- tables ----------------------------------------------------------------------------------

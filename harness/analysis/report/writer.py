@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.plan.primary_tests import primary_test
@@ -12,7 +13,9 @@ from harness.analysis.report.adjudication_section import adjudication_blocks
 from harness.analysis.report.figures import caption, figure_names, render_all
 from harness.analysis.report.render import Block, html_page, markdown
 from harness.analysis.report.results import (
+    AccuracyRow,
     AnalysisResult,
+    ControlsDifference,
     ControlsResult,
     Estimate,
     ModelsResult,
@@ -23,6 +26,7 @@ from harness.analysis.report.results import (
 )
 from harness.analysis.report.steps_section import steps_blocks
 from harness.models.configurations import wording
+from harness.study.records import JsonObject
 
 MAX_TOPIC_ROWS = 200
 MAX_PAIR_ROWS = 60
@@ -117,7 +121,7 @@ def _verdict(r: AnalysisResult) -> list[Block]:
             "p",
             (
                 f"The hypothesis author's literal rule (a significant difference in pooled proportions "
-                f"on at least {r.plan['literal_rule']['min_topics']} topics, else refuted) says: "
+                f"on at least {_plan_value(r, 'literal_rule', 'min_topics')} topics, else refuted) says: "
                 f"**{v.literal_label}**: {v.literal_reason}. It counts judgments as independent and "
                 f"treats a non-significant result as a refutation, which is why it is not the "
                 f"preregistered verdict."
@@ -191,10 +195,10 @@ def _leak_models(m: ModelsResult, one: str) -> str:
     pairs = [
         f"{label} {a:.3f} [{lo:.3f}, {hi:.3f}]"
         for label, a, lo, hi in zip(
-            leak.get("labels", []),
-            leak.get("auc", []),
-            leak.get("ci_low", []),
-            leak.get("ci_high", []),
+            _series(leak, "labels"),
+            _series(leak, "auc"),
+            _series(leak, "ci_low"),
+            _series(leak, "ci_high"),
             strict=False,
         )
         if a is not None and lo is not None and hi is not None
@@ -206,6 +210,19 @@ def _leak_models(m: ModelsResult, one: str) -> str:
         + "; ".join(pairs)
         + f" (0.5: indistinguishable; packets never name a {one})"
     )
+
+
+def _series(record: JsonObject, key: str) -> list[JsonValue]:
+    """One list of the leak audit's per-model record; none where it has none."""
+    values = record.get(key)
+    return values if isinstance(values, list) else []
+
+
+def _plan_value(r: AnalysisResult, section: str, key: str) -> JsonValue:
+    """One setting of the plan the result was analysed with."""
+    part = r.plan[section]
+    assert isinstance(part, dict), f"plan section {section!r} is not a mapping"
+    return part[key]
 
 
 def _accuracy(r: AnalysisResult) -> list[Block]:
@@ -278,27 +295,22 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
     return out
 
 
-def _accuracy_row(a: dict[str, Any]) -> list[str]:
-    def rate(name: str) -> str:
-        return (
-            f"{fmt(a[name])} [{fmt(a[name + '_low'])}, {fmt(a[name + '_high'])}]"
-            if a[name] is not None
-            else "n/a"
-        )
+def _accuracy_row(a: AccuracyRow) -> list[str]:
+    def rate(value: float | None, low: float | None, high: float | None) -> str:
+        return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]" if value is not None else "n/a"
 
-    def count(name: str) -> str:  # effective counts of the weighted row are not integers
-        x = a[name]
+    def count(x: float) -> str:  # effective counts of the weighted row are not integers
         return str(x) if float(x).is_integer() else f"{x:.1f}"
 
     label = a["label"] if a["scope"] == "reviewer" else f"**{a['label']}**"
     return [
         label,
         a["kind"],
-        f"{count('published')} ({count('published_correct')})",
-        rate("sensitivity"),
-        f"{count('unpublished')} ({count('unpublished_correct')})",
-        rate("specificity"),
-        rate("youden"),
+        f"{count(a['published'])} ({count(a['published_correct'])})",
+        rate(a["sensitivity"], a["sensitivity_low"], a["sensitivity_high"]),
+        f"{count(a['unpublished'])} ({count(a['unpublished_correct'])})",
+        rate(a["specificity"], a["specificity_low"], a["specificity_high"]),
+        rate(a["youden"], a["youden_low"], a["youden_high"]),
     ]
 
 
@@ -333,7 +345,7 @@ def _corrected_text(c: ControlsResult) -> str:
     return text
 
 
-def _differential_text(d: dict[str, Any]) -> str:
+def _differential_text(d: ControlsDifference) -> str:
     flag = (
         "**Warning: accuracy differs in the direction that favours the hypothesis** "
         "(cross-field material called novel more often whatever its truth), so a "
@@ -672,7 +684,7 @@ def _verdict_test(r: AnalysisResult) -> str:
         "they are upper bounds for the tests the provisional verdict uses, which correct for "
         "the reviewers' accuracy on controls: reviewers with J below 1 shrink a true difference "
         "to J times its size, and `refuted` needs equivalence within the SESOI times the lower "
-        f"bound of J, at alpha/2, with the {r.plan['equivalence']['method']} test, so the "
+        f"bound of J, at alpha/2, with the {_plan_value(r, 'equivalence', 'method')} test, so the "
         "verdict needs more topics (see reviewer accuracy)."
     )
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from harness.analysis.report.results import AccuracyRow
 from harness.analysis.statistics.consensus import VERDICTS, code_outcome
 
 # one row per review of a control item (`study.tables.views.control_review_frame`)
@@ -91,7 +92,7 @@ class Accuracy:
         """One-sided lower confidence bound of J at 1 - alpha (alpha split over both rates)."""
         return self.youden_ci(1.0 - 2.0 * alpha)[0]
 
-    def row(self) -> dict[str, object]:
+    def row(self) -> AccuracyRow:
         def num(x: float) -> float | None:
             return float(x) if math.isfinite(x) else None
 

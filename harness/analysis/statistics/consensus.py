@@ -7,8 +7,7 @@ calls exactly the code path that the real analysis calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -35,7 +34,6 @@ class Judgments:
     reviewer_ids: np.ndarray | None = None
     reviewer_kind: np.ndarray | None = None  # 'human' | 'automated' per reviewer code
     item_model: np.ndarray | None = None  # the model (label) of each item's output
-    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_items(self) -> int:
@@ -62,7 +60,6 @@ class Judgments:
             item=self.item[mask],
             reviewer=self.reviewer[mask],
             verdict=self.verdict[mask],
-            _cache={},
         )
 
     def frame(self) -> pd.DataFrame:

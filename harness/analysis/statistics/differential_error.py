@@ -34,13 +34,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 from scipy import stats
 
 from harness.analysis.statistics.accuracy import clopper_pearson
 from harness.analysis.statistics.ppi import PPIResult
+from harness.study.records import JsonObject
 
 __all__ = ["DifferentialError", "differential_error", "majority_rate", "rate_bounds"]
 
@@ -91,7 +91,7 @@ class DifferentialError:
             f"{verdict}"
         )
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "tipping": self.tipping,
             "gap_published": self.gap_published,

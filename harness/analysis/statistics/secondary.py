@@ -8,7 +8,7 @@ import inspect
 import math
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,12 @@ from harness.analysis.statistics.gee import topic_subsample
 from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.pooled import single_conditions
 from harness.analysis.statistics.primary import run_primary
+
+if TYPE_CHECKING:
+    from statsmodels.genmod.bayes_mixed_glm import (
+        BayesMixedGLMResults,
+        BinomialBayesMixedGLM,
+    )
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ def mixed_glm(j: Judgments, y: np.ndarray, table: TopicTable, plan: Plan) -> Sec
     )
 
 
-def _fit_vb(model: Any, seed: int) -> Any:
+def _fit_vb(model: BinomialBayesMixedGLM, seed: int) -> BayesMixedGLMResults:
     """L-BFGS-B (same optimum as BFGS, linear memory) from seeded starting values, so the same
     data give the same report. fit_vb draws its starting log-SDs as -0.5 + 0.1 N(0, 1): from
     `rng` since statsmodels 0.15, from numpy's global state before, where the same draw is given

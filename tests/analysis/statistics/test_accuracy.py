@@ -23,6 +23,7 @@ from harness.analysis.statistics.accuracy import (
 )
 from harness.analysis.statistics.decisive import controls_needed, design_effect, gate_power
 from harness.analysis.statistics.weighted import weighted_accuracy
+from harness.study.manifest_sections import LeakAudit
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (10, 10), (17, 40), (1, 1)])
@@ -184,14 +185,14 @@ def test_leak_auc_is_read_from_the_leak_audit_of_the_blind_stage() -> None:
         "method": "logistic",
         "note": "text",
     }
-    assert leak_auc({"leak_audit": {"controls": audit}}) == {
+    assert leak_auc(LeakAudit(controls=audit)) == {
         "auc": 0.43,
         "ci_low": 0.25,
         "ci_high": 0.6,
         "n_controls": 10.0,
     }
-    assert leak_auc({"leak_audit": {"auc": 0.5}}) is None  # the real-items audit is not this
-    assert leak_auc({}) is None
+    assert leak_auc(LeakAudit(auc=0.5)) is None  # the real-items audit is not this
+    assert leak_auc(None) is None
 
 
 def test_controls_needed_is_where_the_saw_toothed_power_settles():

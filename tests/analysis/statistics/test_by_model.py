@@ -14,7 +14,7 @@ from harness.analysis.run import analyze
 from harness.analysis.simulation.study_folder import write_simulated_study
 from harness.analysis.statistics.by_model import models_of, study_across_models
 from harness.analysis.statistics.primary import table_for
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 
 
@@ -31,7 +31,7 @@ def two_models(tmp_path):
 def test_each_model_is_analysed_on_its_own_outputs(two_models, fast_plan):
     plan = load_plan(fast_plan).plan
     with Study.open(two_models) as study:
-        j = load_study(study, load_manifest(two_models)).judgments
+        j = load_study(study, read_manifest(two_models)).judgments
     assert models_of(j) == ["model-0", "model-1"]
     out = study_across_models(j, plan)
     assert out is not None and [m.model for m in out.models] == ["model-0", "model-1"]

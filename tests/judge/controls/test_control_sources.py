@@ -17,7 +17,7 @@ from harness.judge.blinding.leak_audit import ID_PATTERN, control_findings, scan
 from harness.judge.controls import control_sources as K
 from harness.models.base import ModelAPI
 from harness.study.blinding import KEY_SQL, canonical_key, commitment, salt
-from harness.study.manifest import load_manifest
+from harness.study.manifest import load_manifest, read_manifest
 from harness.study.store import Study
 from tests.judge.controls_study import CUTOFF, N_TOPICS, make_controlled
 
@@ -243,14 +243,15 @@ def test_commitment_covers_controls_and_analyze_refuses_a_changed_one(controlled
     manifest = load_manifest(controlled.path)
     assert manifest["blinding"]["sha256"] == commitment(controlled.conn)
     assert manifest["blinding"]["n_items"] == controlled.count("items")
-    assert verify_blinding(controlled, manifest, allow_missing=False).status == "verified"
+    section = read_manifest(controlled.path).blinding
+    assert verify_blinding(controlled, section, allow_missing=False).status == "verified"
     (cid, expected) = controlled.rows("SELECT control_id, expected FROM controls LIMIT 1")[0]
     flipped = "published" if expected == "not_published" else "not_published"
     with controlled.transaction() as conn:
         conn.execute("UPDATE controls SET expected = ? WHERE control_id = ?", (flipped, cid))
     assert commitment(controlled.conn) != manifest["blinding"]["sha256"]
     with pytest.raises(HarnessError, match="does not match the commitment"):
-        verify_blinding(controlled, manifest, allow_missing=False)
+        verify_blinding(controlled, section, allow_missing=False)
 
 
 def test_a_study_without_controls_keeps_its_key_bytes(blinded: Study) -> None:
