@@ -29,6 +29,7 @@ from harness.collection.model_plan import MODELS_KEY, RUN_OPTIONS_KEY, ModelRun,
 from harness.errors import HarnessError
 from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url
+from harness.models.batch import BatchRecord
 from harness.models.budget import Budget, worst_case_cost
 from harness.models.openai_api import ParameterRejected, ServerRefused
 from harness.models.prices import PriceTable
@@ -72,12 +73,12 @@ class StudyBatchState:
         self.path = path
         self.key = BATCHES_KEY + (f":{suffix}" if suffix else "")
 
-    def load(self) -> list[JsonObject]:
+    def load(self) -> list[BatchRecord]:
         with Study.open(self.path) as study:
-            batches: list[JsonObject] = json.loads(study.meta(self.key) or "[]")
+            batches: list[BatchRecord] = json.loads(study.meta(self.key) or "[]")
             return batches
 
-    def save(self, batches: list[JsonObject]) -> None:
+    def save(self, batches: list[BatchRecord]) -> None:
         with Study.open(self.path) as study:
             study.set_meta(self.key, json.dumps(batches))
 
@@ -750,7 +751,7 @@ def _record(
     run_info: JsonObject,
     result: CollectResult,
     batch_ids: list[str],
-    replicas: dict[str, dict[str, int]] | None = None,
+    replicas: JsonObject | None = None,
     chosen: JsonObject | None = None,
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs
@@ -777,8 +778,7 @@ def _record(
     }
     this_run.update(chosen or {})
     if replicas and len(replicas) > 1:
-        # answers and times taken out, per replica
-        this_run["replicas"] = {url: dict[str, JsonValue](n) for url, n in replicas.items()}
+        this_run["replicas"] = replicas  # answers and times taken out, per replica
     runs: list[JsonValue] = [*(previous.runs or []), this_run]
     batches = sorted({*(str(b) for b in previous.batch_ids or []), *batch_ids})
     models: JsonObject = {k: m.record() for k, m in recorded_models(collect).items()}

@@ -44,6 +44,7 @@ from harness.models.base import (
 )
 from harness.models.settings import LocalSettings
 from harness.study.clock import utc_now
+from harness.study.records import JsonObject
 
 DEFAULT_BATCH_SIZE = LocalSettings.batch_size
 _TOP_P_SHORTLIST = 256  # nucleus sampling looks at this many tokens first, all only when needed
@@ -157,7 +158,7 @@ class LocalBackend(ModelAPI):
             self._fingerprint = "sha256:" + weights_digest(self.path)[:16]
         return self._fingerprint
 
-    def run_settings(self) -> dict[str, Any]:
+    def run_settings(self) -> JsonObject:
         """What the texts of the last run depend on beyond the seed: the CPU threads (the matrix
         kernels split their sums by thread, so with `threads` unset, as many as are idle, a busy
         machine can draw other tokens), the decoder, and the precision of the matrix products
@@ -167,7 +168,7 @@ class LocalBackend(ModelAPI):
         import torch
 
         rows = _rowcache.supports(self._lm)
-        settings = {
+        settings: JsonObject = {
             "threads_used": torch.get_num_threads(),
             "decoder": "row caches" if rows else "generic",
             "matmul_dtype": self.matmul_precision(),

@@ -98,7 +98,7 @@ def to_completions(
         int_or_none(c.get("index")) if c.get("index") is not None else i: c
         for i, c in enumerate(cast(list[JsonObject], reply["choices"]))
     }
-    usage = _object(reply.get("usage"))
+    usage = sub_object(reply.get("usage"))
     prompt_tokens = int_or_none(usage.get("prompt_tokens"))
     completion_total = int_or_none(usage.get("completion_tokens"))
     model_reported = _text(reply.get("model"))
@@ -145,7 +145,7 @@ def int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _object(value: JsonValue) -> JsonObject:
+def sub_object(value: JsonValue) -> JsonObject:
     """A reply's sub-object (`usage`); empty where the server sent none."""
     return value if isinstance(value, dict) else {}
 
