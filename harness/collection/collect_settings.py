@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, cast
+from typing import Any, Self, cast
 
 from pydantic import JsonValue
 
@@ -77,12 +77,12 @@ class CollectSettings:
         return {k: _as_json(v) for k, v in out.items()}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> CollectSettings:
+    def from_record(cls, record: Mapping[str, object]) -> Self:
         """The settings a `record()` holds."""
         return cls.from_keywords(**record)
 
     @classmethod
-    def from_keywords(cls, **keywords: Any) -> CollectSettings:
+    def from_keywords(cls, **keywords: Any) -> Self:
         """Settings from keyword values as Python callers pass them (None: not given); a name
         that is no field is a backend option, checked when the backend's settings are built."""
         values: dict[str, Any] = {
