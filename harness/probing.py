@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.geometry.probe import encode_row, measure
 from harness.geometry.realmodel import LoadedModel, last_token_attention, load
 from harness.models.embedded import resolve
 from harness.study.lock import writes_study
-from harness.study.manifest import record_command, update_manifest
+from harness.study.manifest import Manifest, change_manifest, record_command
+from harness.study.manifest_sections import GeometryRecord
 from harness.study.store import Study
 from harness.study.tables.geometry import (
     ProbePrompt,
@@ -118,13 +118,15 @@ def _record(study: Study, loaded: LoadedModel, chat_template: bool, n: int) -> N
         {"model": loaded.name, "chat_template": chat_template, "prompts": n},
     )
 
-    def change(data: dict[str, Any]) -> None:
-        data.setdefault("geometry", {})[loaded.name] = {
-            "attn_implementation": "eager",
-            "chat_template": chat_template,
-            "position": "last token of the prompt (generation prompt appended)",
-            "layers": loaded.n_layers,
-            "heads": loaded.n_heads,
-        }
+    def change(manifest: Manifest) -> None:
+        if manifest.geometry is None:
+            manifest.geometry = {}
+        manifest.geometry[loaded.name] = GeometryRecord(
+            attn_implementation="eager",
+            chat_template=chat_template,
+            position="last token of the prompt (generation prompt appended)",
+            layers=loaded.n_layers,
+            heads=loaded.n_heads,
+        )
 
-    update_manifest(study.path, change)
+    change_manifest(study.path, change)

@@ -23,13 +23,23 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 EVERY = 10.0
 #: A step shorter than this writes no plain lines at all (a cached model loads in a blink).
 QUIET_FOR = 2.0
 EVERY_ENV = "HARNESS_PROGRESS_EVERY"
-_state: dict[str, Any] = {"enabled": False, "active": None}
+
+
+class _State(TypedDict):
+    enabled: bool  # `status` steps shown outside an open display
+    active: Tracker | None  # the open display
+
+
+_state: _State = {"enabled": False, "active": None}
 
 
 def enable(on: bool = True) -> None:
@@ -212,7 +222,7 @@ class Tracker:
             self._bar.remove_task(task.rich_id)
 
 
-def _index(bar: Any, task_id: Any) -> int:
+def _index(bar: Progress, task_id: object) -> int:
     return next(i for i, t in enumerate(bar.tasks) if t.id == task_id)
 
 

@@ -110,7 +110,7 @@ def test_output_does_not_start_with_a_blank_line():
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_lock_names_the_command_not_a_function(tmp_path):
-    from harness.study.lock import _command, set_command
+    from harness.study.running import _command, set_command
 
     saved = list(_command)
     try:

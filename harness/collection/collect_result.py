@@ -6,6 +6,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.study.records import JsonObject
+
 
 class CollectResult(BaseModel):
     """What one `collect` run did for one model; `summary()` prints it."""
@@ -16,7 +18,7 @@ class CollectResult(BaseModel):
     model_key: str
     backend: str
     model: str
-    params: dict[str, object]
+    params: JsonObject
     samples: int
     total: int  # prompts x samples
     done_before: int  # completions (ok or failed) already stored when the run began

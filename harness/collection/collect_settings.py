@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Self, cast
+
+from pydantic import JsonValue
 
 from harness.models.settings import ServerOptions
+from harness.study.records import JsonObject
 
 #: The sampling settings a run may ask every model for (a model argument overrides them).
 GENERATION = ("samples", "temperature", "top_p", "max_tokens", "seed")
@@ -49,7 +52,7 @@ class CollectSettings:
     #: collect from a server other than the one a model's outputs came from
     new_endpoint: bool = False
 
-    def generation(self) -> dict[str, object]:
+    def generation(self) -> dict[str, JsonValue]:
         """The sampling settings asked of every model, None where not given."""
         return {name: getattr(self, name) for name in GENERATION}
 
@@ -59,7 +62,7 @@ class CollectSettings:
         given = {k: v for k, v in local.items() if v is not None}
         return {**self.server.given(), **given, **self.backend_options}
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> JsonObject:
         """The options given, flat, under the keyword names `harness.collect` takes (lists for
         sequences), so that `from_record` gives these settings back."""
         out: dict[str, object] = {}
@@ -71,15 +74,15 @@ class CollectSettings:
                 out.update(value)
             elif value != f.default and value is not None:
                 out[f.name] = value
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+        return {k: _as_json(v) for k, v in out.items()}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> CollectSettings:
+    def from_record(cls, record: Mapping[str, object]) -> Self:
         """The settings a `record()` holds."""
         return cls.from_keywords(**record)
 
     @classmethod
-    def from_keywords(cls, **keywords: Any) -> CollectSettings:
+    def from_keywords(cls, **keywords: Any) -> Self:
         """Settings from keyword values as Python callers pass them (None: not given); a name
         that is no field is a backend option, checked when the backend's settings are built."""
         values: dict[str, Any] = {
@@ -92,3 +95,9 @@ class CollectSettings:
         server = {k: v for k, v in values.items() if k in _SERVER}
         rest = {k: v for k, v in values.items() if k not in names | _SERVER and v is not None}
         return cls(**own, server=ServerOptions(**server), backend_options=rest)
+
+
+def _as_json(value: object) -> JsonValue:
+    """A given option as the record holds it: sequences as lists (the options are numbers,
+    text, flags and URLs)."""
+    return cast(JsonValue, list(value) if isinstance(value, tuple) else value)

@@ -19,7 +19,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
+
+from pydantic import JsonValue
 
 from harness.collection.collect_result import CollectResult
 from harness.collection.collect_settings import CollectSettings
@@ -27,6 +29,7 @@ from harness.collection.model_plan import MODELS_KEY, RUN_OPTIONS_KEY, ModelRun,
 from harness.errors import HarnessError
 from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url
+from harness.models.batch import BatchRecord
 from harness.models.budget import Budget, worst_case_cost
 from harness.models.openai_api import ParameterRejected, ServerRefused
 from harness.models.prices import PriceTable
@@ -38,7 +41,9 @@ from harness.progress import tracker
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.manifest import read_manifest, record_command, record_section
+from harness.study.manifest_sections import Collect, CollectedModel
+from harness.study.records import JsonObject
 from harness.study.tables.meta import write_meta
 from harness.study.tables.outputs import (
     OutputRecord,
@@ -68,12 +73,12 @@ class StudyBatchState:
         self.path = path
         self.key = BATCHES_KEY + (f":{suffix}" if suffix else "")
 
-    def load(self) -> list[dict[str, Any]]:
+    def load(self) -> list[BatchRecord]:
         with Study.open(self.path) as study:
-            batches: list[dict[str, Any]] = json.loads(study.meta(self.key) or "[]")
+            batches: list[BatchRecord] = json.loads(study.meta(self.key) or "[]")
             return batches
 
-    def save(self, batches: list[dict[str, Any]]) -> None:
+    def save(self, batches: list[BatchRecord]) -> None:
         with Study.open(self.path) as study:
             study.set_meta(self.key, json.dumps(batches))
 
@@ -165,7 +170,7 @@ def collect_one(
     new_endpoint: bool = False,
     model_args: list[str] | None = None,
     settings: CollectSettings | None = None,
-    **options: Any,
+    **options: object,
 ) -> CollectResult:
     """Collect completions for every pending (prompt, sample) of one model; resumable (as
     `collect(study, model=...)`).
@@ -211,7 +216,7 @@ def collect_models(
     model_args: list[str] | None = None,
     on_result: Callable[[CollectResult], None] | None = None,
     settings: CollectSettings | None = None,
-    **options: Any,
+    **options: object,
 ) -> list[CollectResult]:
     """Collect for several models, one after another (each as `collect` does for one).
 
@@ -335,7 +340,7 @@ def _open_engine(study: Study, run: ModelRun, new_endpoint: bool) -> tuple[Model
         replace(settings, base_url=base_url),
         # OPENAI_API_KEY stays with OpenAI's servers
         api_key=api_key(run.spec),
-        batch_state=StudyBatchState(study.path, run.settings["id_suffix"]),
+        batch_state=StudyBatchState(study.path, run.id_suffix),
     )
     return engine, notes
 
@@ -364,11 +369,11 @@ def _collect(
     retry_errors = asked.retry_errors
     run_info = _run_info(engine, run, max_cost, retry_errors)
     record_command(study.path, "collect", run_info)
-    requests, wanted, done = pending_requests(study, run.key, settings["samples"], retry_errors)
-    total = prompt_count(study) * settings["samples"]
+    requests, wanted, done = pending_requests(study, run.key, run.samples, retry_errors)
+    total = prompt_count(study) * run.samples
     filing = Filing(
         run.key,
-        settings["id_suffix"],
+        run.id_suffix,
         engine.name,
         engine.model,
         json.dumps(run.recorded_params(_extra_params(engine)), sort_keys=True),
@@ -478,7 +483,7 @@ def _settle_endpoint(
     Without this, a rerun that forgot --base-url would send the study's prompts to
     $OPENAI_BASE_URL or api.openai.com, another provider, with whatever key is set.
     """
-    section = recorded_section(load_manifest(study.path), spec.key)
+    section = recorded_section(read_manifest(study).collect, spec.key)
     recorded = _recorded_urls(section)
     asked = base_url or (os.environ.get("OPENAI_BASE_URL") if spec.provider == "openai" else None)
     if not recorded or output_count(study, spec.key) == 0:
@@ -486,10 +491,9 @@ def _settle_endpoint(
             return endpoint(spec, None)[0], []
         return base_url, []
     if asked is None:
-        latest = section.get("base_url") or recorded[0]
-        shown = ", ".join(latest) if isinstance(latest, list) else latest
-        chosen = tuple(latest) if isinstance(latest, list) else latest
-        return chosen, [f"{spec.key}: endpoint {shown}, as recorded in the study"]
+        latest = _base_url(section) or recorded[0]
+        shown = ", ".join(latest) if isinstance(latest, tuple) else latest
+        return latest, [f"{spec.key}: endpoint {shown}, as recorded in the study"]
     # replicas the model's outputs came from may be left out (a node that is down); a new
     # server needs --new-endpoint
     new = [u for u in (public_url(u) or u for u in split_urls(asked)) if u not in recorded]
@@ -509,29 +513,41 @@ def _settle_endpoint(
     ]
 
 
-def _recorded_urls(section: dict[str, Any]) -> list[str]:
+def _recorded_urls(section: CollectedModel) -> list[str]:
     """Every server a model's runs recorded (one URL or a list of replicas per run), in order."""
     urls: list[str] = []
-    for value in [section.get("base_url"), *(r.get("base_url") for r in section.get("runs", []))]:
-        for url in [value] if isinstance(value, str) else value or []:
-            if url not in urls:
+    runs = [r for r in section.runs or [] if isinstance(r, dict)]
+    for value in [section.record().get("base_url"), *(r.get("base_url") for r in runs)]:
+        for url in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+            if isinstance(url, str) and url not in urls:
                 urls.append(url)
     return urls
 
 
-def recorded_models(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _base_url(section: CollectedModel) -> str | tuple[str, ...] | None:
+    """The server (or replicas) the model's record names last; None where it names none."""
+    value = section.record().get("base_url")
+    if isinstance(value, list):
+        return tuple(str(url) for url in value) or None
+    return value if isinstance(value, str) and value else None
+
+
+def recorded_models(collect: Collect | None) -> dict[str, CollectedModel]:
     """The manifest's record of each model: `collect.models`, or the one-model section an older
     study wrote, filed under its key."""
-    section = manifest.get("collect") or {}
-    if "models" in section:
-        return dict(section["models"])
-    if section:
-        return {stored_key(section.get("backend") or "local", section.get("model") or ""): section}
+    if collect is None:
+        return {}
+    if "models" in collect.model_fields_set:
+        return dict(collect.models or {})
+    record = collect.record()
+    if record:
+        key = stored_key(collect.backend or "local", collect.model or "")
+        return {key: CollectedModel.from_record(record)}
     return {}
 
 
-def recorded_section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
-    return recorded_models(manifest).get(key) or {}
+def recorded_section(collect: Collect | None, key: str) -> CollectedModel:
+    return recorded_models(collect).get(key) or CollectedModel()
 
 
 def _check_budget(engine: ModelAPI, max_cost: float | None) -> None:
@@ -586,15 +602,15 @@ def _within_budget(
     return kept
 
 
-def _extra_params(engine: ModelAPI) -> dict[str, object]:
+def _extra_params(engine: ModelAPI) -> JsonObject:
     return {"batch_api": True} if engine.batch_api else {}
 
 
 def _run_info(
     engine: ModelAPI, run: ModelRun, max_cost: float | None, retry_errors: bool
-) -> dict[str, Any]:
+) -> JsonObject:
     """Parameters of this run for the manifest: no keys, no batch state objects."""
-    info = {
+    info: JsonObject = {
         "model_key": run.key,
         "provider_string": run.spec.model_string,  # the model itself; the key adds its label
         **({"label": run.spec.label} if run.spec.label else {}),
@@ -621,9 +637,12 @@ def _run_info(
     if isinstance(run.backend_settings, OpenAISettings):
         info["concurrency"] = run.backend_settings.concurrency  # the default too: runs differ
     if run.changed:
-        info["changed"] = {k: list(v) for k, v in sorted(run.changed.items())}
+        # run options kept in the study's settings: numbers and text
+        info["changed"] = {
+            k: cast(list[JsonValue], list(v)) for k, v in sorted(run.changed.items())
+        }
     if len(engine.replica_urls) > 1:
-        info["base_url"] = engine.replica_urls
+        info["base_url"] = list[JsonValue](engine.replica_urls)
     elif engine.public_base_url:
         info["base_url"] = engine.public_base_url
     if engine.fingerprint:
@@ -708,7 +727,7 @@ def _result(
         backend=engine.name,
         model=engine.model,
         params=run.recorded_params({}),
-        samples=run.settings["samples"],
+        samples=run.samples,
         total=total,
         done_before=done,
         completed=tally.ok,
@@ -729,18 +748,18 @@ def _result(
 def _record(
     study: Study,
     run: ModelRun,
-    run_info: dict[str, Any],
+    run_info: JsonObject,
     result: CollectResult,
     batch_ids: list[str],
-    replicas: dict[str, dict[str, int]] | None = None,
-    chosen: dict[str, Any] | None = None,
+    replicas: JsonObject | None = None,
+    chosen: JsonObject | None = None,
 ) -> None:
     """The manifest's `collect.models[KEY]`: settings, what the server reported, totals, runs
     (each with what the backend chose for itself, such as the CPU threads it used)."""
     reported = reported_models(study, run.key)
-    manifest = load_manifest(study.path)
-    previous = recorded_section(manifest, run.key)
-    this_run: dict[str, Any] = {
+    collect = read_manifest(study).collect
+    previous = recorded_section(collect, run.key)
+    this_run: JsonObject = {
         "finished_at": utc_now(),
         "completed": result.completed,
         "failed": result.failed,
@@ -760,9 +779,9 @@ def _record(
     this_run.update(chosen or {})
     if replicas and len(replicas) > 1:
         this_run["replicas"] = replicas  # answers and times taken out, per replica
-    runs: list[dict[str, Any]] = previous.get("runs", []) + [this_run]
-    batches = sorted({*previous.get("batch_ids", []), *batch_ids})
-    models = recorded_models(manifest)
+    runs: list[JsonValue] = [*(previous.runs or []), this_run]
+    batches = sorted({*(str(b) for b in previous.batch_ids or []), *batch_ids})
+    models: JsonObject = {k: m.record() for k, m in recorded_models(collect).items()}
     models[run.key] = {
         **{k: v for k, v in run_info.items() if k not in ("max_cost", "retry_errors", "changed")},
         "params": result.params,
@@ -786,12 +805,13 @@ def _record(
             "completion": sum(r.completion_tokens or 0 for r in reported),
         },
         "cost_usd": sum(r.cost_usd or 0.0 for r in reported),
-        "batch_ids": batches,
+        "batch_ids": list[JsonValue](batches),
         "runs": runs,
     }
-    section = manifest.get("collect") or {}
     # models taken out of the study (`collect --remove`) stay on record beside the others
     removed = (
-        {"removed": section["removed"]} if "models" in section and "removed" in section else {}
+        {"removed": collect.removed}
+        if collect is not None and {"models", "removed"} <= collect.model_fields_set
+        else {}
     )
     record_section(study.path, "collect", {"models": models, **removed})

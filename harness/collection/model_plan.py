@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import cast
+
+from pydantic import JsonValue
 
 from harness.collection.collect_settings import CollectSettings
 from harness.errors import HarnessError
@@ -35,11 +38,16 @@ from harness.models.settings import (
     option_names,
 )
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
+from harness.study.records import JsonObject
 from harness.study.tables.outputs import output_count
 
 MODELS_KEY = "collect_models"
-DEFAULTS: dict[str, Any] = {"samples": 1, **GenerationParams().as_dict()}
+#: A model's settings as the study's meta table keeps them (JSON under `MODELS_KEY`, by key):
+#: backend, model, the sampling settings, its identity keys (`extra.NAME` fields included),
+#: `id_suffix` and `run_options`. Keys vary with the model, so it stays a JSON object.
+ModelSettings = JsonObject
+DEFAULTS: dict[str, JsonValue] = {"samples": 1, **GenerationParams().as_dict()}
 #: Allowed values of the sampling settings, checked before anything is stored.
 RANGES: dict[str, tuple[float, float]] = {
     "samples": (1, 10_000),
@@ -74,17 +82,17 @@ class ModelRun:
     defaults)."""
 
     spec: ModelSpec
-    settings: dict[str, Any]
+    settings: ModelSettings
     backend_settings: BackendSettings
     given: frozenset[str] = field(default_factory=frozenset)
     max_cost: float | None = None
     #: run options taken from the model's earlier runs (not given this time), by name
-    kept: dict[str, Any] = field(default_factory=dict)
+    kept: dict[str, object] = field(default_factory=dict)
     #: run options given with another value than the earlier runs': name -> (before, now)
-    changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    changed: dict[str, tuple[object, object]] = field(default_factory=dict)
 
     @property
-    def run_options(self) -> dict[str, Any]:
+    def run_options(self) -> JsonObject:
         """The run options a later run keeps (stored with the model's settings)."""
         chosen = asdict(self.backend_settings)
         return {
@@ -98,23 +106,33 @@ class ModelRun:
         return self.spec.key
 
     @property
+    def id_suffix(self) -> str:
+        """What this model's output ids (and Batch API bookkeeping key) end with."""
+        return cast(str, self.settings["id_suffix"])
+
+    @property
+    def samples(self) -> int:
+        return cast(int, self.settings["samples"])
+
+    @property
     def params(self) -> GenerationParams:
         s = self.settings
 
-        def sent(key: str) -> Any:
-            return DEFAULTS[key] if s[key] == OMIT else s[key]
+        def sent(key: str) -> float:
+            # the settings were checked (`_check`) before they were stored
+            return cast(float, DEFAULTS[key] if s[key] == OMIT else s[key])
 
         return GenerationParams(
             temperature=sent("temperature"),
             top_p=sent("top_p"),
-            max_tokens=s["max_tokens"],
-            seed=None if s["seed"] == OMIT else s["seed"],
+            max_tokens=cast(int, s["max_tokens"]),
+            seed=None if s["seed"] == OMIT else cast(int | None, s["seed"]),
         )
 
-    def recorded_params(self, extra: dict[str, Any]) -> dict[str, Any]:
+    def recorded_params(self, extra: JsonObject) -> JsonObject:
         """outputs.params: what was sent (None where omitted), body fields, token parameter.
         A model without any of these keeps the JSON older studies have."""
-        params = {**self.params.as_dict(), **{k: None for k in self.omitted}}
+        params: JsonObject = {**self.params.as_dict(), **{k: None for k in self.omitted}}
         body, _ = request_fields(self.settings)
         if body:
             params["body"] = body
@@ -127,8 +145,9 @@ class ModelRun:
         return request_fields(self.settings)[1]
 
 
-def stored_models(study: Study) -> dict[str, dict[str, Any]]:
-    models: dict[str, dict[str, Any]] = json.loads(study.meta(MODELS_KEY) or "{}")
+def stored_models(study: Study) -> dict[str, ModelSettings]:
+    """Each model's stored settings, by key."""
+    models: dict[str, ModelSettings] = json.loads(study.meta(MODELS_KEY) or "{}")
     return models
 
 
@@ -154,7 +173,7 @@ def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:
     # --base-url serves every OpenAI-compatible model without a MODEL@base_url of its own
     runs = []
     for index, spec in enumerate(specs):
-        wanted = {
+        wanted: JsonObject = {
             **{k: v for k, v in asked.generation().items() if v is not None},
             **scoped.get(None, {}),
             **scoped.get(spec.label or spec.key, {}),
@@ -162,7 +181,7 @@ def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:
             **(scoped.get(texts[index], {}) if texts else {}),
         }
         # with several models, a run-wide option serves the models it applies to
-        run_options = {
+        run_options: dict[str, object] = {
             **{
                 k: v
                 for k, v in options.items()
@@ -170,7 +189,7 @@ def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:
             },
             **{k: wanted.pop(k) for k in list(wanted) if k in RUN_OPTIONS},
         }
-        cost = run_options.pop("max_cost", asked.max_cost)
+        cost = cast(float | None, run_options.pop("max_cost", asked.max_cost))
         # plain ids only for the first model of a study that holds no outputs yet
         plain = not stored and index == 0 and output_count(study) == 0
         suffix = "" if plain else _suffix(spec.key)
@@ -189,23 +208,24 @@ def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:
 
 
 def _earlier_options(
-    study: Study, spec: ModelSpec, before: dict[str, Any] | None
-) -> dict[str, Any]:
+    study: Study, spec: ModelSpec, before: ModelSettings | None
+) -> dict[str, object]:
     """The run options of a model's earlier runs that a rerun keeps: stored with its settings,
     or, for a study collected before they were, the latest its manifest record names."""
     if before is None:
         return {}
     if RUN_OPTIONS_KEY in before:
-        found = dict(before[RUN_OPTIONS_KEY])
+        found = dict(cast(JsonObject, before[RUN_OPTIONS_KEY]))
     else:
-        collect = load_manifest(study.path).get("collect") or {}
-        found = dict((collect.get("models") or {}).get(spec.key) or {})
+        collect = read_manifest(study).collect
+        entry = (collect.models or {}).get(spec.key) if collect is not None else None
+        found = entry.record() if entry is not None else {}
     known = option_names(spec.backend)
     return {k: v for k, v in found.items() if k in KEPT_OPTIONS and k in known and v is not None}
 
 
 def _backend_settings(
-    spec: ModelSpec, settings: dict[str, Any], run_options: dict[str, Any]
+    spec: ModelSpec, settings: ModelSettings, run_options: dict[str, object]
 ) -> BackendSettings:
     """The model's backend settings: this run's options, and for a remote model the request
     body's shape from its stored settings."""
@@ -217,11 +237,11 @@ def _backend_settings(
         built,
         extra_body=body,
         omit=omitted,
-        token_param=settings.get("token_param", "max_tokens"),
+        token_param=cast(str, settings.get("token_param", "max_tokens")),
     )
 
 
-def _spec(text: str, backend: str | None, stored: dict[str, dict[str, Any]]) -> ModelSpec:
+def _spec(text: str, backend: str | None, stored: dict[str, ModelSettings]) -> ModelSpec:
     if backend is None and "/" not in text and text != "local":
         # the older habit: `--model NAME` resumes the study's model of that name
         same = [key for key, s in stored.items() if s.get("model") == text]
@@ -230,7 +250,7 @@ def _spec(text: str, backend: str | None, stored: dict[str, dict[str, Any]]) -> 
     return resolve_model(text, backend)
 
 
-def _default_specs(backend: str | None, stored: dict[str, dict[str, Any]]) -> list[ModelSpec]:
+def _default_specs(backend: str | None, stored: dict[str, ModelSettings]) -> list[ModelSpec]:
     """No model named: the study's models (those of `backend` if given), else the default."""
     keys = [k for k in stored if backend is None or parse_model(k).provider == backend]
     if keys:
@@ -244,13 +264,17 @@ def _suffix(key: str) -> str:
 
 
 def _settings(
-    study: Study, spec: ModelSpec, before: dict[str, Any] | None, asked: dict[str, Any], suffix: str
-) -> dict[str, Any]:
+    study: Study,
+    spec: ModelSpec,
+    before: ModelSettings | None,
+    asked: Mapping[str, JsonValue],
+    suffix: str,
+) -> ModelSettings:
     """Asked settings, filled in from the model's earlier runs, then from the defaults."""
     before = before or {}
     fixed = output_count(study, spec.key) > 0
     identity = {*IDENTITY_KEYS, *(k for k in {*asked, *before} if k.startswith(EXTRA))}
-    settings: dict[str, Any] = {"backend": spec.backend, "model": spec.name or ""}
+    settings: ModelSettings = {"backend": spec.backend, "model": spec.name or ""}
     for name in sorted({*DEFAULTS, *identity}):
         value = asked.get(name)
         if value is None:
@@ -270,10 +294,10 @@ def _settings(
     return settings
 
 
-def _check(spec: ModelSpec, settings: dict[str, Any]) -> None:
+def _check(spec: ModelSpec, settings: ModelSettings) -> None:
     for name, (low, high) in RANGES.items():
         value = settings.get(name)
-        if value not in (None, OMIT) and not low <= value <= high:
+        if value not in (None, OMIT) and not low <= cast(float, value) <= high:
             raise HarnessError(
                 f"{name} must be between {low:g} and {high:g} (got {value!r})", column=name
             )

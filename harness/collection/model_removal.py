@@ -16,16 +16,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.collection.collect_stage import BATCHES_KEY, recorded_models
-from harness.collection.model_plan import MODELS_KEY, stored_models
+from harness.collection.model_plan import MODELS_KEY, ModelSettings, stored_models
 from harness.errors import HarnessError
 from harness.models.providers import parse_model
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import record_command, update_manifest
+from harness.study.manifest import Manifest, change_manifest, record_command
+from harness.study.manifest_sections import Collect
+from harness.study.records import JsonObject
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.meta import delete_meta, write_meta
 from harness.study.tables.outputs import outputs_by_model
@@ -63,7 +64,7 @@ def remove_model(study: str | Path, model: str) -> Removal:
         _refuse_when_blinded(handle, key)
         removed_at = utc_now()
         settings = stored.pop(key, None)
-        batches = _batch_key((settings or {}).get("id_suffix") or "")
+        batches = _batch_key(str((settings or {}).get("id_suffix") or ""))
         batch_state = handle.meta(batches)  # Batch API jobs of the model, recorded with it
         with handle.transaction() as conn:
             moved = set_aside_outputs(conn, key, removed_at)
@@ -95,7 +96,7 @@ def removal_hint(study: str | Path) -> str:
     )
 
 
-def _key_of(study: Study, model: str, stored: dict[str, dict[str, Any]]) -> str:
+def _key_of(study: Study, model: str, stored: dict[str, ModelSettings]) -> str:
     """The key `model` names: a key as stored, a provider string, or a bare model name that
     one of the study's models was requested as."""
     keys = [*stored, *(k for k in outputs_by_model(study) if k not in stored)]
@@ -135,27 +136,32 @@ def _batch_key(suffix: str) -> str:
 def _record(
     folder: Path,
     removal: Removal,
-    settings: dict[str, Any] | None,
+    settings: ModelSettings | None,
     batch_state: str | None,
 ) -> None:
     """The manifest: the model's record leaves `collect.models` for `collect.removed`, with the
     time of the removal and the outputs it kept aside."""
 
-    def change(data: dict[str, Any]) -> None:
-        models = recorded_models(data)
-        section = data.get("collect") or {}
-        removed = list(section.get("removed", [])) if "models" in section else []
-        entry: dict[str, Any] = {
+    def change(manifest: Manifest) -> None:
+        section = manifest.collect
+        models = recorded_models(section)
+        removed = (
+            list(section.removed or [])
+            if section is not None and "models" in section.model_fields_set
+            else []
+        )
+        record = models.pop(removal.model_key, None)
+        entry: JsonObject = {
             "model_key": removal.model_key,
             "removed_at": removal.removed_at,
             "outputs": {"ok": removal.ok, "failed": removal.failed},
             "items_dropped": removal.items,
             "kept_in": "removed_outputs",
             "settings": {k: v for k, v in (settings or {}).items() if k != "id_suffix"},
-            "record": models.pop(removal.model_key, {}),
+            "record": record.record() if record is not None else {},
         }
         if batch_state and json.loads(batch_state):
             entry["batches"] = json.loads(batch_state)
-        data["collect"] = {"models": models, "removed": [*removed, entry]}
+        manifest.collect = Collect(models=models, removed=[*removed, entry])
 
-    update_manifest(folder, change)
+    change_manifest(folder, change)

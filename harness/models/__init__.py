@@ -24,6 +24,7 @@ from harness.models.base import (
     GenerationParams,
     ModelAPI,
 )
+from harness.models.batch import BatchState
 from harness.models.openai_api import OpenAIBackend
 from harness.models.providers import ModelSpec, endpoint, parse_model
 from harness.models.settings import (
@@ -66,7 +67,7 @@ def open_backend(
     model: str | None = None,
     *,
     api_key: str | None = None,
-    batch_state: Any = None,
+    batch_state: BatchState | None = None,
     **options: Any,
 ) -> ModelAPI:
     """A backend by name, its `options` those of `LocalSettings` or `OpenAISettings`.
@@ -97,9 +98,9 @@ def open_spec(model: str | ModelSpec, *, base_url: str | None = None, **options:
             )
         return open_backend("local", spec.name, **options)
     url, key = endpoint(spec, base_url)
-    return open_backend(
-        "openai", spec.name, api_key=key, **({"base_url": url} if url else {}), **options
-    )
+    if url:
+        return open_backend("openai", spec.name, api_key=key, base_url=url, **options)
+    return open_backend("openai", spec.name, api_key=key, **options)
 
 
 def open_configured(
@@ -107,7 +108,7 @@ def open_configured(
     settings: BackendSettings,
     *,
     api_key: str | None = None,
-    batch_state: Any = None,
+    batch_state: BatchState | None = None,
 ) -> ModelAPI:
     """The backend that `settings` configure (the settings type says which)."""
     if isinstance(settings, LocalSettings):

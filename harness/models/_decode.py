@@ -13,7 +13,7 @@ not depend on which other prompts shared the batch (up to floating-point roundin
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,9 @@ import torch
 import torch.nn.functional as F
 
 from harness.models.base import GenerationParams
+
+#: Next token per row from its logits, each row drawing from its own generator.
+Sampler = Callable[[torch.Tensor, GenerationParams, Sequence[torch.Generator | None]], torch.Tensor]
 
 
 @dataclass
@@ -34,7 +37,7 @@ class Row:
     reason: str = "length"
     position: int = 0
     started: float = 0.0
-    generator: Any = None
+    generator: torch.Generator | None = None
     params: GenerationParams | None = None  # this row's own; None: the decoder's
 
 
@@ -48,7 +51,7 @@ class Decoder:
         pad_id: int,
         eos: frozenset[int],
         params: GenerationParams,
-        sample: Callable[[Any, GenerationParams, list[Any]], Any],
+        sample: Sampler,
     ) -> None:
         self.lm, self.cache_arg, self.pad_id, self.eos = lm, cache_arg, pad_id, eos
         self.params, self.sample = params, sample
@@ -114,7 +117,7 @@ class Decoder:
             self._advance(picked)
         return done
 
-    def _pick(self) -> Any:
+    def _pick(self) -> torch.Tensor:
         """Each row's next token, sampled with its own params: rows that share params are
         sampled together (a row's pick depends only on its logits and generator)."""
         groups: dict[GenerationParams, list[int]] = {}
@@ -145,7 +148,7 @@ class Decoder:
                 layer.keys, layer.values = layer.keys[:, :, first:], layer.values[:, :, first:]
             self.mask = self.mask[:, first:]
 
-    def _advance(self, picked: Any) -> None:
+    def _advance(self, picked: torch.Tensor) -> None:
         self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], dim=1)
         positions = torch.tensor([[r.position] for r in self.rows], device=self.device)
         with torch.inference_mode():
@@ -178,11 +181,15 @@ def _joinable(cache: Any) -> bool:
     return all(type(layer) is DynamicLayer for layer in layers)
 
 
-def _join_caches(cache: Any, mask: Any, extra: Any, extra_mask: Any) -> Any:
+def _join_caches(
+    cache: Any, mask: torch.Tensor, extra: Any, extra_mask: torch.Tensor
+) -> torch.Tensor:
     """Append `extra`'s rows to `cache` (in place), left-padding the shorter; returns the mask."""
     width = max(mask.shape[1], extra_mask.shape[1])
 
-    def pad(tensor: Any, length: int) -> Any:  # zeros on the left of the sequence axis
+    def pad(
+        tensor: torch.Tensor, length: int
+    ) -> torch.Tensor:  # zeros on the left of the sequence axis
         missing = width - length
         if not missing:
             return tensor

@@ -11,7 +11,7 @@ import asyncio
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -41,9 +41,10 @@ class LoopThread:
         """Run one coroutine to completion and return its result."""
         return asyncio.run_coroutine_threadsafe(_wrap(coro), self.loop).result(timeout)
 
-    def stream(self, produce: Callable[[Callable[[Any], None]], Awaitable[None]]) -> Iterator[Any]:
+    def stream(self, produce: Callable[[Callable[[T], None]], Awaitable[None]]) -> Iterator[T]:
         """Yield what `produce(emit)` emits, in order, while it runs on the loop."""
-        items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # what `produce` emits, then `_DONE` or the error it raised
+        items: queue.SimpleQueue[object] = queue.SimpleQueue()
         finished = threading.Event()
 
         async def runner() -> None:
@@ -69,7 +70,7 @@ class LoopThread:
                     return
                 if isinstance(item, BaseException):
                     raise item
-                yield item
+                yield cast(T, item)
         finally:
             if not finished.is_set():
                 future.cancel()

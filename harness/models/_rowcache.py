@@ -23,7 +23,6 @@ Models of other architectures use the generic `Decoder` in `_decode.py`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from harness.models import _int8
-from harness.models._decode import Decoder, Row
+from harness.models._decode import Decoder, Row, Sampler
 from harness.models.base import GenerationParams
 
 ROW_BLOCK = 8  # a decoding step's row count is padded to a multiple of this
@@ -97,7 +96,7 @@ class RowDecoder(Decoder):
         pad_id: int,
         eos: frozenset[int],
         params: GenerationParams,
-        sample: Callable[[Any, GenerationParams, list[Any]], Any],
+        sample: Sampler,
         dtype: torch.dtype | None = None,
         int8: _int8.Int8Model | None = None,
     ) -> None:
@@ -142,7 +141,7 @@ class RowDecoder(Decoder):
         self.caches = [self.caches[j] for j in index]
         self.logits = None
 
-    def _advance(self, picked: Any) -> None:
+    def _advance(self, picked: torch.Tensor) -> None:
         """One token for every row, the rows padded to a multiple of `ROW_BLOCK` (integer
         products need no padding)."""
         count = len(self.rows)
@@ -163,7 +162,7 @@ class RowDecoder(Decoder):
         )
         tokens = torch.tensor([ids], device=self.device)
         positions = tokens.new_tensor([list(range(len(ids)))])
-        return self._forward(tokens, positions, [cache], every=True)[0]  # type: ignore[no-any-return]
+        return self._forward(tokens, positions, [cache], every=True)[0]
 
     def _forward(
         self,
@@ -171,7 +170,7 @@ class RowDecoder(Decoder):
         positions: torch.Tensor,
         caches: list[RowCache],
         every: bool = False,
-    ) -> Any:
+    ) -> torch.Tensor:
         """Next-token logits (float32) of the last position of each row (`every`: of every
         position); rows past `len(caches)` are padding and attend to nothing."""
         model = self.lm.model
@@ -188,11 +187,12 @@ class RowDecoder(Decoder):
                 cache.length += tokens.shape[1]
             last = model.norm(hidden if every else hidden[:, -1])
             head = self.int8.head(last) if self.int8 else self.lm.lm_head(last)
-            return head.float()
+            logits: torch.Tensor = head.float()
+            return logits
 
     def _attention(
-        self, index: int, layer: Any, x: torch.Tensor, cos: Any, sin: Any
-    ) -> tuple[Any, Any, Any]:
+        self, index: int, layer: Any, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Queries, keys and values of `x` ([rows, heads, tokens, head_dim]), rotated, in float32
         (CPU attention in bfloat16 takes about three times as long as in float32)."""
         rows, width = x.shape[:2]
@@ -208,7 +208,13 @@ class RowDecoder(Decoder):
         return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin, v
 
     def _attend(
-        self, attn: Any, layer: int, q: Any, k: Any, v: Any, caches: list[RowCache]
+        self,
+        attn: Any,
+        layer: int,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        caches: list[RowCache],
     ) -> torch.Tensor:
         """Write each row's new keys and values to its cache; attend over that row's alone."""
         rows, width = q.shape[0], q.shape[2]

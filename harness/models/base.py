@@ -11,9 +11,10 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from harness.errors import HarnessError
+from harness.study.records import JsonObject
 
 if TYPE_CHECKING:
     from harness.models.budget import Budget
@@ -29,8 +30,9 @@ class GenerationParams:
     max_tokens: int = 256
     seed: int | None = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> dict[str, float | int | None]:
+        figures: dict[str, float | int | None] = asdict(self)
+        return figures
 
 
 @dataclass(frozen=True)
@@ -179,12 +181,12 @@ class ModelAPI(ABC):
         (the manifest records the list); empty for a backend with one server or none."""
         return []
 
-    def run_settings(self) -> dict[str, Any]:
+    def run_settings(self) -> JsonObject:
         """Settings the backend chose for itself in its last run that can change its texts (the
         local backend's CPU thread count), for the manifest; empty when it chose none."""
         return {}
 
-    def replica_record(self) -> dict[str, dict[str, int]]:
+    def replica_record(self) -> JsonObject:
         """Per replica, after a run: answers served and times taken out (for the manifest);
         empty for a backend with one server or none."""
         return {}

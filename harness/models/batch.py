@@ -13,50 +13,70 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Final, NotRequired, Protocol, TypedDict, TypeVar
+
+from pydantic import JsonValue
 
 from harness.errors import HarnessError
 from harness.models.base import ChatRequest, Completion, GenerationParams, failed
-from harness.models.openai_replies import check_reply, classify, to_completions
+from harness.models.openai_replies import check_reply, classify, sub_object, to_completions
 from harness.models.retry import AttemptError, RetriesExhausted, call_with_retry
 from harness.study.clock import utc_now
+from harness.study.records import JsonObject
 
 if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types import Batch
+
     from harness.models.openai_api import OpenAIBackend
 
-ENDPOINT = "/v1/chat/completions"
+T = TypeVar("T")
+
+ENDPOINT: Final = "/v1/chat/completions"
 MAX_REQUESTS = 50_000  # per batch, as the API allows
 MAX_BYTES = 190 * 2**20  # input files may be up to 200 MB
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 TOKEN_KEY = "harness_token"
 
 
+class BatchRecord(TypedDict):
+    """One submitted batch as a `BatchState` remembers it (JSON)."""
+
+    id: str | None  # None until the server has created it
+    token: str  # in the batch's metadata, to find it again after a crash
+    input_file_id: str
+    keys: list[str]  # the requests it serves
+    identity: JsonObject  # the model and parameters: a batch serves only its own
+    submitted_at: str
+    ingested: NotRequired[bool]
+
+
 class BatchState(Protocol):
-    """Where submitted batches are remembered between runs (a list of JSON-able dicts)."""
+    """Where submitted batches are remembered between runs (a list of JSON records)."""
 
-    def load(self) -> list[dict[str, Any]]: ...
+    def load(self) -> list[BatchRecord]: ...
 
-    def save(self, batches: list[dict[str, Any]]) -> None: ...
+    def save(self, batches: list[BatchRecord]) -> None: ...
 
 
 class MemoryBatchState:
     """Remembers batches for the life of the process only."""
 
     def __init__(self) -> None:
-        self.batches: list[dict[str, Any]] = []
+        self.batches: list[BatchRecord] = []
 
-    def load(self) -> list[dict[str, Any]]:
-        return [dict(b) for b in self.batches]
+    def load(self) -> list[BatchRecord]:
+        return [BatchRecord(**b) for b in self.batches]
 
-    def save(self, batches: list[dict[str, Any]]) -> None:
-        self.batches = [dict(b) for b in batches]
+    def save(self, batches: list[BatchRecord]) -> None:
+        self.batches = [BatchRecord(**b) for b in batches]
 
 
-def identity(model: str, params: GenerationParams) -> dict[str, Any]:
-    return {"model": model, "params": params.as_dict()}
+def identity(model: str, params: GenerationParams) -> JsonObject:
+    return {"model": model, "params": dict[str, JsonValue](params.as_dict())}
 
 
 def request_lines(
@@ -114,14 +134,14 @@ class _Run:
         ]
         self.state.save(self.records)
 
-    async def api(self, what: str, call: Callable[[], Any]) -> Any:
-        async def attempt() -> Any:
+    async def api(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        async def attempt() -> T:
             try:
                 return await call()
             except Exception as error:
                 raise classify(error, self.backend.redact) from None
 
-        def on_retry(_: Any) -> None:
+        def on_retry(_: AttemptError) -> None:
             self.backend.stats.retries += 1
 
         try:
@@ -146,8 +166,9 @@ async def run_batches(
     for record in list(run.records):
         if record.get("id") is None:
             await _find_created(run, client, record)
-        if record.get("id"):
-            backend.stats.batch_ids.append(record["id"])
+        batch_id = record.get("id")
+        if batch_id:
+            backend.stats.batch_ids.append(batch_id)
     await asyncio.gather(*(_settle(run, client, r) for r in run.records if r.get("id")))
     todo = [r for r in requests if r.key in run.pending]
     if not todo:
@@ -160,7 +181,7 @@ async def run_batches(
     await asyncio.gather(*(_settle(run, client, r) for r in created))
 
 
-async def _find_created(run: _Run, client: Any, record: dict[str, Any]) -> None:
+async def _find_created(run: _Run, client: AsyncOpenAI, record: BatchRecord) -> None:
     """A crash may have come between creating a batch and storing its id: look it up by token."""
     batch = await _lookup(run, client, record["token"])
     if batch is None:
@@ -171,8 +192,8 @@ async def _find_created(run: _Run, client: Any, record: dict[str, Any]) -> None:
 
 
 async def _submit(
-    run: _Run, client: Any, todo: list[ChatRequest], lines: list[bytes]
-) -> dict[str, Any]:
+    run: _Run, client: AsyncOpenAI, todo: list[ChatRequest], lines: list[bytes]
+) -> BatchRecord:
     token = uuid.uuid4().hex
     data = b"".join(lines)
     upload = await run.api(
@@ -181,14 +202,14 @@ async def _submit(
             file=(f"harness-{token}.jsonl", data, "application/jsonl"), purpose="batch"
         ),
     )
-    record: dict[str, Any] = {
-        "id": None,
-        "token": token,
-        "input_file_id": upload.id,
-        "keys": [r.key for r in todo],
-        "identity": run.ident,
-        "submitted_at": utc_now(),
-    }
+    record = BatchRecord(
+        id=None,
+        token=token,
+        input_file_id=upload.id,
+        keys=[r.key for r in todo],
+        identity=run.ident,
+        submitted_at=utc_now(),
+    )
     run.records.append(record)
     run.save()  # before creating: a crash right after create can still find the batch by token
     batch = await _create(run, client, upload.id, token)
@@ -198,7 +219,7 @@ async def _submit(
     return record
 
 
-async def _create(run: _Run, client: Any, file_id: str, token: str) -> Any:
+async def _create(run: _Run, client: AsyncOpenAI, file_id: str, token: str) -> Batch:
     """Create a batch. Creating is not idempotent: after a failed attempt (which the server may
     have carried out all the same) look for the batch by its token before trying again."""
     policy = run.backend.policy
@@ -223,24 +244,25 @@ async def _create(run: _Run, client: Any, file_id: str, token: str) -> Any:
     raise AssertionError("unreachable")
 
 
-async def _lookup(run: _Run, client: Any, token: str) -> Any:
+async def _lookup(run: _Run, client: AsyncOpenAI, token: str) -> Batch | None:
     page = await run.api("listing batches", lambda: client.batches.list(limit=100))
-    for batch in getattr(page, "data", []) or []:
+    batches: list[Batch] = getattr(page, "data", []) or []
+    for batch in batches:
         if (batch.metadata or {}).get(TOKEN_KEY) == token:
             return batch
     return None
 
 
-async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:
+async def _settle(run: _Run, client: AsyncOpenAI, record: BatchRecord) -> None:
     """Wait for a batch to end, then emit the results of every request it still owes."""
-    batch = await _wait(run, client, record["id"])
-    results = {}
+    batch = await _wait(run, client, str(record["id"]))  # settled once it has an id
+    results: dict[JsonValue, JsonObject] = {}
     for file_id in (batch.output_file_id, batch.error_file_id):
         if file_id:
             content = await run.api("downloading results", partial(client.files.content, file_id))
             for line in content.content.decode("utf-8").splitlines():
                 if line.strip():
-                    item = json.loads(line)
+                    item: JsonObject = json.loads(line)
                     results[item.get("custom_id")] = item
     started, finished = _iso(batch.created_at), _iso(_ended_at(batch))
     latency = max(0.0, float(_ended_at(batch) - batch.created_at))
@@ -266,7 +288,7 @@ async def _settle(run: _Run, client: Any, record: dict[str, Any]) -> None:
     run.save()
 
 
-async def _wait(run: _Run, client: Any, batch_id: str) -> Any:
+async def _wait(run: _Run, client: AsyncOpenAI, batch_id: str) -> Batch:
     interval = run.backend.poll_interval
     ceiling = max(interval, 60.0)
     while True:
@@ -283,7 +305,7 @@ async def _wait(run: _Run, client: Any, batch_id: str) -> Any:
 def _ingest(
     run: _Run,
     request: ChatRequest,
-    item: dict[str, Any] | None,
+    item: JsonObject | None,
     started: str,
     finished: str,
     latency: float,
@@ -291,7 +313,7 @@ def _ingest(
     """Completions from one output line; failed ones for an error line; None when absent."""
     if item is None:
         return None
-    response = item.get("response") or {}
+    response = sub_object(item.get("response"))
     body = response.get("body") or {}
     if response.get("status_code") == 200:
         try:
@@ -310,7 +332,9 @@ def _ingest(
                 batch=True,
             )
     else:
-        failure = item.get("error") or (body.get("error") if isinstance(body, dict) else None) or {}
+        failure = sub_object(
+            item.get("error") or (body.get("error") if isinstance(body, dict) else None)
+        )
         message = failure.get("message", "batch request failed")
         reason = f"HTTP {response.get('status_code')}: {message}"
     return failed(
@@ -322,7 +346,7 @@ def _ingest(
     )
 
 
-def _missing_reason(batch: Any) -> str:
+def _missing_reason(batch: Batch) -> str:
     if batch.status == "completed":
         return "batch completed without a result for this request"
     errors = getattr(batch, "errors", None)
@@ -332,7 +356,7 @@ def _missing_reason(batch: Any) -> str:
     return f"batch {batch.status} before this request ran{detail}"
 
 
-def _ended_at(batch: Any) -> int:
+def _ended_at(batch: Batch) -> int:
     for name in ("completed_at", "expired_at", "failed_at", "cancelled_at"):
         value = getattr(batch, name, None)
         if value:

@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypedDict
 
 from harness.defaults import EMBEDDED_MODEL_NAME, cache_dir
 from harness.errors import HarnessError
@@ -56,7 +56,20 @@ def _converted_dir(gguf: Path) -> Path:
     return cache_dir("models") / f"{gguf.stem}-{key[:16]}"
 
 
-def _source(model: str | None) -> tuple[str, Path, dict[str, Any]]:
+class _Loading(TypedDict, total=False):
+    """How `from_pretrained` reads a GGUF file, and where its conversion is cached."""
+
+    gguf_file: str
+    _convert_to: Path
+
+
+class _Saved(Protocol):
+    """A model or tokenizer that `save_pretrained` writes to a folder."""
+
+    def save_pretrained(self, save_directory: Path) -> object: ...
+
+
+def _source(model: str | None) -> tuple[str, Path, _Loading]:
     """(name, folder to load from, extra from_pretrained kwargs), converting a GGUF on first use."""
     name, path = resolve(model)
     if path.is_dir():
@@ -104,7 +117,7 @@ def _load_model(model: str | None, attn_implementation: str | None) -> Any:
 
     name, folder, kwargs = _source(model)
     convert_to = kwargs.pop("_convert_to", None)
-    extra: dict[str, Any] = {"dtype": torch.float32}
+    extra: dict[str, torch.dtype | str] = {"dtype": torch.float32}
     if attn_implementation:
         extra["attn_implementation"] = attn_implementation
     loaded = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, **kwargs, **extra)
@@ -121,7 +134,7 @@ def _load_model(model: str | None, attn_implementation: str | None) -> Any:
     return loaded
 
 
-def _save_atomically(obj: Any, target: Path) -> None:
+def _save_atomically(obj: _Saved, target: Path) -> None:
     """save_pretrained into a temporary sibling, then rename: a crash never leaves half a cache."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")

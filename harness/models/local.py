@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.defaults import EMBEDDED_MODEL_NAME, available_cpus
 from harness.errors import HarnessError
@@ -44,6 +44,10 @@ from harness.models.base import (
 )
 from harness.models.settings import LocalSettings
 from harness.study.clock import utc_now
+from harness.study.records import JsonObject
+
+if TYPE_CHECKING:
+    import torch
 
 DEFAULT_BATCH_SIZE = LocalSettings.batch_size
 _TOP_P_SHORTLIST = 256  # nucleus sampling looks at this many tokens first, all only when needed
@@ -157,7 +161,7 @@ class LocalBackend(ModelAPI):
             self._fingerprint = "sha256:" + weights_digest(self.path)[:16]
         return self._fingerprint
 
-    def run_settings(self) -> dict[str, Any]:
+    def run_settings(self) -> JsonObject:
         """What the texts of the last run depend on beyond the seed: the CPU threads (the matrix
         kernels split their sums by thread, so with `threads` unset, as many as are idle, a busy
         machine can draw other tokens), the decoder, and the precision of the matrix products
@@ -167,7 +171,7 @@ class LocalBackend(ModelAPI):
         import torch
 
         rows = _rowcache.supports(self._lm)
-        settings = {
+        settings: JsonObject = {
             "threads_used": torch.get_num_threads(),
             "decoder": "row caches" if rows else "generic",
             "matmul_dtype": self.matmul_precision(),
@@ -370,7 +374,9 @@ def _ago(perf: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def sample_tokens(logits: Any, params: GenerationParams, generators: list[Any]) -> Any:
+def sample_tokens(
+    logits: torch.Tensor, params: GenerationParams, generators: Sequence[torch.Generator | None]
+) -> torch.Tensor:
     """Next token per row: greedy at temperature 0, else temperature + nucleus (top-p) sampling.
 
     Each row draws one uniform number from its own generator and inverts the cumulative
@@ -394,7 +400,9 @@ def sample_tokens(logits: Any, params: GenerationParams, generators: list[Any]) 
     return choice
 
 
-def _invert(ranked: Any, order: Any, u: Any, top_p: float) -> Any:
+def _invert(
+    ranked: torch.Tensor, order: torch.Tensor | None, u: torch.Tensor, top_p: float
+) -> torch.Tensor:
     """Token at quantile `u` of each row's distribution, cut to its smallest prefix holding
     `top_p` of the mass (`ranked` sorted descending, `order` its token ids; None: unsorted)."""
     import torch

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+
+from pydantic import JsonValue
 
 from harness.errors import HarnessError
+from harness.study.records import JsonObject
 
 OMIT = "omit"
 #: settings that make a model configuration what it is: fixed once it has outputs
@@ -87,9 +90,9 @@ def known_key(key: str) -> bool:
     )
 
 
-def parse_model_args(args: list[str], models: list[str]) -> dict[str | None, dict[str, Any]]:
+def parse_model_args(args: list[str], models: list[str]) -> dict[str | None, JsonObject]:
     """{model string or None (every model): {key: value}} from `--model-arg` values."""
-    out: dict[str | None, dict[str, Any]] = {}
+    out: dict[str | None, JsonObject] = {}
     for arg in args:
         target, key, value = _split(arg, models)
         scoped = out.setdefault(target, {})
@@ -128,7 +131,7 @@ def _split(arg: str, models: list[str]) -> tuple[str | None, str, str]:
     return target, key, value.strip()
 
 
-def parse_value(key: str, text: str) -> Any:
+def parse_value(key: str, text: str) -> JsonValue:
     """The typed value of one setting; `omit` where it may be left out of requests."""
     if text == OMIT:
         if key in OMITTABLE or key.startswith(EXTRA) or key in ("stop", "reasoning_effort"):
@@ -150,15 +153,16 @@ def parse_value(key: str, text: str) -> Any:
         return _stop(text)
     if key.startswith(EXTRA):
         try:
-            return json.loads(text)
+            parsed: JsonValue = json.loads(text)
         except json.JSONDecodeError:
             return text
+        return parsed
     if not text:
         raise HarnessError(f"{key} is empty", column=key)
     return text
 
 
-def _stop(text: str) -> list[str]:
+def _stop(text: str) -> list[JsonValue]:
     if text.startswith("["):
         try:
             value = json.loads(text)
@@ -166,15 +170,16 @@ def _stop(text: str) -> list[str]:
             raise HarnessError(f"stop is not a JSON list (got {text!r})", column="stop") from None
         if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
             raise HarnessError("stop must be a non-empty list of non-empty strings", column="stop")
-        return value
+        stops: list[JsonValue] = value
+        return stops
     if not text:
         raise HarnessError("stop is empty", column="stop")
     return [text]
 
 
-def request_fields(settings: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str]]:
+def request_fields(settings: Mapping[str, JsonValue]) -> tuple[JsonObject, frozenset[str]]:
     """(extra body fields, omitted sampling parameters) of a model's settings."""
-    body: dict[str, Any] = {}
+    body: JsonObject = {}
     for key in ("reasoning_effort", "stop"):
         if settings.get(key) not in (None, OMIT):
             body[key] = settings[key]

@@ -23,10 +23,13 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+from pydantic import JsonValue
 
 from harness.errors import HarnessError, PartialWork
 from harness.models._loop import LoopThread
@@ -41,7 +44,7 @@ from harness.models.base import (
     unit_seed,
     validate,
 )
-from harness.models.batch import run_batches
+from harness.models.batch import BatchState, run_batches
 from harness.models.budget import worst_case_cost
 from harness.models.limits import AdaptiveConcurrency, RateLimits
 from harness.models.openai_replies import (
@@ -50,6 +53,7 @@ from harness.models.openai_replies import (
     error_message,
     int_or_none,
     missing_choice,
+    sub_object,
     to_completions,
 )
 from harness.models.prices import PriceTable
@@ -62,6 +66,10 @@ from harness.models.retry import (
 )
 from harness.models.settings import OpenAISettings
 from harness.study.clock import utc_now
+from harness.study.records import JsonObject
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 log = logging.getLogger(__name__)
 
@@ -106,10 +114,10 @@ class OpenAIBackend(ModelAPI):
         max_delay: float = 30.0,
         prices: PriceTable | str | Path | None = None,
         batch_api: bool = False,
-        batch_state: Any = None,
+        batch_state: BatchState | None = None,
         poll_interval: float = 1.0,
         token_param: str = "max_tokens",
-        extra_body: dict[str, Any] | None = None,
+        extra_body: Mapping[str, JsonValue] | None = None,
         omit: frozenset[str] = frozenset(),
     ) -> None:
         if not model:
@@ -148,10 +156,10 @@ class OpenAIBackend(ModelAPI):
         self._limits = RateLimits(rpm, tpm)
         self._limiter = AdaptiveConcurrency(concurrency * len(self.base_urls))
         self._loop = LoopThread("harness-openai")
-        self._client: Any = None
+        self._client: AsyncOpenAI | None = None
         self._pool: ReplicaPool | None = None
         self._refusals = RefusalWatch()
-        self._replica_record: dict[str, dict[str, int]] = {}  # per replica, after a run
+        self._replica_record: JsonObject = {}  # per replica, after a run
 
     @classmethod
     def from_settings(
@@ -160,7 +168,7 @@ class OpenAIBackend(ModelAPI):
         settings: OpenAISettings,
         *,
         api_key: str | None = None,
-        batch_state: Any = None,
+        batch_state: BatchState | None = None,
     ) -> OpenAIBackend:
         s = settings
         return cls(
@@ -193,7 +201,7 @@ class OpenAIBackend(ModelAPI):
         """Every replica's URL as it may be recorded (without credentials)."""
         return [public_url(u) or u for u in self.base_urls]
 
-    def replica_record(self) -> dict[str, dict[str, int]]:
+    def replica_record(self) -> JsonObject:
         return self._replica_record
 
     def complete(
@@ -205,11 +213,11 @@ class OpenAIBackend(ModelAPI):
             return
         if self.batch_api:
 
-            def produce(emit: Any) -> Any:
+            def produce(emit: Callable[[Completion], None]) -> Awaitable[None]:
                 return run_batches(self, list(requests), params, emit)
         else:
 
-            def produce(emit: Any) -> Any:
+            def produce(emit: Callable[[Completion], None]) -> Awaitable[None]:
                 return self._run(list(requests), params, emit)
 
         yield from self._loop.stream(produce)
@@ -233,7 +241,7 @@ class OpenAIBackend(ModelAPI):
         return redact(text, (self._api_key,))
 
     # -- inside the loop ---------------------------------------------------------------------
-    def client(self) -> Any:
+    def client(self) -> AsyncOpenAI:
         """The async client (created inside the loop; its own retries are off)."""
         if self._client is None:
             import openai
@@ -253,9 +261,10 @@ class OpenAIBackend(ModelAPI):
             )
         return self._client
 
-    def body(self, request: ChatRequest, params: GenerationParams) -> dict[str, Any]:
+    def body(self, request: ChatRequest, params: GenerationParams) -> JsonObject:
         """The chat-completions request body (also the body of each Batch API line)."""
-        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        messages = cast(list[JsonValue], request.messages)  # role and content texts
+        body: JsonObject = {"model": self.model, "messages": messages}
         for name in ("temperature", "top_p"):
             if name not in self.omit:
                 body[name] = getattr(params, name)
@@ -312,7 +321,7 @@ class OpenAIBackend(ModelAPI):
                 headers[name] = value
         return headers
 
-    async def _post(self, replica: Replica, payload: bytes) -> Any:
+    async def _post(self, replica: Replica, payload: bytes) -> JsonValue:
         """POST /chat/completions to one replica: the reply's JSON, or the exception the
         `openai` client would have raised."""
         import openai
@@ -334,7 +343,8 @@ class OpenAIBackend(ModelAPI):
             raise openai.APIStatusError(
                 f"Error code: {response.status_code} - {parsed}", response=response, body=data
             )
-        return json.loads(response.content)
+        reply: JsonValue = json.loads(response.content)
+        return reply
 
     async def _probe(self, replica: Replica) -> bool:
         """A replica that was taken out serves again when `GET {base}/models` gets an answer
@@ -348,7 +358,12 @@ class OpenAIBackend(ModelAPI):
             return False
         return bool(response.status_code < 500)
 
-    async def _run(self, requests: list[ChatRequest], params: GenerationParams, emit: Any) -> None:
+    async def _run(
+        self,
+        requests: list[ChatRequest],
+        params: GenerationParams,
+        emit: Callable[[Completion], None],
+    ) -> None:
         todo = iter(requests)
         alone = asyncio.Lock()  # one request at a time until the server has answered
 
@@ -380,7 +395,7 @@ class OpenAIBackend(ModelAPI):
             self._replica_record = self.pool().record()
 
     async def _first(
-        self, request: ChatRequest, params: GenerationParams, alone: Any
+        self, request: ChatRequest, params: GenerationParams, alone: asyncio.Lock
     ) -> list[Completion]:
         """`_one`, alone (holding `alone`) until the server has answered other than with a
         refusal: a model name it does not know then costs REFUSALS_TO_STOP requests, not as
@@ -419,7 +434,7 @@ class OpenAIBackend(ModelAPI):
         payload = json.dumps(body).encode()
 
         @asynccontextmanager
-        async def gate() -> Any:
+        async def gate() -> AsyncIterator[None]:
             waited = time.perf_counter()
             await self._limits.take(estimate)
             async with self._limiter.slot():
@@ -430,7 +445,7 @@ class OpenAIBackend(ModelAPI):
 
         last = [t0]  # start of the latest attempt: latency is that of the answer we keep
 
-        async def attempt() -> Any:
+        async def attempt() -> JsonObject:
             """One attempt: a replica, and on a replica's failure the next one (each replica
             once), so a failing replica costs the request no attempt while another serves."""
             pool, tried = self.pool(), set[Replica]()
@@ -477,7 +492,7 @@ class OpenAIBackend(ModelAPI):
         self._refusals.served()
         self._limiter.record_success()
         self._limits.settle(
-            estimate, int_or_none((response.get("usage") or {}).get("total_tokens"))
+            estimate, int_or_none(sub_object(response.get("usage")).get("total_tokens"))
         )
         return to_completions(
             request,
@@ -489,7 +504,7 @@ class OpenAIBackend(ModelAPI):
             cost=self.cost,
         )
 
-    async def _send(self, replica: Replica, payload: bytes, body: dict[str, Any]) -> Any:
+    async def _send(self, replica: Replica, payload: bytes, body: JsonObject) -> JsonObject:
         """One call to one replica within the attempt timeout: the checked reply, or
         AttemptError (ParameterRejected when the server refuses a parameter)."""
         t0 = time.perf_counter()
@@ -522,7 +537,7 @@ class OpenAIBackend(ModelAPI):
             raise
 
 
-def _httpx() -> Any:
+def _httpx() -> ModuleType:
     """The HTTP package the installed `openai` release is built on (httpx or its successor)."""
     import openai
 
@@ -599,7 +614,7 @@ class ParameterRejected(HarnessError):
         self.reason = reason
 
 
-def rejected_parameter(error: Exception, body: dict[str, Any]) -> str | None:
+def rejected_parameter(error: Exception, body: Mapping[str, JsonValue]) -> str | None:
     """The body field a 400 reply blames: its `param`, or a field named in quotes in its message.
 
     OpenAI's reasoning models answer `temperature` with 400 and param "temperature"; other

@@ -5,15 +5,22 @@ chat completion, and one Completion per sample of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import cast
+
+from pydantic import JsonValue
 
 from harness.models._redact import redact
 from harness.models.base import ChatRequest, Completion, failed
 from harness.models.retry import RETRYABLE_STATUS, AttemptError, parse_retry_after
+from harness.study.records import JsonObject
+
+#: What a request cost from what its reply reports: (model reported, prompt tokens, completion
+#: tokens, through the Batch API) -> USD, None where unknown (`ModelAPI.cost`).
+CostOf = Callable[[str | None, int | None, int | None, bool], float | None]
 
 
-def classify(error: Exception, clean: Any = redact) -> AttemptError:
+def classify(error: Exception, clean: Callable[[str], str] = redact) -> AttemptError:
     """Turn an exception from the openai client into a retry decision with a clean reason."""
     import openai
 
@@ -41,7 +48,7 @@ def classify(error: Exception, clean: Any = redact) -> AttemptError:
     )
 
 
-def error_message(error: Any) -> str:
+def error_message(error: Exception) -> str:
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -50,14 +57,14 @@ def error_message(error: Any) -> str:
     return str(getattr(error, "message", error))[:500]
 
 
-def check_reply(reply: Any) -> dict[str, Any]:
+def check_reply(reply: object) -> JsonObject:
     """The body of a chat completion, or AttemptError when it is not one."""
     choices = reply.get("choices") if isinstance(reply, dict) else None
-    if not isinstance(choices, list) or not choices:
+    if not isinstance(reply, dict) or not isinstance(choices, list) or not choices:
         raise AttemptError("malformed response: no choices", retryable=True)
     if not all(isinstance(c, dict) and isinstance(c.get("message"), dict) for c in choices):
         raise AttemptError("malformed response: a choice without a message", retryable=True)
-    result: dict[str, Any] = reply
+    result: JsonObject = reply
     return result
 
 
@@ -70,13 +77,13 @@ def missing_choice(completion: Completion) -> bool:
 
 def to_completions(
     request: ChatRequest,
-    reply: dict[str, Any],
+    reply: JsonObject,
     *,
     started_at: str,
     finished_at: str,
     latency_s: float,
     attempts: int,
-    cost: Any,
+    cost: CostOf,
     batch: bool = False,
 ) -> list[Completion]:
     """One Completion per sample of a chat-completions response body.
@@ -86,15 +93,16 @@ def to_completions(
     split so that the samples' costs add up to the request's cost.
     """
     # a choice whose index is not an integer is keyed None and so matches no sample
-    choices: dict[int | None, dict[str, Any]] = {
+    # `check_reply` found a list of choices, each a JSON object with a message object
+    choices: dict[int | None, JsonObject] = {
         int_or_none(c.get("index")) if c.get("index") is not None else i: c
-        for i, c in enumerate(reply["choices"])
+        for i, c in enumerate(cast(list[JsonObject], reply["choices"]))
     }
-    usage = reply.get("usage") or {}
+    usage = sub_object(reply.get("usage"))
     prompt_tokens = int_or_none(usage.get("prompt_tokens"))
     completion_total = int_or_none(usage.get("completion_tokens"))
-    model_reported = reply.get("model")
-    texts = {i: c["message"].get("content") for i, c in choices.items()}
+    model_reported = _text(reply.get("model"))
+    texts = {i: _text(cast(JsonObject, c["message"]).get("content")) for i, c in choices.items()}
     shares = _shares({i: t or "" for i, t in texts.items()}, request.samples)
     split = _split(completion_total, shares)
     total_cost = cost(model_reported, prompt_tokens, completion_total, batch)
@@ -117,11 +125,11 @@ def to_completions(
                 key=request.key,
                 sample=sample,
                 text=texts[index],
-                finish_reason=choice.get("finish_reason"),
+                finish_reason=_text(choice.get("finish_reason")),
                 prompt_tokens=prompt_tokens,
                 completion_tokens=split[index],
                 model_reported=model_reported,
-                system_fingerprint=reply.get("system_fingerprint"),
+                system_fingerprint=_text(reply.get("system_fingerprint")),
                 latency_s=latency_s,
                 attempts=attempts,
                 error=None,
@@ -133,8 +141,18 @@ def to_completions(
     return out
 
 
-def int_or_none(value: Any) -> int | None:
+def int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def sub_object(value: JsonValue) -> JsonObject:
+    """A reply's sub-object (`usage`); empty where the server sent none."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: JsonValue) -> str | None:
+    """A text field of a reply, kept as the server sent it (a string, or null)."""
+    return cast(str | None, value)
 
 
 def _shares(texts: Mapping[int | None, str], samples: int) -> list[float]:

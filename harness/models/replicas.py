@@ -21,6 +21,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.models._redact import public_url
 from harness.models.endpoint import check_base_url
+from harness.study.records import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +210,6 @@ class ReplicaPool:
                 except Exception as error:  # closing is best effort
                     log.debug("closing the client of %s: %s", replica.shown, error)
 
-    def record(self) -> dict[str, dict[str, int]]:
+    def record(self) -> JsonObject:
         """Per replica: answers served and times taken out (for the manifest)."""
         return {r.shown: {"served": r.served, "taken_out": r.taken_out} for r in self.replicas}

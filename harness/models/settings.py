@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from harness.errors import HarnessError
 
 PRECISIONS = ("auto", "float32", "bfloat16", "int8")
@@ -66,7 +68,7 @@ class OpenAISettings:
     #: the body field the completion limit goes in (max_tokens or max_completion_tokens)
     token_param: str = "max_tokens"
     #: further body fields (reasoning_effort, stop, extra.NAME), sent as they are
-    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    extra_body: Mapping[str, JsonValue] = field(default_factory=dict)
     #: sampling parameters never sent (reasoning models reject them)
     omit: frozenset[str] = frozenset()
 

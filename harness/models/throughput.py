@@ -7,12 +7,19 @@ its runs in `collect.models[KEY].runs`; `harness run` prints each stage's rate b
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar, cast
 
-from harness.study.manifest import update_manifest
+from pydantic import JsonValue
+
+from harness.study.manifest import Manifest, change_manifest
+from harness.study.manifest_sections import Meter as MeterRecord
+from harness.study.records import JsonObject
+
+if TYPE_CHECKING:
+    from harness.models.base import Completion
 
 T = TypeVar("T")
 
@@ -22,7 +29,7 @@ SECTION = "decoding"
 RUN_STAGES = {"judge --blind": "judge.blind", "judge --auto": "judge.auto"}
 
 
-def rates(prompt_tokens: int, completion_tokens: int, seconds: float) -> dict[str, Any]:
+def rates(prompt_tokens: int, completion_tokens: int, seconds: float) -> JsonObject:
     """The throughput fields of a manifest record (tokens per second of wall time), the rate
     from the recorded seconds so that a reader of the record gets the same figure."""
     seconds = round(seconds, 3)
@@ -44,7 +51,7 @@ class Meter:
     completion_tokens: int = 0
     seconds: float = 0.0
 
-    def count(self, completion: Any) -> None:
+    def count(self, completion: Completion) -> None:
         self.completions += 1
         self.prompt_tokens += completion.prompt_tokens or 0
         self.completion_tokens += completion.completion_tokens or 0
@@ -63,9 +70,22 @@ class Meter:
             self.seconds += time.perf_counter() - start
             yield item
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         figures = rates(self.prompt_tokens, self.completion_tokens, self.seconds)
         return {"completions": self.completions, **figures}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object], name: str = "") -> Self:
+        """The figures a `record()` (or a `decoding` entry of the manifest) holds, under `name`
+        (the record does not hold it); missing figures are zero."""
+        section = MeterRecord.from_record(record)
+        return cls(
+            name,
+            section.completions or 0,
+            section.prompt_tokens or 0,
+            section.completion_tokens or 0,
+            section.seconds or 0.0,
+        )
 
 
 def record_decoding(study_dir: str | Path, stage: str, meter: Meter) -> None:
@@ -73,39 +93,46 @@ def record_decoding(study_dir: str | Path, stage: str, meter: Meter) -> None:
     if not meter.completions:
         return
 
-    def change(data: dict[str, Any]) -> None:
-        calls = data.setdefault(SECTION, {}).setdefault(stage, {})
-        old = calls.get(meter.name) or {}
+    def change(manifest: Manifest) -> None:
+        if manifest.decoding is None:
+            manifest.decoding = {}
+        calls = manifest.decoding.setdefault(stage, {})
+        old = calls.get(meter.name) or MeterRecord()
+        before = Meter.from_record(old.record())
         total = Meter(
             meter.name,
-            meter.completions + old.get("completions", 0),
-            meter.prompt_tokens + old.get("prompt_tokens", 0),
-            meter.completion_tokens + old.get("completion_tokens", 0),
-            meter.seconds + old.get("seconds", 0.0),
+            meter.completions + before.completions,
+            meter.prompt_tokens + before.prompt_tokens,
+            meter.completion_tokens + before.completion_tokens,
+            meter.seconds + before.seconds,
         )
-        calls[meter.name] = {**total.record(), "calls": old.get("calls", 0) + 1}
+        record = {**total.record(), "calls": (old.calls or 0) + 1}
+        calls[meter.name] = MeterRecord.from_record(record)
 
-    update_manifest(study_dir, change)
+    change_manifest(study_dir, change)
 
 
-def stage_rates(manifest: dict[str, Any]) -> dict[str, float]:
+def stage_rates(manifest: Manifest) -> dict[str, float]:
     """`harness run` stage name -> completion tokens per second of its decoding calls (collect:
     the last run of each model)."""
     out: dict[str, float] = {}
-    runs = [
-        model["runs"][-1]
-        for model in ((manifest.get("collect") or {}).get("models") or {}).values()
-        if model.get("runs")
-    ]
+    models = (manifest.collect.models if manifest.collect is not None else None) or {}
+    runs = [model.runs[-1] for model in models.values() if model.runs]
     if runs:
-        _add(out, "collect", [r for r in runs if "completion_tokens" in r])
+        _add(out, "collect", [r for r in runs if isinstance(r, dict) and "completion_tokens" in r])
     for name, stage in RUN_STAGES.items():
-        _add(out, name, list(((manifest.get(SECTION) or {}).get(stage) or {}).values()))
+        meters = ((manifest.decoding or {}).get(stage) or {}).values()
+        _add(out, name, [m.record() for m in meters])
     return out
 
 
-def _add(out: dict[str, float], name: str, records: list[dict[str, Any]]) -> None:
-    tokens = sum(r.get("completion_tokens", 0) for r in records)
-    seconds = sum(r.get("seconds", r.get("elapsed_s", 0.0)) for r in records)
+def _add(out: dict[str, float], name: str, records: list[JsonObject]) -> None:
+    tokens = sum(_number(r.get("completion_tokens", 0)) for r in records)
+    seconds = sum(_number(r.get("seconds", r.get("elapsed_s", 0.0))) for r in records)
     if tokens and seconds:
         out[name] = tokens / seconds
+
+
+def _number(value: JsonValue) -> float:
+    """A figure of a record (its writers keep figures as JSON numbers)."""
+    return cast(float, value)

@@ -14,12 +14,13 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import Self, TypedDict, cast
 
 from harness.defaults import DEFAULT_SEED
 from harness.errors import HarnessError
 from harness.materials.study_file import LoadedStudyFile, ModelEntry, load_study_file
 from harness.models.providers import LABEL_MARK, model_of, parse_model
+from harness.study.records import JsonObject
 
 __all__ = ["RunOptions", "RunSettings", "settings"]
 
@@ -58,14 +59,14 @@ class RunSettings:
     model_args: tuple[str, ...] | None = None  # MODEL@KEY=VALUE
     study_file: Mapping[str, object] | None = None  # the manifest record of a study file
 
-    def with_options(self, options: RunOptions) -> RunSettings:
+    def with_options(self, options: RunOptions) -> Self:
         """These settings with `options` set over them."""
         return replace(self, **options)
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> JsonObject:
         """Every setting as JSON values (paths as text, sequences as lists); the manifest's
         `study_file.overrides` holds those of the flags given."""
-        out: dict[str, object] = {}
+        out: JsonObject = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, Path):
@@ -78,7 +79,7 @@ class RunSettings:
         return out
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> RunSettings:
+    def from_record(cls, record: Mapping[str, object]) -> Self:
         """The settings a `record()` (or any part of one) holds; the rest keep their defaults."""
         values: dict[str, object] = {}
         for name, value in record.items():
@@ -87,7 +88,7 @@ class RunSettings:
             elif name in ("models", "model_args") and isinstance(value, list):
                 value = tuple(value)
             values[name] = value
-        return RunSettings().with_options(_options(values))
+        return cls().with_options(_options(values))
 
 
 def _options(values: Mapping[str, object]) -> RunOptions:

@@ -42,7 +42,7 @@ from harness.probing import run_probe
 from harness.progress import tracker
 from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study
-from harness.study.manifest import load_manifest, record_section
+from harness.study.manifest import load_manifest, read_manifest, record_section
 from harness.study.tables.views import store_counts
 
 
@@ -80,7 +80,7 @@ class RunResult:
 
     def summary(self) -> str:
         """The report's path and the stage times (the analyze stage has printed the verdict)."""
-        rate = stage_rates(load_manifest(self.study))  # tokens/s of the stages that decode
+        rate = stage_rates(read_manifest(self.study))  # tokens/s of the stages that decode
         steps = ", ".join(
             f"{k} {v:.0f} s" + (f" ({rate[k]:.0f} tok/s)" if k in rate else "")
             for k, v in self.timings.items()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.collection import collect
 from harness.models.throughput import stage_rates
-from harness.study.manifest import load_manifest
+from harness.study.manifest import load_manifest, read_manifest
 
 MINI = "openai/gpt-4o-mini"
 
@@ -16,5 +16,5 @@ def test_each_collect_run_records_its_tokens_per_second(study, serve) -> None:
     assert run["completion_tokens"] > 0 and run["prompt_tokens"] > 0
     assert run["seconds"] == run["elapsed_s"] > 0
     assert run["tokens_per_s"] == round(run["completion_tokens"] / run["seconds"], 2)
-    rate = stage_rates(load_manifest(study))["collect"]
+    rate = stage_rates(read_manifest(study))["collect"]
     assert abs(rate - run["tokens_per_s"]) < 0.01 * rate

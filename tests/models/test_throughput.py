@@ -6,6 +6,8 @@ import json
 
 from harness.models.base import Completion
 from harness.models.throughput import Meter, rates, record_decoding, stage_rates
+from harness.study.manifest import read_manifest
+from harness.study.manifest_sections import Manifest
 
 
 def completion(tokens: int) -> Completion:
@@ -45,7 +47,7 @@ def test_calls_are_summed_per_stage_and_name(tmp_path) -> None:
             "calls": 2,
         }
     }
-    assert stage_rates(manifest) == {"judge --blind": 10.0}
+    assert stage_rates(read_manifest(tmp_path)) == {"judge --blind": 10.0}
 
 
 def test_meter_times_only_the_producing() -> None:
@@ -62,5 +64,6 @@ def test_collect_rate_is_read_from_each_models_last_run() -> None:
         "a": {"runs": [{"elapsed_s": 9.0}, {**rates(50, 100, 10.0), "elapsed_s": 10.0}]},
         "b": {"runs": [{**rates(50, 60, 2.0), "elapsed_s": 2.0}]},
     }
-    assert stage_rates({"collect": {"models": runs}}) == {"collect": 160 / 12}
+    manifest = Manifest.from_record({"collect": {"models": runs}})
+    assert stage_rates(manifest) == {"collect": 160 / 12}
     assert rates(1, 0, 0.0)["tokens_per_s"] is None

@@ -27,6 +27,7 @@ from harness.models.providers import is_provider_string
 from harness.models.throughput import Meter, record_decoding
 from harness.progress import counted
 from harness.study.clock import utc_now
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.items import (
@@ -249,7 +250,7 @@ def _run_steps(
         for request in requests:
             rerun.setdefault(request.key, []).append(spec.name)
     done = {spec.name: 0 for spec, _, _ in work}
-    settings: dict[str, object] | None = None  # read once the backend has run
+    settings: JsonObject | None = None  # read once the backend has run
     meter = Meter("+".join(spec.name for spec, _, _ in work))
     groups = [(requests, _params(spec)) for spec, _, requests in work]
     for index, completion in meter.timed(complete_groups(backend, groups)):
@@ -309,7 +310,7 @@ def step_on_texts(
     requests = _requests(spec, list(texts.items()))
     results: dict[str, tuple[str, StepEntry]] = {}
     errors: list[str] = []
-    settings: dict[str, object] | None = None
+    settings: JsonObject | None = None
     meter = Meter(f"control {spec.name}")
     with counted(f"{spec.name} of control texts", len(requests)) as advance:
         for completion in meter.timed(backend.complete(requests, params) if requests else []):
