@@ -19,6 +19,7 @@ from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.study.lock import writes_study
 from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.manifest_sections import Adjudication
 from harness.study.store import Study
 from harness.study.tables.adjudication import escalation_due
 from harness.study.tables.assignments import count_assignments, outstanding_reviews
@@ -94,7 +95,8 @@ def analyze(
 def unescalated(study: Study, manifest: dict[str, Any], unsure: str, partial: bool) -> int:
     """Items the adjudicators disagree on that a later round should reach first (plan
     `adjudication.escalate`): refused unless `partial`, else their number."""
-    disputed = len(escalation_due(study, manifest.get("adjudication") or {}, unsure))
+    section = Adjudication.from_record(manifest.get("adjudication") or {})
+    disputed = len(escalation_due(study, section, unsure))
     if disputed and not partial:
         raise HarnessError(
             f"{disputed} item(s) the adjudicators disagree on need another adjudicator; "
