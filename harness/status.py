@@ -132,7 +132,9 @@ def next_step(path: str | Path) -> str:
         unblinded = unblinded_at(s)
         late = late_reviews(s).count
         served = [] if assigned else served_models(s)  # the blinded steps' advice needs them
-        disputed = len(escalation_due(s, manifest.adjudication)) if assigned and not unblinded else 0
+        disputed = (
+            len(escalation_due(s, manifest.adjudication)) if assigned and not unblinded else 0
+        )
     if not prompts:
         return f"Next: harness generate {flag} (the study has no prompts yet)"
     if not assigned and (pending or not ok):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Mapping, Sequence
 from typing import cast
 
 from pydantic import JsonValue

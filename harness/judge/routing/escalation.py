@@ -107,7 +107,9 @@ def escalate(study: Study, seed: int | None = None) -> Escalation:
         raise HarnessError("the manifest's adjudication has no per_item", file=study.path)
     result = Escalation(last_round(study) + 1)
     # how `unsure` counts, as `judge --blind` recorded it with the draw (`analyze` too)
-    wanted = _wanted(study, per_item, section.unsure if section.unsure is not None else "not_novel", result)
+    wanted = _wanted(
+        study, per_item, section.unsure if section.unsure is not None else "not_novel", result
+    )
     result.routed = wanted
     if wanted:
         routing = manifest.routing
