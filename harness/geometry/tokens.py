@@ -98,9 +98,7 @@ def encode_prompt(
     return EncodedPrompt(full, list(encoded["input_ids"]), slot_tokens, offset)
 
 
-def _templated(
-    tokenizer: Any, text: str, system: str | None, where: Where
-) -> tuple[str, int]:
+def _templated(tokenizer: Any, text: str, system: str | None, where: Where) -> tuple[str, int]:
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": text})
     full = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
