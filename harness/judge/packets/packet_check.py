@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from harness.judge.packets import packet_format as F
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.tables.assignments import assigned_item_ids, assignment_rounds
 from harness.study.tables.items import item_ids
 from harness.study.tables.reviewers import reviewer_kind
@@ -254,7 +254,8 @@ def _made_day(study: Study, meta: dict[str, str]) -> str | None:
     """The day the packets were made (YYYY-MM-DD): the workbook's own record, else the study's
     blinding commitment (a CSV pair carries none); None when neither says."""
 
-    made = meta.get("made_at") or (load_manifest(study.path).get("blinding") or {}).get("made_at")
+    blinding = read_manifest(study).blinding
+    made = meta.get("made_at") or (blinding.made_at if blinding is not None else None)
     return str(made)[:10] if made else None
 
 
