@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import HarnessError
 from harness.judge.blinding.steps_model import served_models
 from harness.study import Study
 from harness.study.history import MANIFEST_NAME, check_history
-from harness.study.manifest import environment, load_manifest, verify_materials
+from harness.study.manifest import environment, read_manifest, verify_materials
+from harness.study.manifest_sections import Command, LockRecord
 from harness.study.store import DB_NAME
 from harness.study.tables.adjudication import escalation_due
 from harness.study.tables.assignments import count_assignments, outstanding_reviews
@@ -42,7 +42,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
         collected = _collect_rows(s, prompts)
         pilot = " (pilot)" if s.pilot else ""
         unblinded = unblinded_at(s)
-    manifest = load_manifest(path)
+    manifest = read_manifest(path)
     reported = (Path(path) / "report" / "report.json").exists()
     return [
         StageStatus(
@@ -55,7 +55,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
             "judge",
             f"{items} items, {assigned} assignments, {searches} searches",
             "blinding key committed"
-            if "blinding" in manifest
+            if manifest.blinding is not None
             else ("items made" if items else "not run"),
         ),
         StageStatus(
@@ -65,8 +65,8 @@ def study_status(path: str | Path) -> list[StageStatus]:
         ),
         StageStatus(
             "prereg",
-            "plan hash recorded" if "prereg" in manifest else "-",
-            "done" if "prereg" in manifest else "not run",
+            "plan hash recorded" if manifest.prereg is not None else "-",
+            "done" if manifest.prereg is not None else "not run",
         ),
         StageStatus(
             "analyze",
@@ -121,7 +121,7 @@ def _frac(done: int, total: int) -> str:
 
 def next_step(path: str | Path) -> str:
     """Which stage comes next and why, as one line."""
-    manifest = load_manifest(path)
+    manifest = read_manifest(path)
     flag = f"--study {path}"
     with Study.open(path) as s:
         counts = store_counts(s)
@@ -132,8 +132,9 @@ def next_step(path: str | Path) -> str:
         unblinded = unblinded_at(s)
         late = late_reviews(s).count
         served = [] if assigned else served_models(s)  # the blinded steps' advice needs them
-        section = manifest.get("adjudication") or {}
-        disputed = len(escalation_due(s, section)) if assigned and not unblinded else 0
+        disputed = (
+            len(escalation_due(s, manifest.adjudication)) if assigned and not unblinded else 0
+        )
     if not prompts:
         return f"Next: harness generate {flag} (the study has no prompts yet)"
     if not assigned and (pending or not ok):
@@ -150,16 +151,16 @@ def next_step(path: str | Path) -> str:
             f"Next: harness judge --blind {flag} --reviewers ROSTER{steps} (every output is "
             "collected; nothing is blinded yet)"
         )
-    if "prereg" not in manifest:
+    if manifest.prereg is None:
         return (
             f"Next: harness prereg {flag} (register the analysis plan before the reviews are "
             "analysed)"
         )
-    made = str((manifest.get("blinding") or {}).get("made_at") or "")
-    if not unblinded and made and str(manifest["prereg"].get("at") or "") < made:
+    made = str(manifest.blinding.made_at or "") if manifest.blinding else ""
+    if not unblinded and made and str(manifest.prereg.at or "") < made:
         return (
             f"Next: harness prereg {flag} (rerun it: the plan was registered at "
-            f"{manifest['prereg'].get('at')}, before the blinding of {made}, so prereg.md does "
+            f"{manifest.prereg.at}, before the blinding of {made}, so prereg.md does "
             "not record the blinding commitment)"
         )
     if unblinded:
@@ -226,22 +227,22 @@ def print_verify(path: str | Path) -> int:
         mark = "ok     " if c["status"] == "unchanged" else c["status"].upper().ljust(7)
         print(f"{mark} {c['role']}: {c['name']}  ({c['path']})")
     print(f"{len(changes)} materials files checked, {len(bad)} changed or missing")
-    for line in environment_lines(load_manifest(path)):
+    for line in environment_lines(read_manifest(path).commands or []):
         print(line)
     return 1 if bad else 0
 
 
-def environment_lines(manifest: dict[str, Any]) -> list[str]:
+def environment_lines(commands: list[Command]) -> list[str]:
     """The study's recorded environment (lock hash, versions) against the running one."""
-    commands = manifest.get("commands") or []
     if not commands:
         return []
     first, now = commands[0], environment()
+    running = LockRecord.from_record(now["lock"]) if now["lock"] else None
     lines = [
-        f"environment of {first.get('stage')} ({first.get('at')}): "
-        f"{_lock_text(first.get('lock'))}; this process: {_lock_text(now['lock'])}"
+        f"environment of {first.stage} ({first.at}): "
+        f"{_lock_text(first.lock)}; this process: {_lock_text(running)}"
     ]
-    then = first.get("packages") or {}
+    then = first.packages or {}
     changed = [
         f"{name} {then[name]} -> {version}"
         for name, version in now["packages"].items()
@@ -255,9 +256,9 @@ def environment_lines(manifest: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _lock_text(lock: dict[str, Any] | None) -> str:
-    if not lock:
+def _lock_text(lock: LockRecord | None) -> str:
+    if lock is None or not lock.record():
         return "no lock file"
-    text = f"{lock['file']} sha256 {lock['sha256'][:16]}"
-    differs = lock.get("differs") or {}
+    text = f"{lock.file} sha256 {(lock.sha256 or '')[:16]}"
+    differs = lock.differs or {}
     return text + (f" ({len(differs)} packages installed at other versions)" if differs else "")

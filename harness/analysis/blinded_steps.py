@@ -16,47 +16,49 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import JsonValue
 from scipy import stats
 
 from harness.analysis.report.results import BlindedStepsResult, StepFidelityRow, StepFidelityTest
+from harness.study.step_counts import count_steps
 
 #: Condition groups in the report's order; single_a and single_b are one group.
 GROUPS = {"cross": "cross", "single_a": "single", "single_b": "single", "control": "control"}
 STEPS = ("extract", "normalise")
 
+#: One recorded step entry (`items.steps`) as read from the store.
+StepEntry = dict[str, JsonValue]
 
-def _rows(frame: pd.DataFrame) -> dict[str, dict[str, list[dict[str, Any]]]]:
+
+def _rows(frame: pd.DataFrame) -> dict[str, dict[str, list[StepEntry]]]:
     """step -> group -> the step entries recorded on that group's items."""
-    out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    out: dict[str, dict[str, list[StepEntry]]] = defaultdict(lambda: defaultdict(list))
     for condition, steps in zip(frame["condition"], frame["steps"], strict=True):
         for entry in json.loads(steps):
             out[entry["step"]][GROUPS.get(condition, "control")].append(entry)
     return out
 
 
-def _row(step: str, group: str, entries: list[dict[str, Any]]) -> StepFidelityRow:
-    checked = [e["fidelity"] for e in entries if "fidelity" in e]
-    empty = sum(e.get("outcome") == "empty" for e in entries)  # wrote nothing: a failure too
-    failed = sum(not f["passed"] for f in checked) + empty
-    support = [f["support"] for f in checked]
-    n = len(checked) + empty
+def _row(step: str, group: str, entries: list[StepEntry]) -> StepFidelityRow:
+    # the report counts a step that wrote nothing as a failure: reviewers see the original text
+    counts = count_steps(entries, empty_fails=True)
+    n = counts.checked
     return StepFidelityRow(
         step=step,
         group=group,
         items=len(entries),
         checked=n,
-        failed=failed,
-        empty=empty,
-        share_failed=failed / n if n else None,
-        mean_support=float(np.mean(support)) if support else None,
-        low_support=sum(f["support"] < f["min_support"] for f in checked),
-        added=sum(bool(f["added"]) for f in checked),
-        echoed=sum(bool(f["echoed"]) for f in checked),
-        shown_original=sum(e.get("shown") == "original" for e in entries) + empty,
+        failed=counts.failed,
+        empty=counts.empty,
+        share_failed=counts.failed / n if n else None,
+        mean_support=float(np.mean(counts.support)) if counts.support else None,
+        low_support=counts.low_support,
+        added=counts.added,
+        echoed=counts.echoed,
+        shown_original=counts.shown_original,
     )
 
 
@@ -81,7 +83,7 @@ def _test(step: str, rows: list[StepFidelityRow]) -> StepFidelityTest | None:
     )
 
 
-def _models(entries: list[dict[str, Any]]) -> list[str]:
+def _models(entries: list[StepEntry]) -> list[str]:
     return sorted({f"{e.get('backend', '?')}/{e.get('model', '?')}" for e in entries})
 
 

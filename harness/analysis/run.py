@@ -104,8 +104,7 @@ def analyze(
 def unescalated(study: Study, adjudication: Adjudication | None, unsure: str, partial: bool) -> int:
     """Items the adjudicators disagree on that a later round should reach first (plan
     `adjudication.escalate`): refused unless `partial`, else their number."""
-    section = adjudication.record() if adjudication is not None else {}
-    disputed = len(escalation_due(study, section, unsure))
+    disputed = len(escalation_due(study, adjudication, unsure))
     if disputed and not partial:
         raise HarnessError(
             f"{disputed} item(s) the adjudicators disagree on need another adjudicator; "

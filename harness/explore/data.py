@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Any
+from dataclasses import dataclass
 
+from pydantic import JsonValue
+
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables import views
 from harness.study.unblinding import unblinded_at
@@ -24,8 +27,14 @@ from harness.study.unblinding import unblinded_at
 CHUNK = 500  # rows of long text per chunk
 PREVIEW = 140  # characters of an item's text shown in the list
 
+#: One row of a table or of long text as the page gets it: store values (text, numbers, NULL)
+#: and lists of them.
+Row = list[JsonValue]
+#: Per kind, the long-text rows to be chunked (`search`: one string per item).
+Texts = dict[str, list[JsonValue]]
 
-def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+
+def page_data(study: Study) -> tuple[JsonObject, Texts]:
     """(core, texts): the core tables, and per kind the long-text rows to be chunked."""
     when = unblinded_at(study)
     items = views.explorer_items(study)
@@ -34,7 +43,7 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     reviewer_index = {row[0]: n for n, row in enumerate(reviewers)}
     reviews, review_texts = _reviews(study, item_index, reviewer_index)
     searches = _searches(study, item_index, reviewer_index)
-    core: dict[str, Any] = {
+    core: JsonObject = {
         "study_id": study.study_id,
         "unblinded_at": when,
         "chunk": CHUNK,
@@ -42,50 +51,69 @@ def page_data(study: Study) -> tuple[dict[str, Any], dict[str, list[Any]]]:
         "reviewers": _table(["reviewer_id", "kind", "method", "role"], reviewers),
         "reviews": _table(["item", "reviewer", "verdict", "confidence"], reviews),
     }
-    texts: dict[str, list[Any]] = {
-        "items": [
-            [r[1], r[2], review_texts.get(n, []), searches.get(n, [])] for n, r in enumerate(items)
-        ]
-    }
+    item_texts: list[ItemTexts] = [
+        (r[1], r[2], review_texts.get(n, []), searches.get(n, [])) for n, r in enumerate(items)
+    ]
+    texts: Texts = {"items": [[t[0], t[1], [*t[2]], [*t[3]]] for t in item_texts]}
+    opened = None
     if when is not None:
-        core_open, texts_open = _unblinded(study, item_index)
-        core_open["real_accuracy"] = _real_accuracy(study)
-        core.update(core_open)
-        texts.update(texts_open)
-    texts["search"] = _search_text(core, texts)
+        opened = _unblinded(study, item_index)
+        core.update(opened.core)
+        core["real_accuracy"] = _real_accuracy(study)
+        texts.update(opened.texts)
+    texts["search"] = [*_search_text([r[0] for r in items], item_texts, opened)]
     return core, texts
 
 
-def _search_text(core: dict[str, Any], texts: dict[str, list[list[Any]]]) -> list[str]:
+#: An item's long texts: display text, core combination, its reviews' [prior_work, notes], and
+#: its searches (`_searches`).
+ItemTexts = tuple[str | None, str | None, list[Row], list[Row]]
+
+
+@dataclass
+class _Unblinded:
+    """What the page gets once the study is unblinded, with the rows the search text reads."""
+
+    core: JsonObject
+    texts: Texts
+    item_output: list[int]  # per item, its output's row (-1: none)
+    output_parts: list[list[object]]  # per output, what the search text takes from it
+    prompt_of: list[int]  # per output, its prompt's row (-1: none)
+    prompt_parts: list[list[object]]  # per prompt, what the search text takes from it
+
+
+def _search_text(
+    item_ids: list[str], item_texts: list[ItemTexts], opened: _Unblinded | None
+) -> list[str]:
     """Per item, the lower-cased text a search box query is matched against: the item, its
     reviews' notes and queries, and (after unblinding) its output and prompt. Made here once so
     that the page's first search decodes strings instead of building them."""
-    item_output = core.get("item_output")
     out = []
-    for n, (item_id, _) in enumerate(core["items"]["rows"]):
-        display, combination, notes, found = texts["items"][n]
-        parts = [
+    for n, item_id in enumerate(item_ids):
+        display, combination, notes, found = item_texts[n]
+        parts: list[object] = [
             item_id,
             display,
             combination,
             *(x for pair in notes for x in pair),
             *(s[2] for s in found),
         ]
-        if item_output is not None and item_output[n] >= 0:
-            k = item_output[n]
-            output_id, prompt, _, model, *_, name = core["outputs"]["rows"][k]
-            parts += [output_id, name, texts["outputs"][k][0]]
+        if opened is not None and opened.item_output[n] >= 0:
+            k = opened.item_output[n]
+            parts += opened.output_parts[k]
+            prompt = opened.prompt_of[k]
             if prompt >= 0:
-                parts += [core["prompts"]["rows"][prompt][0], texts["prompts"][prompt][0]]
+                parts += opened.prompt_parts[prompt]
         out.append("\n".join(str(p) for p in parts if p is not None).lower())
     return out
 
 
 def _reviews(
     study: Study, item_index: dict[str, int], reviewer_index: dict[str, int]
-) -> tuple[list[list[Any]], dict[int, list[list[Any]]]]:
+) -> tuple[list[Row], dict[int, list[Row]]]:
     """Core rows [item, reviewer, verdict, confidence]; per item, [prior_work, notes] in order."""
-    core, texts = [], defaultdict(list)
+    core: list[Row] = []
+    texts: dict[int, list[Row]] = defaultdict(list)
     for item, reviewer, verdict, confidence, prior_work, notes in views.explorer_reviews(study):
         n = item_index[item]
         core.append([n, reviewer_index.get(reviewer, -1), verdict, confidence])
@@ -95,21 +123,19 @@ def _reviews(
 
 def _searches(
     study: Study, item_index: dict[str, int], reviewer_index: dict[str, int]
-) -> dict[int, list[list[Any]]]:
+) -> dict[int, list[Row]]:
     """Per item: [reviewer, database, query, run_at, total_hits, filters, hits, relevant_ids].
 
     `hits` and `relevant_ids` stay the JSON text the store holds; the page parses them when it
     shows the search, which keeps writing a large study's page fast."""
-    out: dict[int, list[list[Any]]] = defaultdict(list)
+    out: dict[int, list[Row]] = defaultdict(list)
     for item, reviewer, *fields in views.explorer_searches(study):
         if item in item_index:
             out[item_index[item]].append([reviewer_index.get(reviewer, -1), *fields])
     return out
 
 
-def _unblinded(
-    study: Study, item_index: dict[str, int]
-) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
+def _unblinded(study: Study, item_index: dict[str, int]) -> _Unblinded:
     """Topics, prompts and outputs, and the output of each item (-1: no output, e.g. control)."""
     topics = views.explorer_topics(study)
     topic_index = {row[0]: n for n, row in enumerate(topics)}
@@ -120,7 +146,8 @@ def _unblinded(
     item_output = [-1] * len(item_index)
     for item_id, output_id in views.item_outputs(study):
         item_output[item_index[item_id]] = output_index.get(output_id, -1)
-    core = {
+    prompt_of = [prompt_index.get(o[1], -1) for o in outputs]
+    core: JsonObject = {
         "topics": _table(
             [
                 "topic_id",
@@ -150,14 +177,19 @@ def _unblinded(
                 "name",
             ],
             [
-                [o[0], prompt_index.get(o[1], -1), *o[2:6], o[8], model_name(o[8], o[3])]
-                for o in outputs
+                [o[0], prompt_of[k], *o[2:6], o[8], model_name(o[8], o[3])]
+                for k, o in enumerate(outputs)
             ],
         ),
-        "item_output": item_output,
+        "item_output": [*item_output],
     }
-    texts = {"prompts": [[p[4]] for p in prompts], "outputs": [[o[6], o[7]] for o in outputs]}
-    return core, texts
+    texts: Texts = {
+        "prompts": [[p[4]] for p in prompts],
+        "outputs": [[o[6], o[7]] for o in outputs],
+    }
+    output_parts: list[list[object]] = [[o[0], model_name(o[8], o[3]), o[6]] for o in outputs]
+    prompt_parts: list[list[object]] = [[p[0], p[4]] for p in prompts]
+    return _Unblinded(core, texts, item_output, output_parts, prompt_of, prompt_parts)
 
 
 def model_name(key: str | None, model: str | None) -> str:
@@ -170,7 +202,7 @@ def model_name(key: str | None, model: str | None) -> str:
     return key if not model or model in key else f"{key} ({model})"
 
 
-def _real_accuracy(study: Study) -> dict[str, Any]:
+def _real_accuracy(study: Study) -> JsonObject:
     """The primary reviewers' accuracy on the real items against the adjudicators, per arm, as
     the last analysis reported it (report/report.json); empty without an adjudicated sample."""
     try:
@@ -183,13 +215,13 @@ def _real_accuracy(study: Study) -> dict[str, Any]:
     return _table(names, [[row.get(n) for n in names] for row in rows])
 
 
-def _table(columns: list[str], rows: list[list[Any]]) -> dict[str, Any]:
-    return {"columns": columns, "rows": rows}
+def _table(columns: list[str], rows: list[Row]) -> JsonObject:
+    return {"columns": [*columns], "rows": [*rows]}
 
 
-def _json_list(text: str | None) -> list[Any]:
+def _json_list(text: str | None) -> Row:
     try:
-        value = json.loads(text or "[]")
+        value: JsonValue = json.loads(text or "[]")
     except json.JSONDecodeError:
         return [text]
     return value if isinstance(value, list) else [value]

@@ -16,7 +16,9 @@ import html
 import json
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import cast
+
+from harness.study.records import JsonObject
 
 # Characters that could end the JSON block or break it as a script: HTML markup and the two
 # line separators JavaScript once treated as newlines. Escaped forms are still valid JSON.
@@ -57,7 +59,7 @@ def text_chunks(texts: Mapping[str, Sequence[object]], size: int) -> str:
     return "\n".join(blocks)
 
 
-def render_page(core: dict[str, Any], texts: dict[str, list[Any]]) -> str:
+def render_page(core: JsonObject, texts: Mapping[str, Sequence[object]]) -> str:
     script = _asset("explorer.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = (
@@ -73,6 +75,6 @@ def render_page(core: dict[str, Any], texts: dict[str, list[Any]]) -> str:
         f"<title>{html.escape(title)}</title><style>{_asset('explorer.css')}</style></head>\n"
         f"<body>{_asset('explorer.html')}\n"
         f'<script type="application/json" id="explorer-data">{embed_json(core)}</script>\n'
-        f"{text_chunks(texts, core['chunk'])}\n"
+        f"{text_chunks(texts, cast('int', core['chunk']))}\n"
         f"<script>{script}</script>\n</body></html>\n"
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.geometry.entropy import entropy_bits, group_mass, split_index
-from harness.geometry.tokens import EncodedPrompt, encode_prompt, parse_spans
+from harness.geometry.tokens import EncodedPrompt, Where, encode_prompt, parse_spans
 from harness.study.store import Study
 from harness.study.tables.geometry import measures_frame
 
@@ -40,7 +40,7 @@ def encode_row(
     study_file: Path | None = None,
 ) -> EncodedPrompt:
     """A prompts-table row as the model sees it, with its slots' token positions."""
-    where = {"file": study_file, "row": row["prompt_id"]}
+    where: Where = {"file": study_file, "row": row["prompt_id"]}
     spans = parse_spans(row["spans"], row["text"], where=where)
     return encode_prompt(
         loaded.tokenizer,

@@ -11,12 +11,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypedDict
 
 from harness.errors import HarnessError
 
 #: Slots named in every prompt: the two concepts and the fields they come from.
 SLOTS = ("concept_1", "concept_2", "field_1", "field_2")
+
+
+class Where(TypedDict, total=False):
+    """Where a prompt comes from, as an error names it."""
+
+    file: str | Path | None
+    row: int | str | None
 
 
 @dataclass(frozen=True)
@@ -28,7 +36,7 @@ class EncodedPrompt:
 
 
 def parse_spans(
-    raw: str | Mapping[str, Any], text: str, *, where: dict[str, Any]
+    raw: str | Mapping[str, object], text: str, *, where: Where
 ) -> dict[str, tuple[int, int]]:
     """{slot: (start, end)} from the prompts table, checked against the prompt text."""
     try:
@@ -65,7 +73,7 @@ def encode_prompt(
     *,
     system: str | None = None,
     chat_template: bool = True,
-    where: dict[str, Any] | None = None,
+    where: Where | None = None,
 ) -> EncodedPrompt:
     """Template `text`, tokenize it, and map each slot's characters to token positions."""
     where = where or {}
@@ -90,9 +98,7 @@ def encode_prompt(
     return EncodedPrompt(full, list(encoded["input_ids"]), slot_tokens, offset)
 
 
-def _templated(
-    tokenizer: Any, text: str, system: str | None, where: dict[str, Any]
-) -> tuple[str, int]:
+def _templated(tokenizer: Any, text: str, system: str | None, where: Where) -> tuple[str, int]:
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": text})
     full = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

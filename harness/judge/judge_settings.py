@@ -11,9 +11,9 @@ plan), and `from_record` rebuilds the settings from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from harness.judge.cutoff import normalise_cutoff
 from harness.judge.judge_defaults import DEFAULT_K
@@ -21,6 +21,7 @@ from harness.judge.server_options import judge_server, server_from_record, serve
 from harness.judge.settings_checks import check_auto_settings
 from harness.models.providers import ModelSpec, resolve_model
 from harness.models.settings import ServerOptions
+from harness.study.records import JsonObject
 
 if TYPE_CHECKING:
     from harness.models.base import ModelAPI
@@ -88,7 +89,7 @@ class BlindSettings:
         server = ServerOptions(base_url=base_url, concurrency=concurrency)
         return cls(backend=backend, model=model, server=server, **options)
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> JsonObject:
         """The parameters of the manifest's `judge.blind` command entry."""
         return {
             "reviewers": str(self.reviewers) if self.reviewers else None,
@@ -109,11 +110,26 @@ class BlindSettings:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> BlindSettings:
+    def from_record(cls, record: Mapping[str, object]) -> Self:
         """The settings a `record()` was made from (the server URL as recorded, without
         credentials; an opened backend as its name)."""
-        names = [f.name for f in fields(cls) if f.name != "server"]
-        return cls(**{name: record[name] for name in names}, server=server_from_record(record))
+        return cls(
+            reviewers=cast("str | None", record["reviewers"]),
+            k=cast("int", record["k"]),
+            seed=cast("int | None", record["seed"]),
+            extract=cast("bool", record["extract"]),
+            normalise=cast("bool", record["normalise"]),
+            backend=cast("str", record["backend"]),
+            model=cast("str | None", record["model"]),
+            cutoff=cast("str | None", record["cutoff"]),
+            distinct_topics=cast("bool", record["distinct_topics"]),
+            judging=cast("str | None", record["judging"]),
+            controls=cast("str | None", record["controls"]),
+            bank_controls=cast("bool", record["bank_controls"]),
+            plan=cast("str | None", record["plan"]),
+            review_what_exists=cast("bool", record["review_what_exists"]),
+            server=server_from_record(record),
+        )
 
 
 @dataclass(frozen=True)
@@ -169,7 +185,7 @@ class AutoSettings:
         server = ServerOptions(base_url=base_url, concurrency=concurrency)
         return cls(sources=tuple(sources or DEFAULT_SOURCES), server=server, **options)
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> JsonObject:
         """The parameters of the manifest's `judge --auto` and `judge --calibrate` entries
         (`--auto` adds each reviewer's rule, which holds the threshold it decided by)."""
         return {
@@ -181,14 +197,14 @@ class AutoSettings:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> AutoSettings:
+    def from_record(cls, record: Mapping[str, object]) -> Self:
         """The settings a `record()` was made from (`threshold`, `after_unblinding` and
         `accept_unsure` are not part of it: they take their defaults)."""
         return cls(
-            sources=tuple(record["sources"]),
-            cutoff=record["cutoff"],
-            max_queries=record["max_queries"],
-            backend=record["backend"],
+            sources=tuple(cast("list[str]", record["sources"])),
+            cutoff=cast("str | None", record["cutoff"]),
+            max_queries=cast("int", record["max_queries"]),
+            backend=cast("str | None", record["backend"]),
             server=server_from_record(record),
         )
 

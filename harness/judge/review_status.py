@@ -16,12 +16,13 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import yaml
 from scipy import stats
 
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
+from harness.study.manifest_sections import Analysis, Prereg
 from harness.study.store import Study
 from harness.study.tables.adjudication import adjudication_progress
 from harness.study.tables.reviewers import review_progress
@@ -37,19 +38,19 @@ def review_status(study: Study) -> pd.DataFrame:
     frame = review_progress(study)
     frame.insert(5, "missing", frame.assigned - frame.returned)
     frame["last_import"] = frame.last_import.fillna("")
-    manifest = load_manifest(study.path)
-    if manifest.get("analysis"):
-        frame = _with_accuracy(study, frame, _plan_settings(manifest))
-        frame = _with_real_accuracy(frame, manifest)
+    manifest = read_manifest(study)
+    if manifest.analysis is not None and manifest.analysis.record():
+        frame = _with_accuracy(study, frame, _plan_settings(manifest.prereg))
+        frame = _with_real_accuracy(frame, manifest.analysis)
     return frame
 
 
-def _with_real_accuracy(frame: pd.DataFrame, manifest: dict[str, Any]) -> pd.DataFrame:
+def _with_real_accuracy(frame: pd.DataFrame, analysis: Analysis) -> pd.DataFrame:
     """Each primary reviewer's sensitivity and specificity on the real items against the
     adjudicated labels, as the last analysis reported them (report.json), both arms together;
     the report gives them per arm."""
 
-    path = ((manifest.get("analysis") or {}).get("report") or {}).get("json")
+    path = (analysis.report or {}).get("json")
     try:
         saved = json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
     except (OSError, ValueError):
@@ -69,9 +70,9 @@ def _real_cell(row: Mapping[str, float | None] | None, key: str) -> str:
     return f"{row[key]:.2f} [{row[key + '_low']:.2f}, {row[key + '_high']:.2f}]"
 
 
-def _plan_settings(manifest: dict[str, Any]) -> tuple[str, float]:
+def _plan_settings(prereg: Prereg | None) -> tuple[str, float]:
     """(unsure coding, interval level) from the preregistered plan; the plan defaults else."""
-    path = (manifest.get("prereg") or {}).get("plan_path")
+    path = prereg.plan_path if prereg is not None else None
     try:
         plan = yaml.safe_load(Path(path).read_text(encoding="utf-8")) if path else {}
     except (OSError, yaml.YAMLError):

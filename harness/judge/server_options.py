@@ -7,11 +7,12 @@ secrets (OPENAI_API_KEY) still come only from the environment.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from harness.errors import HarnessError
 from harness.models._redact import public_url
 from harness.models.settings import ServerOptions
+from harness.study.records import JsonObject
 
 if TYPE_CHECKING:
     from harness.models.base import ModelAPI
@@ -51,15 +52,17 @@ def judge_server(server: ServerOptions, backend: str | ModelAPI | None) -> Serve
     return backend_options(backend, base_url=server.base_url, concurrency=server.concurrency)
 
 
-def server_record(server: ServerOptions) -> dict[str, object]:
-    """The options as the manifest records them (`public_options`)."""
-    return public_options(dict(server.given()))
+def server_record(server: ServerOptions) -> JsonObject:
+    """The options as the manifest records them (`public_options`): text and numbers."""
+    return cast("JsonObject", public_options(dict(server.given())))
 
 
-def server_from_record(record: Mapping[str, Any]) -> ServerOptions:
+def server_from_record(record: Mapping[str, object]) -> ServerOptions:
     """The options a `server_record` was made from (the URL as recorded, without credentials)."""
-
-    return ServerOptions(base_url=record.get("base_url"), concurrency=record.get("concurrency"))
+    base_url = cast("str | None", record.get("base_url"))
+    return ServerOptions(
+        base_url=base_url, concurrency=cast("int | None", record.get("concurrency"))
+    )
 
 
 def backend_options(

@@ -10,12 +10,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Protocol, cast, runtime_checkable
 
 from harness.errors import HarnessError
+from harness.study.records import JsonObject
+
+#: One record of a corpus as read (JSON Lines, Parquet, `datasets`): fields of any kind, checked
+#: by `_work`.
+Row = dict[str, object]
+
+
+@runtime_checkable
+class DatasetRows(Protocol):
+    """What `load_corpus` reads from a `datasets.Dataset`."""
+
+    @property
+    def column_names(self) -> list[str]: ...
+
+    def to_list(self) -> list[Row]: ...
 
 
 @dataclass(frozen=True)
@@ -36,21 +52,21 @@ class Corpus:
     works: list[Work]
     name: str  # file name or given label (never a full local path)
     sha256: str  # hash of the file bytes, or of the records as JSON
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
 
     @property
     def demonstration(self) -> bool:
         return bool(self.meta.get("demonstration"))
 
 
-def load_corpus(source: Any, *, name: str | None = None) -> Corpus:
+def load_corpus(source: object, *, name: str | None = None) -> Corpus:
     """A corpus from a path (.jsonl/.json/.parquet file, or a folder saved by `datasets`),
     a `datasets.Dataset`, or a list of dicts."""
     if isinstance(source, str | Path):
         return _from_path(Path(source), name)
     if isinstance(source, list):
         return _from_rows(source, name or "records", where=None, digest=_rows_digest(source))
-    if hasattr(source, "to_list") and hasattr(source, "column_names"):
+    if isinstance(source, DatasetRows):
         rows = source.to_list()
         fingerprint = getattr(source, "_fingerprint", None)
         digest = (
@@ -79,7 +95,7 @@ def _from_path(path: Path, name: str | None) -> Corpus:
     return corpus
 
 
-def _sidecar(path: Path) -> dict[str, Any]:
+def _sidecar(path: Path) -> JsonObject:
     side = path.with_name(path.name + ".meta.json")
     if not side.exists():
         return {}
@@ -89,10 +105,10 @@ def _sidecar(path: Path) -> dict[str, Any]:
         raise HarnessError(f"not valid JSON ({error})", file=side) from None
     if not isinstance(data, dict):
         raise HarnessError("expected a JSON object", file=side)
-    return data
+    return cast("JsonObject", data)
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
+def _jsonl(path: Path) -> list[Row]:
     rows = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -111,7 +127,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _parquet(path: Path) -> list[dict[str, Any]]:
+def _parquet(path: Path) -> list[Row]:
     import pyarrow.parquet as pq
 
     try:
@@ -121,7 +137,7 @@ def _parquet(path: Path) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
-def _dataset_dir(path: Path) -> tuple[list[dict[str, Any]], str]:
+def _dataset_dir(path: Path) -> tuple[list[Row], str]:
     import datasets
 
     try:
@@ -142,16 +158,16 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _rows_digest(rows: list[dict[str, Any]]) -> str:
+def _rows_digest(rows: list[Row]) -> str:
     text = json.dumps(rows, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _from_rows(rows: list[dict[str, Any]], name: str, *, where: Path | None, digest: str) -> Corpus:
+def _from_rows(rows: list[Row], name: str, *, where: Path | None, digest: str) -> Corpus:
     works: list[Work] = []
     seen: dict[str, int] = {}
     for index, row in enumerate(rows, start=1):
-        line = row.pop("__line__", index) if isinstance(row, dict) else index
+        line = cast("int", row.pop("__line__", index)) if isinstance(row, dict) else index
         work = _work(row, where, line)
         if work.id in seen:
             raise HarnessError(
@@ -167,7 +183,7 @@ def _from_rows(rows: list[dict[str, Any]], name: str, *, where: Path | None, dig
     return Corpus(works=works, name=name, sha256=digest)
 
 
-def _work(row: Any, where: Path | None, line: int) -> Work:
+def _work(row: object, where: Path | None, line: int) -> Work:
     if not isinstance(row, dict):
         raise HarnessError("a record must be a mapping", file=where, row=line)
 
@@ -207,7 +223,7 @@ def _work(row: Any, where: Path | None, line: int) -> Work:
     )
 
 
-def _date(value: Any, fail: Any) -> date | None:
+def _date(value: object, fail: Callable[[str, str], HarnessError]) -> date | None:
     if value is None or value == "":
         return None
     if isinstance(value, date):

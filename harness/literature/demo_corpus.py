@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import cast
 
-from harness.literature.corpus import Corpus, load_corpus
+from pydantic import JsonValue
+
+from harness.literature.corpus import Corpus, Row, load_corpus
 from harness.materials.bank import load_topic_bank
+from harness.materials.topics import KnownLink, Topic
 from harness.study.manifest import sha256_file
 
 NAME = "demo-known-links"
@@ -25,22 +29,26 @@ DESCRIPTION = (
 )
 
 
-def _get(obj: Any, key: str) -> Any:
+#: A topic (or known link) as a model of the topic bank or as its plain record.
+Entry = Topic | KnownLink | Mapping[str, object]
+
+
+def _get(obj: Entry, key: str) -> object:
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
 
-def corpus_records(topics: list[Any]) -> list[dict[str, Any]]:
+def corpus_records(topics: Sequence[Entry]) -> list[Row]:
     """One record per distinct known link (same DOI, or same title and year, counted once).
 
     Ids are opaque (a hash of the work), so a hit never names the topic it came from.
     """
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, Row] = {}
     for topic in topics:
-        for link in _get(topic, "known_links") or []:
+        for link in cast("list[Entry]", _get(topic, "known_links") or []):
             title = " ".join(str(_get(link, "title")).split())
             year = _get(link, "year")
             doi = _get(link, "doi")
-            identity = (doi or f"{title.casefold()}|{year}").strip().lower()
+            identity = (str(doi or "") or f"{title.casefold()}|{year}").strip().lower()
             if identity in records:
                 continue
             digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
@@ -53,16 +61,17 @@ def corpus_records(topics: list[Any]) -> list[dict[str, Any]]:
                 "venue": _get(link, "venue"),
                 "demonstration": True,
             }
-    return sorted(records.values(), key=lambda r: r["id"])
+    return sorted(records.values(), key=lambda r: str(r["id"]))
 
 
-def build_demo_corpus(topics: list[Any], built_from: list[str] | None = None) -> Corpus:
+def build_demo_corpus(topics: Sequence[Entry], built_from: list[str] | None = None) -> Corpus:
     corpus = load_corpus(corpus_records(topics), name=NAME)
+    built: list[JsonValue] = [*(built_from or [])]
     corpus.meta = {
         "demonstration": True,
         "name": NAME,
         "description": DESCRIPTION,
-        "built_from": built_from or [],
+        "built_from": built,
     }
     return corpus
 
@@ -90,5 +99,5 @@ def write_demo_corpus(path: str | Path, bank: Path | None = None) -> Path:
     return out
 
 
-def _topics(bank: Path | None) -> list[Any]:
+def _topics(bank: Path | None) -> list[Topic]:
     return load_topic_bank(bank).topics

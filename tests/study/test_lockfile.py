@@ -9,7 +9,7 @@ import pytest
 
 from harness.status import environment_lines
 from harness.study import lockfile
-from harness.study.manifest import load_manifest, record_command
+from harness.study.manifest import load_manifest, read_manifest, record_command
 
 LOCK = """# comment
 numpy==1.0.0 \\
@@ -51,7 +51,7 @@ def test_verify_lines_show_recorded_and_current_lock(lock_file, tmp_path):
     recorded = hashlib.sha256(lock_file.read_bytes()).hexdigest()[:16]
     lock_file.write_text("numpy==9.9.9\n", encoding="utf-8")
     lockfile.lock_record.cache_clear()
-    first, versions = environment_lines(load_manifest(tmp_path / "s"))
+    first, versions = environment_lines(read_manifest(tmp_path / "s").commands or [])
     now = hashlib.sha256(b"numpy==9.9.9\n").hexdigest()[:16]
     assert f"requirements.lock sha256 {recorded} (2 packages installed at other versions)" in first
     assert f"this process: requirements.lock sha256 {now} (1 packages" in first

@@ -27,6 +27,7 @@ from harness.literature.reviewer_base import Decision, Reviewer
 from harness.progress import counted
 from harness.study.clock import utc_now
 from harness.study.manifest import update_manifest
+from harness.study.records import JsonObject
 from harness.study.tables.calibrations import (
     CalibrationRecord,
     save_calibration,
@@ -66,7 +67,7 @@ class Rule:
     note: str | None = None
     decided_at: str = ""
 
-    def record(self) -> dict[str, object]:
+    def record(self) -> JsonObject:
         """The manifest entry (per-item scores stay in the store)."""
         out = {k: v for k, v in asdict(self).items() if k not in ("scores", "reviewer_id")}
         return {**out, "rule": method_of(self.method).rule}

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.models.providers import ModelSpec
-    from harness.study.store import Study
+    from harness.study.records import JsonObject
+from harness.study.store import Study
 
 Progress = Callable[[str, int, int], None]  # (reviewer_id, items done, items pending)
 
@@ -319,7 +320,7 @@ class _Run:
         for reviewer_id, method, _ in self.makers:
             check_locked(self.study, reviewer_id, method, self.settings(method), threshold)
 
-    def provenance(self) -> dict[str, object]:
+    def provenance(self) -> JsonObject:
         return self.used.record()
 
     def limit(self, reviewer_id: str, method: str) -> _UnsureWatch:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.analysis.plan.plan_file import load_plan
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 
 def plan_outcome(study: Study) -> Outcome:
-    registered = load_manifest(study.path).get("prereg", {}).get("plan_path")
+    prereg = read_manifest(study).prereg
+    registered = prereg.plan_path if prereg is not None else None
     path = registered if registered and Path(registered).exists() else None
     return load_plan(path).plan.outcome

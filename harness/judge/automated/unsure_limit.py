@@ -21,14 +21,16 @@ later runs) and shown at the top of the report.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
 from harness.judge.automated.plan_outcome import plan_outcome
 from harness.study.clock import utc_now
-from harness.study.manifest import load_manifest, update_manifest
+from harness.study.manifest import change_manifest, read_manifest
+from harness.study.manifest_sections import Manifest, UnsureLimit
+from harness.study.records import JsonObject
 from harness.study.tables.calibrations import delete_calibration
 from harness.study.tables.reviews import delete_automated_reviews, unsure_notes
 from harness.study.tables.searches import delete_automated_searches
@@ -57,6 +59,7 @@ class UnsureTally:
     off_protocol: int  # unsure reviews whose reply broke the reviewer's protocol
     example: str | None  # the first reply that broke it
     limit: float
+    at: str = field(default_factory=utc_now, compare=False)  # when it was counted
 
     @property
     def share(self) -> float:
@@ -87,7 +90,7 @@ class UnsureTally:
             f"{self.reviewer_id} to keep what it produces"
         )
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "reviewer_id": self.reviewer_id,
             "method": self.method,
@@ -96,7 +99,7 @@ class UnsureTally:
             "off_protocol": self.off_protocol,
             "example": self.example,
             "limit": self.limit,
-            "at": utc_now(),
+            "at": self.at,
         }
 
 
@@ -155,10 +158,10 @@ def _off_protocol(notes: str | None) -> str | None:
     return None if reply is None else str(reply)
 
 
-def accepted(study_dir: str | Path) -> dict[str, Any]:
+def accepted(study_dir: str | Path) -> dict[str, JsonObject]:
     """reviewer_id -> the record of its acceptance above the limit (manifest)."""
-    section = load_manifest(Path(study_dir)).get(SECTION) or {}
-    return dict(section.get("accepted") or {})
+    section = read_manifest(study_dir).unsure_limit
+    return dict(section.accepted or {}) if section is not None else {}
 
 
 def check_accepted_ids(asked: tuple[str, ...], automated: list[str]) -> None:
@@ -180,12 +183,12 @@ def discard(study: Study, found: UnsureTally) -> int:
         deleted = delete_automated_reviews(conn, found.reviewer_id)
         delete_calibration(conn, found.reviewer_id)
 
-    def change(data: dict[str, Any]) -> None:
-        section = data.setdefault(SECTION, {})
-        section.setdefault("discarded", []).append({**found.record(), "discarded": deleted})
-        (data.get("calibration") or {}).pop(found.reviewer_id, None)
+    def change(manifest: Manifest) -> None:
+        section = manifest.unsure_limit = manifest.unsure_limit or UnsureLimit()
+        section.discarded = [*(section.discarded or []), {**found.record(), "discarded": deleted}]
+        (manifest.calibration or {}).pop(found.reviewer_id, None)
 
-    update_manifest(study.path, change)
+    change_manifest(study, change)
     return deleted
 
 
@@ -193,12 +196,13 @@ def accept(study: Study, found: UnsureTally, asked: bool) -> None:
     """Record (or bring up to date) the acceptance of a reviewer above the limit; `asked`:
     this run's `--accept-unsure` named it."""
 
-    def change(data: dict[str, Any]) -> None:
-        kept = data.setdefault(SECTION, {}).setdefault("accepted", {})
+    def change(manifest: Manifest) -> None:
+        section = manifest.unsure_limit = manifest.unsure_limit or UnsureLimit()
+        kept = section.accepted = section.accepted or {}
         earlier = kept.get(found.reviewer_id) or {}
         record = found.record()
         record["accepted_at"] = record["at"] if asked or not earlier else earlier["accepted_at"]
         record["accepted_by"] = f"harness judge --auto --accept-unsure {found.reviewer_id}"
         kept[found.reviewer_id] = record
 
-    update_manifest(study.path, change)
+    change_manifest(study, change)

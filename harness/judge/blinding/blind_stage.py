@@ -74,7 +74,13 @@ from harness.judge.routing.route_items import RoutingResult, balance_table, plan
 from harness.progress import status, tracker
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_command, record_materials, record_section
+from harness.study.manifest import (
+    load_manifest,
+    read_manifest,
+    record_command,
+    record_materials,
+    record_section,
+)
 from harness.study.store import Study
 from harness.study.tables.assignments import assignments_frame, count_assignments
 from harness.study.tables.controls import count_controls
@@ -535,7 +541,8 @@ def _stored_report(study: Study, settings: ControlSettings) -> ControlsReport:
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
     report.fidelity = fidelity(study)
-    report.warning = (load_manifest(study.path).get("controls") or {}).get("warning")
+    controls = read_manifest(study).controls
+    report.warning = controls.warning if controls is not None else None
     return report
 
 
@@ -577,7 +584,8 @@ def _roster(study: Study, reviewers: str | Path | None) -> Roster:
 
 
 def _existing_commitment(study: Study) -> str | None:
-    return (load_manifest(study.path).get("blinding") or {}).get("made_at")
+    blinding = read_manifest(study).blinding
+    return blinding.made_at if blinding is not None else None
 
 
 def _refuse_leaks(study: Study, findings: list[Finding], packets: list[Path]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.analysis.plan.plan_file import load_plan
 from harness.errors import HarnessError
@@ -25,6 +25,7 @@ from harness.judge.routing.route_items import (
     check_routing,
     plan_routing,
 )
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.adjudication import store_sample
 from harness.study.tables.assignments import insert_assignments
@@ -55,7 +56,7 @@ class Draw:
     rows: list[tuple[str, str]]
     n_topics: int  # topics with items, the population drawn from
 
-    def manifest_section(self) -> dict[str, Any]:
+    def manifest_section(self) -> JsonObject:
         strata: dict[str, int] = {}
         for _, stratum in self.rows:
             strata[stratum] = strata.get(stratum, 0) + 1

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.judge.judge_defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
 from harness.judge.packets import packet_format as F
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.assignments import control_positions
 from harness.study.tables.controls import control_ids
@@ -38,6 +39,11 @@ from harness.study.tables.judge_reads import (
     prompt_messages,
     topic_ids,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness.judge.blinding.leak_models import ModelAudit
 
 FEW_TOPICS = 10
 
@@ -56,7 +62,7 @@ class LeakAudit:
     method: str
     note: str = ""
     controls: ControlAudit | None = None
-    models: Any = None  # harness.judge.blinding.leak_models.ModelAudit with several models
+    models: ModelAudit | None = None  # with several models
 
     def summary(self) -> str:
         extra = "" if self.controls is None else "\n" + self.controls.summary()
@@ -79,7 +85,7 @@ class LeakAudit:
             "from what reviewers see."
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         out = {
             k: getattr(self, k)
             for k in (
@@ -230,7 +236,7 @@ class ControlAudit:
             f"{tell} to tell from real items."
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             k: getattr(self, k)
             for k in (
@@ -280,7 +286,7 @@ def control_audit(
     return base
 
 
-def _lengths(frame: Any) -> np.ndarray:
+def _lengths(frame: pd.DataFrame) -> np.ndarray:
     def measures(text: str) -> list[float]:
         return [
             np.log1p(len(text)),
@@ -294,7 +300,7 @@ def _lengths(frame: Any) -> np.ndarray:
 
 
 def _fit_score(
-    texts: list[str], frame: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray
+    texts: list[str], frame: pd.DataFrame, y: np.ndarray, train: np.ndarray, test: np.ndarray
 ) -> np.ndarray:
     from scipy.sparse import csr_matrix, hstack
     from sklearn.feature_extraction.text import TfidfVectorizer

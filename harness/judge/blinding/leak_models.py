@@ -6,11 +6,11 @@ configurations of one model (`local#sampled`, `local#greedy`) are spoken of as s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.judge.blinding.leak_audit import auc, cluster_bootstrap_ci, out_of_fold, text_scorer
 from harness.judge.judge_defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
 from harness.models.configurations import Wording, wording
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.judge_reads import model_audit_frame
 
@@ -57,15 +57,15 @@ class ModelAudit:
     def _labels(self) -> list[str]:
         return [f"{self.models[1]} vs {self.models[0]}"] if len(self.models) == 2 else self.models
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
-            "models": self.models,
+            "models": [*self.models],
             "kind": self.words.kind,  # "configurations": settings of one model (of_model)
             "of_model": self.words.of_model,
-            "labels": self._labels(),
-            "auc": self.auc,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
+            "labels": [*self._labels()],
+            "auc": [*self.auc],
+            "ci_low": [*self.ci_low],
+            "ci_high": [*self.ci_high],
             "n_items": self.n_items,
             "folds": self.folds,
             "method": self.method,

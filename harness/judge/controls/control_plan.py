@@ -11,7 +11,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
+
+from pydantic import JsonValue
 
 from harness.analysis.plan.plan_file import load_plan
 from harness.errors import HarnessError
@@ -19,6 +21,7 @@ from harness.judge.controls import control_sources as K
 from harness.judge.controls.controls_file import FileControl
 from harness.judge.routing.roster import Roster
 from harness.study.manifest import load_manifest
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.assignments import control_assignments_per_reviewer
 from harness.study.tables.controls import control_labels, controls_shown, count_controls
@@ -51,8 +54,8 @@ class ControlsReport:
     assigned: dict[str, int] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    made: dict[str, Any] | None = None  # how the texts were made, kept and dropped
-    fidelity: dict[str, Any] = field(default_factory=dict)
+    made: JsonObject | None = None  # how the texts were made, kept and dropped (`Made.record`)
+    fidelity: dict[str, float] = field(default_factory=dict)  # `fidelity`
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
     warning: str | None = None  # controls of one expected verdict only (`one_kind_warning`)
 
@@ -74,9 +77,11 @@ class ControlsReport:
         ]
         if self.made and self.made.get("generated"):
             m = self.made
-            dropped = ", ".join(f"{n} {why}" for why, n in m["dropped"].items()) or "none"
+            drops = cast("dict[str, int]", m["dropped"])
+            dropped = ", ".join(f"{n} {why}" for why, n in drops.items()) or "none"
+            models = cast("dict[str, JsonValue]", m["models"])
             lines.append(
-                f"Control texts by the model under test ({', '.join(m['models'])}): "
+                f"Control texts by the model under test ({', '.join(models)}): "
                 f"{m['generated']} written, {m['kept']} kept; dropped: {dropped}"
             )
         if self.fidelity:
@@ -106,10 +111,11 @@ class ControlsReport:
             else []
         )
 
-    def manifest_section(self) -> dict[str, Any]:
+    def manifest_section(self) -> JsonObject:
+        counts: dict[str, JsonValue] = {name: dict(c) for name, c in self.counts.items()}
         return {
             "n_items": sum(self.counts.get("expected", {}).values()),
-            "counts": self.counts,
+            "counts": counts,
             "per_reviewer": dict(sorted(self.assigned.items())),
             "planned_per_reviewer": dict(sorted(self.wanted.items())),
             "share": self.settings.share,
@@ -119,8 +125,8 @@ class ControlsReport:
             "plan_sha256": self.settings.plan_sha256,
             "preregistered": self.settings.preregistered,
             "made": self.made,
-            "fidelity": self.fidelity,
-            "notes": self.notes,
+            "fidelity": dict(self.fidelity),
+            "notes": list(self.notes),
             "warning": self.warning,
         }
 
@@ -310,7 +316,7 @@ def stored_counts(study: Study) -> dict[str, dict[str, int]]:
     }
 
 
-def fidelity(study: Study, low: float = 0.25) -> dict[str, Any]:
+def fidelity(study: Study, low: float = 0.25) -> dict[str, float]:
     """How much of each statement survives in what reviewers see: the share of the statement's
     content words (4+ letters) found in the display text or core combination. A weak writer
     model can drift from the statement, and then the expected verdict may not fit the text.

@@ -22,22 +22,32 @@ import random
 import re
 import secrets
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, cast
+
+from pydantic import JsonValue
 
 from harness.collection.collect_stage import open_model as open_collect_model
 from harness.collection.collect_stage import study_models
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge.controls.controls_file import FileControl
-from harness.judge.items.blinded_items import SENTENCE_END, new_item_id, step_on_texts, step_specs
+from harness.judge.items.blinded_items import (
+    SENTENCE_END,
+    StepEntry,
+    new_item_id,
+    step_on_texts,
+    step_specs,
+)
 from harness.materials.templates import load_families, render
 from harness.models.base import ChatRequest
 from harness.models.grouped import complete_groups
 from harness.models.throughput import Meter, record_decoding
 from harness.progress import counted
 from harness.study.manifest import load_manifest
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.controls import (
     NewControl,
@@ -73,7 +83,7 @@ class Candidate:
     kind: Literal["cross", "single"]
     source: str  # 'bank' | 'file:NAME'
     topic_id: str | None
-    evidence: dict[str, Any] | None
+    evidence: JsonObject | None
     text: str | None = None
     pair: tuple[str, str] | None = None  # the planted concepts (concept_1, concept_2)
     fields: tuple[str, str] | None = None  # their fields (field_1, field_2)
@@ -348,7 +358,7 @@ def states_pair(pair: tuple[str, str], text: str) -> bool:
 
 
 def planted_pair(
-    link: dict[str, Any], key: str, slots: TopicSlots
+    link: Mapping[str, object], key: str, slots: TopicSlots
 ) -> tuple[tuple[str, str], tuple[str, str], str] | None:
     """(concepts, their fields, condition) a known link plants: its own `concepts` where the
     bank gives them, else the topic's concepts its title and summary state (one of each field
@@ -375,20 +385,32 @@ def planted_pair(
 
 
 # -- making the texts through the model under test -------------------------------------------------
+class ControlModel(TypedDict):
+    """One model's entry under `made.models`: how it was run and what it wrote."""
+
+    provider_string: str
+    backend: str
+    model: str | None
+    params: JsonObject
+    run_settings: JsonObject
+    generated: int
+    kept: int
+
+
 @dataclass
 class Made:
     """What making the texts did: texts, extracted cores, model per control, drops and records."""
 
     texts: dict[str, str] = field(default_factory=dict)
-    cores: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    cores: dict[str, tuple[str, StepEntry]] = field(default_factory=dict)
     model_of: dict[str, str] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)
     dropped: Counter[str] = field(default_factory=Counter)
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    models: dict[str, ControlModel] = field(default_factory=dict)
     templates: dict[str, str] = field(default_factory=dict)  # family -> sha256
     study_dir: Path | None = None  # where the decoding calls' throughput is recorded
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         generated = len(self.model_of)
         return {
             "by": "the model under test, through the study's own templates and settings",
@@ -396,7 +418,7 @@ class Made:
             "kept": len(self.kept & set(self.model_of)),
             "dropped": dict(sorted(self.dropped.items())),
             "rule": KEEP_RULE,
-            "models": self.models,
+            "models": cast("JsonValue", self.models),  # JSON values (see ControlModel)
             "templates": dict(sorted(self.templates.items())),
         }
 
@@ -509,16 +531,25 @@ def _text_request(
     return ChatRequest(key=c.control_id, messages=messages)
 
 
-def _shared(engines: dict[str, Any]) -> list[list[str]]:
+class _GroupedEngine(Protocol):
+    """A backend that decodes several settings of one model together (the local one)."""
+
+    path: Path
+    batch_size: int
+    threads: int | None
+
+    def complete_groups(self, groups: object) -> object: ...
+
+
+def _shared(engines: Mapping[str, ModelAPI]) -> list[list[str]]:
     """Model keys grouped by the engine that can decode them together: one local model (same
     weights, batch size and threads) at several settings; every other model alone."""
-    groups: dict[Any, list[str]] = {}
+    groups: dict[object, list[str]] = {}
     for key, engine in sorted(engines.items()):
-        same = (
-            (type(engine), str(engine.path), engine.batch_size, engine.threads)
-            if hasattr(engine, "complete_groups")
-            else key
-        )
+        same: object = key
+        if hasattr(engine, "complete_groups"):
+            local = cast("_GroupedEngine", engine)
+            same = (type(engine), str(local.path), local.batch_size, local.threads)
         groups.setdefault(same, []).append(key)
     return list(groups.values())
 
@@ -604,7 +635,7 @@ def store_controls(
     chosen: list[Candidate],
     texts: dict[str, str],
     split_of: dict[str, str],
-    cores: dict[str, tuple[str, dict[str, Any]]] | None = None,
+    cores: dict[str, tuple[str, StepEntry]] | None = None,
     writers: dict[str, str] | None = None,
 ) -> int:
     """Controls and their items in one transaction, items with fresh random ids; an extraction

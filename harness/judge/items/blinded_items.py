@@ -28,6 +28,7 @@ from harness.models.throughput import Meter, record_decoding
 from harness.progress import counted
 from harness.study.clock import utc_now
 from harness.study.records import JsonObject
+from harness.study.step_counts import count_steps
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.items import (
@@ -392,35 +393,25 @@ def _remove_step(study: Study, name: str) -> int:
     return removed
 
 
-_NONE = {"checked": 0, "failed": 0, "low_support": 0, "added": 0, "echoed": 0}
-
-
-def _count_fidelity(counts: dict[str, int], entry: dict[str, Any]) -> None:
-    f = entry.get("fidelity")
-    if f is None:
-        return
-    counts["checked"] += 1
-    counts["failed"] += not f["passed"]
-    counts["low_support"] += f["support"] < f["min_support"]
-    counts["added"] += bool(f["added"])
-    counts["echoed"] += bool(f["echoed"])
-
-
 def step_summary(study: Study) -> dict[str, StepSummary]:
     """Per step: items that have it, the backends, models and prompt hashes used, and the
     fidelity checks (checked, failed, and why)."""
     summary: dict[str, StepSummary] = {}
+    entries: dict[str, list[StepEntry]] = {}
     for steps in recorded_steps(study):
         for entry in steps:
             s = summary.setdefault(
-                entry["step"], {"items": 0, "outcomes": {}, "runs": [], "fidelity": dict(_NONE)}
+                entry["step"], {"items": 0, "outcomes": {}, "runs": [], "fidelity": {}}
             )
+            entries.setdefault(entry["step"], []).append(entry)
             s["items"] += 1
             s["outcomes"][entry["outcome"]] = s["outcomes"].get(entry["outcome"], 0) + 1
-            _count_fidelity(s["fidelity"], entry)
             run = {k: entry[k] for k in ("prompt", "prompt_sha256", "backend", "model", "params")}
             if entry.get("run_settings"):  # threads, precision: the texts depend on them
                 run["run_settings"] = entry["run_settings"]
             if run not in s["runs"]:
                 s["runs"].append(run)
+    for step, s in summary.items():
+        # the manifest records the checks that ran; an empty output is counted in `outcomes`
+        s["fidelity"] = count_steps(entries[step], empty_fails=False).manifest_counts()
     return summary

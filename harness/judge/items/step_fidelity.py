@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from harness.judge import judge_defaults as D
+from harness.study.records import JsonObject
 
 __all__ = ["CLAIM_CLASSES", "Fidelity", "check", "content_stems"]
 
@@ -111,7 +111,7 @@ class Fidelity:
             out.append("echoes the instruction")
         return out
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "passed": self.passed,
             "support": round(self.support, 4),

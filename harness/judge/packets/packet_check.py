@@ -10,16 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.judge.packets import packet_format as F
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.tables.assignments import assigned_item_ids, assignment_rounds
 from harness.study.tables.items import item_ids
 from harness.study.tables.reviewers import reviewer_kind
 
 if TYPE_CHECKING:
-    from harness.judge.packets.packet_read import Source, Table
+    from harness.judge.packets.packet_read import Cell, Source, Table
     from harness.study.store import Study
 
 _DOI = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)?10\.\d{4,9}/\S+$", re.I)
@@ -134,7 +134,7 @@ def _round(study: Study, source: Source, reviewer_id: str) -> int | None:
     return found[0] if found else 1
 
 
-def _text(value: Any) -> str:
+def _text(value: Cell) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():
@@ -254,7 +254,8 @@ def _made_day(study: Study, meta: dict[str, str]) -> str | None:
     """The day the packets were made (YYYY-MM-DD): the workbook's own record, else the study's
     blinding commitment (a CSV pair carries none); None when neither says."""
 
-    made = meta.get("made_at") or (load_manifest(study.path).get("blinding") or {}).get("made_at")
+    blinding = read_manifest(study).blinding
+    made = meta.get("made_at") or (blinding.made_at if blinding is not None else None)
     return str(made)[:10] if made else None
 
 
@@ -322,7 +323,7 @@ def _check_searches(
     return searches, early
 
 
-def parse_date(value: Any, now: datetime) -> str | ValueError:
+def parse_date(value: Cell, now: datetime) -> str | ValueError:
     """An Excel date or an ISO 8601 string -> ISO text (date, or UTC date-time); else the error."""
     parsed: date | datetime
     if value is None or _text(value) == "":
@@ -369,7 +370,7 @@ def _iso(parsed: date | datetime, now: datetime) -> str | ValueError:
     return text
 
 
-def parse_count(value: Any) -> int | ValueError:
+def parse_count(value: Cell) -> int | ValueError:
     text = _text(value)
     if not text:
         return ValueError("total hits missing (write 0 when the database found nothing)")

@@ -11,6 +11,7 @@ import hashlib
 import io
 import zipfile
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,15 @@ class Problem:
         )
 
 
+#: A cell's value as read: text from a CSV file; from a workbook also numbers, booleans, dates
+#: and times (openpyxl's values); None when empty.
+Cell = str | int | float | bool | datetime | date | time | timedelta | None
+
+
 @dataclass
 class Row:
     number: int  # as a spreadsheet shows it: header is row 1
-    values: dict[str, Any]
+    values: dict[str, Cell]
 
 
 @dataclass
@@ -213,7 +219,7 @@ def _sheet_table(source: Source, ws: Any, sheet: str, columns: tuple[F.Column, .
     _require_columns(source, table, index, columns)
     editable = {c.key for c in columns if c.editable}
     for number, cells in enumerate(rows, start=2):
-        values: dict[str, Any] = {}
+        values: dict[str, Cell] = {}
         for key, col in index.items():
             cell = cells[col] if col < len(cells) else None
             value = getattr(cell, "value", None)
@@ -310,7 +316,9 @@ def _csv_table(source: Source, path: Path, columns: tuple[F.Column, ...]) -> Tab
                     1,
                 )
     for number, record in enumerate(records[1:], start=2):
-        values = {key: (record[col] if col < len(record) else "") for key, col in index.items()}
+        values: dict[str, Cell] = {
+            key: (record[col] if col < len(record) else "") for key, col in index.items()
+        }
         table.rows.append(Row(number, values))
     return table
 

@@ -19,14 +19,15 @@ import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.errors import HarnessError
 from harness.judge.cutoff import stored_cutoff
 from harness.judge.packets.packet_write import write_packets
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import load_manifest, record_section
+from harness.study.manifest import read_manifest, record_section
+from harness.study.manifest_sections import Adjudication, Manifest
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.adjudication import (
     AdjudicatorVote,
@@ -58,6 +59,7 @@ class Escalation:
     waiting: int = 0  # items with an adjudicator's verdict outstanding
     exhausted: int = 0  # items without a majority that already have `per_item` adjudicators
     packets: list[Path] = field(default_factory=list)
+    at: str | None = None  # when the round was recorded
 
     @property
     def assignments(self) -> int:
@@ -76,7 +78,7 @@ class Escalation:
             rest += f", {self.exhausted} without a majority of every adjudicator the plan allows"
         return f"{head} ({rest})"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "round": self.round_,
             "items": len(self.routed),
@@ -84,7 +86,7 @@ class Escalation:
             "settled": self.settled,
             "waiting": self.waiting,
             "exhausted": self.exhausted,
-            "at": utc_now(),
+            "at": self.at,
         }
 
 
@@ -92,7 +94,7 @@ class Escalation:
 def escalate(study: Study, seed: int | None = None) -> Escalation:
     """Route the next round; refused when the study's plan does not escalate, and once
     `analyze` has unblinded it (a later round's verdicts could never be analysed)."""
-    manifest = load_manifest(study.path)
+    manifest = read_manifest(study)
     section, seed_ = _settings(study, manifest, seed)
     if (unblinded := unblinded_at(study)) is not None:
         raise HarnessError(
@@ -100,13 +102,18 @@ def escalate(study: Study, seed: int | None = None) -> Escalation:
             "adjudication round now could never enter the analysis",
             file=study.path,
         )
-    per_item = int(section["per_item"])
+    per_item = section.per_item
+    if per_item is None:  # `judge --blind` records it with `escalate`
+        raise HarnessError("the manifest's adjudication has no per_item", file=study.path)
     result = Escalation(last_round(study) + 1)
     # how `unsure` counts, as `judge --blind` recorded it with the draw (`analyze` too)
-    wanted = _wanted(study, per_item, str(section.get("unsure", "not_novel")), result)
+    wanted = _wanted(
+        study, per_item, section.unsure if section.unsure is not None else "not_novel", result
+    )
     result.routed = wanted
     if wanted:
-        distinct = bool((manifest.get("routing") or {}).get("distinct_topics", True))
+        routing = manifest.routing
+        distinct = routing is None or routing.distinct_topics in (None, True)
         votes = adjudicator_votes(study)
         rows = _choose(study, votes, wanted, seed_ + result.round_, distinct)
         with study.transaction() as conn:
@@ -114,28 +121,28 @@ def escalate(study: Study, seed: int | None = None) -> Escalation:
         result.packets = write_packets(
             study, made_at=utc_now(), cutoff=_cutoff(study), round_=result.round_
         )
-        rounds = list((manifest.get("escalation") or {}).get("rounds", []))
+        done = manifest.escalation.rounds if manifest.escalation else None
+        rounds = [r.record() for r in done or []]
+        result.at = utc_now()
         record_section(study.path, "escalation", {"rounds": [*rounds, result.record()]})
     return result
 
 
 def waiting_for_escalation(study: Study) -> int:
     """Items a `judge --escalate` would route now (0 when the study does not escalate)."""
-    return len(escalation_due(study, load_manifest(study.path).get("adjudication") or {}))
+    return len(escalation_due(study, read_manifest(study).adjudication))
 
 
-def _settings(
-    study: Study, manifest: dict[str, Any], seed: int | None
-) -> tuple[dict[str, Any], int]:
-    section = manifest.get("adjudication") or {}
-    if not section.get("escalate"):
+def _settings(study: Study, manifest: Manifest, seed: int | None) -> tuple[Adjudication, int]:
+    section = manifest.adjudication
+    if section is None or not section.escalate:
         raise HarnessError(
             "this study's adjudication does not escalate (plan adjudication.escalate: true with "
             "combine: majority, set before `harness judge --blind`)",
             file=study.path,
         )
-    routing = manifest.get("routing") or {}
-    return section, int(seed if seed is not None else routing.get("seed", 0))
+    recorded = manifest.routing.seed if manifest.routing else None
+    return section, int(seed if seed is not None else recorded if recorded is not None else 0)
 
 
 def _cutoff(study: Study) -> str | None:

@@ -20,6 +20,7 @@ from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEFAULT_K, ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster, store_roster
 from harness.progress import status
+from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.assignments import (
     assignments_frame,
@@ -80,7 +81,7 @@ class RoutingResult:
             text += f", plus {p['adjudicator_assignments']} adjudicator assignments"
         return f"{text} = {total} assignments"
 
-    def manifest_section(self) -> dict[str, Any]:
+    def manifest_section(self) -> JsonObject:
         return {
             "seed": self.seed,
             "k": self.k,
@@ -88,7 +89,7 @@ class RoutingResult:
             "solver": self.solver,
             "n_items": int(self.assignments.item_id.nunique()),
             "n_assignments": len(self.assignments),
-            **({"parts": self.parts} if self.parts else {}),
+            **({"parts": dict(self.parts)} if self.parts else {}),
             "balance": json.loads(self.balance.to_json(orient="records")),
         }
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from harness.study.manifest_sections import Adjudication
 from harness.study.store import Study
 
 
@@ -139,14 +139,15 @@ def coded_votes(study: Study, unsure: str) -> dict[str, tuple[list[int | None], 
 
 
 def escalation_due(
-    study: Study, section: Mapping[str, Any], unsure: str = "not_novel"
+    study: Study, section: Adjudication | None, unsure: str = "not_novel"
 ) -> dict[str, int]:
     """Items a later round should reach now, from the manifest's `adjudication` record that
     `judge --blind` wrote (its `unsure` coding, else `unsure`); {} when the study does not
     escalate. `judge --escalate`, the next-step line and `analyze` all read it."""
-    if not section.get("escalate"):
+    if section is None or not section.escalate or section.per_item is None:
         return {}
-    return items_to_escalate(study, int(section["per_item"]), str(section.get("unsure", unsure)))
+    coding = section.unsure if section.unsure is not None else unsure
+    return items_to_escalate(study, section.per_item, coding)
 
 
 def items_to_escalate(study: Study, per_item: int, unsure: str) -> dict[str, int]:
