@@ -391,7 +391,7 @@ class ControlModel(TypedDict):
     provider_string: str
     backend: str
     model: str | None
-    params: JsonObject
+    params: dict[str, float | int | None]  # GenerationParams.as_dict()
     run_settings: JsonObject
     generated: int
     kept: int
