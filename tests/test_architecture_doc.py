@@ -46,9 +46,19 @@ def layer_block(text: str) -> Layers:
     return tuple(layers)
 
 
+def _top_nodes(tree: ast.Module) -> list[ast.stmt]:
+    """The module's statements, those under `if TYPE_CHECKING:` included (the package root
+    names its lazily imported API there)."""
+    nodes: list[ast.stmt] = []
+    for node in tree.body:
+        is_checking = isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+        nodes.extend(node.body if is_checking else [node])
+    return nodes
+
+
 def _defines(path: Path, name: str) -> bool:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in tree.body:
+    for node in _top_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found = {node.name}
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):

@@ -60,5 +60,6 @@ def test_every_imported_package_is_declared_and_every_declared_one_used():
 
 def test_the_scan_sees_deferred_imports():
     modules = imported_modules()
-    assert modules["openai"] == "harness/models/openai_api.py"  # imported inside a method
+    assert modules["sklearn"] == "harness/judge/blinding/leak_audit.py"  # inside a function
+    assert modules["openai"] == "harness/models/batch.py"  # under `if TYPE_CHECKING:`
     assert "click" not in modules and "httpx2" not in modules
