@@ -5,9 +5,12 @@ transformer on a study's prompts.
     >>> from harness.geometry import scaling_experiment
     >>> print(scaling_experiment().summary())          # the seed's table, same digits
 
-Importing the package loads numpy; torch, transformers, pandas and matplotlib load inside the
-functions that need them. `import harness` does not import this package: the probe stage,
-`harness.run_probe`, is defined in `harness.probing` and loads the package when it runs.
+The package exports the numpy core (attention, entropy, the seed experiments); importing it
+loads numpy alone. What a real model adds is imported from its module: `geometry.realmodel`,
+`geometry.heatmap`, `geometry.probe` (the measures) and `geometry.compare` (the split test),
+which load the study store and the model machinery at their tops, so `harness geometry scaling`
+does not pay for them. `import harness` does not import this package: the probe stage,
+`harness.run_probe`, is defined in `harness.probing`.
 """
 
 from __future__ import annotations
@@ -21,11 +24,8 @@ from harness.geometry.attention import (
     scaled_dot_product_attention,
     softmax,
 )
-from harness.geometry.compare import ProbeComparison, compare_split
 from harness.geometry.entropy import entropy_bits, group_mass, split_index
-from harness.geometry.heatmap import SentenceAttention, draw_heatmap, sentence_attention
 from harness.geometry.multihead import MultiHeadAttention, MultiHeadOutput
-from harness.geometry.probe import probe_frame
 from harness.geometry.pyrandom import PythonRandom
 from harness.geometry.seeds import (
     FieldsResult,
@@ -39,23 +39,17 @@ __all__ = [
     "FieldsResult",
     "MultiHeadAttention",
     "MultiHeadOutput",
-    "ProbeComparison",
     "PythonRandom",
     "ScalingResult",
-    "SentenceAttention",
     "attention_scores",
     "causal_mask",
     "combine_masks",
-    "compare_split",
-    "draw_heatmap",
     "entropy_bits",
     "fields_experiment",
     "group_mass",
     "padding_mask",
-    "probe_frame",
     "scaled_dot_product_attention",
     "scaling_experiment",
-    "sentence_attention",
     "softmax",
     "split_index",
 ]
