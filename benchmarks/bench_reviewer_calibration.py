@@ -32,9 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.judge.automated.auto_calibration import DEFAULTS, plan_unsure, stored_rule
+from harness.judge.automated.auto_calibration import plan_unsure, stored_rule
 from harness.judge.automated.auto_review import calibrate_automated, run_automated
 from harness.judge.automated.youden import Observation, accuracy
+from harness.literature.review_methods import method_of
 from harness.materials.bank import load_topic_bank
 from harness.study.store import Study
 
@@ -172,9 +173,10 @@ def main() -> None:
             rule, other = stored_rule(study, method), stored_rule(swapped, method)
             assert rule is not None and other is not None
             scores = {item: score for item, score in other.scores or []}
+            default = method_of(method).default_threshold
             print(
-                f"{method:<16} held out, default    {DEFAULTS[method]:<6.4g} "
-                f"{held_out(scores, expected, DEFAULTS[method], unsure)}"
+                f"{method:<16} held out, default    {default:<6.4g} "
+                f"{held_out(scores, expected, default, unsure)}"
             )
             agree = auto_agrees(study, method, scores, rule.threshold)
             print(

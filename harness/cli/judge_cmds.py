@@ -35,6 +35,8 @@ from harness.judge.routing.escalation import escalate
 from harness.judge.routing.roster import load_roster
 from harness.models.providers import model_flags
 from harness.study.files import is_study
+from harness.study.lock import study_lock
+from harness.study.running import running_command
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 
@@ -385,7 +387,8 @@ def _blind(study: Path, settings: BlindSettings) -> None:
         advice = capable_model_advice(study, settings.model, steps_on)
         if advice is not None:
             typer.echo(advice, err=True)
-    with Study.open(study) as opened:
+    # the lock before the store opens: opening may migrate the schema, which is a write
+    with study_lock(study, running_command()), Study.open(study) as opened:
         try:
             result = blind_study(opened, settings, progress=True)
         except HarnessError as error:
@@ -435,7 +438,7 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
 
 
 def _escalate(study: Path, seed: int | None) -> None:
-    with Study.open(study) as opened:
+    with study_lock(study, running_command()), Study.open(study) as opened:
         result = escalate(opened, seed)
     typer.echo(result.summary())
     if result.packets:

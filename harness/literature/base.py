@@ -135,5 +135,3 @@ class SourceKind:
     open: Callable[..., Source]  # the source, from its keyword options
     #: the option that `NAME:PATH` sets to a file (`corpus` for `local:PATH`); None: no `:`
     argument: str | None = None
-    #: the environment variables of its secrets (keys, a contact address), never recorded
-    secret_env: tuple[str, ...] = ()

@@ -84,6 +84,4 @@ class CrossrefSource(JsonApiSource):
         )
 
 
-SOURCE = SourceKind(
-    "crossref", CROSSREF.database, CrossrefSource, secret_env=(CROSSREF_MAILTO_ENV,)
-)
+SOURCE = SourceKind("crossref", CROSSREF.database, CrossrefSource)

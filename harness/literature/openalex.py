@@ -63,4 +63,4 @@ def _abstract(inverted: dict[str, list[int]] | None) -> str | None:
     return " ".join(word for _, word in sorted(positions))
 
 
-SOURCE = SourceKind("openalex", OPENALEX.database, OpenAlexSource, secret_env=(OPENALEX_KEY_ENV,))
+SOURCE = SourceKind("openalex", OPENALEX.database, OpenAlexSource)

@@ -62,5 +62,4 @@ SOURCE = SourceKind(
     "semanticscholar",
     SEMANTIC_SCHOLAR.database,
     SemanticScholarSource,
-    secret_env=(SEMANTIC_SCHOLAR_KEY_ENV,),
 )

@@ -20,6 +20,7 @@ as part of an Ollama tag, a Hugging Face name, a path or a model argument).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -345,9 +346,13 @@ def deprecated(old: str, new: str) -> None:
 
 
 def api_key(spec: ModelSpec) -> str | None:
-    """None (OPENAI_API_KEY from the environment) for providers that get it, else a
-    placeholder: a key meant for OpenAI never reaches a self-hosted server."""
-    return None if spec.sends_openai_key else NO_KEY
+    """None (OPENAI_API_KEY from the environment) for providers that get it; the value of the
+    provider's own `key_env` where it names another; else a placeholder: a key meant for OpenAI
+    never reaches a self-hosted server."""
+    if spec.sends_openai_key:
+        return None
+    key_env = PROVIDERS[spec.provider].key_env
+    return os.environ.get(key_env, NO_KEY) if key_env else NO_KEY
 
 
 def endpoint(spec: ModelSpec, base_url: str | None) -> tuple[str | None, str | None]:

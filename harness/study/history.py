@@ -55,7 +55,7 @@ def write_manifest_file(path: Path, manifest: Manifest) -> Manifest:
     """
     # through JSON and back: what the file will hold (tuples as lists, numpy floats as floats)
     record = json.loads(json.dumps(scrub(manifest.record())))
-    written = Manifest.from_record(record, file=path)
+    written = Manifest.from_record(record, file=path, writing=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)

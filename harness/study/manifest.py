@@ -130,7 +130,9 @@ def _rewrite(folder: Path, edit: Callable[[Manifest], Manifest]) -> Manifest:
 
 def _edited(folder: Path, record: Mapping[str, object]) -> Manifest:
     """A manifest from a record a caller edited as a dict (tuples, numpy floats: as JSON)."""
-    return Manifest.from_record(json.loads(json.dumps(record)), file=manifest_path(folder))
+    return Manifest.from_record(
+        json.loads(json.dumps(record)), file=manifest_path(folder), writing=True
+    )
 
 
 @contextmanager

@@ -73,30 +73,37 @@ class Section(BaseModel):
     __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object], file: str | Path | None = None) -> Self:
-        """The section read from its record; a wrong value names `file` and the field."""
+    def from_record(
+        cls, record: Mapping[str, object], file: str | Path | None = None, *, writing: bool = False
+    ) -> Self:
+        """The section read from its record; a wrong value names `file` and the field.
+        `writing`: the record is what a command is about to write, so the wrong value is the
+        command's, and the file is left as it was."""
         try:
             return cls.model_validate(record)
         except ValidationError as error:
-            raise _manifest_error(error, file) from None
+            raise _manifest_error(error, file, writing) from None
 
     def record(self) -> JsonObject:
         """The record to write: exactly the keys read or set, unknown ones included."""
         return self.model_dump(exclude_unset=True)
 
 
-def _manifest_error(error: ValidationError, file: str | Path | None) -> ManifestError:
+def _manifest_error(
+    error: ValidationError, file: str | Path | None, writing: bool
+) -> ManifestError:
     problems = error.errors()
     field = _field_path(problems[0])
     # a union (`int | float`) reports once per member, all at the same field
     said = [p["msg"] for p in problems if _field_path(p) == field]
     reason = " or ".join(dict.fromkeys(said)).replace(" or Input should be", " or")
     found = "" if problems[0]["type"] == "missing" else f" (found {_short(problems[0]['input'])})"
-    return ManifestError(
-        f"{reason}{found}; correct that field or restore the manifest from a backup",
-        file=file,
-        column=field,
+    advice = (
+        "refused before writing: this command made the value, the file is unchanged"
+        if writing
+        else "correct that field or restore the manifest from a backup"
     )
+    return ManifestError(f"{reason}{found}; {advice}", file=file, column=field)
 
 
 def _short(value: object, width: int = 60) -> str:

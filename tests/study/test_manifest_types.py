@@ -161,7 +161,7 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_file_and_field(tmp_path: P
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"{path}: calibration.retrieval.threshold: ")
-    assert "'high'" in message
+    assert "'high'" in message and "restore the manifest from a backup" in message
     with pytest.raises(HarnessError, match="calibration.retrieval.threshold"):
         check_history(tmp_path)  # a stage that writes stops before it writes anything
 
@@ -169,8 +169,10 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_file_and_field(tmp_path: P
 def test_a_wrong_value_is_refused_before_it_reaches_the_file(tmp_path: Path) -> None:
     record_section(tmp_path, "blinding", {"sha256": "ab", "n_items": 3})
     before = (tmp_path / "manifest.json").read_text(encoding="utf-8")
-    with pytest.raises(HarnessError, match=r"blinding\.n_items: .*'three'"):
+    with pytest.raises(HarnessError, match=r"blinding\.n_items: .*'three'") as caught:
         record_section(tmp_path, "blinding", {"sha256": "ab", "n_items": "three"})
+    # the command's value is wrong, not the file: no advice to restore the file
+    assert "refused before writing" in str(caught.value) and "backup" not in str(caught.value)
     with pytest.raises(HarnessError, match=r"commands\.0\.argv"):
         update_manifest(tmp_path, lambda data: data.update(commands=[{"argv": "harness"}]))
     assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == before

@@ -69,8 +69,12 @@ _bundled: list[bool] = []  # non-empty once the bundled module's loading has beg
 
 def _records() -> dict[str, PrimaryTestRecord]:
     if not _bundled:
-        _bundled.append(True)
-        importlib.import_module(BUNDLED)
+        _bundled.append(True)  # before the import: the bundled module registers through here
+        try:
+            importlib.import_module(BUNDLED)
+        except BaseException:
+            _bundled.clear()  # a failed load is retried, never taken for an empty registry
+            raise
     return _REGISTRY
 
 

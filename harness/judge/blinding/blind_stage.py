@@ -73,7 +73,7 @@ from harness.judge.routing.roster import Roster, load_roster, store_roster, stor
 from harness.judge.routing.route_items import RoutingResult, balance_table, plan_routing
 from harness.progress import status, tracker
 from harness.study.clock import utc_now
-from harness.study.lock import writes_study
+from harness.study.lock import study_lock, writes_study
 from harness.study.manifest import (
     load_manifest,
     read_manifest,
@@ -81,6 +81,7 @@ from harness.study.manifest import (
     record_materials,
     record_section,
 )
+from harness.study.running import running_command
 from harness.study.store import Study
 from harness.study.tables.assignments import assignments_frame, count_assignments
 from harness.study.tables.controls import count_controls
@@ -184,7 +185,8 @@ def blind(
     settings = settings_or_options(BlindSettings, settings, options)
     if isinstance(study, Study):
         return blind_study(study, settings, progress=progress)
-    with Study.open(study) as opened:
+    # the lock before the store opens: opening may migrate the schema, which is a write
+    with study_lock(study, running_command()), Study.open(study) as opened:
         return blind_study(opened, settings, progress=progress)
 
 
