@@ -156,3 +156,19 @@ def test_keys_are_configurations_only_when_they_share_one_model():
         ["local#x"],
     ):
         assert wording(keys).kind == "models" and wording(keys).heading == "Across models"
+
+
+def test_a_registered_provider_gets_the_key_its_record_names(monkeypatch):
+    """`key_env` is read for a provider other than OpenAI's; unset, the placeholder is sent."""
+    from harness.models import providers
+
+    monkeypatch.setattr(providers, "PROVIDERS", dict(providers.PROVIDERS))
+    providers.register_provider(
+        providers.Provider("toyhost", "a toy host", "openai", "https://toy.invalid/v1", "TOY_KEY")
+    )
+    spec = providers.parse_model("toyhost/m")
+    monkeypatch.delenv("TOY_KEY", raising=False)
+    assert providers.api_key(spec) == providers.NO_KEY
+    monkeypatch.setenv("TOY_KEY", "secret-value")
+    assert providers.endpoint(spec, None) == ("https://toy.invalid/v1", "secret-value")
+    assert providers.api_key(providers.parse_model("openai/m")) is None  # the client reads it
