@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
-from scipy import stats
 
 from harness.study.manifest import read_manifest
 from harness.study.manifest_sections import Analysis, Prereg
@@ -120,6 +119,8 @@ def _accuracy_cells(tally: dict[str, list[int]], level: float) -> tuple[int, str
 
 
 def _exact(k: int, n: int, level: float) -> tuple[float, float]:
+    from scipy import stats
+
     if n == 0:
         return math.nan, math.nan
     tail = (1 - level) / 2

@@ -23,8 +23,6 @@ from html import unescape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from harness.judge.judge_defaults import LEAK_BOOTSTRAP, LEAK_FOLDS
 from harness.judge.packets import packet_format as F
 from harness.study.records import JsonObject
@@ -41,6 +39,7 @@ from harness.study.tables.judge_reads import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from harness.judge.blinding.leak_models import ModelAudit
@@ -138,6 +137,8 @@ def text_scorer(texts: list[str], y: np.ndarray) -> Callable[[np.ndarray, np.nda
     from sklearn.pipeline import make_pipeline
 
     def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         model = make_pipeline(
             TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1),
             LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced"),
@@ -163,7 +164,7 @@ def out_of_fold(
     fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray:
     """Scores of every item from a model fitted without its group (folds keep groups whole)."""
-
+    import numpy as np
     from sklearn.model_selection import StratifiedGroupKFold
 
     scores = np.zeros(len(texts))
@@ -194,6 +195,8 @@ def cluster_bootstrap_ci(
     y: np.ndarray, scores: np.ndarray, groups: np.ndarray, n_boot: int, seed: int
 ) -> tuple[float, float]:
     """Percentile 95% interval, resampling whole topics (items of a topic are not independent)."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     topics = np.unique(groups)
     members = [np.flatnonzero(groups == t) for t in topics]
@@ -287,7 +290,11 @@ def control_audit(
 
 
 def _lengths(frame: pd.DataFrame) -> np.ndarray:
+    import numpy as np
+
     def measures(text: str) -> list[float]:
+        import numpy as np
+
         return [
             np.log1p(len(text)),
             np.log1p(len(text.split())),

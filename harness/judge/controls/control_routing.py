@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from harness.judge.judge_defaults import ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster
 from harness.judge.routing.route_items import (
@@ -28,6 +26,7 @@ from harness.study.tables.controls import control_items_frame
 from harness.study.tables.judge_reads import routing_items
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 W_COVER, W_UNDER, W_OVER, W_MIX = 10.0, 20.0, 1.0, 1.0
@@ -98,6 +97,7 @@ def _solve(
     distinct: bool,
 ) -> list[tuple[int, int]]:
     """Variables x[c, r] in {0, 1}, then per reviewer: under, over, and the two mix deviations."""
+    import numpy as np
     from scipy.optimize import Bounds, milp
 
     n_c, n_r = len(controls), len(reviewers)
@@ -152,6 +152,8 @@ def _topic_rule(
     rows: ConstraintRows, upper: np.ndarray, topic: np.ndarray, seen: set[str], r: int, n_r: int
 ) -> None:
     """A human reviewer: no control of a topic already seen, at most one control per topic."""
+    import numpy as np
+
     groups: dict[str, list[int]] = {}
     for c, t in enumerate(topic):
         if t is None or t != t:  # controls from a file belong to no topic

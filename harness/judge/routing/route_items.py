@@ -14,8 +14,6 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEFAULT_K, ROUTING_TIME_LIMIT
 from harness.judge.routing.roster import Reviewer, Roster, store_roster
@@ -30,6 +28,7 @@ from harness.study.tables.assignments import (
 from harness.study.tables.judge_reads import routing_items
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from scipy.optimize import LinearConstraint
 
@@ -216,6 +215,8 @@ class ConstraintRows:
         self.ub: list[float] = []
 
     def add(self, cols: np.ndarray, vals: np.ndarray, low: float, high: float) -> None:
+        import numpy as np
+
         self.rows.append(np.full(len(cols), len(self.lb)))
         self.cols.append(cols)
         self.vals.append(vals)
@@ -223,6 +224,7 @@ class ConstraintRows:
         self.ub.append(high)
 
     def constraint(self, n_vars: int) -> LinearConstraint:
+        import numpy as np
         from scipy.optimize import LinearConstraint
         from scipy.sparse import csr_matrix
 
@@ -242,6 +244,7 @@ def _solve(
     reviewer r's items of cell c (a condition, or a model) from the cell's share of r's items,
     beyond the cell's tolerance.
     """
+    import numpy as np
     from scipy.optimize import Bounds, milp
 
     n_i, n_r = len(items), len(reviewers)
@@ -334,6 +337,7 @@ def shuffled_positions(assignments: pd.DataFrame, order: pd.Series, seed: int) -
     order, as 1-based `position`: real items alone, or real and control items together
     (`control_routing.merged_positions`). `order`: a stable sort key per row (never the random
     item ids), which fixes the sequence the permutation is drawn for."""
+    import numpy as np
     import pandas as pd
 
     ranked = assignments.assign(_order=order).sort_values(["reviewer_id", "_order"])
