@@ -298,14 +298,13 @@ def check(
     return problems
 
 
-def _package_cycles(
-    root: Path, runtime: list[Import], known: dict[frozenset[str], str]
-) -> list[str]:
-    """Within every package, its direct parts (sub-packages and modules) import one another one
-    way only: `judge.blinding` may use `judge.controls`, or the reverse, never both."""
+def part_cycles(root: Path, runtime: list[Import]) -> list[tuple[str, list[str], dict[str, str]]]:
+    """Within every package below the top, its direct parts (sub-packages and modules) that
+    import one another both ways: (package, the cycle's parts, module -> part). A cycle of
+    modules alone is left out: it is reported as a cycle between modules."""
     known_modules = modules(root)
     packages = {m for m, path in known_modules.items() if path.name == "__init__.py"}
-    problems = []
+    found = []
     for package in sorted(packages - {root.name}):  # the top level's units: see `check`
         prefix = package + "."
         part = {
@@ -317,12 +316,24 @@ def _package_cycles(
             a, b = part[i.importer], part[i.imported]
             if a != b and a.startswith(prefix) and b.startswith(prefix):
                 graph[a].add(b)
-        for members in _cycles(graph):
-            if all(m not in packages for m in members):
-                continue  # modules only: reported as a cycle between modules
-            if known.pop(frozenset(members), None) is None:
-                problems.append(_cycle_report(f"parts of {package}", members, runtime, part))
-    return problems
+        found += [
+            (package, members, part)
+            for members in _cycles(graph)
+            if any(m in packages for m in members)
+        ]
+    return found
+
+
+def _package_cycles(
+    root: Path, runtime: list[Import], known: dict[frozenset[str], str]
+) -> list[str]:
+    """Within every package, its direct parts import one another one way only:
+    `judge.blinding` may use `judge.controls`, or the reverse, never both."""
+    return [
+        _cycle_report(f"parts of {package}", members, runtime, part)
+        for package, members, part in part_cycles(root, runtime)
+        if known.pop(frozenset(members), None) is None
+    ]
 
 
 def test_the_package_keeps_its_layers() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import sys
 import tomllib
-from collections import defaultdict
 from pathlib import Path
 
 
@@ -86,25 +85,12 @@ def _heavy(root: Path) -> set[str]:
 def _sub_package_cycles(root: Path) -> list[str]:
     """Within each package below the top, the parts (direct sub-packages and modules) that
     import one another both ways, type-only imports aside (tests/test_layers.py's rule)."""
-    sys.path.insert(0, str(root))
-    from tests.test_layers import _cycles, collect, modules
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's rule
+    from tests.test_layers import collect, part_cycles
 
     package = root / "harness"
-    known = modules(package)
-    packages = {m for m, path in known.items() if path.name == "__init__.py"} - {"harness"}
     runtime = [i for i in collect(package) if not i.type_only]
-    found = []
-    for pkg in sorted(packages):
-        prefix = pkg + "."
-        graph: dict[str, set[str]] = defaultdict(set)
-        for i in runtime:
-            if i.importer.startswith(prefix) and i.imported.startswith(prefix):
-                a = prefix + i.importer[len(prefix) :].split(".")[0]
-                b = prefix + i.imported[len(prefix) :].split(".")[0]
-                if a != b:
-                    graph[a].add(b)
-        found += [" <-> ".join(c) for c in _cycles(graph) if any(m in packages for m in c)]
-    return found
+    return [" <-> ".join(members) for _, members, _ in part_cycles(package, runtime)]
 
 
 def _widths(tree: ast.AST, name: str) -> list[tuple[int, str]]:
