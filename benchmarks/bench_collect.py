@@ -126,7 +126,7 @@ def stop(servers: list[subprocess.Popen[str]]) -> None:
 def timed_collect(urls: list[str], n: int, on_start: Any = None) -> tuple[float, Path, Any]:
     """req/s of one `collect` call (opening the study to writing the manifest) over n prompts;
     the study is left in a temporary folder for checks."""
-    from harness.collection import collect
+    from harness.collection.collect_stage import collect
 
     folder = Path(tempfile.mkdtemp(prefix="bench-collect-"))
     study = study_with_prompts(folder / "s", n)

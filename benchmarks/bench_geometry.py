@@ -210,9 +210,9 @@ def report(name: str, t_ref: float, t_vec: float, identical: bool) -> None:
 
 def bench_probe(n_topics: int) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from harness.generation import generate
+    from harness.generation.generate_stage import generate
+    from harness.geometry.probe_stage import run_probe
     from harness.geometry.realmodel import load
-    from harness.probing import run_probe
 
     loaded = load()
     with tempfile.TemporaryDirectory() as tmp:

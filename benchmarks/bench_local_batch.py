@@ -36,7 +36,7 @@ GOAL = 1.15
 
 
 def demo_requests(count: int) -> list[ChatRequest]:
-    from harness.generation import generate
+    from harness.generation.generate_stage import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp) / "s", subset=60)

@@ -1,8 +1,9 @@
 """Cross-field prompt harness: matched prompts, outputs, blinded review, preregistered analysis.
 
 The public Python API. Each stage is a function named after its CLI command, defined in a module
-named for what it does (`generate` in `harness.generation`, `collect` in `harness.collection.collect_stage`,
-`blind` in `harness.judge.blinding.blind_stage`, `run_probe` in `harness.probing`, `analyze` in
+named for what it does (`generate` in `harness.generation.generate_stage`, `collect` in
+`harness.collection.collect_stage`, `blind` in `harness.judge.blinding.blind_stage`, `run_probe`
+in `harness.geometry.probe_stage`, `analyze` in
 `harness.analysis.run`). `import harness` loads none of them: each name below is imported from its
 module on first use (`__getattr__`, PEP 562), so the stages import what they use at their tops and
 `import harness` stays fast. Type checkers read the same names from the `TYPE_CHECKING` block;
@@ -20,21 +21,21 @@ if TYPE_CHECKING:
     from harness.analysis.planning.power_analysis import power
     from harness.analysis.planning.preregister import prereg
     from harness.analysis.run import analyze
-    from harness.collection import collect, collect_models
+    from harness.collection.collect_stage import collect, collect_models
     from harness.curation.check import check_bank
     from harness.curation.draft import draft_topics
     from harness.errors import HarnessError
     from harness.explore import write_explorer
     from harness.export import export_prompts, export_table, read_table
-    from harness.generation import generate
+    from harness.generation.generate_stage import generate
+    from harness.geometry.probe_stage import run_probe
     from harness.judge.automated.auto_review import calibrate_automated, run_automated
     from harness.judge.blinding.blind_stage import blind
     from harness.judge.packets.packet_import import import_reviews
     from harness.literature import search
     from harness.materials.bank import load_topic_bank
     from harness.pipeline.runner import run_study
-    from harness.probing import run_probe
-    from harness.status import study_status
+    from harness.status.stage_table import study_status
     from harness.study.store import Study
 
 #: public name -> the module that defines it
@@ -42,8 +43,8 @@ _HOMES: dict[str, str] = {
     "power": "harness.analysis.planning.power_analysis",
     "prereg": "harness.analysis.planning.preregister",
     "analyze": "harness.analysis.run",
-    "collect": "harness.collection",
-    "collect_models": "harness.collection",
+    "collect": "harness.collection.collect_stage",
+    "collect_models": "harness.collection.collect_stage",
     "check_bank": "harness.curation.check",
     "draft_topics": "harness.curation.draft",
     "HarnessError": "harness.errors",
@@ -51,16 +52,16 @@ _HOMES: dict[str, str] = {
     "export_prompts": "harness.export",
     "export_table": "harness.export",
     "read_table": "harness.export",
-    "generate": "harness.generation",
+    "generate": "harness.generation.generate_stage",
     "calibrate_automated": "harness.judge.automated.auto_review",
     "run_automated": "harness.judge.automated.auto_review",
     "blind": "harness.judge.blinding.blind_stage",
     "import_reviews": "harness.judge.packets.packet_import",
     "search": "harness.literature",
     "load_topic_bank": "harness.materials.bank",
-    "run_probe": "harness.probing",
+    "run_probe": "harness.geometry.probe_stage",
     "run_study": "harness.pipeline.runner",
-    "study_status": "harness.status",
+    "study_status": "harness.status.stage_table",
     "Study": "harness.study.store",
 }
 

@@ -26,7 +26,7 @@ NOT_AT_STARTUP = (
     "harness.judge",
     "harness.analysis",
     "harness.study.manifest",
-    "harness.status",
+    "harness.status.next_step",
     "harness.geometry",  # the numpy attention library; `harness.run_probe` loads it when it runs
 )
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness.pipeline.runner import run_study
-from harness.status import study_status
+from harness.status.stage_table import study_status
 from harness.study import Study
 from harness.study.manifest import load_manifest
 from tests.cli_run import run_cli
@@ -89,7 +89,7 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
 
 
 def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
-    from harness.generation import generate
+    from harness.generation.generate_stage import generate
     from harness.pipeline.runner import _chosen
 
     generate(tmp_path / "s", subset=7, subset_seed=2, pilot=True)
@@ -102,8 +102,8 @@ def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
 def test_the_demo_collects_two_configurations_of_its_local_model(tmp_path):
     import json as _json
 
-    from harness.collection.model_plan import MODELS_KEY
-    from harness.generation import generate
+    from harness.collection.study_models import MODELS_KEY
+    from harness.generation.generate_stage import generate
     from harness.pipeline.runner import DEMO_BATCH_SIZE, _configurations
 
     generate(tmp_path / "new", limit=2, pilot=True)

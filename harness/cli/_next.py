@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from harness.status import next_step
+from harness.status.next_step import next_step
 
 
 def echo_next(study: Path) -> None:

@@ -10,8 +10,8 @@ from harness.cli._app import STUDY_HELP, app
 from harness.cli._model_names import check_model_names
 from harness.cli._next import echo_next
 from harness.cli._params import check_positive
-from harness.collection import collect_models
 from harness.collection.collect_settings import CollectSettings
+from harness.collection.collect_stage import collect_models
 from harness.collection.model_removal import remove_model
 from harness.errors import HarnessError
 from harness.models.providers import remote_usage

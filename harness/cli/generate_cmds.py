@@ -8,9 +8,9 @@ import typer
 
 from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
-from harness.console import print_audit
+from harness.cli.console import print_audit
 from harness.defaults import DEFAULT_SEED
-from harness.generation import generate as run
+from harness.generation.generate_stage import generate as run
 
 
 @app.command()

@@ -11,7 +11,7 @@ from harness.cli.geometry_cmds import geometry, ints
 from harness.errors import HarnessError
 from harness.geometry.compare import TESTS, compare_split
 from harness.geometry.heatmap import draw_heatmap, sentence_attention
-from harness.probing import run_probe
+from harness.geometry.probe_stage import run_probe
 from harness.progress import tracker
 
 MODEL_HELP = "Local model folder or .gguf file (default: the embedded SmolLM2-135M-Instruct)."

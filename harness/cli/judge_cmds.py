@@ -17,7 +17,8 @@ from harness.cli._app import STUDY_HELP, app
 from harness.cli._next import echo_next
 from harness.cli._panels import PanelCommand
 from harness.cli._params import check_cutoff
-from harness.collection.model_removal import model_counts, removal_hint
+from harness.collection.model_removal import removal_hint
+from harness.collection.study_models import model_counts
 from harness.errors import HarnessError, PartialWork
 from harness.judge.automated.auto_review import (
     calibrate_automated,

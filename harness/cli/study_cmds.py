@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from harness.cli._app import STUDY_HELP, app
-from harness.status import print_status, print_verify
+from harness.status.stage_table import print_status
+from harness.status.verify_report import print_verify
 from harness.study.history import rebuild
 from harness.study.lock import study_lock
 

@@ -25,7 +25,8 @@ from pydantic import JsonValue
 
 from harness.collection.collect_result import CollectResult
 from harness.collection.collect_settings import CollectSettings
-from harness.collection.model_plan import MODELS_KEY, RUN_OPTIONS_KEY, ModelRun, plan, stored_models
+from harness.collection.model_plan import RUN_OPTIONS_KEY, ModelRun, plan
+from harness.collection.study_models import MODELS_KEY, stored_models
 from harness.errors import HarnessError
 from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url

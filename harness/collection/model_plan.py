@@ -10,7 +10,6 @@ A rerun without models resumes every model of the study with its stored settings
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import cast
 from pydantic import JsonValue
 
 from harness.collection.collect_settings import CollectSettings
+from harness.collection.study_models import ModelSettings, stored_models
 from harness.errors import HarnessError
 from harness.models.base import GenerationParams
 from harness.models.model_args import (
@@ -42,11 +42,6 @@ from harness.study.manifest import read_manifest
 from harness.study.records import JsonObject
 from harness.study.tables.outputs import output_count
 
-MODELS_KEY = "collect_models"
-#: A model's settings as the study's meta table keeps them (JSON under `MODELS_KEY`, by key):
-#: backend, model, the sampling settings, its identity keys (`extra.NAME` fields included),
-#: `id_suffix` and `run_options`. Keys vary with the model, so it stays a JSON object.
-ModelSettings = JsonObject
 DEFAULTS: dict[str, JsonValue] = {"samples": 1, **GenerationParams().as_dict()}
 #: Allowed values of the sampling settings, checked before anything is stored.
 RANGES: dict[str, tuple[float, float]] = {
@@ -143,12 +138,6 @@ class ModelRun:
     @property
     def omitted(self) -> frozenset[str]:
         return request_fields(self.settings)[1]
-
-
-def stored_models(study: Study) -> dict[str, ModelSettings]:
-    """Each model's stored settings, by key."""
-    models: dict[str, ModelSettings] = json.loads(study.meta(MODELS_KEY) or "{}")
-    return models
 
 
 def plan(study: Study, asked: CollectSettings) -> list[ModelRun]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.collection.collect_stage import BATCHES_KEY, recorded_models
-from harness.collection.model_plan import MODELS_KEY, ModelSettings, stored_models
+from harness.collection.study_models import MODELS_KEY, ModelSettings, model_counts, stored_models
 from harness.errors import HarnessError
 from harness.models.providers import parse_model
 from harness.study import Study
@@ -74,14 +74,6 @@ def remove_model(study: str | Path, model: str) -> Removal:
         record_command(handle.path, "collect.remove", {"model_key": key})
         _record(handle.path, removal, settings, batch_state)
         return removal
-
-
-def model_counts(study: Study) -> dict[str, int]:
-    """Ok outputs per model key, for every model of the study (its collect settings' models and
-    any other key its outputs carry)."""
-    counts = outputs_by_model(study)
-    keys = [*stored_models(study), *sorted(k for k in counts if k not in stored_models(study))]
-    return {k: counts[k].ok if k in counts else 0 for k in keys}
 
 
 def removal_hint(study: str | Path) -> str:

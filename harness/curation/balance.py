@@ -9,8 +9,8 @@ from pathlib import Path
 from harness.curation.entries import Located
 from harness.curation.rules import Finding, Rules, Section
 from harness.defaults import DEFAULT_SEED, materials_dir
-from harness.generation import Tokenizer, render_prompts
-from harness.match_audit import audit_prompts
+from harness.generation.generate_stage import Tokenizer, render_prompts
+from harness.generation.match_audit import audit_prompts
 from harness.materials.taxonomy import Taxonomy
 from harness.materials.templates import load_families
 from harness.materials.topics import TopicBank

@@ -12,7 +12,7 @@ from harness.curation.links import check_links
 from harness.curation.rules import Rules, Section
 from harness.curation.spread import check_spread, check_subset
 from harness.defaults import materials_dir
-from harness.generation import Tokenizer
+from harness.generation.generate_stage import Tokenizer
 
 
 @dataclass

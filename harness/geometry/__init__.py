@@ -7,10 +7,10 @@ transformer on a study's prompts.
 
 The package exports the numpy core (attention, entropy, the seed experiments); importing it
 loads numpy alone. What a real model adds is imported from its module: `geometry.realmodel`,
-`geometry.heatmap`, `geometry.probe` (the measures) and `geometry.compare` (the split test),
-which load the study store and the model machinery at their tops, so `harness geometry scaling`
-does not pay for them. `import harness` does not import this package: the probe stage,
-`harness.run_probe`, is defined in `harness.probing`.
+`geometry.heatmap`, `geometry.probe` (the measures), `geometry.probe_stage` (`run_probe`, the
+`harness geometry probe` stage) and `geometry.compare` (the split test), which load the study
+store and the model machinery at their tops, so `harness geometry scaling` does not pay for them.
+`import harness` does not import this package; reading `harness.run_probe` does.
 """
 
 from __future__ import annotations

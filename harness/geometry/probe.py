@@ -1,5 +1,5 @@
 """What the probe measures, and the stored measures read back (`harness.run_probe`, in
-`harness.probing`, runs the model and stores them).
+`harness.geometry.probe_stage`, runs the model and stores them).
 
 For each prompt, the last token of the templated prompt (the position that produces the first word
 of the answer) is read in every layer and head: the entropy of its attention (bits), the mass it

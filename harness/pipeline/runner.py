@@ -20,12 +20,13 @@ from typing import Protocol, Unpack
 from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.planning.preregister import prereg
 from harness.analysis.run import analyze
-from harness.collection import collect_models, collect_one
 from harness.collection.collect_settings import CollectSettings
-from harness.collection.model_plan import stored_models
+from harness.collection.collect_stage import collect_models, collect_one
+from harness.collection.study_models import stored_models
 from harness.errors import PartialWork
-from harness.generation import generate
+from harness.generation.generate_stage import generate
 from harness.geometry.compare import compare_split
+from harness.geometry.probe_stage import run_probe
 from harness.judge.automated.auto_review import run_automated, unfinished
 from harness.judge.blinding.blind_stage import blind
 from harness.judge.cutoff import normalise_cutoff
@@ -38,7 +39,6 @@ from harness.models.model_args import parse_model_args
 from harness.models.providers import LABEL_MARK, resolve_model
 from harness.models.throughput import stage_rates
 from harness.pipeline.run_settings import RunOptions, RunSettings
-from harness.probing import run_probe
 from harness.progress import tracker
 from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study

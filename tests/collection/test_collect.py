@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from harness.collection import collect
-from harness.collection.collect_stage import output_id
+from harness.collection.collect_stage import collect, output_id
 from harness.errors import HarnessError
 from harness.models.base import unit_seed
 from harness.study import Study

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.collection import collect
+from harness.collection.collect_stage import collect
 from harness.models.throughput import stage_rates
 from harness.study.manifest import load_manifest, read_manifest
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from harness.collection import collect_models
+from harness.collection.collect_stage import collect_models
 from harness.errors import HarnessError
 from harness.study import Study
 from harness.study.manifest import load_manifest

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from harness.collection import collect
+from harness.collection.collect_stage import collect
 from harness.errors import HarnessError
 from harness.models.base import (
     BackendStats,

@@ -66,7 +66,7 @@ def test_collect_stores_every_hostile_text(study, serve, key, monkeypatch) -> No
 
 
 def test_status_counts_samples_that_repeat_a_text(study, serve, key, monkeypatch) -> None:
-    from harness.status import study_status
+    from harness.status.stage_table import study_status
 
     plain = openai_server.chat_reply
 

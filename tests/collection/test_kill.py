@@ -7,7 +7,7 @@ import random
 import signal
 import time
 
-from harness.collection import collect
+from harness.collection.collect_stage import collect
 from harness.study import Study
 from tests.collection.conftest import cli, count_rows, make_study, outputs
 from tests.servers.openai_server import OpenAIServer

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from harness.collection import collect, collect_models
+from harness.collection.collect_stage import collect, collect_models
 from harness.errors import HarnessError
-from harness.status import study_status
+from harness.status.stage_table import study_status
 from harness.study import Study
 from harness.study.manifest import load_manifest, record_section
 from tests.cli_run import run_cli

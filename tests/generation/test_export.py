@@ -7,7 +7,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.export import export_prompts
-from harness.generation import generate
+from harness.generation.generate_stage import generate
 from tests.generation.conftest import write_bank
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.generation import CONDITIONS, generate
+from harness.generation.generate_stage import CONDITIONS, generate
 from harness.materials.bank import load_topic_bank
 from harness.study import Study
 from harness.study.manifest import load_manifest

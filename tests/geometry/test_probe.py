@@ -10,8 +10,8 @@ import pytest
 from harness.errors import HarnessError
 from harness.geometry.compare import compare_split
 from harness.geometry.probe import LAYER_MEAN, encode_row, probe_frame
+from harness.geometry.probe_stage import run_probe
 from harness.geometry.realmodel import attention_matrices
-from harness.probing import run_probe
 from harness.study import Study
 from tests.geometry.conftest import make_study
 

@@ -7,7 +7,7 @@ from importlib import metadata
 
 import pytest
 
-from harness.status import environment_lines
+from harness.status.verify_report import environment_lines
 from harness.study import lockfile
 from harness.study.manifest import load_manifest, read_manifest, record_command
 

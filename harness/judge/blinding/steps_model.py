@@ -4,14 +4,17 @@ advice to name a capable one when the study tests a remote model, and the steps'
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.collection.model_removal import model_counts
+from harness.collection.study_models import model_counts
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
-from harness.judge.items.blinded_items import StepSummary
 from harness.models.providers import parse_model
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
+
+if TYPE_CHECKING:
+    from harness.judge.items.blinded_items import StepSummary
 
 __all__ = ["capable_model_advice", "served_models", "steps_line"]
 

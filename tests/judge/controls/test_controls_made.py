@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.collection import collect
+from harness.collection.collect_stage import collect
 from harness.judge.controls import control_sources as K
 from harness.study.manifest import load_manifest, update_manifest
 from harness.study.store import Study

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.collection import collect
+from harness.collection.collect_stage import collect
 from harness.judge.controls import control_sources as K
 from harness.judge.controls.control_plan import one_kind_warning
 from harness.study.manifest import load_manifest

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from harness.match_audit import MatchAudit
+from harness.generation.match_audit import MatchAudit
 from harness.study.files import store_path
 
 console = Console()

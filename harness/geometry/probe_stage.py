@@ -3,8 +3,7 @@ stored in the `geometry` table and recorded in the manifest.
 
 What is measured is `harness.geometry.probe`'s; this module runs the model over the pending
 prompts and commits each prompt's measures in its own transaction, so an interrupted run resumes
-where it stopped. numpy, torch and the geometry package load inside the functions: `import harness`
-reaches this module.
+where it stopped. The model loads when the stage runs (`geometry.realmodel.load`), not on import.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from typing import Protocol
 
 from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
-from harness.field_distance import cosine_distances
-from harness.match_audit import MatchAudit, audit_prompts
+from harness.generation.field_distance import cosine_distances
+from harness.generation.match_audit import MatchAudit, audit_prompts
 from harness.materials.bank import load_topic_bank
 from harness.materials.subset import SUBSET_RULE, choose_subset, coverage
 from harness.materials.templates import Family, load_families, render, system_message
