@@ -52,20 +52,10 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
 #: Run options a rerun keeps from a model's earlier runs unless given again (stored with the
-#: model's settings as `run_options`). Not kept: the endpoint (a rerun goes to the recorded
-#: server, see `collection._settle_endpoint`), the cost cap (each run's own) and the Batch API
-#: (a flag that cannot be unset).
-KEPT_OPTIONS = (
-    "concurrency",
-    "rpm",
-    "tpm",
-    "timeout",
-    "max_attempts",
-    "batch_size",
-    "threads",
-    "precision",
-    "prices",
-)
+#: model's settings as `run_options`, in `RUN_OPTIONS`' order). Not kept: the endpoint (a rerun
+#: goes to the recorded server, see `collect_stage._settle_endpoint`) and the cost cap (each
+#: run's own); the Batch API is a flag that cannot be unset, not an option.
+KEPT_OPTIONS = tuple(name for name in RUN_OPTIONS if name not in ("base_url", "max_cost"))
 RUN_OPTIONS_KEY = "run_options"
 
 

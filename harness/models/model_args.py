@@ -46,20 +46,20 @@ INTS = frozenset(
     {"max_tokens", "seed", "samples", "concurrency", "max_attempts", "batch_size", "threads"}
 )
 STRINGS = frozenset({"token_param", "reasoning_effort", "base_url", "prices", "precision"})
-RUN_OPTIONS = frozenset(
-    {
-        "base_url",
-        "concurrency",
-        "rpm",
-        "tpm",
-        "timeout",
-        "max_attempts",
-        "batch_size",
-        "threads",
-        "precision",
-        "max_cost",
-        "prices",
-    }
+#: Options of how a run reaches a model, not of what it asks: they may change between runs
+#: (`collection.model_plan.KEPT_OPTIONS` keeps all but the endpoint and the cost cap, in this order).
+RUN_OPTIONS = (
+    "base_url",
+    "concurrency",
+    "rpm",
+    "tpm",
+    "timeout",
+    "max_attempts",
+    "batch_size",
+    "threads",
+    "precision",
+    "max_cost",
+    "prices",
 )
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 EXTRA = "extra."
