@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -117,6 +118,12 @@ def test_a_registered_toy_test_runs_as_a_check(tmp_path, fast_plan, toy):
 
 
 def test_the_default_checks_and_the_allowed_values_follow_the_registry(tmp_path, fast_plan, toy):
+    """A registered test is a value the plan accepts; it is a check of plans that name no
+    checks only when its record asks (`default_check`), so registering one leaves the bundled
+    plan and every existing plan as they were."""
+    assert NAME not in Plan(hypothesis="x" * 30).checks
+    unregister(NAME)
+    register(replace(TOY, default_check=True))
     assert Plan(hypothesis="x" * 30).checks[-1] == NAME
     unregister(NAME)
     plan = _plan(tmp_path, fast_plan, test=NAME, checks="checks: [permutation]")

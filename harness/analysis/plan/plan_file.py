@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness.analysis.plan.primary_tests import primary_test_names
+from harness.analysis.plan.primary_tests import default_checks, primary_test_names
 from harness.defaults import MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
 from harness.materials.yaml_file import read_yaml_mapping, spelling_message
@@ -227,7 +227,7 @@ class Plan(_Section):
     equivalence: Equivalence = Field(default_factory=Equivalence)
     minimum: Minimum = Field(default_factory=Minimum)
     consensus: Consensus = Field(default_factory=Consensus)
-    checks: list[PrimaryTest] = Field(default_factory=lambda: list(primary_test_names()))
+    checks: list[PrimaryTest] = Field(default_factory=default_checks)
     literal_rule: LiteralRule = Field(default_factory=LiteralRule)
     secondary: Secondary = Field(default_factory=Secondary)
     agreement: Agreement = Field(default_factory=Agreement)

@@ -25,6 +25,7 @@ __all__ = [
     "PrimaryTestRecord",
     "Runner",
     "SimulatedTest",
+    "default_checks",
     "primary_test",
     "primary_test_names",
     "register",
@@ -57,6 +58,9 @@ class PrimaryTestRecord:
     needs: Needs
     simulate: SimulatedTest | None = None
     simulation_note: str = ""
+    #: reported as a check by a plan that names no `checks`. Off for a new test, so that
+    #: registering one changes neither the bundled plan nor what an existing plan runs.
+    default_check: bool = False
 
 
 #: registers the bundled tests; loaded on the first use of the registry, because the tests bring
@@ -102,3 +106,8 @@ def primary_test(name: str) -> PrimaryTestRecord:
 def primary_test_names() -> tuple[str, ...]:
     """The registered tests, in the order they were registered."""
     return tuple(_records())
+
+
+def default_checks() -> list[str]:
+    """The checks of a plan that names none: the tests registered with `default_check`."""
+    return [name for name, record in _records().items() if record.default_check]

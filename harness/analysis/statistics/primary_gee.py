@@ -69,4 +69,5 @@ GEE = PrimaryTestRecord(
     needs="judgments",
     simulation_note="the simulation of verdicts draws per-topic proportions, not the "
     "judgments the GEE fits",
+    default_check=True,
 )

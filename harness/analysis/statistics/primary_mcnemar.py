@@ -64,6 +64,7 @@ MCNEMAR_EXACT = PrimaryTestRecord(
     run=run_exact,
     needs="consensus_table",
     simulation_note=NOT_SIMULATED,
+    default_check=True,
 )
 
 MCNEMAR_MIDP = PrimaryTestRecord(
@@ -78,4 +79,5 @@ MCNEMAR_MIDP = PrimaryTestRecord(
     run=run_midp,
     needs="consensus_table",
     simulation_note=NOT_SIMULATED,
+    default_check=True,
 )

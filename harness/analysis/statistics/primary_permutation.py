@@ -86,4 +86,5 @@ PERMUTATION = PrimaryTestRecord(
     run=run,
     needs="topic_table",
     simulate=simulate,
+    default_check=True,
 )
