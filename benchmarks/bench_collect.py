@@ -265,7 +265,7 @@ def bench_failover() -> None:
     """Three replicas, one killed (SIGKILL) once a third of the prompts are stored: every prompt
     must end ok exactly once, and the replicas must have answered each request once."""
     from harness.study import Study
-    from harness.study.manifest import load_manifest
+    from harness.study.manifest import read_manifest
 
     n = 3 * REQUESTS
     servers, urls = start_servers(3)
@@ -281,7 +281,7 @@ def bench_failover() -> None:
                 0
             ]
             total = s.count("prompts")
-        models = load_manifest(study)["collect"]["models"]
+        models = read_manifest(study).record()["collect"]["models"]
         replicas = models["openai-compatible/bench-model"]["runs"][-1]["replicas"]
         shutil.rmtree(study.parent)
     finally:

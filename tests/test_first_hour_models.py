@@ -237,9 +237,10 @@ def test_the_blinded_steps_name_their_model_and_a_capable_one_is_advised(
     # a plan registered before the blinding is to be registered again, and the next step says so
     from harness.status.next_step import next_step
     from harness.study.manifest import record_section
+    from harness.study.manifest_sections import Prereg
 
     assert next_step(study).startswith("Next: harness prereg")
-    record_section(study, "prereg", {"at": "2020-01-01T00:00:00Z", "plan_sha256": "0" * 64})
+    record_section(study, "prereg", Prereg(at="2020-01-01T00:00:00Z", plan_sha256="0" * 64))
     assert "(rerun it: the plan was registered at 2020-01-01T00:00:00Z, before the" in next_step(
         study
     )

@@ -11,7 +11,7 @@ import pytest
 from harness.pipeline.runner import run_study
 from harness.status.stage_table import study_status
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.cli_run import run_cli
 
 
@@ -56,7 +56,7 @@ def test_run_pilot_end_to_end_from_a_study_file_and_resume(tmp_path, capsys):
     assert (
         "## The blinded steps" in report and "| extraction (core combination) | cross |" in report
     )
-    record = load_manifest(folder)["study_file"]
+    record = read_manifest(folder).record()["study_file"]
     assert record["sha256"] == hashlib.sha256(config.read_bytes()).hexdigest()
     assert record["overrides"] == {"max_tokens": 12}
     with Study.open(folder) as s:

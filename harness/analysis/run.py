@@ -19,7 +19,7 @@ from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.study.lock import writes_study
 from harness.study.manifest import read_manifest, record_command, record_section
-from harness.study.manifest_sections import Adjudication, Prereg, UnsureLimit
+from harness.study.manifest_sections import Adjudication, Analysis, Prereg, UnsureLimit
 from harness.study.store import Study
 from harness.study.tables.adjudication import escalation_due
 from harness.study.tables.assignments import count_assignments, outstanding_reviews
@@ -80,19 +80,16 @@ def analyze(
         if write_report:
             result = write(result, study.report_dir, loaded.plan, loaded.text)
             write_explorer(study, result.report_files["explorer"])
-    record_section(
-        folder,
-        "analysis",
-        {
-            "at": result.analysed_at,
-            "plan_sha256": loaded.sha256,
-            "verdict": result.verdict.label,
-            "deviations": deviations,
-            "partial": missing,
-            "reviews_after_unblinding": result.design.reviews_after_unblinding,
-            "report": result.report_files,
-        },
-    )
+    analysed = {
+        "at": result.analysed_at,
+        "plan_sha256": loaded.sha256,
+        "verdict": result.verdict.label,
+        "deviations": deviations,
+        "partial": missing,
+        "reviews_after_unblinding": result.design.reviews_after_unblinding,
+        "report": result.report_files,
+    }
+    record_section(folder, "analysis", Analysis.from_record(analysed))
     record_command(
         folder,
         "analyze",

@@ -815,4 +815,4 @@ def _record(
         if collect is not None and {"models", "removed"} <= collect.model_fields_set
         else {}
     )
-    record_section(study.path, "collect", {"models": models, **removed})
+    record_section(study.path, "collect", Collect.from_record({"models": models, **removed}))

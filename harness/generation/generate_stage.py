@@ -20,6 +20,7 @@ from harness.models.embedded import load_tokenizer
 from harness.study import Study
 from harness.study.lock import creates_study
 from harness.study.manifest import record_command, record_materials, record_section
+from harness.study.manifest_sections import Generate
 from harness.study.tables.meta import write_meta
 from harness.study.tables.prompts import PromptRecord, insert_prompts, stored_prompts
 from harness.study.tables.topics import TopicRecord, insert_topics
@@ -239,14 +240,16 @@ def _record(
     record_section(
         folder,
         "generate",
-        {
-            "seed": seed,
-            "pilot": pilot,
-            "n_topics": len(bank.topics),
-            "topic_selection": selection,
-            "families": [f.name for f in families],
-            "match_audit": audit.summary_dict(),
-        },
+        Generate.from_record(
+            {
+                "seed": seed,
+                "pilot": pilot,
+                "n_topics": len(bank.topics),
+                "topic_selection": selection,
+                "families": [f.name for f in families],
+                "match_audit": audit.summary_dict(),
+            }
+        ),
     )
     record_command(
         folder,

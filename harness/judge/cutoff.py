@@ -13,6 +13,7 @@ from harness.errors import HarnessError
 from harness.literature.base import parse_cutoff
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
+from harness.study.manifest_sections import Cutoff
 from harness.study.store import Study
 
 __all__ = ["normalise_cutoff", "settle_cutoff", "store_cutoff", "stored_cutoff"]
@@ -62,5 +63,5 @@ def store_cutoff(study: Study, value: str | None) -> None:
         return
     study.set_meta(META_KEY, value or NONE)
     record_section(
-        study.path, "cutoff", {"date": value, "stored_at": utc_now(), "by": "judge --blind"}
+        study.path, "cutoff", Cutoff(date=value, stored_at=utc_now(), by="judge --blind")
     )

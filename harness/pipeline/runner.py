@@ -42,7 +42,8 @@ from harness.pipeline.run_settings import RunOptions, RunSettings
 from harness.progress import tracker
 from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study
-from harness.study.manifest import load_manifest, read_manifest, record_section
+from harness.study.manifest import read_manifest, record_section
+from harness.study.manifest_sections import Section
 from harness.study.tables.views import store_counts
 
 
@@ -163,7 +164,7 @@ def run_study(
         with Study.open(folder) as opened:
             opened.set_meta("demo", "1")
     if s.study_file is not None:
-        record_section(folder, "study_file", dict(s.study_file))
+        record_section(folder, "study_file", Section.from_record(s.study_file))
     models: Sequence[str] | None = s.models
     model_args: Sequence[str] | None = s.model_args
     if models is None and s.configurations:
@@ -310,7 +311,7 @@ def _blind(
 
 
 def _prereg(folder: Path, plan: Path | None) -> str:
-    if "prereg" in load_manifest(folder):
+    if read_manifest(folder).prereg is not None:
         return f"already preregistered (plan hash in {manifest_path(folder).name})"
     return prereg(folder, plan).summary()
 

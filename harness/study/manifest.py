@@ -4,8 +4,7 @@
 are the one place a study's manifest is read and written, as a typed `Manifest`
 (`harness.study.manifest_sections`). Every write happens under a file lock and goes to a
 temporary file, then is renamed, so a crash never leaves a half-written manifest.
-`load_manifest`, `update_manifest` and `record_section` are the same, on plain dicts, for
-callers not yet moved to the typed sections.
+`record_section` sets one top-level section to its typed model.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from filelock import FileLock
 from pydantic import JsonValue
@@ -34,7 +33,7 @@ from harness.study.history import (
     write_manifest_file,
 )
 from harness.study.lockfile import lock_record
-from harness.study.manifest_sections import Command, Manifest, MaterialFile
+from harness.study.manifest_sections import Command, Manifest, MaterialFile, Section
 from harness.study.store import Study
 
 __all__ = [
@@ -43,13 +42,11 @@ __all__ = [
     "Manifest",
     "change_manifest",
     "environment",
-    "load_manifest",
     "read_manifest",
     "record_command",
     "record_materials",
     "record_section",
     "sha256_file",
-    "update_manifest",
     "verify_materials",
     "write_manifest",
 ]
@@ -129,7 +126,7 @@ def _rewrite(folder: Path, edit: Callable[[Manifest], Manifest]) -> Manifest:
 
 
 def _edited(folder: Path, record: Mapping[str, object]) -> Manifest:
-    """A manifest from a record a caller edited as a dict (tuples, numpy floats: as JSON)."""
+    """A manifest from an edited record (tuples, numpy floats: as JSON)."""
     return Manifest.from_record(
         json.loads(json.dumps(record)), file=manifest_path(folder), writing=True
     )
@@ -143,32 +140,27 @@ def _locked(study_dir: Path) -> Iterator[None]:
         yield
 
 
-# The dict adapters keep `Any` until their callers outside harness/study read typed sections.
-
-
-def load_manifest(study_dir: str | Path) -> dict[str, Any]:
-    """`read_manifest` as a plain dict."""
-    return read_manifest(study_dir).record()
-
-
-def update_manifest(
-    study_dir: str | Path, change: Callable[[dict[str, Any]], None]
-) -> dict[str, Any]:
-    """`change_manifest` on the plain dict: `change` edits the record in place."""
+def record_section(study_dir: str | Path, key: str, section: Section) -> None:
+    """Set one top-level section of the manifest (e.g. 'blinding', 'prereg', 'collect') to
+    `section`, an instance of the model `Manifest` declares for `key`; a value of the wrong
+    type is refused in one line naming the file and the field, before anything is written."""
+    model = _section_model(key)
+    if not isinstance(section, model):
+        found = type(section).__name__
+        raise TypeError(f"manifest section {key!r} is a {model.__name__}, not a {found}")
     folder = Path(study_dir)
-
-    def edit(manifest: Manifest) -> Manifest:
-        record = manifest.record()
-        change(record)
-        return _edited(folder, record)
-
-    return _rewrite(folder, edit).record()
+    # through the record: `Manifest` reads it as the type it declares for `key` and checks every
+    # field, one set after the model was made included
+    _rewrite(folder, lambda manifest: _edited(folder, {**manifest.record(), key: section.record()}))
 
 
-def record_section(study_dir: str | Path, key: str, value: object) -> None:
-    """Set one top-level section of the manifest (e.g. 'blinding', 'prereg', 'collect')."""
-    folder = Path(study_dir)
-    _rewrite(folder, lambda manifest: _edited(folder, {**manifest.record(), key: value}))
+def _section_model(key: str) -> type[Section]:
+    """The model `Manifest` declares for a top-level key; the generic `Section` for a key it
+    declares no one model for (`study_file`, a mapping such as `calibration`, or a key written
+    by a newer harness), whose record is kept as given."""
+    field = Manifest.model_fields.get(key)
+    members = get_args(field.annotation) if field is not None else ()
+    return next((m for m in members if isinstance(m, type) and issubclass(m, Section)), Section)
 
 
 def environment() -> dict[str, Any]:

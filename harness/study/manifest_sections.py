@@ -85,8 +85,10 @@ class Section(BaseModel):
             raise _manifest_error(error, file, writing) from None
 
     def record(self) -> JsonObject:
-        """The record to write: exactly the keys read or set, unknown ones included."""
-        return self.model_dump(exclude_unset=True)
+        """The record to write: exactly the keys read or set, unknown ones included. A field
+        set to a value of the wrong type is dumped as it is (no pydantic warning): the write
+        checks the record again and refuses it in one line."""
+        return self.model_dump(exclude_unset=True, warnings=False)
 
 
 def _manifest_error(

@@ -11,6 +11,7 @@ import numpy as np
 
 from harness.study.blinding import commitment
 from harness.study.manifest import record_section
+from harness.study.manifest_sections import Blinding
 from harness.study.store import Study
 
 NOW = "2026-01-01T00:00:00Z"
@@ -108,11 +109,10 @@ def build_study(
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
     if commit:
         with Study.open(path) as study:
-            record_section(
-                path,
-                "blinding",
-                {"sha256": commitment(study.conn), "made_at": NOW, "n_items": study.count("items")},
+            made = Blinding(
+                sha256=commitment(study.conn), made_at=NOW, n_items=study.count("items")
             )
+            record_section(path, "blinding", made)
     return path
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from harness.analysis.run import analyze
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.analysis.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
 
 
@@ -54,7 +54,7 @@ def test_full_analysis_writes_a_self_contained_report(tmp_path):
     } <= names
     holm = [e["p_holm"] for e in data["estimates"] if e["role"] == "secondary" and e["p_holm"]]
     assert holm and all(0 <= p <= 1 for p in holm)
-    manifest = load_manifest(study)
+    manifest = read_manifest(study).record()
     assert manifest["analysis"]["verdict"] == "supported"
     assert manifest["commands"][-1]["stage"] == "analyze"
     # the same data and plan give the same report.json, the mixed model included, byte for byte

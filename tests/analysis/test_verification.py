@@ -10,7 +10,7 @@ import pytest
 from harness.analysis.plan.plan_file import bundled_plan_path
 from harness.analysis.run import analyze
 from harness.errors import HarnessError
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.analysis.helpers import TWO_HUMANS, build_study, random_judgments
 from tests.cli_run import run_cli as cli
@@ -44,7 +44,7 @@ def test_changed_blinding_key_is_refused_before_unblinding(study, capsys):
         analyze(study, allow_deviation=True)
     assert caught.value.column == "blinding.sha256"
     assert not (study / "report").exists()
-    assert "analysis" not in load_manifest(study)
+    assert "analysis" not in read_manifest(study).record()
     code, _, err = cli(capsys, "analyze", "--study", str(study))
     assert code == 2 and err.count("\n") == 1 and "blinding key" in err
 
@@ -67,7 +67,7 @@ def test_prereg_then_analyze_then_a_changed_plan(study, tmp_path, capsys, fast_p
     code, out, _ = cli(capsys, "prereg", "--study", str(study), "--plan", str(plan))
     assert code == 0 and "sha256" in out
     text = (study / "prereg.md").read_text()
-    manifest = load_manifest(study)
+    manifest = read_manifest(study).record()
     sha = manifest["prereg"]["plan_sha256"]
     assert sha in text and manifest["blinding"]["sha256"] in text
     assert "## Power analysis for 50 topics" in text and "Connor 1987" in text
@@ -91,7 +91,7 @@ def test_prereg_then_analyze_then_a_changed_plan(study, tmp_path, capsys, fast_p
     md = (study / "report" / "report.md").read_text()
     first_lines = md.splitlines()[:4]
     assert any("DEVIATION: the analysis plan" in line for line in first_lines)
-    assert load_manifest(study)["analysis"]["deviations"]
+    assert read_manifest(study).record()["analysis"]["deviations"]
 
 
 def test_invalid_plan_is_a_one_line_error(study, tmp_path, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.collection.conftest import KEY, cli, count_rows, make_study, outputs
 
 
@@ -187,7 +187,7 @@ def test_cli_collects_from_the_embedded_model(tmp_path, capsys):
     assert {(r["backend"], r["model"]) for r in rows} == {("local", "SmolLM2-135M-Instruct")}
     assert all(r["model_reported"].endswith(".gguf") and r["cost_usd"] == 0.0 for r in rows)
     assert all(r["completion_tokens"] <= 8 for r in rows)
-    section = load_manifest(study)["collect"]["models"]["local"]
+    section = read_manifest(study).record()["collect"]["models"]["local"]
     assert section["weights"] == rows[0]["system_fingerprint"]
 
 

@@ -10,7 +10,7 @@ from harness.collection.collect_stage import collect, output_id
 from harness.errors import HarnessError
 from harness.models.base import unit_seed
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.collection.conftest import make_study, outputs
 from tests.servers.openai_server import FAULT_KINDS
 
@@ -60,7 +60,7 @@ def test_every_prompt_and_sample_is_stored_with_provenance(study, serve, key):
     }
     with_system = [b for b in server.log.chat_bodies if b["messages"][0]["role"] == "system"]
     assert len(with_system) == 6  # odd topics have a system message
-    manifest = load_manifest(study)
+    manifest = read_manifest(study).record()
     section = manifest["collect"]["models"]["openai/gpt-4o-mini"]
     assert section["backend"] == "openai" and section["params"]["seed"] == 11
     assert section["reported"] == [
@@ -192,7 +192,7 @@ def test_batch_api_through_collect(study, serve, key):
         stored = json.loads(handle.meta("collect_batches"))
         params = json.loads(handle.rows("SELECT params FROM outputs LIMIT 1")[0][0])
     assert stored[0]["ingested"] and params["batch_api"] is True
-    section = load_manifest(study)["collect"]["models"]["openai/gpt-4o-mini"]
+    section = read_manifest(study).record()["collect"]["models"]["openai/gpt-4o-mini"]
     assert section["batch_ids"] == [stored[0]["id"]]
 
 

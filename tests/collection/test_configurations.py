@@ -11,7 +11,7 @@ import pytest
 from harness.collection.collect_stage import collect_models
 from harness.errors import HarnessError
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.cli_run import run_subprocess
 from tests.collection.conftest import cli
 from tests.models.conftest import tiny_model  # noqa: F401  (fixture)
@@ -62,7 +62,7 @@ def test_two_configurations_of_one_server_model_through_the_cli(study, serve, ke
     # the server is asked for the model, never for a label
     assert {b["model"] for b in server.log.chat_bodies} == {"m"}
     assert sorted(b["temperature"] for b in server.log.chat_bodies)[::12] == [0.0, 0.7]
-    recorded = load_manifest(study)["collect"]["models"][f"{MODEL}#greedy"]
+    recorded = read_manifest(study).record()["collect"]["models"][f"{MODEL}#greedy"]
     assert (recorded["provider_string"], recorded["label"]) == (MODEL, "greedy")
     assert recorded["model_key"] == f"{MODEL}#greedy" and recorded["params"]["temperature"] == 0.0
 
@@ -109,7 +109,7 @@ def test_two_configurations_of_a_local_model_in_one_study(study, tiny_model):  #
     assert all(r["status"] == "ok" for rows in outputs.values() for r in rows)
     assert {json.loads(r["params"])["temperature"] for r in outputs[models[1]]} == {0.0}
     assert {json.loads(r["params"])["temperature"] for r in outputs[models[0]]} == {0.7}
-    recorded = load_manifest(study)["collect"]["models"]
+    recorded = read_manifest(study).record()["collect"]["models"]
     assert {k: (v["provider_string"], v["label"]) for k, v in recorded.items()} == {
         models[0]: (local, "sampled"),
         models[1]: (local, "greedy"),

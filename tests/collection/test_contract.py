@@ -17,7 +17,7 @@ from harness.models.base import (
     ModelAPI,
 )
 from harness.models.budget import Budget
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.cli_run import run_subprocess
 from tests.collection.conftest import make_study
 
@@ -80,7 +80,7 @@ def test_collect_reads_the_declared_capabilities(tmp_path):
     assert isinstance(budget, Budget) and budget.limit == 1.0
     assert engine.budget is None  # the cap is taken back after the run
     assert engine.closed == 0  # the caller opened it, the caller closes it
-    record = load_manifest(study)["collect"]["models"][result.model_key]
+    record = read_manifest(study).record()["collect"]["models"][result.model_key]
     assert record["weights"] == "sha256:0123abcd" and "base_url" not in record
     assert '"batch_api"' not in str(record["params"])
     assert record["runs"][-1]["threads_used"] == 3  # what the backend chose, with its run

@@ -13,7 +13,8 @@ from harness.collection.collect_stage import collect, collect_models
 from harness.errors import HarnessError
 from harness.status.stage_table import study_status
 from harness.study import Study
-from harness.study.manifest import load_manifest, record_section
+from harness.study.manifest import read_manifest, record_section
+from harness.study.manifest_sections import Collect
 from tests.cli_run import run_cli
 from tests.collection.conftest import cli, make_study
 
@@ -85,7 +86,7 @@ def test_two_models_each_with_their_own_settings(study, serve, key):
         "body": {"reasoning_effort": "low"},
     }
     # provenance and cost per model: gpt-4o-mini is priced, the other model is not
-    models = load_manifest(study)["collect"]["models"]
+    models = read_manifest(study).record()["collect"]["models"]
     assert models[MINI]["base_url"] == mini.base_url
     assert models[REASONING]["base_url"] == reasoning.base_url
     assert models[MINI]["cost_usd"] == pytest.approx(results[0].cost_usd) and results[0].cost_usd
@@ -198,7 +199,7 @@ def test_run_wide_options_and_their_errors(study, serve, key):
     assert [r.completed for r in results] == [12, 12]
     # the OpenAI key goes to OpenAI's model only, never to the self-hosted server
     assert a.log.auth_headers == {f"Bearer {key}"} and b.log.auth_headers == {"Bearer EMPTY"}
-    commands = load_manifest(study)["commands"]
+    commands = read_manifest(study).record()["commands"]
     assert [c["params"]["max_cost"] for c in commands[-2:]] == [1.0, None]
 
 
@@ -284,18 +285,19 @@ def test_a_manifest_from_before_several_models_is_read_and_rewritten(study, serv
         study, backend="openai", model="gpt-4o-mini", base_url=first.base_url, samples=1, **FAST
     )
     # the one-model section older harness versions wrote, straight under `collect`
-    record_section(study, "collect", load_manifest(study)["collect"]["models"][MINI])
+    one_model = read_manifest(study).record()["collect"]["models"][MINI]
+    record_section(study, "collect", Collect.from_record(one_model))
     more = collect(study, backend="openai", model="gpt-4o-mini", samples=2, **FAST)
     assert more.completed == 12 and len(first.log.chat_bodies) == 24
     assert f"{MINI}: endpoint {first.base_url}, as recorded in the study" in more.notes
-    models = load_manifest(study)["collect"]["models"]
+    models = read_manifest(study).record()["collect"]["models"]
     assert list(models) == [MINI] and len(models[MINI]["runs"]) == 2
     # scoped by key with no --model: the study's models resume, this one with its own option
     added = collect_models(study, models=["vllm/m"], base_url=other.base_url, **FAST)
     assert added[0].completed == 12
     again = collect_models(study, model_args=["vllm/m@concurrency=2"], concurrency=4)
     assert [r.completed for r in again] == [0, 0]
-    runs = load_manifest(study)["collect"]["models"]
+    runs = read_manifest(study).record()["collect"]["models"]
     assert (runs[MINI]["runs"][-1]["concurrency"], runs["vllm/m"]["runs"][-1]["concurrency"]) == (
         4,
         2,
@@ -321,6 +323,6 @@ def test_each_model_keeps_its_own_batch_api_state(study, serve, key):
     # the second model's run did not drop the first model's batch record
     assert len(first) == len(second) == 1 and first[0]["id"] != second[0]["id"]
     assert first[0]["ingested"] and second[0]["ingested"]
-    ids = load_manifest(study)["collect"]["models"]
+    ids = read_manifest(study).record()["collect"]["models"]
     assert ids[MINI]["batch_ids"] == [first[0]["id"]]
     assert ids[models[1]]["batch_ids"] == [second[0]["id"]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.collection.conftest import cli
 
 BASE = ["--model", "openai-compatible/gpt-4o-mini", "--samples", "2", "--max-tokens", "8"]
@@ -29,7 +29,7 @@ def test_collect_spreads_over_replicas_and_survives_a_dead_one(study, serve, key
     rows = statuses(study)
     assert len(rows) == 24 and {r[2] for r in rows} == {"ok"}
     assert all(s.log.counts["requests"] > 0 for s in live)
-    section = load_manifest(study)["collect"]["models"][KEY]
+    section = read_manifest(study).record()["collect"]["models"][KEY]
     assert section["base_url"] == urls
     run = section["runs"][-1]
     assert run["replicas"][dead.base_url]["served"] == 0
@@ -52,7 +52,10 @@ def test_a_rerun_may_leave_a_replica_out_but_not_add_a_server(study, serve, key)
         ]
     )
     assert process.communicate(timeout=120) and process.returncode == 0
-    assert load_manifest(study)["collect"]["models"][KEY]["base_url"] == [a.base_url, b.base_url]
+    assert read_manifest(study).record()["collect"]["models"][KEY]["base_url"] == [
+        a.base_url,
+        b.base_url,
+    ]
     # without a URL the rerun goes to the recorded replicas; with one of them only, to it
     process = cli([*args, "--samples", "2", "--base-url", b.base_url])
     out, err = process.communicate(timeout=120)

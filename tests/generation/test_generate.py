@@ -10,7 +10,7 @@ from harness.errors import HarnessError
 from harness.generation.generate_stage import CONDITIONS, generate
 from harness.materials.bank import load_topic_bank
 from harness.study import Study
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.generation.conftest import write_bank
 
 
@@ -65,7 +65,7 @@ def test_pilot_flag_required_below_fifty_topics(tmp_path, tokenizer):
     generate(tmp_path / "s", topics=bank, pilot=True, tokenizer=tokenizer)
     with Study.open(tmp_path / "s") as s:
         assert s.pilot
-    assert load_manifest(tmp_path / "s")["generate"]["pilot"] is True
+    assert read_manifest(tmp_path / "s").record()["generate"]["pilot"] is True
 
 
 def test_rerun_is_idempotent_and_refuses_other_prompts(tmp_path, tokenizer):
@@ -82,7 +82,7 @@ def test_rerun_is_idempotent_and_refuses_other_prompts(tmp_path, tokenizer):
 def test_manifest_records_materials_and_distances(tmp_path, tokenizer):
     bank = write_bank(tmp_path / "bank", 2)
     generate(tmp_path / "s", topics=bank, pilot=True, tokenizer=tokenizer)
-    manifest = load_manifest(tmp_path / "s")
+    manifest = read_manifest(tmp_path / "s").record()
     assert manifest["materials"]["topics"]["topics/bank.yaml"]["sha256"]
     assert len(manifest["materials"]["prompts"]) >= 3
     assert manifest["commands"][0]["stage"] == "generate"
@@ -105,7 +105,7 @@ def test_subset_is_seeded_and_recorded(tmp_path, tokenizer):
     assert stored == expected
     assert meta["rule"] == "subset" and meta["seed"] == 5 and meta["topic_ids"] == expected
     assert meta["domain_pairs"] == 6 and meta["of"] == len(bank.topics)
-    section = load_manifest(tmp_path / "s")["generate"]["topic_selection"]
+    section = read_manifest(tmp_path / "s").record()["generate"]["topic_selection"]
     assert section == meta and "round robin" in section["description"]
 
 

@@ -12,7 +12,7 @@ from harness.errors import HarnessError
 from harness.judge.automated.auto_review import run_automated
 from harness.judge.blinding.blind_stage import blind
 from harness.judge.cutoff import normalise_cutoff, stored_cutoff
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.judge.blinding.test_blind_stage import roster_file
 from tests.judge.conftest import fill_study
@@ -73,7 +73,7 @@ def test_blind_stores_the_cutoff_it_prints_on_packets(year_study: Path) -> None:
     with Study.open(year_study) as study:
         assert stored_cutoff(study) == (True, "2023-12-31")
         assert study.meta("cutoff") == "2023-12-31"
-    assert load_manifest(year_study)["cutoff"]["date"] == "2023-12-31"
+    assert read_manifest(year_study).record()["cutoff"]["date"] == "2023-12-31"
     assert packet_cutoff(year_study, "ann") == ["Cut-off date: 2023-12-31"]
 
 
@@ -82,7 +82,9 @@ def test_auto_uses_the_stored_cutoff_by_default(year_study: Path) -> None:
         run_automated(study)
         filters = [json.loads(r["filters"]) for r in study.rows("SELECT filters FROM searches")]
     assert filters and all(f["cutoff"] == "2023-12-31" for f in filters)
-    auto = [c for c in load_manifest(year_study)["commands"] if c["stage"] == "judge --auto"]
+    auto = [
+        c for c in read_manifest(year_study).record()["commands"] if c["stage"] == "judge --auto"
+    ]
     assert auto[-1]["params"]["cutoff"] == "2023-12-31"
 
 

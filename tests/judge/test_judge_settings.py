@@ -13,7 +13,7 @@ from harness.judge.automated.auto_review import calibrate_automated, run_automat
 from harness.judge.blinding.blind_stage import blind
 from harness.judge.judge_settings import AutoSettings, BlindSettings
 from harness.models.settings import ServerOptions
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.judge.calibration_study import controls_study
 from tests.judge.conftest import ROSTER, fill_study
 from tests.literature.conftest import CORPUS, write_jsonl
@@ -21,7 +21,7 @@ from tests.plans import primary_only_plan
 
 
 def commands(study: Path, stage: str) -> list[dict]:
-    return [c["params"] for c in load_manifest(study)["commands"] if c["stage"] == stage]
+    return [c["params"] for c in read_manifest(study).record()["commands"] if c["stage"] == stage]
 
 
 @pytest.fixture
@@ -163,5 +163,5 @@ def test_calibration_refuses_what_only_reviewing_uses(tmp_path):
         calibrate_automated(study, threshold=0.5)
     with pytest.raises(HarnessError, match="after_unblinding"):
         calibrate_automated(study, AutoSettings(after_unblinding=True))
-    assert "commands" not in load_manifest(study.path)
+    assert "commands" not in read_manifest(study.path).record()
     study.close()

@@ -12,7 +12,7 @@ from harness.cli import main
 from harness.errors import HarnessError
 from harness.judge.blinding.blind_stage import blind
 from harness.judge.routing.roster import demo_roster_path
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.judge.conftest import fill_study
 from tests.servers.openai_server import OpenAIServer
@@ -66,7 +66,9 @@ def test_cli_blind_extracts_on_the_given_server(tmp_path: Path, opened: list[Any
         assert all([e["step"] for e in item] == ["extract"] for item in steps)
         assert all("fidelity" in item[0] for item in steps)
     assert [b.concurrency for b in opened] == [3]
-    params = [c for c in load_manifest(study)["commands"] if c["stage"] == "judge.blind"][-1]
+    params = [c for c in read_manifest(study).record()["commands"] if c["stage"] == "judge.blind"][
+        -1
+    ]
     assert params["params"]["base_url"] == server.base_url
     assert params["params"]["concurrency"] == 3
 

@@ -63,10 +63,10 @@ def test_retrieval_reviewer_judges_cites_and_records_every_search(study, corpus)
 
 
 def test_each_run_is_recorded_in_the_manifest(study, corpus):
-    from harness.study.manifest import load_manifest
+    from harness.study.manifest import read_manifest
 
     run_automated(study, sources=[f"local:{corpus}"], cutoff="2024-01-01", max_queries=2)
-    entry = load_manifest(study.path)["commands"][-1]
+    entry = read_manifest(study.path).record()["commands"][-1]
     assert entry["stage"] == "judge --auto"
     assert entry["params"]["cutoff"] == "2024-01-01" and entry["params"]["max_queries"] == 2
     assert entry["params"]["reviewers"] == [

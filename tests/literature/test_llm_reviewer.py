@@ -144,7 +144,7 @@ def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
     """`base_url` and `concurrency` reach the openai backend of `llm:MODEL` reviewers."""
     import harness.models
     from harness.judge.automated.auto_review import run_automated
-    from harness.study.manifest import load_manifest
+    from harness.study.manifest import read_manifest
     from tests.literature.study import build_study
     from tests.servers.openai_server import OpenAIServer, review_protocol
 
@@ -167,7 +167,9 @@ def test_llm_reviewer_reaches_the_given_server(tmp_path, monkeypatch):
         models = {body["model"] for body in server.log.chat_bodies}
     assert summary.loc[0, "reviewed"] == 6 and models == {"test-model"}
     assert [b.concurrency for b in opened] == [2]
-    run = [c for c in load_manifest(study.path)["commands"] if c["stage"] == "judge --auto"]
+    run = [
+        c for c in read_manifest(study.path).record()["commands"] if c["stage"] == "judge --auto"
+    ]
     assert run[-1]["params"]["base_url"] == server.base_url
     with pytest.raises(HarnessError, match="--base-url applies to the openai backend only"):
         run_automated(study, base_url=server.base_url, backend="local")

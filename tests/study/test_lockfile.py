@@ -9,7 +9,7 @@ import pytest
 
 from harness.status.verify_report import environment_lines
 from harness.study import lockfile
-from harness.study.manifest import load_manifest, read_manifest, record_command
+from harness.study.manifest import read_manifest, record_command
 
 LOCK = """# comment
 numpy==1.0.0 \\
@@ -40,7 +40,7 @@ def test_pins_are_read_with_normalised_names():
 
 def test_manifest_records_the_lock_hash_and_what_differs(lock_file, tmp_path):
     record_command(tmp_path / "s", "generate")
-    lock = load_manifest(tmp_path / "s")["commands"][0]["lock"]
+    lock = read_manifest(tmp_path / "s").record()["commands"][0]["lock"]
     assert lock["sha256"] == hashlib.sha256(lock_file.read_bytes()).hexdigest()
     assert lock["packages"] == 3
     assert lock["differs"] == {"numpy": metadata.version("numpy"), "not-installed-anywhere": None}

@@ -17,14 +17,13 @@ from pydantic import BaseModel
 from harness.errors import HarnessError
 from harness.study.history import check_history
 from harness.study.manifest import (
-    load_manifest,
+    change_manifest,
     read_manifest,
     record_command,
     record_section,
-    update_manifest,
     write_manifest,
 )
-from harness.study.manifest_sections import Blinding, Collect, Manifest, Section
+from harness.study.manifest_sections import Blinding, Collect, Command, Manifest, Prereg, Section
 from harness.study.records import Readable, Recorded
 from harness.study.store import Study
 from tests.study.test_migrations import _v1_store
@@ -73,7 +72,7 @@ def test_the_demo_manifest_file_is_written_back_byte_for_byte(tmp_path: Path) ->
     assert text == DEMO.read_text(encoding="utf-8").replace(
         RECORD["updated_at"], written.updated_at
     )
-    assert load_manifest(tmp_path) == {**RECORD, "updated_at": written.updated_at}
+    assert read_manifest(tmp_path).record() == {**RECORD, "updated_at": written.updated_at}
 
 
 def test_keys_a_newer_harness_wrote_are_kept_through_an_update(tmp_path: Path) -> None:
@@ -83,7 +82,7 @@ def test_keys_a_newer_harness_wrote_are_kept_through_an_update(tmp_path: Path) -
     newer["collect"]["models"]["local#greedy"]["gpu"] = {"name": "H100", "count": 1}
     (tmp_path / "manifest.json").write_text(json.dumps(newer), encoding="utf-8")
     record_command(tmp_path, "status", {"why": "a test"})
-    after = load_manifest(tmp_path)
+    after = read_manifest(tmp_path).record()
     assert after["review_budget"] == newer["review_budget"]
     assert after["blinding"]["algorithm"] == "sha3-256"
     assert after["collect"]["models"]["local#greedy"]["gpu"] == {"name": "H100", "count": 1}
@@ -99,7 +98,7 @@ def test_typed_sections_read_and_write_through_one_place(tmp_path: Path) -> None
     with Study.open(tmp_path, create=True) as study:
         again = read_manifest(study)
     assert again.blinding == Blinding(sha256="ab", n_items=3)
-    assert load_manifest(tmp_path)["blinding"] == {"n_items": 3, "sha256": "ab"}
+    assert read_manifest(tmp_path).record()["blinding"] == {"n_items": 3, "sha256": "ab"}
 
 
 # An older harness filed its one model's record under `collect` itself, without `models`, and
@@ -141,8 +140,8 @@ def test_a_manifest_of_a_migrated_old_study_round_trips(tmp_path: Path) -> None:
     assert isinstance(manifest.collect, Collect) and manifest.collect.models is None
     assert manifest.collect.backend == "local" and manifest.collect.temperature == 0.7
     assert manifest.record() == old
-    record_section(folder, "prereg", {"at": "2026-01-02T00:00:00Z", "plan_sha256": "0" * 64})
-    after = load_manifest(folder)
+    record_section(folder, "prereg", Prereg(at="2026-01-02T00:00:00Z", plan_sha256="0" * 64))
+    after = read_manifest(folder).record()
     assert after["collect"] == OLD_COLLECT and after["commands"] == [OLD_COMMAND]
 
 
@@ -157,7 +156,7 @@ def _damaged(folder: Path) -> Path:
 def test_a_value_of_the_wrong_type_is_one_line_naming_file_and_field(tmp_path: Path) -> None:
     path = _damaged(tmp_path)
     with pytest.raises(HarnessError) as caught:
-        load_manifest(tmp_path)
+        read_manifest(tmp_path).record()
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"{path}: calibration.retrieval.threshold: ")
@@ -167,15 +166,35 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_file_and_field(tmp_path: P
 
 
 def test_a_wrong_value_is_refused_before_it_reaches_the_file(tmp_path: Path) -> None:
-    record_section(tmp_path, "blinding", {"sha256": "ab", "n_items": 3})
+    record_section(tmp_path, "blinding", Blinding(sha256="ab", n_items=3))
     before = (tmp_path / "manifest.json").read_text(encoding="utf-8")
+    wrong = Blinding(sha256="ab")
+    wrong.n_items = "three"  # a field set after the model was made
     with pytest.raises(HarnessError, match=r"blinding\.n_items: .*'three'") as caught:
-        record_section(tmp_path, "blinding", {"sha256": "ab", "n_items": "three"})
+        record_section(tmp_path, "blinding", wrong)
     # the command's value is wrong, not the file: no advice to restore the file
+    assert str(caught.value).startswith(f"{tmp_path / 'manifest.json'}: blinding.n_items: ")
     assert "refused before writing" in str(caught.value) and "backup" not in str(caught.value)
+
+    def argv_as_text(manifest: Manifest) -> None:
+        manifest.commands = [Command.model_construct(argv="harness")]
+
     with pytest.raises(HarnessError, match=r"commands\.0\.argv"):
-        update_manifest(tmp_path, lambda data: data.update(commands=[{"argv": "harness"}]))
+        change_manifest(tmp_path, argv_as_text)
     assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == before
+
+
+def test_a_section_is_written_from_the_model_its_key_declares(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="'blinding' is a Blinding, not a Prereg"):
+        record_section(tmp_path, "blinding", Prereg(at="2026-01-02T00:00:00Z"))
+    with pytest.raises(TypeError, match="'blinding' is a Blinding, not a Section"):
+        record_section(tmp_path, "blinding", Section.from_record({"sha256": "ab"}))
+    assert not (tmp_path / "manifest.json").exists()
+    # a key with no one model of its own (a newer harness's, or `study_file`) takes a Section
+    record_section(tmp_path, "review_budget", Section.from_record({"usd": 12.5}))
+    record_section(tmp_path, "study_file", Section.from_record({"path": "study.yaml"}))
+    after = read_manifest(tmp_path).record()
+    assert after["review_budget"] == {"usd": 12.5} and after["study_file"] == {"path": "study.yaml"}
 
 
 def test_integers_and_booleans_are_not_coerced() -> None:

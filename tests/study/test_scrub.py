@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.study.manifest import record_command, record_section
+from harness.study.manifest_sections import Section
 from harness.study.scrub import scrub, scrub_url
 
 
@@ -39,7 +40,9 @@ def test_manifest_never_holds_a_secret(tmp_path: Path, monkeypatch: pytest.Monke
             "nested": [{"url": "http://h/x?token=t0k3n&a=1"}],
         },
     )
-    record_section(tmp_path, "search", {"reply": "x-api-key: s2-secret-value-42"})
+    record_section(
+        tmp_path, "search", Section.from_record({"reply": "x-api-key: s2-secret-value-42"})
+    )
     text = (tmp_path / "manifest.json").read_text()
     for secret in ("sk-live-0123456789abcdef", "s2-secret-value-42", "hunter22", "alice", "t0k3n"):
         assert secret not in text

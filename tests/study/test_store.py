@@ -13,7 +13,8 @@ import pytest
 
 from harness.study import Study
 from harness.study.blinding import canonical_key
-from harness.study.manifest import load_manifest, record_command, record_section
+from harness.study.manifest import read_manifest, record_command, record_section
+from harness.study.manifest_sections import Blinding
 
 WRITER = r"""
 import json, sys
@@ -83,8 +84,8 @@ def test_foreign_keys_are_enforced(tmp_path):
 def test_manifest_updates_are_atomic_and_cumulative(tmp_path):
     record_command(tmp_path, "generate", {"seed": 1})
     record_command(tmp_path, "collect", {})
-    record_section(tmp_path, "blinding", {"sha256": "ab"})
-    data = load_manifest(tmp_path)
+    record_section(tmp_path, "blinding", Blinding(sha256="ab"))
+    data = read_manifest(tmp_path).record()
     assert [c["stage"] for c in data["commands"]] == ["generate", "collect"]
     assert data["blinding"] == {"sha256": "ab"}
     assert json.loads((tmp_path / "manifest.json").read_text())["created_at"]

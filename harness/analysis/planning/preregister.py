@@ -30,7 +30,7 @@ from harness.errors import HarnessError
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import read_manifest, record_command, record_materials, record_section
-from harness.study.manifest_sections import Blinding, MaterialFile
+from harness.study.manifest_sections import Blinding, MaterialFile, Prereg
 from harness.study.store import Study
 from harness.study.tables.outputs import most_samples, output_models
 from harness.study.tables.views import reviewer_kinds, store_counts
@@ -92,7 +92,7 @@ def prereg(study_dir: str | Path, plan: str | Path | None = None) -> PreregResul
     tmp.replace(path)
     record_materials(folder, "analysis", {"plan.yaml": Path(loaded.path)})
     record_section(
-        folder, "prereg", {"plan_sha256": loaded.sha256, "plan_path": loaded.path, "at": at}
+        folder, "prereg", Prereg(plan_sha256=loaded.sha256, plan_path=loaded.path, at=at)
     )
     record_command(folder, "prereg", {"plan": loaded.path})
     return PreregResult(path, loaded.path, loaded.sha256, at, facts["reviews"], text)

@@ -21,6 +21,7 @@ from harness.study import is_study
 from harness.study.blinding import study_commitment
 from harness.study.clock import utc_now
 from harness.study.manifest import record_section
+from harness.study.manifest_sections import Blinding
 from harness.study.store import Study
 from harness.study.tables.simulated import (
     insert_adjudication,
@@ -68,11 +69,10 @@ def write_simulated_study(
                 study, judgments.n_reviewers, controls_per_reviewer, sensitivity, specificity, rng
             )
         study.set_meta("simulated", "1")
-        record_section(
-            folder,
-            "blinding",
-            {"sha256": study_commitment(study), "made_at": utc_now(), "n_items": judgments.n_items},
+        commitment = Blinding(
+            sha256=study_commitment(study), made_at=utc_now(), n_items=judgments.n_items
         )
+        record_section(folder, "blinding", commitment)
     return folder
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
 from harness.judge.automated.plan_outcome import plan_outcome
@@ -26,7 +26,9 @@ from harness.literature.review_methods import method_of
 from harness.literature.reviewer_base import Decision, Reviewer
 from harness.progress import counted
 from harness.study.clock import utc_now
-from harness.study.manifest import update_manifest
+from harness.study.manifest import change_manifest
+from harness.study.manifest_sections import CalibrationRecord as CalibrationEntry
+from harness.study.manifest_sections import Manifest
 from harness.study.records import JsonObject
 from harness.study.tables.calibrations import (
     CalibrationRecord,
@@ -201,10 +203,12 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Decision]] | None)
                 insert_review(conn, item_id, rule.reviewer_id, decision)
         save_calibration(conn, CalibrationRecord(**{**asdict(rule), "scores": rule.scores or []}))
 
-    def change(data: dict[str, Any]) -> None:  # the manifest
-        data.setdefault("calibration", {})[rule.reviewer_id] = rule.record()
+    entry = CalibrationEntry.from_record(rule.record())
 
-    update_manifest(study.path, change)
+    def change(manifest: Manifest) -> None:
+        manifest.calibration = {**(manifest.calibration or {}), rule.reviewer_id: entry}
+
+    change_manifest(study.path, change)
 
 
 def settle(

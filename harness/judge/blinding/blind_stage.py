@@ -75,12 +75,15 @@ from harness.progress import status, tracker
 from harness.study.clock import utc_now
 from harness.study.lock import study_lock, writes_study
 from harness.study.manifest import (
-    load_manifest,
+    change_manifest,
     read_manifest,
     record_command,
     record_materials,
     record_section,
 )
+from harness.study.manifest_sections import Adjudication as AdjudicationRecord
+from harness.study.manifest_sections import BlindedStep, Blinding, Controls, Manifest, Routing
+from harness.study.manifest_sections import LeakAudit as LeakAuditRecord
 from harness.study.running import running_command
 from harness.study.store import Study
 from harness.study.tables.assignments import assignments_frame, count_assignments
@@ -107,7 +110,7 @@ class BlindResult:
     routing: RoutingResult | None
     balance: pd.DataFrame  # one row per reviewer
     packets: list[Path]
-    commitment: C.Commitment
+    commitment: Blinding
     leak: LeakAudit
     warnings: list[Finding] = field(default_factory=list)
     late_outputs: int = 0
@@ -262,29 +265,22 @@ def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> Bli
             steps=steps,
         )
         items.steps = _add_steps(items.steps, report.steps)
+        made = {"review_what_exists": asked.review_what_exists, "pending_outputs": pending}
         record_section(
-            study.path,
-            "routing",
-            {
-                **routing.manifest_section(),
-                "review_what_exists": asked.review_what_exists,
-                "pending_outputs": pending,
-            },
+            study.path, "routing", Routing.from_record({**routing.manifest_section(), **made})
         )
         if draw is not None:
-            record_section(
-                study.path,
-                "adjudication",
-                {**draw.manifest_section(), "unsure": _unsure_coding(control.plan_path)},
-            )
+            unsure = _unsure_coding(control.plan_path)
+            drawn = AdjudicationRecord.from_record({**draw.manifest_section(), "unsure": unsure})
+            record_section(study.path, "adjudication", drawn)
             notes.append(adjudication_summary(draw))
-        record_section(study.path, "blinded_steps", step_summary(study))
+        _record_steps(study)
         report.counts = stored_counts(study)
         report.assigned = assigned_per_reviewer(study)
         report.notes.extend(report.shortfalls())
         report.warning = one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
         report.fidelity = fidelity(study)
-        record_section(study.path, "controls", report.manifest_section())
+        record_section(study.path, "controls", Controls.from_record(report.manifest_section()))
     else:
         report = _stored_report(study, control)
     # the record holds what this run settled: seed, cut-off, reviewer texts and plan
@@ -314,6 +310,16 @@ def _unsure_coding(plan_path: str) -> str:
     `judge --escalate` and `analyze` alike."""
 
     return load_plan(plan_path).plan.outcome.unsure
+
+
+def _record_steps(study: Study) -> None:
+    """Manifest section `blinded_steps`: one record per blinded text step."""
+    steps = {name: BlindedStep.from_record(s) for name, s in step_summary(study).items()}
+
+    def change(manifest: Manifest) -> None:
+        manifest.blinded_steps = steps
+
+    change_manifest(study.path, change)
 
 
 def _pending(study: Study, review_what_exists: bool) -> dict[str, int]:
@@ -369,7 +375,7 @@ def _blinded_items(
 
 def _publish(
     study: Study, cutoff: str | None, judging_dir: Path, seed: int
-) -> tuple[list[Path], C.Commitment, LeakAudit, list[Finding]]:
+) -> tuple[list[Path], Blinding, LeakAudit, list[Finding]]:
     """Packets written and scanned, the commitment to the key, and the classifier leak audit."""
 
     made_at = _existing_commitment(study) or utc_now()
@@ -386,11 +392,8 @@ def _publish(
         leak.controls = control_audit(study, seed=seed)
     with status("leak audit: configurations and models"):
         leak.models = model_audit(study, seed=seed)
-    record_section(
-        study.path,
-        "leak_audit",
-        {**leak.as_dict(), "at": utc_now(), "packet_warnings": len(findings)},
-    )
+    audited = {**leak.as_dict(), "at": utc_now(), "packet_warnings": len(findings)}
+    record_section(study.path, "leak_audit", LeakAuditRecord.from_record(audited))
     return packets, section, leak, findings
 
 
@@ -561,12 +564,13 @@ def _unapplied(study: Study, routed: bool, k: int, seed: int, distinct: bool) ->
     if not routed:
         return []
 
-    stored = load_manifest(study.path).get("routing") or {}
+    stored = read_manifest(study.path).routing or Routing()
     asked = {"k": k, "seed": seed, "distinct_topics": distinct}
+    was = {"k": stored.k, "seed": stored.seed, "distinct_topics": stored.distinct_topics}
     changed = [
-        f"{key}={stored[key]} (asked {value})"
+        f"{key}={was[key]} (asked {value})"
         for key, value in asked.items()
-        if key in stored and stored[key] != value
+        if was[key] is not None and was[key] != value
     ]
     return [f"routing was made earlier and stays: {', '.join(changed)}"] if changed else []
 

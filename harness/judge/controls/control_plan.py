@@ -20,7 +20,8 @@ from harness.errors import HarnessError
 from harness.judge.controls import control_sources as K
 from harness.judge.controls.controls_file import FileControl
 from harness.judge.routing.roster import Roster
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
+from harness.study.manifest_sections import Controls, Prereg
 from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.assignments import control_assignments_per_reviewer
@@ -163,13 +164,13 @@ def one_kind_warning(expected: dict[str, int], cutoff: str | None, years: list[i
 def control_settings(study: Study, plan: str | Path | None) -> ControlSettings:
     """The preregistered plan's numbers; a plan given that differs from it is refused."""
 
-    prereg = load_manifest(study.path).get("prereg") or {}
-    if prereg.get("plan_path"):
-        loaded = load_plan(prereg["plan_path"])
-        if loaded.sha256 != prereg.get("plan_sha256"):
+    prereg = read_manifest(study.path).prereg or Prereg()
+    if prereg.plan_path:
+        loaded = load_plan(prereg.plan_path)
+        if loaded.sha256 != prereg.plan_sha256:
             raise HarnessError(
                 "the preregistered analysis plan has changed since `prereg` "
-                f"(sha256 {prereg.get('plan_sha256')})",
+                f"(sha256 {prereg.plan_sha256})",
                 file=loaded.path,
             )
         if plan is not None and load_plan(plan).sha256 != loaded.sha256:
@@ -186,21 +187,21 @@ def control_settings(study: Study, plan: str | Path | None) -> ControlSettings:
         c.calibration_share,
         loaded.path,
         loaded.sha256,
-        bool(prereg.get("plan_path")),
+        bool(prereg.plan_path),
     )
 
 
 def stored_settings(study: Study) -> ControlSettings:
     """The numbers a routed study's controls were made with (manifest section `controls`)."""
 
-    section = load_manifest(study.path).get("controls") or {}
+    section = read_manifest(study.path).controls or Controls()
     return ControlSettings(
-        section.get("share", 0.0),
-        section.get("min_per_reviewer", 0),
-        section.get("calibration_share", 0.0),
-        section.get("plan_path", ""),
-        section.get("plan_sha256", ""),
-        bool(section.get("preregistered")),
+        section.share if section.share is not None else 0.0,
+        section.min_per_reviewer or 0,
+        section.calibration_share if section.calibration_share is not None else 0.0,
+        section.plan_path or "",
+        section.plan_sha256 or "",
+        bool(section.preregistered),
     )
 
 

@@ -46,7 +46,7 @@ from harness.models.base import ChatRequest
 from harness.models.grouped import complete_groups
 from harness.models.throughput import Meter, record_decoding
 from harness.progress import counted
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.controls import (
@@ -439,13 +439,13 @@ def study_families(study: Study) -> dict[str, Family]:
     """The study's template families by name: from the folder `generate` recorded in the
     manifest, else the bundled one; a recorded template whose file has changed is refused."""
 
-    recorded = (load_manifest(study.path).get("materials") or {}).get("prompts") or {}
-    paths = [Path(e["path"]) for n, e in recorded.items() if n.endswith(".j2") and "path" in e]
+    recorded = (read_manifest(study.path).materials or {}).get("prompts") or {}
+    paths = [Path(e.path) for n, e in recorded.items() if n.endswith(".j2")]
     folder = paths[0].parent if paths else materials_dir("prompts") / "generate"
     families = {f.name: f for f in load_families(folder)}
     for name, entry in recorded.items():
         family = families.get(Path(name).stem)
-        if family is not None and entry.get("sha256") not in (None, family.sha256):
+        if family is not None and entry.sha256 != family.sha256:
             raise HarnessError(
                 "this study's prompt template has changed since `generate`; control items "
                 "are written with the study's own templates",

@@ -26,7 +26,8 @@ from harness.judge.packets.packet_write import write_packets
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import read_manifest, record_section
-from harness.study.manifest_sections import Adjudication, Manifest
+from harness.study.manifest_sections import Adjudication, EscalationRound, Manifest
+from harness.study.manifest_sections import Escalation as EscalationRecord
 from harness.study.records import JsonObject
 from harness.study.store import Study
 from harness.study.tables.adjudication import (
@@ -122,9 +123,9 @@ def escalate(study: Study, seed: int | None = None) -> Escalation:
             study, made_at=utc_now(), cutoff=_cutoff(study), round_=result.round_
         )
         done = manifest.escalation.rounds if manifest.escalation else None
-        rounds = [r.record() for r in done or []]
         result.at = utc_now()
-        record_section(study.path, "escalation", {"rounds": [*rounds, result.record()]})
+        rounds = [*(done or []), EscalationRound.from_record(result.record())]
+        record_section(study.path, "escalation", EscalationRecord(rounds=rounds))
     return result
 
 

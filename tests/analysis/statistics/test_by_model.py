@@ -62,6 +62,7 @@ def two_configurations(tmp_path):
     """Two sampling configurations of the embedded model, with the models leak audit recorded."""
     from harness.judge.blinding.leak_models import model_audit
     from harness.study.manifest import record_section
+    from harness.study.manifest_sections import LeakAudit
 
     folder = write_simulated_study(
         tmp_path / "c", Design(samples=2, reviewers=2), topics=40, seed=3, effect=0.1
@@ -74,7 +75,7 @@ def two_configurations(tmp_path):
             )
         audit = model_audit(study, n_boot=50)
     assert audit is not None
-    record_section(folder, "leak_audit", {"models": audit.as_dict()})
+    record_section(folder, "leak_audit", LeakAudit(models=audit.as_dict()))
     return folder
 
 

@@ -11,7 +11,7 @@ from harness.judge.automated.auto_calibration import stored_rule
 from harness.judge.automated.auto_review import calibrate_automated, run_automated
 from harness.literature.reviewers import RetrievalReviewer
 from harness.models.base import ModelAPI
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.judge.calibration_study import (
     CALIBRATED,
     CALIBRATION,
@@ -85,7 +85,7 @@ def test_calibrated_threshold_is_stored_recorded_and_used(study, corpus):
     assert rule.youden_default == pytest.approx(2 / 3)
     assert (rule.n_published, rule.n_not_published, rule.unsure) == (3, 2, "not_novel")
     assert {item for item, _ in rule.scores} == {f"I-{c}" for c, _, _ in CALIBRATION}
-    entry = load_manifest(study.path)["calibration"]["lex"]
+    entry = read_manifest(study.path).record()["calibration"]["lex"]
     assert entry["threshold"] == CALIBRATED and entry["status"] == "calibrated"
     assert "match score" in entry["rule"] and entry["settings"]["max_queries"] == 3
     # H-pub-1 scores 0.57: published under the calibrated 0.5, not under the default 0.6
@@ -93,7 +93,7 @@ def test_calibrated_threshold_is_stored_recorded_and_used(study, corpus):
     assert got["I-H-pub-1"] == "published" and got["I-H-unp-1"] == "not_published"
     note = json.loads(study.rows("SELECT notes FROM reviews WHERE item_id = 'I-H-pub-1'")[0][0])
     assert note["threshold"] == CALIBRATED
-    run = load_manifest(study.path)["commands"][-1]
+    run = read_manifest(study.path).record()["commands"][-1]
     assert run["params"]["reviewers"] == [
         {"id": "lex", "method": "retrieval", "threshold": CALIBRATED, "rule": "calibrated"}
     ]
@@ -106,7 +106,7 @@ def test_without_calibration_controls_the_default_is_used_and_recorded(tmp_path,
     assert verdicts(study)["I-H-pub-1"] == "not_published"  # 0.57 < 0.6: the flip
     rule = stored_rule(study, "lex")
     assert rule.note == "no calibration controls in the study" and rule.youden is None
-    assert load_manifest(study.path)["calibration"]["lex"]["status"] == "uncalibrated"
+    assert read_manifest(study.path).record()["calibration"]["lex"]["status"] == "uncalibrated"
     study.close()
 
 
@@ -217,13 +217,13 @@ def test_llm_reviewer_is_calibrated_on_its_stated_confidence(tmp_path, corpus, m
     # requiring confidence 4 separates them
     assert (rule.status, rule.threshold, rule.default_threshold) == ("calibrated", 4.0, 0.0)
     assert (rule.youden, rule.youden_default) == (1.0, 0.0)
-    assert "stated confidence" in load_manifest(study.path)["calibration"]["bot"]["rule"]
+    assert "stated confidence" in read_manifest(study.path).record()["calibration"]["bot"]["rule"]
     calls = len(model.items) * 2  # a search, then a verdict, per item
     run_automated(study, sources=[f"local:{corpus}"])
     got = verdicts(study, "bot")
     assert got["I-H-pub-1"] == "published" and got["I-H-unp-1"] == "not_published"
     # the reviews' decoding is in the manifest under the reviewer (calibration's replies not)
-    decoded = load_manifest(study.path)["decoding"]["judge.auto"]["bot"]
+    decoded = read_manifest(study.path).record()["decoding"]["judge.auto"]["bot"]
     replies = len(model.items) * 2 - calls
     assert replies > 0 and decoded["completions"] == replies == decoded["completion_tokens"]
     assert decoded["calls"] == 1 and decoded["seconds"] >= 0

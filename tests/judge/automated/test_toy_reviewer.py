@@ -22,7 +22,7 @@ from harness.literature.reviewer_base import (
 from harness.literature.reviewer_base import (
     Reviewer as AutoReviewer,
 )
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from tests.judge.calibration_study import CALIBRATION, HELD_OUT, controls_study, texts
 from tests.literature.conftest import CORPUS, write_jsonl
 
@@ -112,7 +112,7 @@ def test_the_toy_method_is_calibrated_and_reviews_end_to_end(toy, tmp_path, corp
     assert rule is not None
     assert (rule.method, rule.default_threshold, rule.youden) == ("toy", 0.95, 1.0)
     assert 0.1 < rule.threshold <= 0.9
-    entry = load_manifest(study.path)["calibration"]["t"]
+    entry = read_manifest(study.path).record()["calibration"]["t"]
     assert entry["rule"] == TOY.rule  # the record's rule, as the manifest holds it
 
     # the build got the run's settings; the reviewer read the full text (its capability)

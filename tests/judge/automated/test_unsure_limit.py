@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.cli_run import run_subprocess
 from tests.literature.conftest import CORPUS, write_jsonl
@@ -76,7 +76,7 @@ def test_a_reviewer_off_its_protocol_stops_in_one_line_and_is_kept_only_when_acc
     # stopped after five reviews of two replies each (the reply, and the one after a reminder)
     assert requests == 10
     assert kept(study, "bot") == (0, 0, 0) and kept(study, "lex")[0] == 6
-    record = load_manifest(study)["unsure_limit"]["discarded"][-1]
+    record = read_manifest(study).record()["unsure_limit"]["discarded"][-1]
     assert {k: record[k] for k in ("reviewer_id", "reviews", "unsure", "off_protocol")} == {
         "reviewer_id": "bot",
         "reviews": 5,
@@ -94,7 +94,7 @@ def test_a_reviewer_off_its_protocol_stops_in_one_line_and_is_kept_only_when_acc
     with Study.open(study) as s:
         verdicts = [r[0] for r in s.rows("SELECT verdict FROM reviews WHERE reviewer_id = 'bot'")]
     assert verdicts == ["unsure"] * 6
-    manifest = load_manifest(study)
+    manifest = read_manifest(study).record()
     accepted = manifest["unsure_limit"]["accepted"]["bot"]
     assert (accepted["reviews"], accepted["unsure"], accepted["off_protocol"]) == (6, 6, 6)
     assert accepted["accepted_by"] == "harness judge --auto --accept-unsure bot"
@@ -121,7 +121,7 @@ def test_a_reviewer_that_follows_its_protocol_is_kept_without_a_word(
     with OpenAIServer(reply_text=review_protocol) as server:
         done = auto(study, corpus, "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr
-    assert kept(study, "bot")[0] == 6 and "unsure_limit" not in load_manifest(study)
+    assert kept(study, "bot")[0] == 6 and "unsure_limit" not in read_manifest(study).record()
 
 
 def test_the_limit_is_the_preregistered_plans(study: Path, corpus: str, tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_the_limit_is_the_preregistered_plans(study: Path, corpus: str, tmp_path
     with OpenAIServer() as server:  # off its protocol, but the plan sets no limit
         done = auto(study, corpus, "--base-url", server.base_url)
     assert done.returncode == 0, done.stderr
-    assert kept(study, "bot")[0] == 6 and "unsure_limit" not in load_manifest(study)
+    assert kept(study, "bot")[0] == 6 and "unsure_limit" not in read_manifest(study).record()
     plan.write_text(plan.read_text().replace("share: 1", "share: 1.5"), encoding="utf-8")
     done = run_subprocess("prereg", "--study", str(tmp_path / "other"), "--plan", str(plan))
     assert done.returncode == 2

@@ -12,7 +12,7 @@ from harness.errors import HarnessError, PartialWork
 from harness.judge.blinding.blind_stage import blind
 from harness.judge.routing.roster import demo_roster_path
 from harness.study.blinding import commitment
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.judge.conftest import ROSTER, fill_study
 from tests.judge.fakes import ScriptedBackend
@@ -31,7 +31,7 @@ def items_sheet(study: Path, reviewer: str) -> list[tuple]:
 
 
 def test_commitment_and_manifest_sections(blinded: Study) -> None:
-    manifest = load_manifest(blinded.path)
+    manifest = read_manifest(blinded.path).record()
     assert manifest["blinding"]["sha256"] == commitment(blinded.conn)
     assert manifest["blinding"]["n_items"] == blinded.count("items") == 18
     assert manifest["routing"]["k"] == 2 and manifest["routing"]["seed"] == 11
@@ -56,13 +56,13 @@ def test_commitment_and_manifest_sections(blinded: Study) -> None:
 
 
 def test_rerun_keeps_items_assignment_and_commitment(blinded: Study) -> None:
-    before = load_manifest(blinded.path)["blinding"]
+    before = read_manifest(blinded.path).record()["blinding"]
     sheet = items_sheet(blinded.path, "ann")
     assignments = blinded.rows("SELECT * FROM assignments ORDER BY item_id, reviewer_id")
     backend = ScriptedBackend()
     result = blind(blinded.path, normalise=True, backend=backend)  # stored roster is used
     assert result.items.frozen and backend.seen == []
-    assert load_manifest(blinded.path)["blinding"] == before
+    assert read_manifest(blinded.path).record()["blinding"] == before
     assert items_sheet(blinded.path, "ann") == sheet
     assert [
         tuple(r) for r in blinded.rows("SELECT * FROM assignments ORDER BY item_id, reviewer_id")
@@ -98,7 +98,7 @@ def test_leaky_instructions_are_refused(blinded_template: Path, tmp_path: Path) 
         )
     assert "condition name 'cross'" in str(caught.value)
     assert not list((study / "packets").rglob("*.xlsx"))
-    assert "blinding" not in load_manifest(study)
+    assert "blinding" not in read_manifest(study).record()
 
 
 def test_prompt_echo_in_item_text_is_a_warning(tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_each_items_step_keeps_the_backend_settings_it_ran_with(tmp_path: Path) 
         backend=Threads(1),
         normalise=False,
     )
-    runs = load_manifest(study)["blinded_steps"]["extract"]["runs"]
+    runs = read_manifest(study).record()["blinded_steps"]["extract"]["runs"]
     threads_of_runs = sorted(run["run_settings"]["threads_used"] for run in runs)
     assert threads_of_runs == [1, 2]  # runs are listed in store order, not in time order
     with Study.open(study) as opened:

@@ -17,7 +17,7 @@ from harness.judge.blinding.gold_draw import systematic_draw
 from harness.judge.blinding.leak_audit import scan_packets
 from harness.judge.packets.packet_import import import_reviews
 from harness.study.blinding import KEY_SQL, canonical_key, commitment, key_rows, salt
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from harness.study.tables.adjudication import count_sample, sample_item_ids, sample_topics
 from tests.cli_run import run_subprocess
@@ -98,7 +98,7 @@ def test_size_of_the_plan_section() -> None:
 def test_blind_draws_stores_and_routes_the_sample(gold: Study) -> None:
     drawn = sample_topics(gold)
     assert count_sample(gold) == len(drawn) == 3
-    section = load_manifest(gold.path)["adjudication"]
+    section = read_manifest(gold.path).record()["adjudication"]
     assert section["seed"] == 20261202 and section["size"] == 3 and section["population"] == 12
     assert sum(section["strata"].values()) == 3 and "systematic" in section["method"]
     sample = sample_item_ids(gold)
@@ -117,7 +117,7 @@ def test_the_sample_is_sealed_and_committed(gold: Study) -> None:
     rows = [r for r in key_rows(gold.conn) if r[0].startswith("sample:")]
     assert sorted(rows) == [(f"sample:{t}", s, "adjudication") for t, s in sample_topics(gold)]
     before = commitment(gold.conn)
-    assert load_manifest(gold.path)["blinding"]["sha256"] == before
+    assert read_manifest(gold.path).record()["blinding"]["sha256"] == before
     (topic, stratum), *_ = sample_topics(gold)
     others = [r[0] for r in gold.rows("SELECT topic_id FROM topics")]
     swap = next(t for t in others if t not in dict(sample_topics(gold)))

@@ -13,7 +13,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.judge.blinding.leak_audit import control_findings, scan_packets
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from harness.study.tables.adjudication import sample_item_ids
 from tests.cli_run import run_subprocess
@@ -69,7 +69,7 @@ def test_every_adjudicator_gets_controls_of_both_answers(tiers: Study) -> None:
     assert len(sample) == 9
     assert set(real.item_id) == sample and set(real.groupby("item_id").size()) == {2}
     # the planned numbers and what was routed, in the manifest (counts only)
-    section = load_manifest(tiers.path)["controls"]
+    section = read_manifest(tiers.path).record()["controls"]
     for reviewer, n in Counter(controls.reviewer_id).items():
         assert section["per_reviewer"][reviewer] == n
         assert section["planned_per_reviewer"][reviewer] >= MINIMUM
@@ -100,7 +100,7 @@ def test_the_routing_rules_of_primary_reviewers_hold_for_adjudicators(tiers: Stu
 def test_no_packet_names_the_sample_and_the_leak_audit_ran(tiers: Study) -> None:
     assert not [f for f in scan_packets(tiers) if not f.in_item_text]
     assert not [f for f in control_findings(tiers) if not f.in_item_text]
-    audit = load_manifest(tiers.path)["leak_audit"]
+    audit = read_manifest(tiers.path).record()["leak_audit"]
     assert audit["controls"] is not None and "auc" in audit["controls"]
     # an adjudicator's packet looks like a primary reviewer's: the same columns, items only
     packets = {p.name for p in tiers.packets_dir.iterdir()}

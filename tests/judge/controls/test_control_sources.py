@@ -17,7 +17,7 @@ from harness.judge.blinding.leak_audit import ID_PATTERN, control_findings, scan
 from harness.judge.controls import control_sources as K
 from harness.models.base import ModelAPI
 from harness.study.blinding import KEY_SQL, canonical_key, commitment, salt
-from harness.study.manifest import load_manifest, read_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.judge.controls_study import CUTOFF, N_TOPICS, make_controlled
 
@@ -55,7 +55,7 @@ def test_bank_controls_are_split_by_the_cutoff_year(controlled: Study) -> None:
         assert (year < cut) == (r["expected"] == "published")
         title = json.loads(r["evidence"])["title"]
         assert (r["kind"] == "single") == title.startswith("Within")
-    section = load_manifest(controlled.path)["controls"]
+    section = read_manifest(controlled.path).record()["controls"]
     made = section["made"]  # written by the model under test, not by the blinded steps' backend
     assert "writer" not in section
     assert set(made["models"]) == {"local/TestModel-7B-chat"}
@@ -92,7 +92,7 @@ def test_split_is_stratified_by_expected_verdict(controlled: Study) -> None:
 
 
 def test_routing_gives_each_reviewer_the_planned_numbers(controlled: Study) -> None:
-    section = load_manifest(controlled.path)["controls"]
+    section = read_manifest(controlled.path).record()["controls"]
     planned, got = section["planned_per_reviewer"], section["per_reviewer"]
     assert got == planned and planned["auto"] == 6 and planned["ann"] == 2
     counts = dict(
@@ -212,7 +212,7 @@ def test_controls_look_like_real_items_in_every_packet_file(controlled: Study) -
 
 
 def test_leak_audit_reports_how_well_controls_can_be_told_apart(controlled: Study) -> None:
-    audit = load_manifest(controlled.path)["leak_audit"]["controls"]
+    audit = read_manifest(controlled.path).record()["leak_audit"]["controls"]
     assert audit["n_controls"] == controlled.count("controls")
     assert audit["n_items"] == controlled.count("items")
     assert 0.0 <= audit["ci_low"] <= audit["auc"] <= audit["ci_high"] <= 1.0
@@ -240,7 +240,7 @@ def test_controls_in_one_block_are_an_error_unless_chance_explains_it(controlled
 def test_commitment_covers_controls_and_analyze_refuses_a_changed_one(controlled: Study) -> None:
     from harness.analysis.data import verify_blinding
 
-    manifest = load_manifest(controlled.path)
+    manifest = read_manifest(controlled.path).record()
     assert manifest["blinding"]["sha256"] == commitment(controlled.conn)
     assert manifest["blinding"]["n_items"] == controlled.count("items")
     section = read_manifest(controlled.path).blinding
@@ -258,8 +258,12 @@ def test_a_study_without_controls_keeps_its_key_bytes(blinded: Study) -> None:
     assert blinded.count("controls") == 0
     old = [(r[0], r[1], r[2]) for r in blinded.conn.execute(KEY_SQL)]
     expected = hashlib.sha256(canonical_key(old, salt(blinded.conn))).hexdigest()
-    assert commitment(blinded.conn) == expected == load_manifest(blinded.path)["blinding"]["sha256"]
-    section = load_manifest(blinded.path)["controls"]
+    assert (
+        commitment(blinded.conn)
+        == expected
+        == read_manifest(blinded.path).record()["blinding"]["sha256"]
+    )
+    section = read_manifest(blinded.path).record()["controls"]
     assert section["n_items"] == 0 and section["per_reviewer"] == {}
 
 
@@ -435,10 +439,10 @@ def test_the_example_controls_file_is_valid() -> None:
 def test_rerun_keeps_controls_and_commitment(controlled: Study) -> None:
     from harness.judge.blinding.blind_stage import blind
 
-    before = load_manifest(controlled.path)
+    before = read_manifest(controlled.path).record()
     rows = controlled.rows("SELECT * FROM controls ORDER BY control_id")
     result = blind(controlled.path, backend=_NeverCalled())
-    after = load_manifest(controlled.path)
+    after = read_manifest(controlled.path).record()
     assert after["blinding"] == before["blinding"] and after["controls"] == before["controls"]
     assert controlled.rows("SELECT * FROM controls ORDER BY control_id") == rows
     assert (

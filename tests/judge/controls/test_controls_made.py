@@ -11,7 +11,8 @@ import pytest
 
 from harness.collection.collect_stage import collect
 from harness.judge.controls import control_sources as K
-from harness.study.manifest import load_manifest, update_manifest
+from harness.study.manifest import change_manifest, read_manifest
+from harness.study.manifest_sections import Controls, Manifest, MaterialFile
 from harness.study.store import Study
 from tests.collection.conftest import make_study
 from tests.judge.controls_study import ROSTER, answer, model_reply, small_plan
@@ -163,7 +164,7 @@ def test_control_prompts_are_the_study_template_sent_to_its_model_with_its_setti
         if "wave" in b["messages"][-1]["content"]
     }
     assert systems == {(None, False), ("Answer in one sentence.", True)}
-    section = load_manifest(study)["controls"]
+    section = read_manifest(study).record()["controls"]
     made = section["made"]
     assert made["generated"] == made["kept"] == 6 and made["dropped"] == {}
     model = made["models"]["openai/gpt-4o-mini"]
@@ -200,7 +201,7 @@ def test_a_control_whose_core_misses_the_planted_pair_is_dropped_and_counted(
         outputs = handle.count("outputs")
     assert {r["expected"] for r in controls} == {"published"}
     assert n_items == outputs + len(controls)  # a dropped control never becomes an item
-    section = load_manifest(study)["controls"]
+    section = read_manifest(study).record()["controls"]
     made = section["made"]
     assert made["dropped"] == {"core does not state the planted pair": 3}
     assert made["generated"] == 6 and made["kept"] == 3
@@ -226,23 +227,24 @@ def test_a_study_with_controls_written_the_old_way_still_loads(tmp_path: Path) -
     old = tmp_path / "old"
     shutil.copytree(folder, old)
 
-    def as_before(data: dict) -> None:
-        section = data["controls"]
+    def as_before(manifest: Manifest) -> None:
+        assert manifest.controls is not None and manifest.materials is not None
+        section = manifest.controls.record()
         section.pop("made", None)
         section["writer"] = {"prompt": "prompts/judge/control.j2", "backend": "local"}
-        data["materials"]["judge"]["prompt:control"] = {
-            "path": "/gone/prompts/judge/control.j2",
-            "sha256": "0" * 64,
-        }
+        manifest.controls = Controls.from_record(section)
+        manifest.materials["judge"]["prompt:control"] = MaterialFile(
+            path="/gone/prompts/judge/control.j2", sha256="0" * 64
+        )
 
-    update_manifest(old, as_before)
+    change_manifest(old, as_before)
     result = blind(old, backend=ScriptedBackend(answer=answer), seed=5)
     assert result.items.frozen and result.controls is not None
     assert "Controls:" in result.controls.summary()
     with Study.open(old) as study:
         assert len(control_items_frame(study)) == study.count("controls") > 0
         assert calibration_items(study)
-    assert load_manifest(old)["controls"]["writer"]["backend"] == "local"
+    assert read_manifest(old).record()["controls"]["writer"]["backend"] == "local"
 
 
 @pytest.mark.parametrize("with_text", [True, False])

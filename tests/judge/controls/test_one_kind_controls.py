@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.collection.collect_stage import collect
 from harness.judge.controls import control_sources as K
 from harness.judge.controls.control_plan import one_kind_warning
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.cli_run import run_subprocess
 from tests.collection.conftest import make_study
@@ -75,7 +75,7 @@ def test_blind_warns_when_the_cutoff_leaves_no_unpublished_controls(
         "specificity, and so their J, cannot be measured, and the verdict cannot be `refuted`; "
         "--cutoff 1990-12-31 would split the study's known links 3 published, 3 unpublished"
     ]
-    section = load_manifest(late)["controls"]
+    section = read_manifest(late).record()["controls"]
     assert section["counts"]["expected"] == {"published": 6}
     assert section["warning"] == warned[0].removeprefix("warning: ")
     # a rerun (packets rewritten from the stored routing) still says it
@@ -87,6 +87,6 @@ def test_blind_warns_when_the_cutoff_leaves_no_unpublished_controls(
     done = _blind(tmp_path / "split", split, "1990-12-31")
     assert done.returncode == 0, done.stderr
     assert "controls at cut-off" not in done.stdout
-    section = load_manifest(split)["controls"]
+    section = read_manifest(split).record()["controls"]
     assert section["counts"]["expected"] == {"published": 3, "not_published": 3}
     assert section["warning"] is None

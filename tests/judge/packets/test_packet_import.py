@@ -9,7 +9,7 @@ import pytest
 from openpyxl import Workbook, load_workbook
 
 from harness.judge.packets.packet_import import ImportProblems, import_reviews
-from harness.study.manifest import load_manifest
+from harness.study.manifest import read_manifest
 from harness.study.store import Study
 from tests.judge.fakes import default_verdict, fill_csv_pair, fill_workbook
 
@@ -86,7 +86,7 @@ def test_xlsx_round_trip(blinded: Study, tmp_path: Path) -> None:
 
     assert imp["file_sha256"] == sha256_file(back)
 
-    command = load_manifest(blinded.path)["commands"][-1]
+    command = read_manifest(blinded.path).record()["commands"][-1]
     assert command["stage"] == "judge.import"
     assert command["params"]["files"][0]["sha256"] == sha256_file(back)
 
@@ -95,10 +95,10 @@ def test_reimport_same_file_changes_nothing(blinded: Study, tmp_path: Path) -> N
     back, _ = filled(blinded, tmp_path)
     import_reviews(blinded, [back])
     snapshot = [list(r) for r in blinded.rows("SELECT * FROM reviews ORDER BY item_id")]
-    n_commands = len(load_manifest(blinded.path)["commands"])
+    n_commands = len(read_manifest(blinded.path).record()["commands"])
     frame = import_reviews(blinded, [back])
     assert frame.status.tolist() == ["unchanged"]
-    assert len(load_manifest(blinded.path)["commands"]) == n_commands
+    assert len(read_manifest(blinded.path).record()["commands"]) == n_commands
     assert [list(r) for r in blinded.rows("SELECT * FROM reviews ORDER BY item_id")] == snapshot
     assert blinded.count("imports") == 1
 
@@ -354,7 +354,7 @@ def test_searches_dated_before_the_packet_are_said_and_kept(
 ) -> None:
     from harness.cli import main
 
-    made = datetime.fromisoformat(load_manifest(blinded.path)["blinding"]["made_at"][:10])
+    made = datetime.fromisoformat(read_manifest(blinded.path).record()["blinding"]["made_at"][:10])
     back, ids = filled(blinded, tmp_path, searched=made - timedelta(days=1))
     main(["judge", "--import", str(back), "--study", str(blinded.path)])
     captured = capsys.readouterr()
