@@ -26,7 +26,7 @@ NOT_AT_STARTUP = (
     "harness.judge",
     "harness.analysis",
     "harness.study.manifest",
-    "harness.status.next_step",
+    "harness.status.next_command",
     "harness.geometry",  # the numpy attention library; `harness.run_probe` loads it when it runs
 )
 
@@ -79,3 +79,21 @@ def test_status_imports_nothing_heavy(tmp_path):
     out = run("status", "--study", str(tmp_path / "s"))
     assert "generate" in out
     assert out.strip().endswith("LOADED:")
+
+
+def test_the_closing_line_loads_no_stage_run():
+    """Every stage ends with `next_step`'s line: asking which models a study serves reads the
+    store, so the line loads neither the collect run nor the judge's item making (which bring
+    the backends and the HTTP clients)."""
+    stages = (
+        "harness.collection.collect_stage",
+        "harness.judge.items.blinded_items",
+        "harness.judge.blinding.blind_stage",
+        "openai",
+        "httpx",
+        *HEAVY,
+        "numpy",
+    )
+    code = f"import sys, harness.cli._next\nprint([m for m in {stages!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

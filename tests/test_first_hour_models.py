@@ -235,7 +235,7 @@ def test_the_blinded_steps_name_their_model_and_a_capable_one_is_advised(
     assert capable_model_advice(study, None, steps_on=True) is None  # routed: steps are fixed
 
     # a plan registered before the blinding is to be registered again, and the next step says so
-    from harness.status.next_step import next_step
+    from harness.status.next_command import next_step
     from harness.study.manifest import record_section
     from harness.study.manifest_sections import Prereg
 

@@ -19,7 +19,8 @@ tests/test_architecture_doc.py compares) and checked by `check`:
   between the units of the stage layer: stages do import each other's public functions
   (`judge` reads the analysis plan and opens the collect models for control texts, `geometry`
   uses Holm's correction from `analysis`, `analyze` writes the explorer, `topics check` renders
-  prompts with `generation`), always one way;
+  prompts with `generation`, `status` asks the judge which model wrote the blinded steps),
+  always one way;
 - type-only imports are left out of both cycle checks: they never run, so a record type may be
   named sideways by a module that the record's own module imports (`models.base` annotates with
   `models.budget.Budget`, and `budget` builds on `base`).

@@ -102,9 +102,9 @@ def test_generate_stage_reports_how_the_topics_were_chosen(tmp_path):
 def test_the_demo_collects_two_configurations_of_its_local_model(tmp_path):
     import json as _json
 
-    from harness.collection.study_models import MODELS_KEY
     from harness.generation.generate_stage import generate
     from harness.pipeline.runner import DEMO_BATCH_SIZE, _configurations
+    from harness.study.tables.collect_models import MODELS_KEY
 
     generate(tmp_path / "new", limit=2, pilot=True)
     models, args = _configurations(tmp_path / "new", None)

@@ -18,7 +18,7 @@ from harness.analysis.report.writer import write_report as write
 from harness.errors import HarnessError
 from harness.explore import write_explorer
 from harness.study.lock import writes_study
-from harness.study.manifest import read_manifest, record_command, record_section
+from harness.study.manifest import made_section, read_manifest, record_command, record_section
 from harness.study.manifest_sections import Adjudication, Analysis, Prereg, UnsureLimit
 from harness.study.store import Study
 from harness.study.tables.adjudication import escalation_due
@@ -89,7 +89,7 @@ def analyze(
         "reviews_after_unblinding": result.design.reviews_after_unblinding,
         "report": result.report_files,
     }
-    record_section(folder, "analysis", Analysis.from_record(analysed))
+    record_section(folder, "analysis", made_section(Analysis, analysed, folder))
     record_command(
         folder,
         "analyze",

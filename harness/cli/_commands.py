@@ -2,8 +2,9 @@
 
 `harness --help` lists every command but runs none, so it reads this table instead of importing
 the command modules (which import their stages at the top). The summary is the first paragraph of
-the command's help, the only part the listing shows; tests/cli/test_commands_table.py keeps each
-one equal to the help the command module declares, and the order equal to registration order.
+the command's help, the only part the listing shows; tests/cli/test_group.py keeps each one
+equal to the help the command module declares, and checks in a fresh process that loading the
+commands registers them in this order.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.models.providers import resolve_model
+from harness.study.tables.collect_models import MODELS_KEY
 from harness.study.tables.meta import peek_meta
 
 
@@ -28,7 +29,7 @@ def _stored_names(study: Path) -> set[str]:
     """The model names (as requested) of the study's collected models, read without writing."""
 
     try:
-        stored = json.loads(peek_meta(study, "collect_models") or "{}")
+        stored = json.loads(peek_meta(study, MODELS_KEY) or "{}")
     except ValueError:
         return set()  # `collect` reports a damaged store in its own words
     return {str(s.get("model")) for s in stored.values() if isinstance(s, dict)}

@@ -18,7 +18,6 @@ from harness.cli._next import echo_next
 from harness.cli._panels import PanelCommand
 from harness.cli._params import check_cutoff
 from harness.collection.model_removal import removal_hint
-from harness.collection.study_models import model_counts
 from harness.errors import HarnessError, PartialWork
 from harness.judge.automated.auto_review import (
     calibrate_automated,
@@ -40,6 +39,7 @@ from harness.study.lock import study_lock
 from harness.study.running import running_command
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
+from harness.study.tables.collect_models import model_counts
 
 #: mode flag -> the options (parameter names of `judge`) it uses; --study goes with every mode
 MODES: dict[str, tuple[str, ...]] = {

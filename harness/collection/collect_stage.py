@@ -26,7 +26,6 @@ from pydantic import JsonValue
 from harness.collection.collect_result import CollectResult
 from harness.collection.collect_settings import CollectSettings
 from harness.collection.model_plan import RUN_OPTIONS_KEY, ModelRun, plan
-from harness.collection.study_models import MODELS_KEY, stored_models
 from harness.errors import HarnessError
 from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
 from harness.models._redact import public_url
@@ -42,9 +41,10 @@ from harness.progress import tracker
 from harness.study import Study
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import read_manifest, record_command, record_section
+from harness.study.manifest import made_section, read_manifest, record_command, record_section
 from harness.study.manifest_sections import Collect, CollectedModel
 from harness.study.records import JsonObject
+from harness.study.tables.collect_models import MODELS_KEY, stored_models
 from harness.study.tables.meta import write_meta
 from harness.study.tables.outputs import (
     OutputRecord,
@@ -815,4 +815,6 @@ def _record(
         if collect is not None and {"models", "removed"} <= collect.model_fields_set
         else {}
     )
-    record_section(study.path, "collect", Collect.from_record({"models": models, **removed}))
+    record_section(
+        study.path, "collect", made_section(Collect, {"models": models, **removed}, study)
+    )

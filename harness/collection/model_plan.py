@@ -18,7 +18,6 @@ from typing import cast
 from pydantic import JsonValue
 
 from harness.collection.collect_settings import CollectSettings
-from harness.collection.study_models import ModelSettings, stored_models
 from harness.errors import HarnessError
 from harness.models.base import GenerationParams
 from harness.models.model_args import (
@@ -40,6 +39,7 @@ from harness.models.settings import (
 from harness.study import Study
 from harness.study.manifest import read_manifest
 from harness.study.records import JsonObject
+from harness.study.tables.collect_models import ModelSettings, stored_models
 from harness.study.tables.outputs import output_count
 
 DEFAULTS: dict[str, JsonValue] = {"samples": 1, **GenerationParams().as_dict()}
@@ -50,6 +50,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "top_p": (0.0, 1.0),
     "max_tokens": (1, 1_000_000),
 }
+WHOLE = ("samples", "max_tokens", "seed")
 REMOTE_ONLY = ("token_param", "reasoning_effort", "stop")
 #: Run options a rerun keeps from a model's earlier runs unless given again (stored with the
 #: model's settings as `run_options`, in `RUN_OPTIONS`' order). Not kept: the endpoint (a rerun
@@ -274,6 +275,10 @@ def _settings(
 
 
 def _check(spec: ModelSpec, settings: ModelSettings) -> None:
+    for name in WHOLE:  # a float such as 2.0 from the Python API would be stored as it is
+        value = settings.get(name)
+        if value not in (None, OMIT) and (isinstance(value, bool) or not isinstance(value, int)):
+            raise HarnessError(f"{name} must be a whole number (got {value!r})", column=name)
     for name, (low, high) in RANGES.items():
         value = settings.get(name)
         if value not in (None, OMIT) and not low <= cast(float, value) <= high:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.collection.collect_stage import BATCHES_KEY, recorded_models
-from harness.collection.study_models import MODELS_KEY, ModelSettings, model_counts, stored_models
 from harness.errors import HarnessError
 from harness.models.providers import parse_model
 from harness.study import Study
@@ -28,6 +27,12 @@ from harness.study.manifest import Manifest, change_manifest, record_command
 from harness.study.manifest_sections import Collect
 from harness.study.records import JsonObject
 from harness.study.tables.assignments import count_assignments
+from harness.study.tables.collect_models import (
+    MODELS_KEY,
+    ModelSettings,
+    model_counts,
+    stored_models,
+)
 from harness.study.tables.meta import delete_meta, write_meta
 from harness.study.tables.outputs import outputs_by_model
 from harness.study.tables.removed_outputs import set_aside_outputs

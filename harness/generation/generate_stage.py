@@ -19,7 +19,7 @@ from harness.materials.topics import Topic, TopicBank
 from harness.models.embedded import load_tokenizer
 from harness.study import Study
 from harness.study.lock import creates_study
-from harness.study.manifest import record_command, record_materials, record_section
+from harness.study.manifest import made_section, record_command, record_materials, record_section
 from harness.study.manifest_sections import Generate
 from harness.study.tables.meta import write_meta
 from harness.study.tables.prompts import PromptRecord, insert_prompts, stored_prompts
@@ -240,7 +240,8 @@ def _record(
     record_section(
         folder,
         "generate",
-        Generate.from_record(
+        made_section(
+            Generate,
             {
                 "seed": seed,
                 "pilot": pilot,
@@ -248,7 +249,8 @@ def _record(
                 "topic_selection": selection,
                 "families": [f.name for f in families],
                 "match_audit": audit.summary_dict(),
-            }
+            },
+            folder,
         ),
     )
     record_command(

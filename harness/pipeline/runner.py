@@ -22,7 +22,6 @@ from harness.analysis.planning.preregister import prereg
 from harness.analysis.run import analyze
 from harness.collection.collect_settings import CollectSettings
 from harness.collection.collect_stage import collect_models, collect_one
-from harness.collection.study_models import stored_models
 from harness.errors import PartialWork
 from harness.generation.generate_stage import generate
 from harness.geometry.compare import compare_split
@@ -42,8 +41,9 @@ from harness.pipeline.run_settings import RunOptions, RunSettings
 from harness.progress import tracker
 from harness.study import Study, is_study, manifest_path
 from harness.study.lock import creates_study
-from harness.study.manifest import read_manifest, record_section
+from harness.study.manifest import made_section, read_manifest, record_section
 from harness.study.manifest_sections import Section
+from harness.study.tables.collect_models import stored_models
 from harness.study.tables.views import store_counts
 
 
@@ -164,7 +164,7 @@ def run_study(
         with Study.open(folder) as opened:
             opened.set_meta("demo", "1")
     if s.study_file is not None:
-        record_section(folder, "study_file", Section.from_record(s.study_file))
+        record_section(folder, "study_file", made_section(Section, dict(s.study_file), folder))
     models: Sequence[str] | None = s.models
     model_args: Sequence[str] | None = s.model_args
     if models is None and s.configurations:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.collection.study_models import samples_of, stored_models
-from harness.status.next_step import next_step
+from harness.status.next_command import next_step
 from harness.status.started import check_started
 from harness.study import Study
 from harness.study.manifest import read_manifest
+from harness.study.tables.collect_models import samples_of, stored_models
 from harness.study.tables.outputs import outputs_by_model, repeated_texts
 from harness.study.tables.removed_outputs import removed_models
 from harness.study.tables.views import store_counts

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from filelock import FileLock
 from pydantic import JsonValue
@@ -42,6 +42,7 @@ __all__ = [
     "Manifest",
     "change_manifest",
     "environment",
+    "made_section",
     "read_manifest",
     "record_command",
     "record_materials",
@@ -53,6 +54,7 @@ __all__ = [
 
 #: A study: open, or its folder.
 StudyPlace = Study | str | Path
+SectionT = TypeVar("SectionT", bound=Section)
 
 #: Packages whose versions are recorded with every study.
 TRACKED_PACKAGES = (
@@ -152,6 +154,16 @@ def record_section(study_dir: str | Path, key: str, section: Section) -> None:
     # through the record: `Manifest` reads it as the type it declares for `key` and checks every
     # field, one set after the model was made included
     _rewrite(folder, lambda manifest: _edited(folder, {**manifest.record(), key: section.record()}))
+
+
+def made_section(
+    model: type[SectionT], record: Mapping[str, object], study: StudyPlace
+) -> SectionT:
+    """A section (or part of one) a command made from its record, checked as the write checks
+    it: tuples and numpy numbers read as JSON, a wrong value refused in one line that names the
+    manifest and the field and says the file is unchanged."""
+    plain = json.loads(json.dumps(record))
+    return model.from_record(plain, file=manifest_path(_folder(study)), writing=True)
 
 
 def _section_model(key: str) -> type[Section]:

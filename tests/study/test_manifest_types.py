@@ -18,6 +18,7 @@ from harness.errors import HarnessError
 from harness.study.history import check_history
 from harness.study.manifest import (
     change_manifest,
+    made_section,
     read_manifest,
     record_command,
     record_section,
@@ -182,6 +183,18 @@ def test_a_wrong_value_is_refused_before_it_reaches_the_file(tmp_path: Path) -> 
     with pytest.raises(HarnessError, match=r"commands\.0\.argv"):
         change_manifest(tmp_path, argv_as_text)
     assert (tmp_path / "manifest.json").read_text(encoding="utf-8") == before
+
+
+def test_a_section_a_command_made_is_checked_as_its_write_is(tmp_path: Path) -> None:
+    """`made_section` reads a command's record as JSON (tuples become lists) and refuses a wrong
+    value the way the write does: naming the file and field, the file unchanged."""
+    made = made_section(Collect, {"models": {}, "removed": ("a", "b")}, tmp_path)
+    assert made.removed == ["a", "b"]
+    with pytest.raises(HarnessError) as caught:
+        made_section(Blinding, {"sha256": "ab", "n_items": "three"}, tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path / 'manifest.json'}: n_items: ")
+    assert "refused before writing" in str(caught.value) and "backup" not in str(caught.value)
+    assert not (tmp_path / "manifest.json").exists()
 
 
 def test_a_section_is_written_from_the_model_its_key_declares(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from harness.literature.review_methods import method_of
 from harness.literature.reviewer_base import Decision, Reviewer
 from harness.progress import counted
 from harness.study.clock import utc_now
-from harness.study.manifest import change_manifest
+from harness.study.manifest import change_manifest, made_section
 from harness.study.manifest_sections import CalibrationRecord as CalibrationEntry
 from harness.study.manifest_sections import Manifest
 from harness.study.records import JsonObject
@@ -189,6 +189,7 @@ def choose(
 def save(study: Study, rule: Rule, decisions: list[tuple[str, Decision]] | None) -> None:
     """Store the rule; with `decisions`, they replace the reviewer's reviews (and searches) of
     calibration items, in the same transaction. None records the rule of a locked reviewer."""
+    entry = made_section(CalibrationEntry, rule.record(), study)  # refused before the store
     with study.transaction() as conn:
         if decisions is not None:
             if other_reviews(study, rule.reviewer_id):
@@ -202,8 +203,6 @@ def save(study: Study, rule: Rule, decisions: list[tuple[str, Decision]] | None)
             for item_id, decision in decisions:
                 insert_review(conn, item_id, rule.reviewer_id, decision)
         save_calibration(conn, CalibrationRecord(**{**asdict(rule), "scores": rule.scores or []}))
-
-    entry = CalibrationEntry.from_record(rule.record())
 
     def change(manifest: Manifest) -> None:
         manifest.calibration = {**(manifest.calibration or {}), rule.reviewer_id: entry}

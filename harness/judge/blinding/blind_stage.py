@@ -76,6 +76,7 @@ from harness.study.clock import utc_now
 from harness.study.lock import study_lock, writes_study
 from harness.study.manifest import (
     change_manifest,
+    made_section,
     read_manifest,
     record_command,
     record_materials,
@@ -267,11 +268,15 @@ def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> Bli
         items.steps = _add_steps(items.steps, report.steps)
         made = {"review_what_exists": asked.review_what_exists, "pending_outputs": pending}
         record_section(
-            study.path, "routing", Routing.from_record({**routing.manifest_section(), **made})
+            study.path,
+            "routing",
+            made_section(Routing, {**routing.manifest_section(), **made}, study),
         )
         if draw is not None:
             unsure = _unsure_coding(control.plan_path)
-            drawn = AdjudicationRecord.from_record({**draw.manifest_section(), "unsure": unsure})
+            drawn = made_section(
+                AdjudicationRecord, {**draw.manifest_section(), "unsure": unsure}, study
+            )
             record_section(study.path, "adjudication", drawn)
             notes.append(adjudication_summary(draw))
         _record_steps(study)
@@ -280,7 +285,9 @@ def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> Bli
         report.notes.extend(report.shortfalls())
         report.warning = one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
         report.fidelity = fidelity(study)
-        record_section(study.path, "controls", Controls.from_record(report.manifest_section()))
+        record_section(
+            study.path, "controls", made_section(Controls, report.manifest_section(), study)
+        )
     else:
         report = _stored_report(study, control)
     # the record holds what this run settled: seed, cut-off, reviewer texts and plan
@@ -314,7 +321,7 @@ def _unsure_coding(plan_path: str) -> str:
 
 def _record_steps(study: Study) -> None:
     """Manifest section `blinded_steps`: one record per blinded text step."""
-    steps = {name: BlindedStep.from_record(s) for name, s in step_summary(study).items()}
+    steps = {name: made_section(BlindedStep, s, study) for name, s in step_summary(study).items()}
 
     def change(manifest: Manifest) -> None:
         manifest.blinded_steps = steps
@@ -393,7 +400,7 @@ def _publish(
     with status("leak audit: configurations and models"):
         leak.models = model_audit(study, seed=seed)
     audited = {**leak.as_dict(), "at": utc_now(), "packet_warnings": len(findings)}
-    record_section(study.path, "leak_audit", LeakAuditRecord.from_record(audited))
+    record_section(study.path, "leak_audit", made_section(LeakAuditRecord, audited, study))
     return packets, section, leak, findings
 
 

@@ -19,6 +19,8 @@ from harness.study.tables.items import count_items
 def write_commitment(study: Study, made_at: str | None = None) -> Blinding:
     """Record manifest section `blinding` {sha256, made_at, n_items}; keep an identical one."""
     recorded = read_manifest(study.path).blinding
+    if recorded is not None and recorded.sha256 is None:
+        recorded = None  # an empty section (a hand edit, an older harness): nothing committed
     if recorded is None:
         ensure_study_salt(study)  # salted from the first commitment on; revealed with the store
     sha = study_commitment(study)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.collection.study_models import model_counts
 from harness.defaults import EMBEDDED_MODEL_NAME
 from harness.errors import HarnessError
 from harness.models.providers import parse_model
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
+from harness.study.tables.collect_models import model_counts
 
 if TYPE_CHECKING:
     from harness.judge.items.blinded_items import StepSummary

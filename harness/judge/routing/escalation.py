@@ -25,7 +25,7 @@ from harness.judge.cutoff import stored_cutoff
 from harness.judge.packets.packet_write import write_packets
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
-from harness.study.manifest import read_manifest, record_section
+from harness.study.manifest import made_section, read_manifest, record_section
 from harness.study.manifest_sections import Adjudication, EscalationRound, Manifest
 from harness.study.manifest_sections import Escalation as EscalationRecord
 from harness.study.records import JsonObject
@@ -124,7 +124,7 @@ def escalate(study: Study, seed: int | None = None) -> Escalation:
         )
         done = manifest.escalation.rounds if manifest.escalation else None
         result.at = utc_now()
-        rounds = [*(done or []), EscalationRound.from_record(result.record())]
+        rounds = [*(done or []), made_section(EscalationRound, result.record(), study)]
         record_section(study.path, "escalation", EscalationRecord(rounds=rounds))
     return result
 

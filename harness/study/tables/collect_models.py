@@ -1,15 +1,14 @@
-"""The models a study holds: their stored settings, by key, and their ok outputs.
-
-Light on purpose: the line every stage ends with (`harness.status.next_step`) asks which models
-a study serves, and must not load the backends to find out.
+"""The models a study holds: their collect settings as the meta table keeps them, by key, and
+their ok outputs. Here, in the store, because `collect`, `status`, the judge and the store's own
+reads (`judge_reads.pending_outputs`) all read them, and none of them may load the backends to.
 """
 
 from __future__ import annotations
 
 import json
 
-from harness.study import Study
 from harness.study.records import JsonObject
+from harness.study.store import Study
 from harness.study.tables.outputs import outputs_by_model
 
 MODELS_KEY = "collect_models"
@@ -37,4 +36,6 @@ def model_counts(study: Study) -> dict[str, int]:
 def samples_of(settings: ModelSettings) -> int:
     """Samples per prompt a model's stored settings ask for (1 when they do not say)."""
     samples = settings.get("samples")
-    return samples if isinstance(samples, int) and samples > 0 else 1
+    if isinstance(samples, bool) or not isinstance(samples, int | float) or samples < 1:
+        return 1
+    return int(samples)
