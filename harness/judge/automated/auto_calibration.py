@@ -13,6 +13,7 @@ another threshold or other search settings can change how its items are decided.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 
 #: What a rule's settings hold: the sources, query budget, cut-off and backend it reviews with.
 RuleSettings = dict[str, object]
+
+log = logging.getLogger(__name__)
 #: (item_id, score) of each calibration control
 ScoreRow = list[object]
 
@@ -267,6 +270,7 @@ def settle(
         and not (stored.status == "uncalibrated" and items)
     ):
         return stored, None
+    _say_why_again(stored, settings, recalibrate)
     if items and not locked:
         rule = calibrate(study, reviewer_id, method, make(), settings, progress)
         return rule, rule.describe()
@@ -288,6 +292,27 @@ def settle(
     )
     save(study, rule, None if locked else [])
     return rule, rule.describe()
+
+
+def _say_why_again(stored: Rule | None, settings: RuleSettings, asked: bool) -> None:
+    """A stored rule about to be replaced because this run's settings differ from its own is
+    said on stderr: `judge --auto` with other options than `judge --calibrate` (a cut-off, a
+    query budget) would otherwise replace the calibration unannounced."""
+    if stored is None or asked or stored.settings == settings:
+        return
+    changes = "; ".join(
+        f"{key} {stored.settings.get(key)!r} -> {settings.get(key)!r}"
+        for key in sorted({*stored.settings, *settings})
+        if stored.settings.get(key) != settings.get(key)
+    )
+    log.warning(
+        "%s: its %s decision rule of %s is decided again, because this run's settings differ "
+        "from the rule's: %s (give the options the rule was made with to keep it)",
+        stored.reviewer_id,
+        stored.status,
+        stored.decided_at,
+        changes,
+    )
 
 
 def check_locked(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -146,6 +147,23 @@ def test_recalibration_replaces_until_the_rule_is_locked(study, corpus):
         run_automated(study, sources=source)
     with pytest.raises(HarnessError, match="locked"):
         calibrate_automated(study, sources=source)  # other settings, locked
+
+
+def test_auto_under_other_settings_says_it_decides_the_rule_again(study, corpus, caplog):
+    """`judge --auto` with options other than `judge --calibrate`'s calibrates again (nothing is
+    locked yet), and says so with the settings that differ; with the same options it is silent."""
+    source = [f"local:{corpus}"]
+    calibrate_automated(study, sources=source)
+    with caplog.at_level(logging.WARNING, logger="harness"):
+        run_automated(study, sources=source, max_queries=2)
+    said = [r.getMessage() for r in caplog.records if "decided again" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("lex: its calibrated decision rule of ")
+    assert "max_queries 3 -> 2" in said[0]
+    assert stored_rule(study, "lex").settings["max_queries"] == 2
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="harness"):
+        run_automated(study, sources=source, max_queries=2)
+    assert "decided again" not in caplog.text
 
 
 def test_a_user_threshold_is_fixed_and_replaces_calibration_reviews(study, corpus):
