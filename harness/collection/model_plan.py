@@ -24,6 +24,7 @@ from harness.models.model_args import (
     EXTRA,
     IDENTITY_KEYS,
     OMIT,
+    OMITTABLE,
     RUN_OPTIONS,
     parse_model_args,
     request_fields,
@@ -277,8 +278,14 @@ def _settings(
 def _check(spec: ModelSpec, settings: ModelSettings) -> None:
     for name in WHOLE:  # a float such as 2.0 from the Python API would be stored as it is
         value = settings.get(name)
-        if value not in (None, OMIT) and (isinstance(value, bool) or not isinstance(value, int)):
-            raise HarnessError(f"{name} must be a whole number (got {value!r})", column=name)
+        if value is None or (value == OMIT and name in OMITTABLE):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise HarnessError(
+                f"{spec.key}: {name} must be a whole number (got {value!r}, from this run's "
+                "options or the model's stored settings)",
+                column=name,
+            )
     for name, (low, high) in RANGES.items():
         value = settings.get(name)
         if value not in (None, OMIT) and not low <= cast(float, value) <= high:

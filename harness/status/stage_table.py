@@ -47,7 +47,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
             "judge",
             f"{items} items, {assigned} assignments, {searches} searches",
             "blinding key committed"
-            if manifest.blinding is not None
+            if manifest.blinding is not None and manifest.blinding.sha256
             else ("items made" if items else "not run"),
         ),
         StageStatus(

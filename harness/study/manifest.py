@@ -162,8 +162,19 @@ def made_section(
     """A section (or part of one) a command made from its record, checked as the write checks
     it: tuples and numpy numbers read as JSON, a wrong value refused in one line that names the
     manifest and the field and says the file is unchanged."""
-    plain = json.loads(json.dumps(record))
+    try:
+        plain: Mapping[str, object] = json.loads(json.dumps(record, default=_json_scalar))
+    except (TypeError, ValueError):
+        plain = record  # a value JSON cannot hold: the check names its field
     return model.from_record(plain, file=manifest_path(_folder(study)), writing=True)
+
+
+def _json_scalar(value: object) -> object:
+    """A numpy scalar as the Python number it holds; anything else is not JSON."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _section_model(key: str) -> type[Section]:

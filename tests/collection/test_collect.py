@@ -176,7 +176,8 @@ def test_user_errors(tmp_path, serve, key):
     with Study.open(study) as handle:
         before = handle.meta("collect_models")
     bad_values = ({"temperature": -3}, {"top_p": 0}, {"top_p": 1.5}, {"max_tokens": 0})
-    for bad in (*bad_values, {"samples": 2.0}, {"max_tokens": 16.5}):
+    whole = ({"samples": 2.0}, {"max_tokens": 16.5}, {"samples": "omit"}, {"max_tokens": "omit"})
+    for bad in (*bad_values, *whole):
         with pytest.raises(HarnessError, match=next(iter(bad))):
             collect(study, backend="openai", model="m", base_url="http://127.0.0.1:9/v1", **bad)
     with Study.open(study) as handle:  # nothing stored by a refused run

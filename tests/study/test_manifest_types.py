@@ -11,6 +11,7 @@ import copy
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pydantic import BaseModel
 
@@ -190,6 +191,10 @@ def test_a_section_a_command_made_is_checked_as_its_write_is(tmp_path: Path) -> 
     value the way the write does: naming the file and field, the file unchanged."""
     made = made_section(Collect, {"models": {}, "removed": ("a", "b")}, tmp_path)
     assert made.removed == ["a", "b"]
+    counted = made_section(Blinding, {"n_items": np.int64(3), "share": np.float32(0.5)}, tmp_path)
+    assert counted.record() == {"n_items": 3, "share": 0.5}
+    with pytest.raises(HarnessError, match=r"manifest\.json: sha256: .*PosixPath"):
+        made_section(Blinding, {"sha256": tmp_path}, tmp_path)  # not JSON: its field named
     with pytest.raises(HarnessError) as caught:
         made_section(Blinding, {"sha256": "ab", "n_items": "three"}, tmp_path)
     assert str(caught.value).startswith(f"{tmp_path / 'manifest.json'}: n_items: ")

@@ -270,9 +270,9 @@ def settle(
         and not (stored.status == "uncalibrated" and items)
     ):
         return stored, None
-    _say_why_again(stored, settings, recalibrate)
     if items and not locked:
         rule = calibrate(study, reviewer_id, method, make(), settings, progress)
+        _say_why_again(stored, settings, recalibrate)
         return rule, rule.describe()
     note = (
         "reviews made before decision rules were stored"
@@ -291,22 +291,25 @@ def settle(
         decided_at=utc_now(),
     )
     save(study, rule, None if locked else [])
+    _say_why_again(stored, settings, recalibrate)
     return rule, rule.describe()
 
 
 def _say_why_again(stored: Rule | None, settings: RuleSettings, asked: bool) -> None:
-    """A stored rule about to be replaced because this run's settings differ from its own is
-    said on stderr: `judge --auto` with other options than `judge --calibrate` (a cut-off, a
-    query budget) would otherwise replace the calibration unannounced."""
-    if stored is None or asked or stored.settings == settings:
+    """A stored rule replaced because this run's settings differ from its own is said on
+    stderr: `judge --auto` with other options than `judge --calibrate` (a cut-off, a query
+    budget) would otherwise replace the calibration unannounced."""
+    if stored is None or asked:
         return
     changes = "; ".join(
         f"{key} {stored.settings.get(key)!r} -> {settings.get(key)!r}"
         for key in sorted({*stored.settings, *settings})
         if stored.settings.get(key) != settings.get(key)
     )
+    if not changes:
+        return
     log.warning(
-        "%s: its %s decision rule of %s is decided again, because this run's settings differ "
+        "%s: its %s decision rule of %s was decided again, because this run's settings differ "
         "from the rule's: %s (give the options the rule was made with to keep it)",
         stored.reviewer_id,
         stored.status,
