@@ -9,7 +9,7 @@ from harness.status.next_command import next_step
 from harness.status.started import check_started
 from harness.study import Study
 from harness.study.manifest import read_manifest
-from harness.study.tables.collect_models import samples_of, stored_models
+from harness.study.tables.collect_models import wanted_samples
 from harness.study.tables.outputs import outputs_by_model, repeated_texts
 from harness.study.tables.removed_outputs import removed_models
 from harness.study.tables.views import store_counts
@@ -73,7 +73,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
 
 def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
     """One row per model (provider string) of the study; one plain row when it has one."""
-    wanted = {key: samples_of(settings) for key, settings in stored_models(s).items()}
+    wanted = wanted_samples(s)
     counts = outputs_by_model(s)
     # samples of one prompt with the very same text: a server that ignored the seed or n
     repeated = repeated_texts(s)

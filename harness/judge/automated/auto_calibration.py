@@ -303,8 +303,7 @@ def _say_why_again(stored: Rule | None, settings: RuleSettings, asked: bool) -> 
         return
     changes = "; ".join(
         f"{key} {stored.settings.get(key)!r} -> {settings.get(key)!r}"
-        for key in sorted({*stored.settings, *settings})
-        if stored.settings.get(key) != settings.get(key)
+        for key in _differing(stored.settings, settings)
     )
     if not changes:
         return
@@ -316,6 +315,11 @@ def _say_why_again(stored: Rule | None, settings: RuleSettings, asked: bool) -> 
         stored.decided_at,
         changes,
     )
+
+
+def _differing(before: RuleSettings, now: RuleSettings) -> list[str]:
+    """The settings whose values differ (a key missing on one side reads as None), sorted."""
+    return [key for key in sorted({*before, *now}) if before.get(key) != now.get(key)]
 
 
 def check_locked(
@@ -342,8 +346,7 @@ def _refuse_change(
         asked.append(f"threshold {threshold:g} (locked: {stored.threshold:g})")
     asked += [
         f"{key} {settings.get(key)!r} (locked: {stored.settings.get(key)!r})"
-        for key in sorted({*settings, *stored.settings})
-        if settings.get(key) != stored.settings.get(key)
+        for key in _differing(stored.settings, settings)
     ]
     if asked:
         raise HarnessError(

@@ -33,9 +33,14 @@ def model_counts(study: Study) -> dict[str, int]:
     return {k: counts[k].ok if k in counts else 0 for k in keys}
 
 
-def samples_of(settings: ModelSettings) -> int:
+def _samples_of(settings: ModelSettings) -> int:
     """Samples per prompt a model's stored settings ask for (1 when they do not say)."""
     samples = settings.get("samples")
     if isinstance(samples, bool) or not isinstance(samples, int | float) or samples < 1:
         return 1
     return int(samples)
+
+
+def wanted_samples(study: Study) -> dict[str, int]:
+    """Samples per prompt each of the study's models asks for, by key (1 where not stored)."""
+    return {key: _samples_of(settings) for key, settings in stored_models(study).items()}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.study.store import Study
-from harness.study.tables.collect_models import samples_of, stored_models
+from harness.study.tables.collect_models import wanted_samples
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,7 +59,7 @@ def count_late_outputs(study: Study) -> int:
 def pending_outputs(study: Study) -> dict[str, int]:
     """model key -> (prompt, sample) pairs without an ok output, for every model the study's
     collect settings name (as `harness collect` decides what is pending); none left out."""
-    wanted = {key: samples_of(settings) for key, settings in stored_models(study).items()}
+    wanted = wanted_samples(study)
     prompts = study.count("prompts")
     pending = {}
     for key, samples in wanted.items():
