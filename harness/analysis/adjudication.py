@@ -42,6 +42,7 @@ from harness.analysis.statistics.corrected import inverse_youden
 from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure
 from harness.analysis.statistics.ppi import PPIResult
+from harness.analysis.statistics.verdict import joint_test
 from harness.study.manifest_sections import Adjudication
 from harness.study.records import JsonObject
 
@@ -119,7 +120,7 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
     rows = accuracy_rows(inst.coded, plan.controls.level) if len(inst.coded) else []
     if acc.published + acc.unpublished:
         rows.append({**acc.row(), "arm": "both"})
-    return {
+    fields: dict[str, object] = {
         "adjudicator_accuracy": rows,
         "adjudicator_differential": _diff_row(inst.differential) if inst.differential else None,
         "adjudicator_gate": inst.ok,
@@ -133,7 +134,32 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
         "corrected_high": corrected[1],
         **_differential_fields(inst, ppi, plan),
         "estimand": _estimand_text(plan, ppi),
-        "method": METHODS[plan.adjudication.interval],
+        "method": METHODS[plan.adjudication.reference(ppi.n_labelled)],
+        "rule": "betting",
+    }
+    return fields | _joint_fields(inst, ppi, plan)
+
+
+def _joint_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
+    """Under the joint rule (`statistics.joint`): the gate's score bound, the margin on the
+    true scale, the joint TOST and Fieller's (1 - alpha) interval of the true difference."""
+    test = joint_test(ppi, plan, inst)
+    if test is None:
+        return {}
+    ok, reason = inst.joint_gate(plan)
+    low, high = test.interval(1 - plan.primary.alpha)
+    j = test.youden.value
+    return {
+        "rule": "joint",
+        "adjudicator_gate": ok,
+        "adjudicator_reason": reason,
+        "youden": _num(j),
+        "youden_bound": _num(test.youden.lower),
+        "margin": plan.equivalence.sesoi,
+        "p_tost_margin": _num(test.p_tost(plan.equivalence.sesoi)),
+        "corrected_estimate": _num(ppi.estimate / j) if j > 0 else None,
+        "corrected_low": _num(low),
+        "corrected_high": _num(high),
     }
 
 
@@ -170,11 +196,14 @@ ESTIMANDS = {
     ),
 }
 METHODS = {
+    "t": (
+        "PPI++ with a t reference; `refuted` tests the true difference with the adjudicators' J "
+        "estimated jointly (harness.analysis.statistics.joint)"
+    ),
     "betting": (
         "betting tests of the prediction-powered mean (finite-sample valid for differences in "
         "[-1, 1] at any base rate; harness.analysis.statistics.ppi_betting)"
     ),
-    "t": "PPI++ with a t reference (approximate: liberal when novelty is rare and topics are few)",
     "normal": "PPI++ with a normal reference (ppi-python's; approximate)",
 }
 

@@ -80,12 +80,11 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     assert "**SUPPORTED**" in md and "PROVISIONAL" not in md
     instrument = md.split("## The adjudicators measured (planted controls)\n", 1)[1]
     assert "They were shown to discriminate" in instrument
-    assert (
-        "| ada | both |" in instrument and "difference corrected for their accuracy" in instrument
-    )
-    # 1 / J to second order, as the primary reviewers' corrected difference: slightly below
-    assert a.youden > 0.8
-    assert a.estimate / a.youden * 0.97 <= a.corrected_estimate <= a.estimate / a.youden
+    assert "| ada | both |" in instrument and "true difference (theirs / J)" in instrument
+    # the joint rule: the true difference is theirs over J, with Fieller's interval around it
+    assert a.rule == "joint" and a.youden > 0.8
+    assert a.corrected_estimate == pytest.approx(a.estimate / a.youden)
+    assert a.corrected_low < a.corrected_estimate < a.corrected_high
     # the Power section's paired t-test is not the verdict's test: it points to the PPI++ design
     power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
     assert "paired t-test on the primary reviewers' observed scale" in power
@@ -117,7 +116,8 @@ def t_plan(fast_plan, tmp_path):
     """The plan with the t reference on the adjudicated scale."""
     path = tmp_path / "t-plan.yaml"
     text = fast_plan.read_text(encoding="utf-8")
-    path.write_text(text.replace("interval: betting ", "interval: t       "), encoding="utf-8")
+    assert "interval: auto " in text
+    path.write_text(text.replace("interval: auto ", "interval: t    "), encoding="utf-8")
     return path
 
 
@@ -283,13 +283,15 @@ def test_a_refutation_where_novelty_is_rare_carries_a_caution(tmp_path, t_plan):
 
 
 def test_adjudicators_at_chance_on_their_controls_cannot_refute(tmp_path, fast_plan):
-    """Accurate adjudicators of every one of 300 topics refute where novelty is rare (the
-    betting interval is then narrow enough); the same at chance on their controls cannot."""
+    """Accurate adjudicators of every one of 300 topics refute where novelty is rare; the same
+    at chance on their controls cannot."""
     rare = {"effect": 0.0, "base": 0.04, "n": 300, "drawn": 300}
     study, _ = _truthful_study(tmp_path, **rare, **SURE_ADJUDICATORS)
     good = analyze(study, fast_plan, write_report=False)
     assert good.verdict.label == "refuted", good.verdict.reason
-    assert good.adjudication.adjudicator_gate and good.adjudication.margin < 0.1
+    a = good.adjudication
+    assert a.adjudicator_gate and a.rule == "joint" and a.p_tost_margin < 0.05
+    assert -0.1 < a.corrected_low < a.corrected_high < 0.1
     study, _ = _truthful_study(
         tmp_path / "chance", **rare, adjudicator_accuracy=0.5, adjudicator_controls=200
     )

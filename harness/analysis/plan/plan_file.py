@@ -157,7 +157,10 @@ class Adjudication(_Section):
     per_item: int = Field(2, ge=2)
     combine: Literal["mean", "majority"] = "mean"
     estimator: Literal["ppi++", "ppi", "classical"] = "ppi++"
-    interval: Literal["betting", "t", "normal"] = "betting"
+    # auto: the t reference (PPI++, with J estimated jointly: `statistics.joint`) from
+    # `finite_below` adjudicated topics on, betting tests below (`statistics.ppi_betting`)
+    interval: Literal["auto", "betting", "t", "normal"] = "auto"
+    finite_below: int = Field(20, ge=2)
     estimand: Literal["study_topics", "topic_population"] = "topic_population"
     # report: a `supported` says whether it is robust to the adjudicators' differential error;
     # require: a `supported` that is not robust is inconclusive (`statistics.differential_error`)
@@ -196,6 +199,13 @@ class Adjudication(_Section):
     @property
     def enabled(self) -> bool:
         return self.topics != 0
+
+    def reference(self, labelled: int) -> Literal["betting", "t", "normal"]:
+        """The interval's method at `labelled` adjudicated topics, a number the draw fixes
+        before any review: with `auto`, betting below `finite_below`, else t."""
+        if self.interval != "auto":
+            return self.interval
+        return "betting" if labelled < self.finite_below else "t"
 
     def size(self, n_topics: int) -> int:
         """Topics to draw among `n_topics`: the share rounded to nearest (or the count), at

@@ -95,27 +95,15 @@ def _instrument_blocks(a: AdjudicationResult) -> list[Block]:
         f"The adjudicators are the verdict's instrument, so they are measured like everyone "
         f"else: on planted controls mixed into their packets. {gate}"
         f"{a.adjudicator_reason[:1].upper()}{a.adjudicator_reason[1:]}. Errors that do not "
-        "depend on the condition shrink the difference they see by their J; so `refuted` needs "
-        "the difference shown inside the SESOI times J's lower bound, and the estimate divided "
-        "by J (the true-scale difference) is given beside theirs."
+        "depend on the condition shrink the difference they see by their J; "
+        + (JOINT if a.rule == "joint" else BETTING)
     )
     if a.tiers_disagree:
         text += (
             f" But {a.tiers_disagree}; the difference divided by J is therefore not given, "
             "and `refuted` is out of reach."
         )
-    rows = [
-        ["adjudicators' J (weighted)", fmt(a.youden)],
-        ["lower bound of J (one-sided alpha/2)", fmt(a.youden_bound)],
-        ["equivalence margin on their scale (SESOI x bound)", fmt(a.margin)],
-        ["TOST p against that margin (decides at alpha/2)", fmt_p(a.p_tost_margin)],
-        ["difference corrected for their accuracy (/ J)", fmt(a.corrected_estimate, signed=True)],
-        [
-            f"{1 - 2 * a.alpha:.0%} interval of the corrected difference (at least: a "
-            f"{1 - a.alpha:.0%} interval of the difference joined with one of J)",
-            f"[{fmt(a.corrected_low, signed=True)}, {fmt(a.corrected_high, signed=True)}]",
-        ],
-    ]
+    rows = _joint_rows(a) if a.rule == "joint" else _betting_rows(a)
     out = [head, Block("p", text), Block("table", header=["", "value"], rows=rows)]
     if a.adjudicator_accuracy:
         out += [
@@ -228,4 +216,44 @@ def _model_row(x: AdjudicatedModelRow) -> list[str]:
         fmt_p(x["p_greater"]),
         fmt_p(x["p_holm"]),
         fmt_p(x["p_tost"]),
+    ]
+
+
+JOINT = (
+    "so `refuted` tests the true difference (theirs divided by J) inside +/- SESOI with J's "
+    "uncertainty in the same statistic (harness.analysis.statistics.joint), after a gate on J's "
+    "score lower bound."
+)
+BETTING = (
+    "so `refuted` needs the difference shown inside the SESOI times J's lower bound, and the "
+    "estimate divided by J (the true-scale difference) is given beside theirs."
+)
+
+
+def _joint_rows(a: AdjudicationResult) -> list[list[str]]:
+    return [
+        ["adjudicators' J (weighted)", fmt(a.youden)],
+        ["lower bound of J (score interval; the gate)", fmt(a.youden_bound)],
+        ["true difference (theirs / J)", fmt(a.corrected_estimate, signed=True)],
+        [
+            f"{1 - a.alpha:.0%} interval of the true difference (Fieller, J's uncertainty "
+            "included)",
+            f"[{fmt(a.corrected_low, signed=True)}, {fmt(a.corrected_high, signed=True)}]",
+        ],
+        [f"joint TOST p against +/-{fmt(a.margin)} (decides at alpha)", fmt_p(a.p_tost_margin)],
+    ]
+
+
+def _betting_rows(a: AdjudicationResult) -> list[list[str]]:
+    return [
+        ["adjudicators' J (weighted)", fmt(a.youden)],
+        ["lower bound of J (one-sided alpha/2)", fmt(a.youden_bound)],
+        ["equivalence margin on their scale (SESOI x bound)", fmt(a.margin)],
+        ["TOST p against that margin (decides at alpha/2)", fmt_p(a.p_tost_margin)],
+        ["difference corrected for their accuracy (/ J)", fmt(a.corrected_estimate, signed=True)],
+        [
+            f"{1 - 2 * a.alpha:.0%} interval of the corrected difference (at least: a "
+            f"{1 - a.alpha:.0%} interval of the difference joined with one of J)",
+            f"[{fmt(a.corrected_low, signed=True)}, {fmt(a.corrected_high, signed=True)}]",
+        ],
     ]

@@ -433,6 +433,10 @@ class AdjudicationResult(_Model):
     differential_error_text: str = ""
     estimand: str = ""  # what the interval is an interval of
     method: str = ""  # how the interval and the tests are computed
+    # joint: `refuted` by the joint test of the true difference (`statistics.joint`); the bound
+    # is then the score bound the gate reads, the margin the SESOI on the true scale and the
+    # corrected interval Fieller's at 1 - alpha. betting: SESOI x J's exact bound, alpha / 2 each
+    rule: str = ""
     # the topics the verdict's design needs (`analysis.verdict_topics`), at `topics_power`
     topics_to_detect: int | None = None  # a true +SESOI
     topics_for_equivalence: int | None = None  # equivalence when there is no difference

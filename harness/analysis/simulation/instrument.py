@@ -38,13 +38,13 @@ lower bound: `statistics.verdict.decide_adjudicated`'s rule, vectorised).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from scipy import special, stats
 
-from harness.analysis.statistics.ppi import ppi_mean
 from harness.analysis.statistics.ppi_betting import side
 
 BANK_STRATA = (106, 87, 87, 30, 30, 23)  # the bank's domain pairs, topics per pair
@@ -93,7 +93,7 @@ class Batch:
     d: np.ndarray  # (studies, n) adjudicated d_t of the drawn topics
     f: np.ndarray  # (studies, n) primary d_t of the drawn topics
     f_rest: np.ndarray  # (studies, N - n) primary d_t of the others
-    truth: np.ndarray  # (studies,) the study's true difference (mean over its topics)
+    truth: np.ndarray  # (studies,) the true difference over topics like the study's
     expected: float  # the effect the scenario sets
     pub: np.ndarray  # (studies,) published control judgments of the adjudicators
     pub_correct: np.ndarray
@@ -109,6 +109,8 @@ class Batch:
     # single, each (judged, correct) -> (studies, adjudicators, 4, 2)
     forms: np.ndarray | None = None
     majority: int = 0  # k of a majority of k adjudicators (0: their mean)
+    realised: np.ndarray | None = None  # (studies,) the mean error-free difference of its topics
+    youden: float = math.nan  # the adjudicated scale's true J (accurate adjudicators only)
 
 
 def strata(topics: int) -> np.ndarray:
@@ -129,7 +131,7 @@ def draw(topics: int, share: float, rng: np.random.Generator) -> np.ndarray:
 
 
 def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator) -> Batch:
-    truth = _truth(s, effect, studies, rng)  # (studies, topics, 3, outputs) bool
+    truth, population = _truth(s, effect, studies, rng)  # (studies, topics, 3, outputs) bool
     true_d = _difference(truth.mean(axis=3))
     prim = _judge(truth, s.primary, s.primary_accuracy, s.primary_accuracy, s.differential, rng)
     adj = _adjudicate(s, truth, rng)
@@ -144,7 +146,7 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
         take(d, picks, 1),
         take(f, picks, 1),
         take(f, rest, 1),
-        true_d.mean(axis=1),
+        population,
         effect,
         pub,
         pub_ok,
@@ -156,7 +158,19 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
         primary_controls=_primary_controls(s, studies, rng),
         forms=forms,
         majority=s.adjudicators if s.combine == "majority" else 0,
+        realised=true_d.mean(axis=1),
+        youden=_true_youden(s),
     )
+
+
+def _true_youden(s: Scenario) -> float:
+    """The adjudicated scale's J on real items (what an idealised rule would know)."""
+    if s.mode != "accurate":
+        return math.nan
+    if s.combine == "majority":
+        m = stats.binom.sf(s.adjudicators // 2, s.adjudicators, [s.sensitivity, s.specificity])
+        return float(np.sum(m) - 1.0)
+    return s.sensitivity + s.specificity - 1.0
 
 
 def _arm_sums(judged: np.ndarray, picks: np.ndarray) -> np.ndarray:
@@ -176,18 +190,41 @@ def _primary_controls(
     return n, rng.binomial(half, acc, studies), n.copy(), rng.binomial(half, acc, studies)
 
 
-def _truth(s: Scenario, effect: float, studies: int, rng: np.random.Generator) -> np.ndarray:
+def _truth(
+    s: Scenario, effect: float, studies: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each output's true novelty (studies, topics, 3, outputs), and each study's true
+    difference: the mean over topics like its own, with its domain pairs' effects fixed (the
+    bank's six pairs are the strata the estimand names). The pairs' effects on the difference
+    are centred (their weighted mean is 0), so that the true difference is `effect` up to the
+    clipping of probabilities to [0, 1]."""
     pair = strata(s.topics)
-    eta = special.logit(s.base) + rng.normal(0.0, s.sd_topic, (studies, s.topics))
-    shift = np.zeros((studies, s.topics))
+    weights = np.bincount(pair) / s.topics
+    offset, shift = np.zeros((studies, 6)), np.zeros((studies, 6))
     if s.clustered:
-        eta += rng.normal(0.0, s.sd_pair, (studies, 6))[:, pair]
-        shift = rng.normal(0.0, s.sd_pair_effect, (studies, 6))[:, pair]
-    p_single = special.expit(eta)
-    p_cross = np.clip(p_single + effect + shift, 0.0, 1.0)
+        offset = rng.normal(0.0, s.sd_pair, (studies, 6))
+        shift = rng.normal(0.0, s.sd_pair_effect, (studies, 6))
+        shift -= (shift * weights).sum(axis=1, keepdims=True)
+    eta = special.logit(s.base) + rng.normal(0.0, s.sd_topic, (studies, s.topics))
+    p_single = special.expit(eta + offset[:, pair])
+    p_cross = np.clip(p_single + effect + shift[:, pair], 0.0, 1.0)
     p = np.stack([p_single, p_single, p_cross], axis=2)[..., None]
     outputs = s.models * s.samples
     result: np.ndarray = rng.random((studies, s.topics, 3, outputs)) < p
+    return result, _population_difference(s, effect, offset, shift, weights)
+
+
+def _population_difference(
+    s: Scenario, effect: float, offset: np.ndarray, shift: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """E[clip(p + effect + shift) - p] over the topic effects (Gauss-Hermite, 48 nodes), per
+    domain pair, weighted by the pairs' shares."""
+    nodes, w = np.polynomial.hermite_e.hermegauss(48)
+    eta = special.logit(s.base) + offset[..., None] + s.sd_topic * nodes
+    p = special.expit(eta)
+    gap = np.clip(p + effect + shift[..., None], 0.0, 1.0) - p
+    per_pair = (gap * w).sum(axis=-1) / w.sum()
+    result: np.ndarray = (per_pair * weights).sum(axis=-1)
     return result
 
 
@@ -254,16 +291,120 @@ class Decisions:
     robust: np.ndarray | None = None  # supported and robust to differential error
 
 
-def landed_rule(b: Batch, alpha: float, sesoi: float) -> Decisions:
-    """PPI++, t reference, the SESOI on the adjudicated scale, adjudicators not measured."""
-    sup, ref, cov = [], [], []
-    for i in range(b.d.shape[0]):
-        r = ppi_mean(b.d[i], b.f[i], b.f_rest[i])
-        low, high = r.interval(0.95)
-        sup.append(r.p_greater() < alpha)
-        ref.append(r.p_less() < alpha or r.p_tost(sesoi) < alpha)
-        cov.append(low <= b.truth[i] <= high)
-    return Decisions(np.array(sup), np.array(ref), np.array(cov))
+def reference_rule(b: Batch, alpha: float, sesoi: float) -> Decisions:
+    """The idealised reference: the t tests on the adjudicated topics alone with the
+    adjudicators' true J known (no primary reviewers, no controls): `supported` when the mean
+    d_t is significantly above 0, `refuted` when it is shown inside +/- SESOI x J (TOST at
+    alpha) or significantly below 0. Defined for accurate adjudicators (J known) only."""
+    d = b.d
+    n = d.shape[1]
+    mean, se = d.mean(axis=1), d.std(axis=1, ddof=1) / math.sqrt(n)
+    q = stats.t.ppf(1.0 - alpha, n - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, mean / se, 0.0)
+        margin = sesoi * b.youden
+        up = np.where(se > 0, (mean - margin) / se, -np.inf)
+        down = np.where(se > 0, (mean + margin) / se, np.inf)
+    supported = z > q
+    refuted = ~supported & (up < -q) & ((down > q) | (z < -q))
+    return Decisions(supported, refuted, np.ones(d.shape[0], dtype=bool))
+
+
+def ppi_t(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`statistics.ppi.ppi_mean` (PPI++, t reference) vectorised over studies: the estimate,
+    its standard error and the reference's degrees of freedom."""
+    d, f, fu = b.d, b.f, b.f_rest
+    n, big_n = d.shape[1], fu.shape[1]
+    lam, tuned = np.zeros(d.shape[0]), np.zeros(d.shape[0])
+    if big_n and n >= 3:
+        var_f = np.concatenate([f, fu], axis=1).var(axis=1, ddof=1)
+        cov = ((d - d.mean(axis=1, keepdims=True)) * (f - f.mean(axis=1, keepdims=True))).mean(1)
+        spread = var_f > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(spread, np.clip(cov / ((1 + n / big_n) * var_f), 0.0, 1.0), 0.0)
+        tuned = spread.astype(float)
+    rest = d - lam[:, None] * f
+    estimate = rest.mean(axis=1) + (lam * fu.mean(axis=1) if big_n else 0.0)
+    var = rest.var(axis=1, ddof=1) * (n - 1) / (n - 1 - tuned) / n
+    if big_n:
+        var = var + lam**2 * fu.var(axis=1, ddof=1) / big_n
+    return estimate, np.sqrt(var), n - 1.0 - tuned
+
+
+def joint_rule(
+    b: Batch, alpha: float, sesoi: float, min_youden: float, level: float = 0.95
+) -> Decisions:
+    """`statistics.verdict`'s joint rule vectorised (`statistics.joint`): PPI++ with a t
+    reference; `refuted` by the gate on J's Newcombe bound, then the joint TOST of the true
+    difference at alpha or a difference significantly below 0; coverage of Fieller's (1 - alpha)
+    interval (the report's)."""
+    theta, se, df = ppi_t(b)
+    s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
+    j = s + p - 1.0
+    var_j = _smoothed(b.pub_correct, b.pub) + _smoothed(b.unpub_correct, b.unpub)
+    if b.majority:
+        k = b.majority
+        m = [stats.binom.sf(k // 2, k, r) for r in (s, p)]
+        j = m[0] + m[1] - 1.0
+        slope = [k * math.comb(k - 1, k // 2) * (r * (1 - r)) ** (k // 2) for r in (s, p)]
+        var_j = slope[0] ** 2 * _smoothed(b.pub_correct, b.pub)
+        var_j += slope[1] ** 2 * _smoothed(b.unpub_correct, b.unpub)
+        gate = j - stats.norm.ppf(0.5 + level / 2) * np.sqrt(var_j) >= min_youden
+    else:
+        gate = _newcombe(b, level) >= min_youden
+    q = stats.t.ppf(1.0 - alpha, df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = theta / se
+        joint_se = np.sqrt(se**2 + sesoi**2 * var_j)
+        below_margin = (theta - sesoi * j) / joint_se < -q
+        above_margin = (theta + sesoi * j) / joint_se > q
+    supported = z > q
+    degenerate = np.all(b.d == 0.0, axis=1) | ~(se > 0)
+    refuted = ~supported & gate & ~degenerate & below_margin & (above_margin | (z < -q))
+    refuted &= ~tiers_disagree(b)
+    low, high = _fieller(theta, se, j, var_j, np.asarray(stats.t.ppf(1.0 - alpha / 2, df)))
+    covered = tiers_disagree(b) | ((low <= b.truth) & (b.truth <= high))
+    return Decisions(supported, refuted, covered)
+
+
+def _smoothed(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    p = (k + 1.0) / (n + 2.0)
+    result: np.ndarray = p * (1.0 - p) / (n + 2.0)
+    return result
+
+
+def _wilson(k: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    p = k / n
+    den = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return centre - half, centre + half
+
+
+def _newcombe(b: Batch, level: float) -> np.ndarray:
+    """`statistics.joint.newcombe_lower`, vectorised."""
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    s, fpr = b.pub_correct / b.pub, (b.unpub - b.unpub_correct) / b.unpub
+    s_low, _ = _wilson(b.pub_correct, b.pub, z)
+    _, f_high = _wilson(b.unpub - b.unpub_correct, b.unpub, z)
+    result: np.ndarray = (s - fpr) - np.sqrt((s - s_low) ** 2 + (f_high - fpr) ** 2)
+    return result
+
+
+def _fieller(
+    theta: np.ndarray, se: np.ndarray, j: np.ndarray, var_j: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`statistics.joint.JointTest.interval`, vectorised: [-1, 1] where it is unbounded."""
+    a = j * j - q * q * var_j
+    b = -2.0 * theta * j
+    c = theta * theta - q * q * se**2
+    disc = b * b - 4.0 * a * c
+    ok = (a > 0) & (disc >= 0) & np.isfinite(disc)
+    root = np.sqrt(np.where(ok, disc, 0.0))
+    a = np.where(ok, a, 1.0)
+    low = np.where(ok, np.clip((-b - root) / (2 * a), -1.0, 1.0), -1.0)
+    high = np.where(ok, np.clip((-b + root) / (2 * a), -1.0, 1.0), 1.0)
+    return low, high
 
 
 def _bounds(b: Batch, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -57,12 +57,13 @@ class Tiers:
         return [str(t) for t in self.topic_ids[gap]]
 
     def estimate(self, plan: Plan) -> PPIResult:
-        """The PPI++ estimate; with `interval: betting` its tests and intervals are betting ones
-        (`ppi_betting`), with `t` or `normal` those of `ppi.ppi_mean`."""
+        """The PPI++ estimate; where the plan's reference is betting (`Adjudication.reference`)
+        its tests and intervals are betting ones (`ppi_betting`), else those of `ppi.ppi_mean`."""
         a = plan.adjudication
         d, f, fu = self.d[self.labelled], self.f[self.labelled], self.f[self.unlabelled]
-        if a.interval != "betting":
-            return ppi_mean(d, f, fu, estimator=a.estimator, interval=a.interval)
+        reference = a.reference(d.size)
+        if reference != "betting":
+            return ppi_mean(d, f, fu, estimator=a.estimator, interval=reference)
         point = ppi_mean(d, f, fu, estimator=a.estimator, interval="t")
         estimand = estimand_used(plan, d.size, fu.size)
         return betting_ppi(point, d, f, fu, alpha=plan.primary.alpha, estimand=estimand)

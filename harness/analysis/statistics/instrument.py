@@ -39,6 +39,7 @@ from harness.analysis.statistics.differential_error import (
     differential_error,
     majority_rate,
 )
+from harness.analysis.statistics.joint import YoudenEstimate, youden_estimate
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
 
@@ -56,6 +57,26 @@ class Instrument:
     ok: bool  # shown to discriminate (the gate on J's exact lower bound)
     reason: str
     differential: Differential | None  # cross-field vs single-field controls, where both exist
+    estimate: YoudenEstimate | None = None  # J with its variance, for the joint test
+
+    def joint_gate(self, plan: Plan) -> tuple[bool, str]:
+        """The gate of the joint rule (`statistics.joint`): Newcombe's lower bound of J at
+        `controls.level` at least `controls.min_youden`."""
+        est, c = self.estimate, plan.controls
+        if est is None or not self.weighted.accuracy.estimable:
+            return False, self.reason
+        acc = self.weighted.accuracy
+        text = (
+            f"{ADJUDICATOR_WORDS.weighted.format(j=format(est.value, '.3f'))}, lower bound "
+            f"{est.lower:.3f} ({c.level:.0%} score interval) from {acc.published:.1f} published "
+            f"and {acc.unpublished:.1f} unpublished effective control judgments"
+        )
+        if est.lower < c.min_youden:
+            return False, (
+                f"the adjudicators could not be shown to discriminate: {text}; the plan requires "
+                f"its lower bound to be at least {c.min_youden:g}"
+            )
+        return True, text
 
     @property
     def youden(self) -> float:
@@ -92,7 +113,23 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     if weighted.accuracy.estimable:
         bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan))
     diff = differential(coded, alpha) if len(coded) else None
-    return Instrument(coded, table, weighted, bound, ok, reason, diff)
+    return Instrument(coded, table, weighted, bound, ok, reason, diff, _estimate(weighted, plan))
+
+
+def _estimate(weighted: Weighted, plan: Plan) -> YoudenEstimate | None:
+    acc = weighted.accuracy
+    if not acc.estimable:
+        return None
+    a = plan.adjudication
+    return youden_estimate(
+        acc.published_correct,
+        acc.published,
+        acc.unpublished_correct,
+        acc.unpublished,
+        plan.controls.level,
+        covered=1.0 - weighted.uncovered,
+        majority=a.per_item if a.combine == "majority" else 0,
+    )
 
 
 def _lower(acc: Accuracy, alpha: float, plan: Plan) -> float:

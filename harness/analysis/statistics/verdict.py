@@ -25,6 +25,7 @@ from typing import Literal
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.equivalence import Equivalence
 from harness.analysis.statistics.instrument import Instrument
+from harness.analysis.statistics.joint import JointTest
 from harness.analysis.statistics.pooled import Pooled
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.primary import PrimaryOutcome
@@ -224,6 +225,9 @@ def decide_adjudicated(
     not_significant = f"the one-sided test is not significant (p = {ppi.p_greater():.4g})"
     if ceiling:
         return Decision("inconclusive", f"{not_significant} and {ceiling}")
+    test = joint_test(ppi, plan, instrument)
+    if test is not None and instrument is not None:
+        return _refute_jointly(test, plan, instrument, not_significant)
     if instrument is None or margin is None:
         reason = (
             instrument.reason if instrument is not None else "the adjudicators were not measured"
@@ -256,6 +260,59 @@ def decide_adjudicated(
     )
 
 
+def joint_test(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> JointTest | None:
+    """The joint test of the true difference where the plan's reference at these adjudicated
+    topics is t or normal (`Adjudication.reference`) and the adjudicators' J was estimated;
+    None where the betting rule (SESOI x J's exact bound, alpha / 2 each) decides."""
+    if plan.adjudication.reference(ppi.n_labelled) == "betting" or ppi.n_labelled < 2:
+        return None
+    if instrument is None or instrument.estimate is None:
+        return None
+    return JointTest(ppi, instrument.estimate)
+
+
+def _refute_jointly(
+    test: JointTest, plan: Plan, instrument: Instrument, not_significant: str
+) -> Decision:
+    """`refuted` when the adjudicators pass the gate on J and the true difference is shown
+    inside +/- SESOI (below +SESOI under non-superiority) by the joint test at alpha, or the
+    difference is significantly below 0 at alpha; `inconclusive` otherwise."""
+    alpha, sesoi, ppi = plan.primary.alpha, plan.equivalence.sesoi, test.ppi
+    ok, gate = instrument.joint_gate(plan)
+    if not ok:
+        return Decision(
+            "inconclusive",
+            f"{not_significant} and {gate}: without that, no difference on their scale can be "
+            "read as no effect",
+        )
+    low, high = test.interval(1 - 2 * alpha)
+    true = (
+        f"true difference {ppi.estimate / test.youden.value:+.3f} (the adjudicated "
+        f"{ppi.estimate:+.3f} over their J {test.youden.value:.3f}), {1 - 2 * alpha:.0%} "
+        f"interval [{low:+.3f}, {high:+.3f}] with J's uncertainty"
+    )
+    if ppi.p_less() < alpha:
+        return Decision(
+            "refuted",
+            f"single-field prompts were judged novel more often ({_numbers(ppi, 1 - 2 * alpha)};"
+            f" one-sided p = {ppi.p_less():.4g} < {alpha:g}); {gate}",
+        )
+    by_equivalence = plan.equivalence.refute_by == "equivalence"
+    p_inside = test.p_tost(sesoi) if by_equivalence else test.p_below(sesoi)
+    what = f"inside +/-{sesoi:g}" if by_equivalence else f"below +{sesoi:g}"
+    if p_inside < alpha:
+        return Decision(
+            "refuted",
+            f"no difference of interest: the true difference is shown {what} ({true}; joint "
+            f"test p = {p_inside:.4g} < {alpha:g}), {gate}, and {not_significant}",
+        )
+    return Decision(
+        "inconclusive",
+        f"{not_significant} and a true difference as large as the SESOI is not excluded: "
+        f"{what} is not shown ({true}; joint test p = {p_inside:.4g} >= {alpha:g})",
+    )
+
+
 def _numbers(ppi: PPIResult, level: float) -> str:
     low, high = ppi.interval(level)
     return (
@@ -283,7 +340,11 @@ def _supported(
             f"differential error (adjudication.differential_error: require): {robust.said}",
         )
     qualifier = None
-    if margin and ppi.p_tost(margin) < alpha / 2:
+    test = joint_test(ppi, plan, instrument)
+    small = test.p_tost(sesoi) < alpha if test is not None else None
+    if small is None and margin:
+        small = ppi.p_tost(margin) < alpha / 2
+    if small:
         qualifier = f"the difference is significant but smaller than the SESOI ({sesoi:g})"
     if robust.text is not None:
         qualifier = f"{qualifier}; {robust.text}" if qualifier else robust.text
