@@ -1,20 +1,27 @@
-"""Simulation benchmark of the verdict's instrument: the rule with the adjudicators measured
-(betting tests over the study's topics, J gate, SESOI x J's lower bound) beside the landed rule
-(PPI++ with a t reference, adjudicators not measured), in studies where the adjudicators are
-imperfect, lazy or wrong, novelty is rare, topics are few or cluster by domain pair.
+"""Simulation benchmark of the verdict's rule: size, coverage of the true difference and power,
+beside the idealised reference, in studies where the adjudicators are imperfect, lazy or wrong,
+novelty is rare, topics are few or cluster by domain pair.
+
+The rule is the bundled plan's (`adjudication.interval: auto`): from `finite_below` adjudicated
+topics on, PPI++ with a t reference and `refuted` by the joint test of the true difference
+(`statistics.joint`: theta - SESOI x J with J's uncertainty, at alpha, after the gate on J's
+Newcombe bound); below, betting tests with the SESOI times J's exact bound (alpha / 2 each).
+The reference knows the adjudicators' true J and uses the adjudicated topics alone: t tests,
+`refuted` by TOST against SESOI x J at alpha (defined where the adjudicators are accurate).
 
 Families (`harness.analysis.simulation.instrument`, each from its own generator): topics 50, 100,
-363 with a quarter adjudicated; single-field novelty 0.05, 0.10, 0.30 with Beta-like
-heterogeneity across topics; adjudicators at sensitivity = specificity 0.9, two per item (mean)
-and three (majority); two models x two samples per prompt; domain-pair clusters with shared
-effects (the bank's six strata); errors shared by both tiers and differential by condition;
-adjudicators who judge by topic; adjudicators who find one topic novel. Per cell and rule:
-size of `supported` at a true 0, `refuted` at a true +SESOI (0.10), the lowest coverage of the
-true (error-free) difference over true 0, +0.10 and +0.20 (the measured rule's interval is the
-adjudicated one divided by J's, as the report gives it), power of `supported` at +0.20 and of
-`refuted` at 0. Goals for the measured rule in every cell: supported at 0 at most 6.5%, refuted
-at +SESOI at most 5%, coverage at least 93%. Then the power of `refuted` at 0 on the bank with
-more of it adjudicated, which is what a decisive refutation costs under the measured rule.
+363 with a quarter adjudicated; single-field novelty 0.05, 0.10, 0.30 with heterogeneity across
+topics; adjudicators at sensitivity = specificity 0.9, two per item (mean) and three (majority);
+two models x two samples per prompt; domain-pair clusters (the bank's six pairs, effects fixed
+as the estimand's strata); errors shared by both tiers and differential by condition;
+adjudicators who judge by topic, find one topic novel or follow a rule of their own. Then the
+decisive designs the issue names. Per cell: `supported` at a true 0 (size), `refuted` at a true
++SESOI, the lowest coverage over true 0, +0.10 and +0.20 of the interval the report prints
+(Fieller's 95% interval of the true difference; the betting rule's joined 95% parts), `supported`
+at +0.10 and +0.20 and `refuted` at 0, with the reference's and the rule's share of it. The truth
+is the population difference over topics like the study's (its domain pairs fixed), not the
+study's realised one. Goals in every cell: supported at 0 at most 6.5%, refuted at +SESOI at most
+5%, coverage at least 93% (each within two Monte Carlo SE).
 
     python benchmarks/bench_instrument.py [--studies 2000] [--quick] [--only NAME ...]
 """
@@ -24,23 +31,22 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import replace
 
 import numpy as np
 
 from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.simulation.instrument import (
-    Batch,
     Decisions,
     Scenario,
-    landed_rule,
-    measured_rule,
+    auto_rule,
+    reference_rule,
     simulate,
 )
 
 PLAN = load_plan().plan
 ALPHA, SESOI = PLAN.primary.alpha, PLAN.equivalence.sesoi
 MIN_J = PLAN.controls.min_youden
+FINITE = PLAN.adjudication.finite_below
 EFFECTS = (0.0, SESOI, 0.2)
 
 CELLS = [
@@ -53,27 +59,32 @@ CELLS = [
     Scenario("50, base 0.05, 2 models x 2 samples", topics=50, base=0.05, models=2, samples=2),
     Scenario("363, domain-pair clusters", clustered=True),
     Scenario("50, domain-pair clusters", topics=50, clustered=True),
+    Scenario("50 all adjudicated, clusters", topics=50, share=1.0, clustered=True),
     Scenario("100, shared differential +0.10", topics=100, mode="differential", differential=0.1),
     Scenario("363, shared differential +0.10", mode="differential", differential=0.1),
-    Scenario(
-        "363, shared differential, 2000 controls",
-        mode="differential",
-        differential=0.1,
-        controls=2000,
-    ),
     Scenario("363 topics, base 0.30, 2000 controls", controls=2000),
     Scenario("363, adjudicators judge by topic", mode="by_topic"),
     Scenario("363, adjudicators find one topic", mode="one_topic"),
     Scenario("363, adjudicators' own rule, 1% novel", mode="own_rule", own_rate=0.01),
     Scenario("363, adjudicators' own rule, 5% novel", mode="own_rule", own_rate=0.05),
     Scenario("100, adjudicators' own rule, 1% novel", topics=100, mode="own_rule"),
+    Scenario("80 topics, 20 adjudicated, base 0.02", topics=80, share=0.25, base=0.02),
+    Scenario("48 topics, 12 adjudicated, base 0.02", topics=48, share=0.25, base=0.02),
 ]
-VALUE = [Scenario(f"363, {s:.0%} adjudicated", share=s) for s in (0.25, 0.5, 1.0)]
+# The designs the issue sets power goals for (primaries 0.8, adjudicators 0.9, planned controls)
+DECISIVE = [
+    Scenario("DECISIVE bank, all adjudicated, 2 samples", share=1.0, samples=2),
+    Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
+    Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
+    Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
+    Scenario("DECISIVE 50, all adjudicated, 2 samples, base 0.1", 50, 1.0, 0.1, samples=2),
+]
 
 
 class Rates:
     def __init__(self) -> None:
-        self.size = self.refuted_sesoi = self.power = self.refuted_null = math.nan
+        self.size = self.refuted_sesoi = self.power = self.power_sesoi = math.nan
+        self.refuted_null = math.nan
         self.coverage = 1.0
 
     def add(self, effect: float, d: Decisions) -> None:
@@ -82,12 +93,19 @@ class Rates:
             self.size, self.refuted_null = float(d.supported.mean()), float(d.refuted.mean())
         elif effect == SESOI:
             self.refuted_sesoi = float(d.refuted.mean())
+            self.power_sesoi = float(d.supported.mean())
         else:
             self.power = float(d.supported.mean())
 
-    def text(self) -> str:
-        values = (self.size, self.refuted_sesoi, self.coverage, self.power, self.refuted_null)
-        return " ".join(f"{v:>6.1%}" for v in values)
+    def text(self, coverage: bool = True) -> str:
+        values = (self.size, self.refuted_sesoi)
+        tail = (self.power_sesoi, self.power, self.refuted_null)
+        cover = f"{self.coverage:>6.1%}" if coverage else f"{'':>6}"
+        return (
+            " ".join(f"{v:>6.1%}" for v in values)
+            + f" {cover} "
+            + " ".join(f"{v:>6.1%}" for v in tail)
+        )
 
     def meets(self, studies: int) -> bool:
         """Goals, each judged within two Monte Carlo standard errors."""
@@ -99,18 +117,18 @@ class Rates:
         )
 
 
-def run_cell(
-    cell: Scenario, studies: int, rng: np.random.Generator, estimand: str
-) -> tuple[Rates, Rates, Rates]:
-    landed, measured, required = Rates(), Rates(), Rates()
+def share(rule: float, reference: float) -> str:
+    return f"{rule / reference:>5.0%}" if reference > 0.005 else "  n/a"
+
+
+def run_cell(cell: Scenario, studies: int, rng: np.random.Generator) -> tuple[Rates, Rates]:
+    rule, reference = Rates(), Rates()
     for effect in EFFECTS:
-        batch: Batch = simulate(cell, effect, studies, rng)
-        landed.add(effect, landed_rule(batch, ALPHA, SESOI))
-        decided = measured_rule(batch, ALPHA, SESOI, MIN_J, estimand=estimand)
-        measured.add(effect, decided)
-        assert decided.robust is not None
-        required.add(effect, replace(decided, supported=decided.robust))
-    return landed, measured, required
+        batch = simulate(cell, effect, studies, rng)
+        rule.add(effect, auto_rule(batch, ALPHA, SESOI, MIN_J, FINITE))
+        if math.isfinite(batch.youden):
+            reference.add(effect, reference_rule(batch, ALPHA, SESOI))
+    return rule, reference
 
 
 def main() -> None:
@@ -118,51 +136,39 @@ def main() -> None:
     parser.add_argument("--studies", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="300 studies per cell")
     parser.add_argument("--only", nargs="*", default=None, help="cells whose name contains these")
-    parser.add_argument("--seed", type=int, default=20261206)
-    parser.add_argument("--estimand", default="topic_population")
+    parser.add_argument("--seed", type=int, default=20261207)
     args = parser.parse_args()
     studies = 300 if args.quick else args.studies
     rng = np.random.default_rng(args.seed)
-    cells = [c for c in CELLS if not args.only or any(o in c.name for o in args.only)]
+    cells = [c for c in CELLS + DECISIVE if not args.only or any(o in c.name for o in args.only)]
     print(
-        f"{studies} studies per cell and true difference; alpha {ALPHA}, SESOI {SESOI}; "
-        f"estimand of the measured rule: {args.estimand}"
+        f"{studies} studies per cell and true difference; alpha {ALPHA}, SESOI {SESOI}, "
+        f"min J {MIN_J}; betting below {FINITE} adjudicated topics"
     )
-    print("columns: supported at 0 | refuted at +SESOI | min coverage | supported at +0.2 | ")
-    print("         refuted at 0; goals (measured rule): <= 6.5% | <= 5% | >= 93%")
-    header = (
-        f"{'cell':<40} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'pow.2':>6} {'ref0':>6}"
+    print("columns: supported at 0 | refuted at +SESOI | min coverage | supported at +0.1 |")
+    print("         supported at +0.2 | refuted at 0; goals: <= 6.5% | <= 5% | >= 93%;")
+    print("         share: the rule's power as a share of the reference's (sup +0.1 / ref 0)")
+    print(
+        f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
+        f"{'sup.2':>6} {'ref0':>6}"
     )
-    print(header)
     failed = []
     for cell in cells:
         start = time.perf_counter()
-        landed, measured, required = run_cell(cell, studies, rng, args.estimand)
-        ok = measured.meets(studies)
+        rule, reference = run_cell(cell, studies, rng)
+        ok = rule.meets(studies)
         failed += [] if ok else [cell.name]
         seconds = time.perf_counter() - start
-        print(f"{cell.name:<40} {'landed':<9} {landed.text()}")
+        method = "betting" if round(cell.share * cell.topics) < FINITE else "joint"
         print(
-            f"{'':<40} {'measured':<9} {measured.text()}  {'ok' if ok else 'MISSED'} ({seconds:.0f} s)"
+            f"{cell.name:<46} {method:<9} {rule.text()}  {'ok' if ok else 'MISSED'} ({seconds:.0f} s)"
         )
-        mark = "ok" if required.meets(studies) else "MISSED"
-        print(f"{'':<40} {'require':<9} {required.text()}  {mark}")
-    if not args.only:
-        print(
-            "\nOn the bank (363 topics, base 0.30) by the share adjudicated: refuted at a true 0 /"
-            " supported at a true 0 / coverage at 0, for the measured rule with each estimand"
-        )
-        for cell in VALUE:
-            batch = simulate(cell, 0.0, studies, rng)
-            out = []
-            for estimand in ("topic_population", "study_topics"):
-                m = measured_rule(batch, ALPHA, SESOI, MIN_J, estimand=estimand)
-                out.append(
-                    f"{estimand} {m.refuted.mean():>6.1%} / {m.supported.mean():>5.1%} / "
-                    f"{m.covered.mean():>6.1%}"
-                )
-            t = landed_rule(batch, ALPHA, SESOI)
-            print(f"  {cell.name:<20} " + "   ".join(out) + f"   landed {t.refuted.mean():>6.1%}")
+        if math.isfinite(reference.size):
+            shares = (
+                f"share {share(rule.power_sesoi, reference.power_sesoi)} /"
+                f" {share(rule.refuted_null, reference.refuted_null)}"
+            )
+            print(f"{'':<46} {'reference':<9} {reference.text(coverage=False)}  {shares}")
     print("\ncells that missed a goal:", ", ".join(failed) if failed else "none")
 
 

@@ -160,7 +160,7 @@ class Adjudication(_Section):
     # auto: the t reference (PPI++, with J estimated jointly: `statistics.joint`) from
     # `finite_below` adjudicated topics on, betting tests below (`statistics.ppi_betting`)
     interval: Literal["auto", "betting", "t", "normal"] = "auto"
-    finite_below: int = Field(20, ge=2)
+    finite_below: int = Field(12, ge=2)
     estimand: Literal["study_topics", "topic_population"] = "topic_population"
     # report: a `supported` says whether it is robust to the adjudicators' differential error;
     # require: a `supported` that is not robust is inconclusive (`statistics.differential_error`)

@@ -46,6 +46,7 @@ import numpy as np
 from scipy import special, stats
 
 from harness.analysis.statistics.ppi_betting import side
+from harness.analysis.statistics.tier_agreement import Z_GUARD
 
 BANK_STRATA = (106, 87, 87, 30, 30, 23)  # the bank's domain pairs, topics per pair
 Mode = Literal["accurate", "differential", "by_topic", "one_topic", "own_rule"]
@@ -367,6 +368,18 @@ def joint_rule(
     return Decisions(supported, refuted, covered)
 
 
+def auto_rule(
+    b: Batch, alpha: float, sesoi: float, min_youden: float, finite_below: int
+) -> Decisions:
+    """`adjudication.interval: auto`: the joint rule from `finite_below` adjudicated topics on,
+    the betting rule below (the number of adjudicated topics is the design's, the same in
+    every study of a batch)."""
+    if b.d.shape[1] < finite_below:
+        decided = measured_rule(b, alpha, sesoi, min_youden)
+        return Decisions(decided.supported, decided.refuted, decided.covered)
+    return joint_rule(b, alpha, sesoi, min_youden)
+
+
 def _smoothed(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     p = (k + 1.0) / (n + 2.0)
     result: np.ndarray = p * (1.0 - p) / (n + 2.0)
@@ -530,7 +543,36 @@ def tiers_disagree(b: Batch, level: float = 0.95) -> np.ndarray:
         lo_a, hi_a = _implied(b.adj_arm[:, arm], n, adj_controls, level)
         lo_p, hi_p = _implied(b.prim_arm[:, arm], n, b.primary_controls, level)
         out |= (hi_a < lo_p) | (hi_p < lo_a)
+        out |= _z_guard(b.adj_arm[:, arm], b.prim_arm[:, arm], n, adj_controls, b)
+    every = np.full(b.d.shape[0], b.items_arm.sum())
+    out |= _z_guard(b.adj_arm.sum(axis=1), b.prim_arm.sum(axis=1), every, adj_controls, b)
     return out
+
+
+def _z_guard(
+    adj: np.ndarray, prim: np.ndarray, n: np.ndarray, controls: tuple[np.ndarray, ...], b: Batch
+) -> np.ndarray:
+    assert b.primary_controls is not None
+    pi_a, var_a = _implied_var(adj, n, controls)
+    pi_p, var_p = _implied_var(prim, n, b.primary_controls)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var_a + var_p > 0, (pi_a - pi_p) / np.sqrt(var_a + var_p), 0.0)
+    result: np.ndarray = np.abs(np.nan_to_num(z)) > Z_GUARD
+    return result
+
+
+def _implied_var(
+    k: np.ndarray, n: np.ndarray, controls: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """`statistics.tier_agreement._implied`, vectorised: the implied rate and its variance."""
+    pub, pub_ok, unpub, unpub_ok = controls
+    s, p = pub_ok / pub, unpub_ok / unpub
+    j = s + p - 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.where(j > 0, (k / n - 1.0 + s) / j, np.nan)
+        var = _smoothed(k, n) + (1 - pi) ** 2 * _smoothed(pub_ok, pub)
+        var = (var + pi**2 * _smoothed(unpub_ok, unpub)) / j**2
+    return pi, np.where(j > 0, var, np.inf)
 
 
 def _covers(b: Batch, orders: int, estimand: str) -> np.ndarray:

@@ -3,12 +3,19 @@ and on adjudicators who judge real items by a rule of their own."""
 
 from __future__ import annotations
 
+from unittest.mock import MagicMock
+
 import numpy as np
 import pytest
 
+from harness.analysis.plan.plan_file import load_plan
 from harness.analysis.simulation import instrument as I
 from harness.analysis.statistics.accuracy import Accuracy
+from harness.analysis.statistics.instrument import Instrument
+from harness.analysis.statistics.joint import youden_estimate
+from harness.analysis.statistics.ppi import ppi_mean
 from harness.analysis.statistics.tier_agreement import implied_rate
+from harness.analysis.statistics.verdict import decide_adjudicated
 
 
 @pytest.mark.parametrize(
@@ -33,3 +40,36 @@ def test_adjudicators_with_a_rule_of_their_own_do_not_refute_a_true_effect() -> 
     assert decided.refuted.mean() <= 0.05
     accurate = I.simulate(I.Scenario("accurate"), 0.1, 300, rng)
     assert not I.tiers_disagree(accurate).any()
+
+
+def test_the_vectorised_joint_rule_is_the_verdicts():
+    """The simulation's joint rule decides each study as `decide_adjudicated` does on the same
+    numbers (PPI++ t reference, J from the pooled controls, the gate, the joint TOST)."""
+    plan = load_plan().plan
+    rng = np.random.default_rng(7)
+    scenario = I.Scenario("t", topics=120, share=0.5, controls=12)
+    for effect in (0.0, 0.1):
+        batch = I.simulate(scenario, effect, 40, rng)
+        fast = I.joint_rule(batch, 0.05, 0.1, 0.3)
+        for i in range(40):
+            ppi = ppi_mean(batch.d[i], batch.f[i], batch.f_rest[i])
+            est = youden_estimate(
+                batch.pub_correct[i], batch.pub[i], batch.unpub_correct[i], batch.unpub[i], 0.95
+            )
+            inst = _instrument_with(est)
+            label = decide_adjudicated(ppi, plan, [], None, inst).label
+            assert (label == "supported") == fast.supported[i]
+            tiers = I.tiers_disagree(batch)[i]
+            assert (label == "refuted") == fast.refuted[i] or tiers
+
+
+def _instrument_with(est):
+    inst = MagicMock(spec=Instrument)
+    inst.estimate = est
+    inst.differential = None
+    inst.margin.return_value = None
+    inst.reason = "measured"
+    ok = est.lower >= 0.3
+    inst.joint_gate.return_value = (ok, "gate")
+    inst.differential_error.return_value = MagicMock(text=lambda: None, robust=True)
+    return inst

@@ -1,0 +1,90 @@
+"""The joint test of the true difference (`statistics.joint`): Newcombe's bound against
+statsmodels, Fieller's interval against brute-force inversion of the test, and the vectorised
+rule of the simulation against the verdict's own."""
+
+import math
+
+import numpy as np
+import pytest
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+from harness.analysis.statistics.joint import (
+    JointTest,
+    YoudenEstimate,
+    newcombe_lower,
+    youden_estimate,
+)
+from harness.analysis.statistics.ppi import ppi_mean
+
+
+@pytest.mark.parametrize(
+    ("pub_ok", "pub", "unpub_ok", "unpub", "level"),
+    [(9, 10, 9, 10, 0.95), (10, 10, 10, 10, 0.95), (18, 20, 17, 20, 0.9), (40, 50, 31, 45, 0.99)],
+)
+def test_newcombe_bound_is_statsmodels(pub_ok, pub, unpub_ok, unpub, level):
+    low, _ = confint_proportions_2indep(
+        pub_ok, pub, unpub - unpub_ok, unpub, method="newcomb", compare="diff", alpha=1 - level
+    )
+    assert newcombe_lower(pub_ok, pub, unpub_ok, unpub, level) == pytest.approx(low, abs=1e-12)
+
+
+def test_newcombe_bound_passes_where_the_bonferroni_exact_bound_cannot():
+    """Ten published and ten unpublished controls, all right: the exact bound was 0.290."""
+    assert newcombe_lower(10, 10, 10, 10, 0.95) > 0.6
+    assert 0.3 < newcombe_lower(9, 10, 9, 10, 0.95) < 0.4
+
+
+def _ppi(estimate: float, se: float, n: int = 40):
+    d = np.array([estimate - se * math.sqrt(n), estimate + se * math.sqrt(n)] * (n // 2))
+    return ppi_mean(d, d, np.array([]), estimator="classical")
+
+
+@pytest.mark.parametrize(
+    ("theta", "se", "j", "var"), [(0.02, 0.03, 0.8, 0.004), (-0.05, 0.02, 0.6, 0.01)]
+)
+def test_fieller_interval_inverts_the_joint_test(theta, se, j, var):
+    """The interval's ends are where the two-sided test at the level just rejects: brute force
+    over a grid of deltas."""
+    test = JointTest(_ppi(theta, se), YoudenEstimate(j, var, 0.5, 0.95))
+    low, high = test.interval(0.9)
+    grid = np.linspace(-1, 1, 200_001)
+    kept = [x for x in grid if test.p_below(x) >= 0.05 and test.p_above(x) >= 0.05]
+    assert low == pytest.approx(min(kept), abs=2e-5)
+    assert high == pytest.approx(max(kept), abs=2e-5)
+    # the (1 - 2 alpha) interval inside +/- SESOI is exactly the TOST at alpha
+    sesoi = max(abs(low), abs(high)) + 1e-6
+    assert test.p_tost(sesoi) < 0.05
+    assert test.p_tost(max(abs(low), abs(high)) - 1e-4) > 0.05
+
+
+def test_fieller_interval_is_unbounded_when_j_is_not_shown_above_zero():
+    test = JointTest(_ppi(0.01, 0.02), YoudenEstimate(0.05, 0.01, -0.1, 0.95))
+    assert test.interval(0.95) == (-1.0, 1.0)
+
+
+def test_the_joint_statistic_is_the_linear_combination():
+    ppi = _ppi(0.03, 0.02)
+    est = YoudenEstimate(0.7, 0.004, 0.5, 0.95)
+    test = JointTest(ppi, est)
+    t = (0.03 - 0.1 * 0.7) / math.sqrt(ppi.se**2 + 0.01 * 0.004)
+    assert test.p_below(0.1) == pytest.approx(ppi._cdf(t))
+    # at delta = 0 J's uncertainty does not enter
+    assert test.p_above(0.0) == pytest.approx(ppi.p_greater(0.0))
+
+
+def test_youden_estimate_smooths_and_scales_by_the_covered_share():
+    est = youden_estimate(10, 10, 10, 10, 0.95)
+    assert est is not None and est.value == 1.0 and est.variance > 0
+    half = youden_estimate(10, 10, 10, 10, 0.95, covered=0.5)
+    assert half.value == 0.5 and half.variance == pytest.approx(est.variance / 4)
+    assert youden_estimate(0, 0, 5, 10, 0.95) is None
+
+
+def test_majority_j_by_the_delta_method():
+    """A majority of three at rates 0.9: M = 0.972 each, J 0.944; its variance is the slope
+    k C(k-1, h) (r(1-r))^h squared times each rate's."""
+    est = youden_estimate(90, 100, 90, 100, 0.95, majority=3)
+    assert est.value == pytest.approx(2 * (3 * 0.9**2 * 0.1 + 0.9**3) - 1)
+    p = 91 / 102
+    slope = 3 * 2 * (0.9 * 0.1)
+    assert est.variance == pytest.approx(2 * slope**2 * p * (1 - p) / 102)
