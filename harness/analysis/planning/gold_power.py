@@ -36,7 +36,8 @@ from typing import Literal, Self, TypedDict, cast
 import numpy as np  # noqa: TID253
 from scipy import stats  # noqa: TID253
 
-from harness.analysis.simulation.instrument import Scenario, measured_rule, simulate
+from harness.analysis.plan.plan_file import Adjudication
+from harness.analysis.simulation.instrument import Scenario, auto_rule, measured_rule, simulate
 from harness.study.records import JsonObject
 
 ADJUDICATOR_ACCURACY = 0.95  # careful reviewers with thorough searches
@@ -651,6 +652,8 @@ def _ratio(needed: NeededFigures, per_topic: int) -> str:
     return f"{n * per_topic}/{c * per_topic} ({n / c:.2f})"
 
 
+# the bundled plan's switch from betting to the joint rule (`Adjudication.reference`)
+FINITE_BELOW = Adjudication().finite_below
 MEASURED_STUDIES = 100  # simulated studies per figure of the verdict's own rule (MC SE <= 5%)
 MEASURED_SEED = 20261206
 
@@ -665,8 +668,8 @@ def measured_power(
     require_robust: bool = False,
     combine: str = "mean",
 ) -> list[MeasuredRow]:
-    """Power of the verdict's own rule (betting tests of the plan's estimand, the adjudicators'
-    J gate and the SESOI scaled by J's lower bound), simulated (`simulation.instrument`): at
+    """Power of the verdict's own rule (the joint test of `statistics.joint` from FINITE_BELOW
+    adjudicated topics on, betting tests below), simulated (`simulation.instrument`): at
     each sample size, supported at a true +SESOI and refuted at a true 0; with
     `require_robust` (`adjudication.differential_error: require`) a `supported` counts only when it
     is robust to the adjudicators' differential error. The normal approximation above is the
@@ -691,7 +694,10 @@ def measured_power(
         powers = []
         for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
             batch = simulate(scenario, effect, studies, rng)
-            decided = measured_rule(batch, s.alpha, s.sesoi, min_youden, orders=4)
+            if require_robust:  # the robustness bound is the betting rule's
+                decided = measured_rule(batch, s.alpha, s.sesoi, min_youden, orders=4)
+            else:
+                decided = auto_rule(batch, s.alpha, s.sesoi, min_youden, FINITE_BELOW)
             hits = decided.robust if require_robust and column == "supported" else None
             powers.append(float((getattr(decided, column) if hits is None else hits).mean()))
         out.append({"adjudicated": n, "supported": powers[0], "refuted": powers[1]})
@@ -704,7 +710,8 @@ def measured_lines(g: GoldPower) -> list[str]:
         return []
     robust = " and robust" if m.get("differential") == "require" else ""
     lines = [
-        f"  the verdict's own rule (betting tests, adjudicators measured on controls of 0.2 x "
+        f"  the verdict's own rule (the joint test of the true difference from {FINITE_BELOW} "
+        "adjudicated topics on, betting tests below; adjudicators measured on controls of 0.2 x "
         f"their items, at least 10: {m['controls']} each at n = {g['adjudicated']}), "
         f"{g['adjudicators']} per item, {m.get('combine', 'mean')}; "
         f"simulated ({m['studies']} studies per figure, "
