@@ -86,6 +86,9 @@ def analyse_adjudication(
     update |= _instrument_fields(instrument, ppi, plan)
     result = result.model_copy(update=update)
     ceiling = _ceiling(t, plan.equivalence.sesoi) or _degenerate(t, ppi, plan)
+    if ceiling and result.rule == "joint":  # no spread: an interval of the truth would mislead
+        update = {"corrected_estimate": None, "corrected_low": None, "corrected_high": None}
+        result = result.model_copy(update=update)
     return Adjudicated(ppi, withheld, result, per_model, ceiling, instrument, model_ceilings)
 
 

@@ -149,6 +149,8 @@ class JointTest:
         not significantly above 0 at that level."""
         q = self.ppi.quantile(0.5 + level / 2)
         theta, j = self.ppi.estimate, self.youden.value
+        if not j > 0:  # a scale that does not discriminate bounds no true difference
+            return -1.0, 1.0
         a = j * j - q * q * self.youden.variance
         b = -2.0 * theta * j
         c = theta * theta - q * q * self.ppi.se**2

@@ -209,9 +209,12 @@ def decide_adjudicated(
     reviewers' accuracy, which sets only the power. The adjudicators are the instrument and are
     measured on their own controls (`statistics.instrument`): `supported` is a one-sided test on
     their scale (their errors shrink a difference towards 0, never create one, when they do not
-    depend on the condition); `refuted` needs them shown to discriminate (J's exact lower bound
-    at least `controls.min_youden`) and the difference shown inside the SESOI times that bound
-    (alpha / 2 each), or significantly below 0 (at alpha / 2). `ceiling` says why their scale cannot show "no
+    depend on the condition); `refuted`, from `adjudication.finite_below` adjudicated topics on,
+    by the joint test of the true difference (`_refute_jointly`, `statistics.joint`: the gate on
+    J's score bound, then TOST of theta - SESOI J at alpha, or theta significantly below 0);
+    below it, by the betting rule: J's exact lower bound at least `controls.min_youden` and the
+    difference shown inside the SESOI times that bound (alpha / 2 each), or significantly below
+    0 (at alpha / 2). `ceiling` says why their scale cannot show "no
     difference" (one verdict for every item, verdicts that never differ within a topic, a
     zero-width interval, or a ceiling of novelty): `refuted` is then out of reach."""
     if withheld:
