@@ -45,6 +45,7 @@ from typing import Literal
 import numpy as np
 from scipy import special, stats
 
+from harness.analysis.statistics.joint import smoothed_var
 from harness.analysis.statistics.ppi_betting import side
 from harness.analysis.statistics.tier_agreement import Z_GUARD
 
@@ -342,14 +343,14 @@ def joint_rule(
     theta, se, df = ppi_t(b)
     s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
     j = s + p - 1.0
-    var_j = _smoothed(b.pub_correct, b.pub) + _smoothed(b.unpub_correct, b.unpub)
+    var_j = smoothed_var(b.pub_correct, b.pub) + smoothed_var(b.unpub_correct, b.unpub)
     if b.majority:
         k = b.majority
         m = [stats.binom.sf(k // 2, k, r) for r in (s, p)]
         j = m[0] + m[1] - 1.0
         slope = [k * math.comb(k - 1, k // 2) * (r * (1 - r)) ** (k // 2) for r in (s, p)]
-        var_j = slope[0] ** 2 * _smoothed(b.pub_correct, b.pub)
-        var_j += slope[1] ** 2 * _smoothed(b.unpub_correct, b.unpub)
+        var_j = slope[0] ** 2 * smoothed_var(b.pub_correct, b.pub)
+        var_j += slope[1] ** 2 * smoothed_var(b.unpub_correct, b.unpub)
         gate = j - stats.norm.ppf(0.5 + level / 2) * np.sqrt(var_j) >= min_youden
     else:
         gate = _newcombe(b, level) >= min_youden
@@ -378,12 +379,6 @@ def auto_rule(
         decided = measured_rule(b, alpha, sesoi, min_youden)
         return Decisions(decided.supported, decided.refuted, decided.covered)
     return joint_rule(b, alpha, sesoi, min_youden)
-
-
-def _smoothed(k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    p = (k + 1.0) / (n + 2.0)
-    result: np.ndarray = p * (1.0 - p) / (n + 2.0)
-    return result
 
 
 def _wilson(k: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
@@ -570,8 +565,8 @@ def _implied_var(
     j = s + p - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         pi = np.where(j > 0, (k / n - 1.0 + s) / j, np.nan)
-        var = _smoothed(k, n) + (1 - pi) ** 2 * _smoothed(pub_ok, pub)
-        var = (var + pi**2 * _smoothed(unpub_ok, unpub)) / j**2
+        var = smoothed_var(k, n) + (1 - pi) ** 2 * smoothed_var(pub_ok, pub)
+        var = (var + pi**2 * smoothed_var(unpub_ok, unpub)) / j**2
     return pi, np.where(j > 0, var, np.inf)
 
 

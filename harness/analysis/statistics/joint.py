@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -75,7 +76,8 @@ def newcombe_lower(
     return (s - fpr) - math.sqrt((s - s_low) ** 2 + (f_high - fpr) ** 2)
 
 
-def _smoothed_var(k: float, n: float) -> float:
+def smoothed_var(k: Any, n: Any) -> Any:
+    """Variance of a rate from Agresti and Caffo's smoothed (k + 1) / (n + 2); floats or arrays."""
     p = (k + 1.0) / (n + 2.0)
     return p * (1.0 - p) / (n + 2.0)
 
@@ -103,7 +105,7 @@ def youden_estimate(
     if pub <= 0 or unpub <= 0:
         return None
     s, p = pub_correct / pub, unpub_correct / unpub
-    var_s, var_p = _smoothed_var(pub_correct, pub), _smoothed_var(unpub_correct, unpub)
+    var_s, var_p = smoothed_var(pub_correct, pub), smoothed_var(unpub_correct, unpub)
     if majority:
         m = np.asarray(stats.binom.sf(majority // 2, majority, [s, p]), dtype=float)
         value = float(m.sum() - 1.0)

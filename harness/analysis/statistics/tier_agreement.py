@@ -31,22 +31,18 @@ import numpy as np
 from harness.analysis.statistics.accuracy import Accuracy, clopper_pearson
 from harness.analysis.statistics.adjudicated import ADJUDICATOR, role_mask
 from harness.analysis.statistics.consensus import CROSS, Judgments, code_outcome
+from harness.analysis.statistics.joint import smoothed_var
 
 __all__ = ["implied_rate", "implied_z", "tiers_disagree"]
 
 Z_GUARD = 2.807  # two-sided 0.005: norm.ppf(1 - 0.0025)
 
 
-def _smooth(k: float, n: float) -> tuple[float, float]:
-    p = (k + 1.0) / (n + 2.0)
-    return p, p * (1.0 - p) / (n + 2.0)
-
-
 def _implied(novel: float, n: float, acc: Accuracy) -> tuple[float, float]:
     """The implied true novel rate (unclipped) and its delta-method variance."""
-    q, var_q = novel / n, _smooth(novel, n)[1]
-    s, var_s = acc.sensitivity, _smooth(acc.published_correct, acc.published)[1]
-    p, var_p = acc.specificity, _smooth(acc.unpublished_correct, acc.unpublished)[1]
+    q, var_q = novel / n, smoothed_var(novel, n)
+    s, var_s = acc.sensitivity, smoothed_var(acc.published_correct, acc.published)
+    p, var_p = acc.specificity, smoothed_var(acc.unpublished_correct, acc.unpublished)
     j = s + p - 1.0
     if j <= 0:
         return float("nan"), float("inf")
