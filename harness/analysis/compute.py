@@ -167,9 +167,17 @@ def compute(
             adjudicated.instrument.weighted.accuracy,
             plan.controls.level,
         )
-        decision = _adjudicated_decision(
-            adjudicated, plan, withheld + adjudicated.withheld, disagree
+        # the adjudicated estimate keeps every topic both tiers completed, so a primary
+        # reviewer excluded above does not shrink its count of topics
+        own = withheld_reasons(
+            plan,
+            pilot=design.pilot,
+            complete_topics=adjudicated.ppi.n_labelled + adjudicated.ppi.n_unlabelled,
+            items_reviewed=design.items_reviewed,
+            items_short=design.items_short,
+            estimable=math.isfinite(adjudicated.ppi.estimate),
         )
+        decision = _adjudicated_decision(adjudicated, plan, own + adjudicated.withheld, disagree)
         if disagree:  # their J does not describe the real items: no corrected difference
             update = {"tiers_disagree": disagree, "corrected_estimate": None}
             update |= {"corrected_low": None, "corrected_high": None}

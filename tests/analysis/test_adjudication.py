@@ -308,3 +308,36 @@ def test_adjudicators_near_the_ceiling_cannot_refute(tmp_path, fast_plan):
     assert result.verdict.label == "inconclusive"
     assert "single-field items novel" in result.verdict.reason
     assert "ceiling" in result.verdict.reason
+
+
+def test_an_excluded_primary_reviewer_does_not_withhold_the_adjudicated_verdict(
+    tmp_path, fast_plan
+):
+    """bob answers his controls backwards (J below 0) and is left out of the primary-scale
+    analyses, leaving one reviewer per item there; the adjudicated estimate needs no reviewer
+    count, so its 50 topics still decide."""
+    rng = np.random.default_rng(4)
+    topics = [f"t{t:03d}" for t in range(50)]
+    verdict = ("published", "not_published")
+    rows = []
+    for t, c in itertools.product(topics, CONDITIONS):
+        truth = int(rng.random() < 0.3 + (0.3 if c == "cross" else 0.0))
+        rows.append((t, c, 0, "alice", verdict[truth if rng.random() < 0.8 else 1 - truth]))
+        rows.append((t, c, 0, "bob", verdict[1 - truth]))
+        rows += [(t, c, 0, a, verdict[truth]) for a in ADJ]
+    controls = control_judgments(
+        40, list(ADJ) + ["alice"], sensitivity=1.0, specificity=1.0, seed=5
+    )
+    controls += control_judgments(40, ["bob"], sensitivity=0.0, specificity=0.0, seed=6)
+    study = build_study(
+        tmp_path / "s",
+        rows,
+        reviewers=TWO_HUMANS | ADJ,
+        roles=ROLES,
+        sample=topics,
+        controls=controls,
+    )
+    result = analyze(study, fast_plan, write_report=False)
+    assert result.primary.n_topics < 50  # the primary scale lost bob's second review
+    assert result.verdict.basis == "adjudicated"
+    assert result.verdict.label == "supported", result.verdict.reason
