@@ -70,8 +70,14 @@ CELLS = [
     Scenario("100, adjudicators' own rule, 1% novel", topics=100, mode="own_rule"),
     Scenario("80 topics, 20 adjudicated, base 0.02", topics=80, share=0.25, base=0.02),
     Scenario("48 topics, 12 adjudicated, base 0.02", topics=48, share=0.25, base=0.02),
+    # controls easier than real items (0.9 on controls, 0.8 on real items)
+    Scenario("363 all adj., adjudicators 0.8 on real items", share=1.0, harder=0.1),
+    Scenario(
+        "363 all adj., both tiers 0.1 worse on real", share=1.0, harder=0.1, harder_primary=0.1
+    ),
+    Scenario("100, both tiers 0.1 worse on real items", topics=100, harder=0.1, harder_primary=0.1),
 ]
-# The designs the issue sets power goals for (primaries 0.8, adjudicators 0.9, planned controls)
+# The designs with power goals (primaries 0.8, adjudicators 0.9, planned controls)
 DECISIVE = [
     Scenario("DECISIVE bank, all adjudicated, 2 samples", share=1.0, samples=2),
     Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
@@ -86,9 +92,12 @@ class Rates:
         self.size = self.refuted_sesoi = self.power = self.power_sesoi = math.nan
         self.refuted_null = math.nan
         self.coverage = 1.0
+        self.withheld = 0.0
 
     def add(self, effect: float, d: Decisions) -> None:
-        self.coverage = min(self.coverage, float(d.covered.mean()))
+        self.coverage = min(self.coverage, d.coverage())
+        if d.withheld is not None:
+            self.withheld = max(self.withheld, float(d.withheld.mean()))
         if effect == 0.0:
             self.size, self.refuted_null = float(d.supported.mean()), float(d.refuted.mean())
         elif effect == SESOI:
@@ -101,10 +110,12 @@ class Rates:
         values = (self.size, self.refuted_sesoi)
         tail = (self.power_sesoi, self.power, self.refuted_null)
         cover = f"{self.coverage:>6.1%}" if coverage else f"{'':>6}"
+        held = f"{self.withheld:>6.1%}" if coverage else f"{'':>6}"
         return (
             " ".join(f"{v:>6.1%}" for v in values)
             + f" {cover} "
             + " ".join(f"{v:>6.1%}" for v in tail)
+            + f" {held}"
         )
 
     def meets(self, studies: int) -> bool:
@@ -147,10 +158,12 @@ def main() -> None:
     )
     print("columns: supported at 0 | refuted at +SESOI | min coverage | supported at +0.1 |")
     print("         supported at +0.2 | refuted at 0; goals: <= 6.5% | <= 5% | >= 93%;")
-    print("         share: the rule's power as a share of the reference's (sup +0.1 / ref 0)")
+    print("         share: the rule's power as a share of the reference's (sup +0.1 / ref 0);")
+    print("         held: the largest share of studies whose interval the report withholds (the")
+    print("         tiers disagree); coverage is of the printed intervals")
     print(
         f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
-        f"{'sup.2':>6} {'ref0':>6}"
+        f"{'sup.2':>6} {'ref0':>6} {'held':>6}"
     )
     failed = []
     for cell in cells:

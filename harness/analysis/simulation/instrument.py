@@ -30,10 +30,13 @@ The primary reviewers are measured too, on controls of 0.2 x their judgments (ha
 so that the measured rule can ask whether the two tiers describe the same items
 (`statistics.tier_agreement`, vectorised here).
 
-Two rules decide each study: `landed` (PPI++ with a t reference, SESOI not scaled, no measure of
-the adjudicators: the rule before the adjudicators were measured) and `measured` (betting tests,
-design-based over the study's topics, the adjudicators' J gate and the SESOI scaled by J's
-lower bound: `statistics.verdict.decide_adjudicated`'s rule, vectorised).
+Real items may be harder than the controls (`harder`, `harder_primary`): the tiers' accuracy on
+real items lower than on their controls, the assumption the correction by J rests on broken.
+
+The rules, vectorised: `joint_rule` (`statistics.verdict.decide_adjudicated`'s joint test),
+`measured_rule` (the betting rule below `adjudication.finite_below` adjudicated topics),
+`auto_rule` (the plan's choice between them) and `reference_rule` (t tests on the adjudicated
+topics with the true J known: what an idealised rule could reach).
 """
 
 from __future__ import annotations
@@ -45,7 +48,13 @@ from typing import Literal
 import numpy as np
 from scipy import special, stats
 
-from harness.analysis.statistics.joint import smoothed_var
+from harness.analysis.statistics.joint import (
+    fieller,
+    majority_rate,
+    majority_slope,
+    newcombe_lower,
+    smoothed_var,
+)
 from harness.analysis.statistics.ppi_betting import side
 from harness.analysis.statistics.tier_agreement import Z_GUARD
 
@@ -75,6 +84,10 @@ class Scenario:
     differential: float = 0.0
     own_rate: float = 0.01  # mode own_rule: the adjudicators' novel rate, whatever the truth
     controls: int | None = None  # per adjudicator; None: as `judge --blind` plans them
+    # real items harder than the controls: the adjudicators' / primary reviewers' sensitivity
+    # and specificity on real items are this much lower than on their controls
+    harder: float = 0.0
+    harder_primary: float = 0.0
 
     def controls_each(self) -> int:
         """`controls.share` 0.2 of an adjudicator's real items, at least 10 (the bundled plan),
@@ -135,7 +148,8 @@ def draw(topics: int, share: float, rng: np.random.Generator) -> np.ndarray:
 def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator) -> Batch:
     truth, population = _truth(s, effect, studies, rng)  # (studies, topics, 3, outputs) bool
     true_d = _difference(truth.mean(axis=3))
-    prim = _judge(truth, s.primary, s.primary_accuracy, s.primary_accuracy, s.differential, rng)
+    acc = s.primary_accuracy - s.harder_primary
+    prim = _judge(truth, s.primary, acc, acc, s.differential, rng)
     adj = _adjudicate(s, truth, rng)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
     picks = np.stack([draw(s.topics, s.share, rng) for _ in range(studies)])
@@ -169,10 +183,9 @@ def _true_youden(s: Scenario) -> float:
     """The adjudicated scale's J on real items (what an idealised rule would know)."""
     if s.mode != "accurate":
         return math.nan
-    if s.combine == "majority":
-        m = stats.binom.sf(s.adjudicators // 2, s.adjudicators, [s.sensitivity, s.specificity])
-        return float(np.sum(m) - 1.0)
-    return s.sensitivity + s.specificity - 1.0
+    rates = [s.sensitivity - s.harder, s.specificity - s.harder]
+    k = s.adjudicators if s.combine == "majority" else 0
+    return float(np.sum(majority_rate(np.array(rates), k)) - 1.0)
 
 
 def _arm_sums(judged: np.ndarray, picks: np.ndarray) -> np.ndarray:
@@ -252,9 +265,10 @@ def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.
         votes = rng.binomial(s.adjudicators, s.own_rate, truth.shape) / s.adjudicators
         return votes if s.combine == "mean" else (votes > 0.5).astype(float)
     extra = s.differential if s.mode == "differential" else 0.0
+    sens, spec = s.sensitivity - s.harder, s.specificity - s.harder
+    votes = _judge(truth, s.adjudicators, sens, spec, extra, rng)
     if s.combine == "mean":
-        return _judge(truth, s.adjudicators, s.sensitivity, s.specificity, extra, rng)
-    votes = _judge(truth, s.adjudicators, s.sensitivity, s.specificity, extra, rng)
+        return votes
     result: np.ndarray = (votes > 0.5).astype(float)
     return result
 
@@ -291,6 +305,13 @@ class Decisions:
     refuted: np.ndarray
     covered: np.ndarray  # the true difference inside the rule's 95% interval
     robust: np.ndarray | None = None  # supported and robust to differential error
+    # the report withholds the interval (the tiers disagree): coverage is of the others
+    withheld: np.ndarray | None = None
+
+    def coverage(self) -> float:
+        """Coverage of the true difference among the intervals the report prints."""
+        shown = self.covered if self.withheld is None else self.covered[~self.withheld]
+        return float(shown.mean()) if shown.size else math.nan
 
 
 def reference_rule(b: Batch, alpha: float, sesoi: float) -> Decisions:
@@ -342,18 +363,11 @@ def joint_rule(
     interval (the report's)."""
     theta, se, df = ppi_t(b)
     s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
-    j = s + p - 1.0
-    var_j = smoothed_var(b.pub_correct, b.pub) + smoothed_var(b.unpub_correct, b.unpub)
-    if b.majority:
-        k = b.majority
-        m = [stats.binom.sf(k // 2, k, r) for r in (s, p)]
-        j = m[0] + m[1] - 1.0
-        slope = [k * math.comb(k - 1, k // 2) * (r * (1 - r)) ** (k // 2) for r in (s, p)]
-        var_j = slope[0] ** 2 * smoothed_var(b.pub_correct, b.pub)
-        var_j += slope[1] ** 2 * smoothed_var(b.unpub_correct, b.unpub)
-        gate = j - stats.norm.ppf(0.5 + level / 2) * np.sqrt(var_j) >= min_youden
-    else:
-        gate = _newcombe(b, level) >= min_youden
+    k = b.majority
+    j = majority_rate(s, k) + majority_rate(p, k) - 1.0
+    var_j = majority_slope(s, k) ** 2 * smoothed_var(b.pub_correct, b.pub)
+    var_j += majority_slope(p, k) ** 2 * smoothed_var(b.unpub_correct, b.unpub)
+    gate = newcombe_lower(b.pub_correct, b.pub, b.unpub_correct, b.unpub, level, k) >= min_youden
     q = stats.t.ppf(1.0 - alpha, df)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = theta / se
@@ -363,10 +377,11 @@ def joint_rule(
     supported = z > q
     degenerate = np.all(b.d == 0.0, axis=1) | ~(se > 0)
     refuted = ~supported & gate & ~degenerate & below_margin & (above_margin | (z < -q))
-    refuted &= ~tiers_disagree(b)
-    low, high = _fieller(theta, se, j, var_j, np.asarray(stats.t.ppf(1.0 - alpha / 2, df)))
-    covered = tiers_disagree(b) | ((low <= b.truth) & (b.truth <= high))
-    return Decisions(supported, refuted, covered)
+    disagree = tiers_disagree(b)
+    refuted &= ~disagree
+    low, high = fieller(theta, se, j, var_j, np.asarray(stats.t.ppf(1.0 - alpha / 2, df)))
+    covered = (low <= b.truth) & (b.truth <= high)
+    return Decisions(supported, refuted, covered, withheld=disagree)
 
 
 def auto_rule(
@@ -377,42 +392,10 @@ def auto_rule(
     every study of a batch)."""
     if b.d.shape[1] < finite_below:
         decided = measured_rule(b, alpha, sesoi, min_youden)
-        return Decisions(decided.supported, decided.refuted, decided.covered)
+        return Decisions(
+            decided.supported, decided.refuted, decided.covered, None, decided.withheld
+        )
     return joint_rule(b, alpha, sesoi, min_youden)
-
-
-def _wilson(k: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-    p = k / n
-    den = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return centre - half, centre + half
-
-
-def _newcombe(b: Batch, level: float) -> np.ndarray:
-    """`statistics.joint.newcombe_lower`, vectorised."""
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    s, fpr = b.pub_correct / b.pub, (b.unpub - b.unpub_correct) / b.unpub
-    s_low, _ = _wilson(b.pub_correct, b.pub, z)
-    _, f_high = _wilson(b.unpub - b.unpub_correct, b.unpub, z)
-    result: np.ndarray = (s - fpr) - np.sqrt((s - s_low) ** 2 + (f_high - fpr) ** 2)
-    return result
-
-
-def _fieller(
-    theta: np.ndarray, se: np.ndarray, j: np.ndarray, var_j: np.ndarray, q: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """`statistics.joint.JointTest.interval`, vectorised: [-1, 1] where it is unbounded."""
-    a = j * j - q * q * var_j
-    b = -2.0 * theta * j
-    c = theta * theta - q * q * se**2
-    disc = b * b - 4.0 * a * c
-    ok = (a > 0) & (disc >= 0) & np.isfinite(disc)
-    root = np.sqrt(np.where(ok, disc, 0.0))
-    a = np.where(ok, a, 1.0)
-    low = np.where(ok, np.clip((-b - root) / (2 * a), -1.0, 1.0), -1.0)
-    high = np.where(ok, np.clip((-b + root) / (2 * a), -1.0, 1.0), 1.0)
-    return low, high
 
 
 def _bounds(b: Batch, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -461,10 +444,11 @@ def measured_rule(
     below = up.p_values(zero) < alpha / 2  # H0: theta >= 0, at alpha/2 as the verdict
     inside = np.maximum(up.p_values(margin), down.p_values(margin)) < alpha / 2
     refuted = ~supported & gate & ~degenerate & (margin > 0) & (below | inside)
-    refuted &= ~tiers_disagree(b)
+    disagree = tiers_disagree(b)
+    refuted &= ~disagree
     covered = _covers(b, orders, estimand)
     robust = supported & _robust(b, alpha, orders, estimand)
-    return Decisions(supported, refuted, covered, robust)
+    return Decisions(supported, refuted, covered, robust, disagree)
 
 
 def _robust(b: Batch, alpha: float, orders: int, estimand: str) -> np.ndarray:
@@ -584,7 +568,6 @@ def _covers(b: Batch, orders: int, estimand: str) -> np.ndarray:
     lo = np.where(low < 0, low / jl, low / j_hi)
     hi = np.where(high > 0, high / jl, high / j_hi)
     lo, hi = np.maximum(lo, -1.0), np.minimum(hi, 1.0)
-    # without a positive lower bound of J the corrected interval is [-1, 1]: it covers; when
-    # the tiers disagree the report withholds it (their J does not describe the real items)
-    result: np.ndarray = ~ok | tiers_disagree(b) | ((lo <= b.truth) & (b.truth <= hi))
+    # without a positive lower bound of J the corrected interval is [-1, 1]: it covers
+    result: np.ndarray = ~ok | ((lo <= b.truth) & (b.truth <= hi))
     return result

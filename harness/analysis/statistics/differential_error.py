@@ -36,13 +36,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
-from scipy import stats
 
 from harness.analysis.statistics.accuracy import clopper_pearson
+from harness.analysis.statistics.joint import majority_rate
 from harness.analysis.statistics.ppi import PPIResult
 from harness.study.records import JsonObject
 
-__all__ = ["DifferentialError", "differential_error", "majority_rate", "rate_bounds"]
+__all__ = ["DifferentialError", "differential_error", "rate_bounds"]
 
 KINDS = ("published", "not_published")  # false "novel" on published, "novel" on unpublished
 FORMS = ("cross", "single")
@@ -180,15 +180,10 @@ def _gap_bound(
         highs.append(rate_bounds(*cells.get((kind, "cross"), (0, 0)), tail)[1])
         lows.append(rate_bounds(*cells.get((kind, "single"), (0, 0)), tail)[0])
     if majority:
-        return majority_rate(max(highs), majority) - majority_rate(min(lows), majority)
+        return float(majority_rate(max(highs), majority) - majority_rate(min(lows), majority))
     total = sum(weights.values())
     w = [weights[r] / total for r in weights]
     return sum(wi * (h - lo) for wi, h, lo in zip(w, highs, lows, strict=True))
-
-
-def majority_rate(rate: float, k: int) -> float:
-    """The chance that a majority of k adjudicators, each with `rate`, says so."""
-    return float(stats.binom.sf(k // 2, k, rate))
 
 
 def _pair(n: tuple[int, int]) -> str:

@@ -37,9 +37,8 @@ from harness.analysis.statistics.controls import GateWords, discrimination_gate
 from harness.analysis.statistics.differential_error import (
     DifferentialError,
     differential_error,
-    majority_rate,
 )
-from harness.analysis.statistics.joint import YoudenEstimate, youden_estimate
+from harness.analysis.statistics.joint import YoudenEstimate, majority_rate, youden_estimate
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
 
@@ -129,6 +128,7 @@ def _estimate(weighted: Weighted, plan: Plan) -> YoudenEstimate | None:
         plan.controls.level,
         covered=1.0 - weighted.uncovered,
         majority=a.per_item if a.combine == "majority" else 0,
+        variances=weighted.variances,
     )
 
 
@@ -143,7 +143,7 @@ def _lower(acc: Accuracy, alpha: float, plan: Plan) -> float:
     k = plan.adjudication.per_item
     s_low = acc.sensitivity_ci(1.0 - alpha)[0]
     p_low = acc.specificity_ci(1.0 - alpha)[0]
-    return majority_rate(s_low, k) + majority_rate(p_low, k) - 1.0
+    return float(majority_rate(s_low, k) + majority_rate(p_low, k) - 1.0)
 
 
 ADJUDICATOR_WORDS = GateWords(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.analysis.statistics.accuracy import Accuracy
+from harness.analysis.statistics.joint import smoothed_var
 
 __all__ = ["Weighted", "kish", "weighted_accuracy"]
 
@@ -36,6 +37,11 @@ class Weighted:
     accuracy: Accuracy  # effective counts (floats), scope "weighted"
     shares: dict[str, float]  # each reviewer's share of the real judgments' weight
     uncovered: float  # share held by reviewers without controls of both kinds
+    # variances of the weighted sensitivity and specificity, sum_r w_r^2 var(rate_r) with
+    # smoothed rates (`statistics.joint.smoothed_var`): the joint test's var(J). Measured over
+    # 3,000 draws at shares 0.2-0.8, 10-200 controls and accuracies 0.7-0.99, its mean is
+    # 0.99-2.6 x the true variance; the effective counts' variance was 1.06-3.9 x.
+    variances: tuple[float, float] | None = None
 
     def floor(self, bound: float) -> float:
         """A lower bound of the J that shrank d from one of the covered reviewers' weighted J:
@@ -87,6 +93,10 @@ def weighted_accuracy(
         np.array([a.unpublished_correct for a in covered], dtype=float),
         np.array([a.unpublished for a in covered], dtype=float),
     )
+    variances = (
+        _variance(w, [(a.published_correct, a.published) for a in covered]),
+        _variance(w, [(a.unpublished_correct, a.unpublished) for a in covered]),
+    )
     kinds = {a.kind for a in covered}
     acc = Accuracy(
         "all reviewers, weighted",
@@ -98,4 +108,11 @@ def weighted_accuracy(
         float(spec * n_unpub),
         level,
     )
-    return Weighted(acc, {a.label: float(x) for a, x in zip(covered, w, strict=True)}, uncovered)
+    shares_kept = {a.label: float(x) for a, x in zip(covered, w, strict=True)}
+    return Weighted(acc, shares_kept, uncovered, variances)
+
+
+def _variance(w: np.ndarray, counts: list[tuple[float, float]]) -> float:
+    """sum_r w_r^2 var(rate_r), each rate smoothed (k + 1) / (n + 2)."""
+    k, n = (np.array(x, dtype=float) for x in zip(*counts, strict=True))
+    return float((w**2 * smoothed_var(k, n)).sum())
