@@ -21,6 +21,11 @@ from harness.analysis.planning.bank_power import (
     bank_lines,
     bank_power,
 )
+from harness.analysis.planning.decisive_design import (
+    Decisive,
+    decisive_lines,
+    search_design,
+)
 from harness.analysis.planning.gold_power import (
     AGREEMENTS,
     GoldPower,
@@ -147,6 +152,7 @@ class PowerResult:
     bank: BankPower | None = None
     models: ModelsPowerFigures | None = None  # several models
     adjudicated: GoldPower | None = None  # the gold subsample (gold_power)
+    decisive: Decisive | None = None  # the cheapest design that decides (decisive_design)
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic
@@ -173,6 +179,8 @@ class PowerResult:
             lines += bank_lines(self.bank, i)
         if self.adjudicated:
             lines += adjudicated_lines(self.adjudicated)
+        if self.decisive:
+            lines += decisive_lines(self.decisive, i["sesoi"])
         if self.simulation:
             lines += _simulation_lines(self.simulation, i)
         lines += [f"  note: {n}" for n in self.notes]
@@ -367,6 +375,10 @@ def power(
                 seed=BANK_SEED if seed is None else seed,
             )
     result.adjudicated = _adjudicated(base, inputs, adjudicated, agreement, reviewers, samples)
+    if result.adjudicated is not None and (adjudicated is not None or bank):
+        # asked for the adjudicated design (or the bank's): the cheapest one that decides
+        with status("searching the cheapest design whose verdict decides (simulated)"):
+            result.decisive = search_design(result.adjudicated, base)
     if simulate:
         design = base.planning.design.model_copy(
             update={k: v for k, v in (("samples", samples), ("reviewers", reviewers)) if v}

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from harness.analysis.plan.plan_file import LoadedPlan, Plan, load_plan
+from harness.analysis.planning.decisive_design import study_power, study_power_lines
 from harness.analysis.statistics.decisive import controls_needed
 from harness.analysis.statistics.sample_size import (
     discordant,
@@ -27,6 +28,7 @@ from harness.analysis.statistics.sample_size import (
     tost_sample_size,
 )
 from harness.errors import HarnessError
+from harness.progress import status
 from harness.study.clock import utc_now
 from harness.study.lock import writes_study
 from harness.study.manifest import read_manifest, record_command, record_materials, record_section
@@ -264,7 +266,18 @@ def render(
         "",
     ]
     lines += [f"## Power analysis for {topics} topics", ""] + power_lines(plan, topics) + [""]
+    if plan.adjudication.enabled:
+        outputs = (facts["samples"] or plan.planning.design.samples) * max(len(facts["models"]), 1)
+        lines += ["## Can this design decide?", ""] + decide_lines(plan, topics, outputs) + [""]
     return "\n".join(lines)
+
+
+def decide_lines(plan: Plan, topics: int, outputs: int) -> list[str]:
+    """Whether the verdict's own rule can decide at this design, before any review, and the
+    cheapest design that can (`planning.decisive_design`)."""
+    with status("simulating what this design can decide"):
+        found = study_power(plan, topics, outputs)
+    return study_power_lines(found, plan.equivalence.sesoi)
 
 
 def models_lines(plan: Plan, models: int) -> list[str]:

@@ -274,6 +274,14 @@ def joint_test(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> Joi
     return JointTest(ppi, instrument.estimate)
 
 
+# the refutation by the true difference divides by J measured on controls (methodology.md, "The
+# verdict's rule in one page", item 7: real items harder than controls make it liberal)
+TRANSFER = (
+    "it assumes the adjudicators are as accurate on real items as on their planted controls "
+    "(their J divides the difference)"
+)
+
+
 def _refute_jointly(
     test: JointTest, plan: Plan, instrument: Instrument, not_significant: str
 ) -> Decision:
@@ -308,6 +316,7 @@ def _refute_jointly(
             "refuted",
             f"no difference of interest: the true difference is shown {what} ({true}; joint "
             f"test p = {p_inside:.4g} < {alpha:g}), {gate}, and {not_significant}",
+            TRANSFER,
         )
     return Decision(
         "inconclusive",

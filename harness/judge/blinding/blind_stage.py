@@ -96,6 +96,7 @@ from harness.study.tables.judge_reads import (
     pending_outputs,
     routing_items,
 )
+from harness.study.tables.outputs import most_samples, output_models
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -279,6 +280,7 @@ def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> Bli
             )
             record_section(study.path, "adjudication", drawn)
             notes.append(adjudication_summary(draw))
+            notes.append(_design_note(study, control.plan_path, draw.n_topics))
         _record_steps(study)
         report.counts = stored_counts(study)
         report.assigned = assigned_per_reviewer(study)
@@ -632,3 +634,10 @@ def _record_materials(study: Study, judging: Path, s: BlindSettings) -> None:
     for spec in step_specs(s.extract, s.normalise):
         files[f"prompt:{spec.name}"] = spec.template
     record_materials(study.path, "judge", files)
+
+def _design_note(study: Study, plan_path: str | None, topics: int) -> str:
+    """What the drawn design can decide (simulated), said before any review."""
+    from harness.analysis.planning.decisive_design import design_note
+
+    outputs = (most_samples(study) or 1) * max(len(output_models(study)), 1)
+    return design_note(load_plan(plan_path).plan, topics, outputs)

@@ -200,5 +200,8 @@ def test_cli_blind_and_status_in_a_child_process(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "adjudication: 3 of 12 topics drawn" in done.stdout
+    # what the drawn design can decide, before any review: 12 topics cannot refute
+    assert "this design (simulated, planning assumptions)" in done.stdout
+    assert "it cannot refute: `harness power --adjudicated`" in done.stdout
     status = run_subprocess("judge", "--status", "--study", study)
     assert "Adjudication: 3 topics drawn, 9 sample items; 0 of 18" in status.stdout

@@ -1,0 +1,94 @@
+"""The cheapest design that decides (`planning.decisive_design`): no cheaper candidate of the
+grid decides at the same simulated studies; too few topics grow until one does; prereg and
+`harness power` say what the design can decide before any review."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.analysis.plan.plan_file import load_plan
+from harness.analysis.planning import decisive_design as dd
+from harness.analysis.planning.gold_power import GoldPowerSettings
+from tests.cli_run import run_subprocess
+
+ASSUMED = dd.Assumptions(primary_accuracy=0.85, min_youden=0.3)
+
+
+@pytest.fixture
+def small_grid(monkeypatch):
+    """Half the grid, fewer studies: the search's logic, not its resolution."""
+    monkeypatch.setattr(dd, "SHARES", (0.25, 1.0))
+    monkeypatch.setattr(dd, "CONTROL_FACTORS", (1,))
+    monkeypatch.setattr(dd, "PANELS", ((2, False, False),))
+    monkeypatch.setattr(dd, "CONFIRM", 400)
+
+
+def _settings(topics: int) -> GoldPowerSettings:
+    return GoldPowerSettings(
+        topics=topics, p_single=0.3, rho=0.3, sesoi=0.1, alpha=0.05, target=0.8, reviewers=2
+    )
+
+
+def _decides(s: GoldPowerSettings, c: dd.Candidate) -> bool:
+    """The search's own test of one candidate: the screen, then the confirmation."""
+    screen = dd.design_power(s, c, ASSUMED, dd.SCREEN)
+    if min(screen) < s.target - dd.SLACK:
+        return False
+    return min(dd.design_power(s, c, ASSUMED, dd.CONFIRM, seed=dd.SEED + 1)) >= s.target
+
+
+def test_no_cheaper_design_of_the_grid_decides(small_grid):
+    s = _settings(363)
+    found = dd.decisive_design(s, ASSUMED, confirm=dd.CONFIRM)
+    assert found.design is not None and not found.grown
+    assert found.supported >= 0.8 and found.refuted >= 0.8
+    cost = found.design.careful(s.adjudicator_accuracy)
+    cheaper = [
+        c for c in dd._candidates(363, dd.SHARES) if c.careful(s.adjudicator_accuracy) < cost
+    ]
+    assert cheaper  # one output per prompt at a quarter adjudicated costs less
+    assert not any(_decides(s, c) for c in cheaper)
+
+
+def test_too_few_topics_grow_until_one_decides(small_grid):
+    s = _settings(50)
+    found = dd.decisive_design(s, ASSUMED, confirm=dd.CONFIRM)
+    assert found.grown and found.design is not None and found.design.topics > 50
+    assert found.design.share == 1.0
+    assert not any(_decides(s, c) for c in dd._candidates(50, dd.SHARES))
+    text = "\n".join(dd.decisive_lines(found, 0.1))
+    assert "The 50 topics are too few to decide" in text
+
+
+def test_escalation_costs_less_than_a_full_majority():
+    full = dd.Candidate(100, 1.0, 1, adjudicators=3, majority=True)
+    escalated = dd.Candidate(100, 1.0, 1, adjudicators=3, majority=True, escalate=True)
+    assert escalated.careful(0.95) < full.careful(0.95)
+    # 300 items: 2 + 2 x 0.95 x 0.05 judgments each, and 60 controls each for 3 adjudicators
+    assert escalated.careful(0.95) == round(300 * (2 + 2 * 0.95 * 0.05) + 60 * 3)
+
+
+def test_prereg_says_a_small_design_cannot_decide(small_grid):
+    plan = load_plan(None).plan
+    found = dd.study_power(plan, 50, 1)
+    assert found.refuted < 0.8
+    text = "\n".join(dd.study_power_lines(found, 0.1))
+    assert "decides less often than the target power" in text or "cannot refute" in text
+    assert "too few to decide" in text
+
+
+def test_power_cli_prints_the_cheapest_design(small_grid):
+    done = run_subprocess("power", "--topics", "363", "--adjudicated", "0.25")
+    assert done.returncode == 0, done.stderr
+    assert "The cheapest design that decides" in done.stdout
+
+
+def test_prereg_md_says_what_the_design_can_decide(small_grid, tmp_path):
+    from harness.analysis.planning.preregister import prereg
+    from tests.judge.conftest import fill_study
+
+    fill_study(tmp_path / "s", n_topics=12).close()
+    text = prereg(tmp_path / "s").text
+    section = text.split("## Can this design decide?\n", 1)[1]
+    assert "At this study's design (12 topics, 3 adjudicated" in section
+    assert "cannot refute" in section and "too few to decide" in section
