@@ -18,7 +18,9 @@ adjudicators who judge by topic, find one topic novel or follow a rule of their 
 decisive designs the issue names. Per cell: `supported` at a true 0 (size), `refuted` at a true
 +SESOI, the lowest coverage over true 0, +0.10 and +0.20 of the interval the report prints
 (Fieller's 95% interval of the true difference; the betting rule's joined 95% parts), `supported`
-at +0.10 and +0.20 and `refuted` at 0, with the reference's and the rule's share of it. The truth
+at +0.10 and +0.20 and `refuted` at 0, with the reference's and the rule's share of it; then
+`supported` and robust to the adjudicators' differential error (what `adjudication.
+differential_error: require` keeps: `statistics.differential_error`) at 0 and +0.10. The truth
 is the population difference over topics like the study's (its domain pairs fixed), not the
 study's realised one. Goals in every cell: supported at 0 at most 6.5%, refuted at +SESOI at most
 5%, coverage at least 93% (each within two Monte Carlo SE).
@@ -62,6 +64,19 @@ CELLS = [
     Scenario("50 all adjudicated, clusters", topics=50, share=1.0, clustered=True),
     Scenario("100, shared differential +0.10", topics=100, mode="differential", differential=0.1),
     Scenario("363, shared differential +0.10", mode="differential", differential=0.1),
+    Scenario(
+        "363, shared differential, 2000 controls",
+        mode="differential",
+        differential=0.1,
+        controls=2000,
+    ),
+    Scenario(
+        "363, majority, shared differential",
+        adjudicators=3,
+        combine="majority",
+        mode="differential",
+        differential=0.1,
+    ),
     Scenario("363 topics, base 0.30, 2000 controls", controls=2000),
     Scenario("363, adjudicators judge by topic", mode="by_topic"),
     Scenario("363, adjudicators find one topic", mode="one_topic"),
@@ -80,6 +95,7 @@ CELLS = [
 # The designs with power goals (primaries 0.8, adjudicators 0.9, planned controls)
 DECISIVE = [
     Scenario("DECISIVE bank, all adjudicated, 2 samples", share=1.0, samples=2),
+    Scenario("DECISIVE bank, all adj., 2 samples, 2000 ctl", share=1.0, samples=2, controls=2000),
     Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
@@ -90,7 +106,7 @@ DECISIVE = [
 class Rates:
     def __init__(self) -> None:
         self.size = self.refuted_sesoi = self.power = self.power_sesoi = math.nan
-        self.refuted_null = math.nan
+        self.refuted_null = self.robust_null = self.robust_sesoi = math.nan
         self.coverage = 1.0
         self.withheld = 0.0
 
@@ -98,11 +114,13 @@ class Rates:
         self.coverage = min(self.coverage, d.coverage())
         if d.withheld is not None:
             self.withheld = max(self.withheld, float(d.withheld.mean()))
+        robust = float(d.robust.mean()) if d.robust is not None else math.nan
         if effect == 0.0:
             self.size, self.refuted_null = float(d.supported.mean()), float(d.refuted.mean())
+            self.robust_null = robust
         elif effect == SESOI:
             self.refuted_sesoi = float(d.refuted.mean())
-            self.power_sesoi = float(d.supported.mean())
+            self.power_sesoi, self.robust_sesoi = float(d.supported.mean()), robust
         else:
             self.power = float(d.supported.mean())
 
@@ -111,11 +129,13 @@ class Rates:
         tail = (self.power_sesoi, self.power, self.refuted_null)
         cover = f"{self.coverage:>6.1%}" if coverage else f"{'':>6}"
         held = f"{self.withheld:>6.1%}" if coverage else f"{'':>6}"
+        robust = " ".join(f"{v:>6.1%}" for v in (self.robust_null, self.robust_sesoi))
         return (
             " ".join(f"{v:>6.1%}" for v in values)
             + f" {cover} "
             + " ".join(f"{v:>6.1%}" for v in tail)
             + f" {held}"
+            + (f" {robust}" if coverage else "")
         )
 
     def meets(self, studies: int) -> bool:
@@ -160,10 +180,12 @@ def main() -> None:
     print("         supported at +0.2 | refuted at 0; goals: <= 6.5% | <= 5% | >= 93%;")
     print("         share: the rule's power as a share of the reference's (sup +0.1 / ref 0);")
     print("         held: the largest share of studies whose interval the report withholds (the")
-    print("         tiers disagree); coverage is of the printed intervals")
+    print("         tiers disagree); coverage is of the printed intervals; rob0 / rob.1:")
+    print("         supported and robust to differential error (differential_error: require)")
+    print("         at 0 and at +0.1: size and power of `require`")
     print(
         f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
-        f"{'sup.2':>6} {'ref0':>6} {'held':>6}"
+        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'rob0':>6} {'rob.1':>6}"
     )
     failed = []
     for cell in cells:

@@ -204,7 +204,7 @@ def test_adjudicators_whose_errors_favour_cross_field_items_are_not_robust(
 
     result = _run(blinded, tmp_path / "report", answer)
     error = result["adjudication"]["differential_error"]
-    assert error["gap_published"] == pytest.approx(1.0) and not error["robust"]
+    assert error["published"]["gap"] == pytest.approx(1.0) and not error["robust"]
     verdict = result["verdict"]
     assert verdict["label"] == "supported"
     assert "NOT robust to it" in verdict["qualifier"]

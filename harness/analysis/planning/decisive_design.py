@@ -2,11 +2,13 @@
 
 A design is the share of topics adjudicated, outputs per prompt, the adjudicators' panel (two
 whose mean is taken, or a majority of three routed by escalation: two first, a third only where
-they disagree), and controls per adjudicator (as `judge --blind` plans them, or twice that).
-Its cost is in careful judgments: adjudicated topics x 3 prompts x outputs x adjudicator
+they disagree), and controls per adjudicator (as `judge --blind` plans them, or two or four
+times that). Its cost is in careful judgments: adjudicated topics x 3 prompts x outputs x adjudicator
 judgments per item, plus every adjudicator's controls. Candidates are simulated in order of
 cost (`simulation.instrument`, the rule of `adjudication.interval: auto`), and the first whose
-`supported` at a true +SESOI and `refuted` at a true 0 both reach the target power is checked
+`supported` at a true +SESOI (supported and robust to differential error under
+`adjudication.differential_error: require`) and `refuted` at a true 0 both reach the target
+power is checked
 again on fresh studies (`confirm`); a design that passes only by Monte Carlo luck does not
 stand. When none at the study's topics decides, topics grow in steps of a quarter (every topic
 adjudicated) until one does, up to `MAX_GROWTH` times the study's: the report then says the
@@ -47,7 +49,7 @@ __all__ = [
 
 SHARES = (0.25, 0.5, 0.75, 1.0)
 SAMPLES = (1, 2, 3)
-CONTROL_FACTORS = (1, 2)
+CONTROL_FACTORS = (1, 2, 4)
 SCREEN = 200  # simulated studies per effect when screening a candidate (MC SE 2.8% at 80%)
 SLACK = 0.05  # a screen this close to the target goes on to be confirmed
 CONFIRM = 1000  # ... when confirming it (MC SE 1.3% at 80%)
@@ -145,6 +147,7 @@ class Assumptions:
 
     primary_accuracy: float
     min_youden: float
+    require_robust: bool = False  # adjudication.differential_error: require
 
 
 def design_power(
@@ -159,7 +162,8 @@ def design_power(
     for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
         batch = simulate(scenario, effect, studies, rng)
         decided = auto_rule(batch, s.alpha, s.sesoi, a.min_youden, FINITE_BELOW)
-        out.append(float(getattr(decided, column).mean()))
+        hits = decided.robust if a.require_robust and column == "supported" else None
+        out.append(float((getattr(decided, column) if hits is None else hits).mean()))
     return out[0], out[1]
 
 
@@ -216,7 +220,8 @@ def search_design(g: GoldPower, plan: Plan) -> Decisive:
         reviewers=g["reviewers"],
         adjudicator_accuracy=g["adjudicator_accuracy"],
     )
-    return decisive_design(settings, Assumptions(accuracy, plan.controls.min_youden))
+    strict = plan.adjudication.differential_error == "require"
+    return decisive_design(settings, Assumptions(accuracy, plan.controls.min_youden, strict))
 
 
 def decisive_lines(d: Decisive, sesoi: float) -> list[str]:
@@ -272,7 +277,8 @@ def study_power(plan: Plan, topics: int, samples: int, *, search: bool = True) -
         target=p.power,
         reviewers=p.design.reviewers,
     )
-    assumed = Assumptions((p.sensitivity + p.specificity) / 2, plan.controls.min_youden)
+    strict = a.differential_error == "require"
+    assumed = Assumptions((p.sensitivity + p.specificity) / 2, plan.controls.min_youden, strict)
     share = a.size(topics) / topics
     own = Candidate(topics, share, samples, a.per_item, a.combine == "majority", a.escalate)
     supported, refuted = design_power(settings, own, assumed, CONFIRM)

@@ -37,7 +37,7 @@ import numpy as np  # noqa: TID253
 from scipy import stats  # noqa: TID253
 
 from harness.analysis.plan.plan_file import Adjudication
-from harness.analysis.simulation.instrument import Scenario, auto_rule, measured_rule, simulate
+from harness.analysis.simulation.instrument import Scenario, auto_rule, simulate
 from harness.study.records import JsonObject
 
 ADJUDICATOR_ACCURACY = 0.95  # careful reviewers with thorough searches
@@ -694,10 +694,7 @@ def measured_power(
         powers = []
         for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
             batch = simulate(scenario, effect, studies, rng)
-            if require_robust:  # the robustness bound is the betting rule's
-                decided = measured_rule(batch, s.alpha, s.sesoi, min_youden, orders=4)
-            else:
-                decided = auto_rule(batch, s.alpha, s.sesoi, min_youden, FINITE_BELOW)
+            decided = auto_rule(batch, s.alpha, s.sesoi, min_youden, FINITE_BELOW)
             hits = decided.robust if require_robust and column == "supported" else None
             powers.append(float((getattr(decided, column) if hits is None else hits).mean()))
         out.append({"adjudicated": n, "supported": powers[0], "refuted": powers[1]})

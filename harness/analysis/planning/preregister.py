@@ -169,14 +169,14 @@ def _differential_line(mode: str) -> str:
         else "a `supported` says whether it is robust"
     )
     return (
-        "Errors of the adjudicators that depend on the condition are bounded by their "
-        "cross-field and single-field controls: each adjudicator's rate of calling published "
-        "and unpublished controls of each form novel gets an exact (Clopper-Pearson) one-sided "
-        "bound at alpha/(8 x adjudicators), jointly at 1 - alpha/2, and the larger of the two "
-        "gaps (cross-field minus single-field) is weighted by the adjudicators' shares (with a "
-        "majority, taken on the majority's scale). A `supported` is robust to them when the "
-        "adjudicated difference's lower bound (one-sided alpha/2) exceeds that bound and 0. "
-        f"`adjudication.differential_error: {mode}`: {rule}."
+        "Errors of the adjudicators that depend on the condition are estimated from their "
+        "cross-field and single-field controls: the gap (cross-field minus single-field) in "
+        "their rate of calling published controls novel, and the same on unpublished controls, "
+        "weighted by the adjudicators' shares (with a majority, on the majority's scale), each "
+        "with the variance of smoothed rates. A `supported` is robust to them when the "
+        "adjudicated difference exceeds 0 and both gaps, each by a one-sided test at alpha of "
+        "the difference minus the gap with both uncertainties (intersection-union: no split of "
+        f"alpha). `adjudication.differential_error: {mode}`: {rule}."
     )
 
 

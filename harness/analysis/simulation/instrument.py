@@ -381,7 +381,8 @@ def joint_rule(
     refuted &= ~disagree
     low, high = fieller(theta, se, j, var_j, np.asarray(stats.t.ppf(1.0 - alpha / 2, df)))
     covered = (low <= b.truth) & (b.truth <= high)
-    return Decisions(supported, refuted, covered, withheld=disagree)
+    robust = supported & robust_to_differential(b, theta, se, df, alpha)
+    return Decisions(supported, refuted, covered, robust, disagree)
 
 
 def auto_rule(
@@ -391,10 +392,7 @@ def auto_rule(
     the betting rule below (the number of adjudicated topics is the design's, the same in
     every study of a batch)."""
     if b.d.shape[1] < finite_below:
-        decided = measured_rule(b, alpha, sesoi, min_youden)
-        return Decisions(
-            decided.supported, decided.refuted, decided.covered, None, decided.withheld
-        )
+        return measured_rule(b, alpha, sesoi, min_youden)
     return joint_rule(b, alpha, sesoi, min_youden)
 
 
@@ -447,36 +445,33 @@ def measured_rule(
     disagree = tiers_disagree(b)
     refuted &= ~disagree
     covered = _covers(b, orders, estimand)
-    robust = supported & _robust(b, alpha, orders, estimand)
+    robust = supported & robust_to_differential(b, *ppi_t(b), alpha)
     return Decisions(supported, refuted, covered, robust, disagree)
 
 
-def _robust(b: Batch, alpha: float, orders: int, estimand: str) -> np.ndarray:
-    """`statistics.differential_error`'s rule, vectorised: the adjudicated difference's lower
-    bound at alpha / 2 above the bound of the scale's larger gap."""
+def robust_to_differential(
+    b: Batch, theta: np.ndarray, se: np.ndarray, df: np.ndarray, alpha: float
+) -> np.ndarray:
+    """`statistics.differential_error`'s test, vectorised (equal shares): theta significantly
+    above 0 and above both cross - single gaps the adjudicators' controls estimate, each at
+    alpha (intersection-union)."""
     if b.forms is None:
         return np.zeros(b.d.shape[0], dtype=bool)
-    tail = alpha / 2
-    tipping = -side(-1.0, b.d, b.f, b.f_rest, tail, orders=orders, estimand=estimand).bound(tail)
-    result: np.ndarray = tipping > np.maximum(gap_bound(b.forms, alpha, b.majority), 0.0)
-    return result
-
-
-def gap_bound(forms: np.ndarray, alpha: float, majority: int = 0) -> np.ndarray:
-    """Per study, the bound of the scale's larger gap from each adjudicator's controls
-    (`forms` as `Batch.forms`; equal shares): their four rates exact at alpha / (8 R)."""
-    n, ok = forms[..., 0], forms[..., 1]  # (studies, R, 4)
+    n, ok = b.forms[..., 0], b.forms[..., 1]  # (studies, R, 4)
     novel = np.concatenate([n[..., :2] - ok[..., :2], ok[..., 2:]], axis=-1)
-    each = alpha / (8 * forms.shape[1])
-    low, high = _cp(novel, n, 1.0 - 2.0 * each)
-    gaps = []
-    for cross, single in ((0, 1), (2, 3)):
-        if majority:
-            top = stats.binom.sf(majority // 2, majority, high[..., cross].max(axis=1))
-            gaps.append(top - stats.binom.sf(majority // 2, majority, low[..., single].min(axis=1)))
-        else:
-            gaps.append((high[..., cross] - low[..., single]).mean(axis=1))
-    result: np.ndarray = np.maximum(*gaps)
+    weight = 1.0 / n.shape[1]
+    rate = (novel / n).mean(axis=1)  # (studies, 4)
+    var = (weight**2 * smoothed_var(novel, n)).sum(axis=1)
+    q = stats.t.ppf(1.0 - alpha, df)
+    k = b.majority
+    with np.errstate(divide="ignore", invalid="ignore"):
+        robust = theta / se > q
+        for cross, single in ((0, 1), (2, 3)):
+            gap = majority_rate(rate[:, cross], k) - majority_rate(rate[:, single], k)
+            var_gap = majority_slope(rate[:, cross], k) ** 2 * var[:, cross]
+            var_gap = var_gap + majority_slope(rate[:, single], k) ** 2 * var[:, single]
+            robust &= (theta - gap) / np.sqrt(se**2 + var_gap) > q
+    result: np.ndarray = robust
     return result
 
 
