@@ -60,6 +60,16 @@ class Adjudicated:
     model_ceilings: dict[str, str | None] = field(default_factory=dict)  # the same, per model
 
 
+# the true difference and its intervals: withheld together where the scale cannot give them
+CORRECTED_FIELDS = (
+    "corrected_estimate",
+    "corrected_low",
+    "corrected_high",
+    "corrected_tost_low",
+    "corrected_tost_high",
+)
+
+
 def roles_of(data: StudyData) -> np.ndarray:
     roles = data.roles
     if roles is None:
@@ -87,7 +97,7 @@ def analyse_adjudication(
     result = result.model_copy(update=update)
     ceiling = _ceiling(t, plan.equivalence.sesoi) or _degenerate(t, ppi, plan)
     if ceiling and result.rule == "joint":  # no spread: an interval of the truth would mislead
-        update = {"corrected_estimate": None, "corrected_low": None, "corrected_high": None}
+        update = dict.fromkeys(CORRECTED_FIELDS)
         result = result.model_copy(update=update)
     return Adjudicated(ppi, withheld, result, per_model, ceiling, instrument, model_ceilings)
 
@@ -151,6 +161,7 @@ def _joint_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, obj
         return {}
     ok, reason = inst.joint_gate(plan)
     low, high = test.interval(1 - plan.primary.alpha)
+    tost_low, tost_high = test.interval(1 - 2 * plan.primary.alpha)
     j = test.youden.value
     return {
         "rule": "joint",
@@ -163,6 +174,8 @@ def _joint_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, obj
         "corrected_estimate": _num(ppi.estimate / j) if j > 0 else None,
         "corrected_low": _num(low),
         "corrected_high": _num(high),
+        "corrected_tost_low": _num(tost_low),
+        "corrected_tost_high": _num(tost_high),
     }
 
 

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from harness._version import __version__
-from harness.analysis.adjudication import Adjudicated, analyse_adjudication, roles_of
+from harness.analysis.adjudication import (
+    CORRECTED_FIELDS,
+    Adjudicated,
+    analyse_adjudication,
+    roles_of,
+)
 from harness.analysis.data import StudyData, adjudicator_ids, primary_controls
 from harness.analysis.plan.plan_file import LoadedPlan, Plan
 from harness.analysis.plan.primary_tests import primary_test
@@ -179,8 +184,7 @@ def compute(
         )
         decision = _adjudicated_decision(adjudicated, plan, own + adjudicated.withheld, disagree)
         if disagree:  # their J does not describe the real items: no corrected difference
-            update = {"tiers_disagree": disagree, "corrected_estimate": None}
-            update |= {"corrected_low": None, "corrected_high": None}
+            update = {"tiers_disagree": disagree, **dict.fromkeys(CORRECTED_FIELDS)}
             adjudicated = replace(adjudicated, result=adjudicated.result.model_copy(update=update))
     prereg = manifest.prereg or Prereg()
     verification = _verification(data, loaded, prereg, deviations)

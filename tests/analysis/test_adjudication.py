@@ -85,6 +85,8 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     assert a.rule == "joint" and a.youden > 0.8
     assert a.corrected_estimate == pytest.approx(a.estimate / a.youden)
     assert a.corrected_low < a.corrected_estimate < a.corrected_high
+    # the (1 - 2 alpha) interval the joint TOST reads lies inside the printed (1 - alpha) one
+    assert a.corrected_low < a.corrected_tost_low < a.corrected_tost_high < a.corrected_high
     # the Power section's paired t-test is not the verdict's test: it points to the PPI++ design
     power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
     assert "paired t-test on the primary reviewers' observed scale" in power

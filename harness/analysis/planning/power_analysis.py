@@ -442,15 +442,13 @@ def _adjudicated(
         samples=(samples or design.samples) * int(i["models"]),
         singles=2 if plan.single == "mean_of_singles" else 1,
     )
-    return adjudicated_power(
-        settings,
-        adjudicated=sample_size(sample, topics),
-        agreements=list(AGREEMENTS) if agreement is None else [agreement],
-        min_youden=plan.controls.min_youden,
-        differential=plan.adjudication.differential_error,
-        combine=plan.adjudication.combine,
-        escalate=plan.adjudication.escalate,
-    )
+    with status("simulating the verdict's own rule at each adjudicated sample"):
+        return adjudicated_power(
+            settings,
+            plan,
+            adjudicated=sample_size(sample, topics),
+            agreements=list(AGREEMENTS) if agreement is None else [agreement],
+        )
 
 
 def _with_accuracy(plan: Plan, sensitivity: float | None, specificity: float | None) -> Plan:

@@ -426,6 +426,10 @@ class AdjudicationResult(_Model):
     corrected_estimate: float | None = None  # estimate / J (second order): true-scale difference
     corrected_low: float | None = None  # (1 - 2 alpha) interval with J's, Bonferroni
     corrected_high: float | None = None
+    # joint rule: Fieller's (1 - 2 alpha) interval, inside +/- SESOI exactly when the joint
+    # TOST refutes at alpha
+    corrected_tost_low: float | None = None
+    corrected_tost_high: float | None = None
     tiers_disagree: str = ""  # why the tiers' verdicts do not fit their accuracy (no refuted)
     # the tipping point of a `supported` against the adjudicators' differential error and the
     # bound their per-form controls give (`statistics.differential_error`)

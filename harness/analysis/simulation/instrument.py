@@ -53,6 +53,7 @@ from harness.analysis.statistics.joint import (
     majority_rate,
     majority_slope,
     newcombe_lower,
+    smoothed_rate,
     smoothed_var,
 )
 from harness.analysis.statistics.ppi_betting import side
@@ -150,7 +151,8 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     true_d = _difference(truth.mean(axis=3))
     acc = s.primary_accuracy - s.harder_primary
     prim = _judge(truth, s.primary, acc, acc, s.differential, rng)
-    adj = _adjudicate(s, truth, rng)
+    votes = _adjudicate(s, truth, rng)
+    adj = _combined(s, votes)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
     picks = np.stack([draw(s.topics, s.share, rng) for _ in range(studies)])
     rest = np.stack([np.setdiff1d(np.arange(s.topics), p) for p in picks])
@@ -168,7 +170,7 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
         pub_ok,
         unpub,
         unpub_ok,
-        adj_arm=_arm_sums(adj, picks),
+        adj_arm=_arm_sums(votes, picks),  # the guard reads each adjudicator's verdict
         prim_arm=_arm_sums(prim, picks),
         items_arm=np.array([picks.shape[1] * truth.shape[3] * k for k in (1, 2)], dtype=float),
         primary_controls=_primary_controls(s, studies, rng),
@@ -214,7 +216,7 @@ def _truth(
     are centred (their weighted mean is 0), so that the true difference is `effect` up to the
     clipping of probabilities to [0, 1]."""
     pair = strata(s.topics)
-    weights = np.bincount(pair) / s.topics
+    weights = np.bincount(pair, minlength=len(BANK_STRATA)) / s.topics
     offset, shift = np.zeros((studies, 6)), np.zeros((studies, 6))
     if s.clustered:
         offset = rng.normal(0.0, s.sd_pair, (studies, 6))
@@ -254,6 +256,8 @@ def _judge(
 
 
 def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The share of an item's adjudicators calling it novel (its value under `combine: mean`,
+    and what the tiers' agreement guard reads under either combination)."""
     if s.mode == "by_topic":
         rate = truth.mean(axis=(2, 3), keepdims=True)
         return np.broadcast_to(rng.random(rate.shape) < rate, truth.shape).astype(float)
@@ -262,12 +266,16 @@ def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.
         out[np.arange(truth.shape[0]), rng.integers(truth.shape[1], size=truth.shape[0]), 2] = 1.0
         return out
     if s.mode == "own_rule":
-        votes = rng.binomial(s.adjudicators, s.own_rate, truth.shape) / s.adjudicators
-        return votes if s.combine == "mean" else (votes > 0.5).astype(float)
+        result: np.ndarray = rng.binomial(s.adjudicators, s.own_rate, truth.shape) / s.adjudicators
+        return result
     extra = s.differential if s.mode == "differential" else 0.0
     sens, spec = s.sensitivity - s.harder, s.specificity - s.harder
-    votes = _judge(truth, s.adjudicators, sens, spec, extra, rng)
-    if s.combine == "mean":
+    return _judge(truth, s.adjudicators, sens, spec, extra, rng)
+
+
+def _combined(s: Scenario, votes: np.ndarray) -> np.ndarray:
+    """An item's adjudicated value: the mean of its adjudicators' votes, or their majority."""
+    if s.combine == "mean" or s.mode in ("by_topic", "one_topic"):
         return votes
     result: np.ndarray = (votes > 0.5).astype(float)
     return result
@@ -365,8 +373,10 @@ def joint_rule(
     s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
     k = b.majority
     j = majority_rate(s, k) + majority_rate(p, k) - 1.0
-    var_j = majority_slope(s, k) ** 2 * smoothed_var(b.pub_correct, b.pub)
-    var_j += majority_slope(p, k) ** 2 * smoothed_var(b.unpub_correct, b.unpub)
+    slope_s = majority_slope(smoothed_rate(b.pub_correct, b.pub), k)
+    slope_p = majority_slope(smoothed_rate(b.unpub_correct, b.unpub), k)
+    var_j = slope_s**2 * smoothed_var(b.pub_correct, b.pub)
+    var_j += slope_p**2 * smoothed_var(b.unpub_correct, b.unpub)
     gate = newcombe_lower(b.pub_correct, b.pub, b.unpub_correct, b.unpub, level, k) >= min_youden
     q = stats.t.ppf(1.0 - alpha, df)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -444,7 +454,7 @@ def measured_rule(
     refuted = ~supported & gate & ~degenerate & (margin > 0) & (below | inside)
     disagree = tiers_disagree(b)
     refuted &= ~disagree
-    covered = _covers(b, orders, estimand)
+    covered = _covers(b)
     robust = supported & robust_to_differential(b, *ppi_t(b), alpha)
     return Decisions(supported, refuted, covered, robust, disagree)
 
@@ -461,6 +471,7 @@ def robust_to_differential(
     novel = np.concatenate([n[..., :2] - ok[..., :2], ok[..., 2:]], axis=-1)
     weight = 1.0 / n.shape[1]
     rate = (novel / n).mean(axis=1)  # (studies, 4)
+    smooth = smoothed_rate(novel, n).mean(axis=1)  # where the majority's slope is taken
     var = (weight**2 * smoothed_var(novel, n)).sum(axis=1)
     q = stats.t.ppf(1.0 - alpha, df)
     k = b.majority
@@ -468,8 +479,8 @@ def robust_to_differential(
         robust = theta / se > q
         for cross, single in ((0, 1), (2, 3)):
             gap = majority_rate(rate[:, cross], k) - majority_rate(rate[:, single], k)
-            var_gap = majority_slope(rate[:, cross], k) ** 2 * var[:, cross]
-            var_gap = var_gap + majority_slope(rate[:, single], k) ** 2 * var[:, single]
+            var_gap = majority_slope(smooth[:, cross], k) ** 2 * var[:, cross]
+            var_gap = var_gap + majority_slope(smooth[:, single], k) ** 2 * var[:, single]
             robust &= (theta - gap) / np.sqrt(se**2 + var_gap) > q
     result: np.ndarray = robust
     return result
@@ -549,14 +560,15 @@ def _implied_var(
     return pi, np.where(j > 0, var, np.inf)
 
 
-def _covers(b: Batch, orders: int, estimand: str) -> np.ndarray:
-    """The 95% interval of the true difference: the adjudicated interval at 97.5% divided by
-    J's 97.5% interval (Bonferroni), as `statistics.instrument.corrected_interval`."""
-    tail = 0.0125
-    up = side(1.0, b.d, b.f, b.f_rest, tail, orders=orders, estimand=estimand)
-    down = side(-1.0, b.d, b.f, b.f_rest, tail, orders=orders, estimand=estimand)
-    high, low = up.bound(tail), -down.bound(tail)
-    j_lo, j_hi = _bounds(b, 0.975)
+def _covers(b: Batch) -> np.ndarray:
+    """Does the interval of the true difference the report prints under the betting rule
+    cover it: the adjudicated 95% interval (PPI++, t reference) divided by J's 95% exact
+    interval, as `adjudication._instrument_fields` and `statistics.instrument.
+    corrected_interval` make it (labelled "at least 90%": Bonferroni)."""
+    theta, se, df = ppi_t(b)
+    q = stats.t.ppf(0.975, df)
+    low, high = theta - q * se, theta + q * se
+    j_lo, j_hi = _bounds(b, 0.95)
     j_hi = np.clip(np.maximum(j_hi, j_lo), None, 1.0)
     ok = j_lo > 0
     jl = np.where(ok, j_lo, 1.0)

@@ -33,7 +33,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.analysis.statistics.joint import majority_rate, majority_slope, smoothed_var
+from harness.analysis.statistics.joint import (
+    majority_rate,
+    majority_slope,
+    smoothed_rate,
+    smoothed_var,
+)
 from harness.analysis.statistics.ppi import PPIResult
 from harness.study.records import JsonObject
 
@@ -173,18 +178,19 @@ def _gap_estimate(
     total = sum(weights.values())
     if not total:
         return None
-    rates, variances = {}, {}
+    rates, smooth, variances = {}, {}, {}
+    w = [weights[r] / total for r in weights]
     for form in FORMS:
         cells = [counts.get(r, {}).get((kind, form), (0, 0)) for r in weights]
         if any(n == 0 for _, n in cells):
             return None
-        w = [weights[r] / total for r in weights]
-        rates[form] = sum(wi * k / n for wi, (k, n) in zip(w, cells, strict=True))
-        variances[form] = sum(
-            wi**2 * smoothed_var(k, n) for wi, (k, n) in zip(w, cells, strict=True)
-        )
+        pairs = list(zip(w, cells, strict=True))
+        rates[form] = sum(wi * k / n for wi, (k, n) in pairs)
+        smooth[form] = sum(wi * smoothed_rate(k, n) for wi, (k, n) in pairs)
+        variances[form] = sum(wi**2 * smoothed_var(k, n) for wi, (k, n) in pairs)
     value = majority_rate(rates["cross"], majority) - majority_rate(rates["single"], majority)
-    variance = sum(majority_slope(rates[f], majority) ** 2 * variances[f] for f in FORMS)
+    # the slope at the smoothed rates: at a raw 0 or 1 a majority's slope is 0
+    variance = sum(majority_slope(smooth[f], majority) ** 2 * variances[f] for f in FORMS)
     return Gap(float(value), float(variance))
 
 

@@ -278,7 +278,7 @@ def joint_test(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> Joi
 # verdict's rule in one page", item 7: real items harder than controls make it liberal)
 TRANSFER = (
     "it assumes the adjudicators are as accurate on real items as on their planted controls "
-    "(their J divides the difference)"
+    "(their J divides the difference) and, with a majority, that they err independently"
 )
 
 

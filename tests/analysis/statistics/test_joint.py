@@ -87,12 +87,16 @@ def test_youden_estimate_smooths_and_scales_by_the_covered_share():
 
 def test_majority_j_by_the_delta_method():
     """A majority of three at rates 0.9: M = 0.972 each, J 0.944; its variance is the slope
-    k C(k-1, h) (r(1-r))^h squared times each rate's."""
+    k C(k-1, h) (r(1-r))^h, taken at the smoothed rate, squared times each rate's."""
     est = youden_estimate(90, 100, 90, 100, 0.95, majority=3)
+    assert est is not None
     assert est.value == pytest.approx(2 * (3 * 0.9**2 * 0.1 + 0.9**3) - 1)
     p = 91 / 102
-    slope = 3 * 2 * (0.9 * 0.1)
+    slope = 3 * 2 * (p * (1 - p))
     assert est.variance == pytest.approx(2 * slope**2 * p * (1 - p) / 102)
+    # every control right: the raw slope is 0, the smoothed one is not
+    perfect = youden_estimate(10, 10, 10, 10, 0.95, majority=3)
+    assert perfect is not None and perfect.variance > 0.001
 
 
 def _exact_coverage(n: int, rate: float, majority: int, level: float) -> float:
