@@ -97,6 +97,18 @@ DECISIVE = [
     Scenario("DECISIVE bank, all adjudicated, 2 samples", share=1.0, samples=2),
     Scenario("DECISIVE bank, all adj., 2 samples, 2000 ctl", share=1.0, samples=2, controls=2000),
     Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
+    # the planner's pick at these accuracies with the plan's 3 primary reviewers per item
+    # (`harness power --adjudicated`): 1,409 careful judgments, against 5,228 for every topic
+    # adjudicated by two
+    Scenario(
+        "DECISIVE bank, 25%, 2 samples, escalated majority",
+        share=0.25,
+        samples=2,
+        primary=3,
+        adjudicators=3,
+        combine="majority",
+        controls=73,
+    ),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples, base 0.1", 50, 1.0, 0.1, samples=2),

@@ -1,7 +1,7 @@
 """A study cannot be run out of order, checked through the real entry point in child processes:
 `judge --blind` refuses a half-collected study (unless told to review what exists, recorded),
 `analyze` refuses to unblind while assigned reviews are outstanding (`--partial` is recorded in
-the manifest and the report's first lines), `judge --import` after the unblinding refuses new
+the manifest and the report's lead), `judge --import` after the unblinding refuses new
 reviews (unless `--after-unblinding`: stored apart, counted in the report, never analysed),
 `status` says which stage is next and refuses a study without a manifest. Every refusal is one
 line with exit code 2 and leaves the study folder byte for byte as it was.
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from tests.analysis.helpers import report_lead
 from tests.cli_run import run_subprocess
 from tests.judge.fakes import fill_workbook
 from tests.plans import primary_only_plan
@@ -152,9 +153,8 @@ def test_a_study_keeps_its_stage_order(tmp_path: Path, env: None, capsys) -> Non
     assert any("--partial" in d for d in manifest["analysis"]["deviations"])
     assert manifest["commands"][-1]["params"]["partial"] is True
     report = study / "report"
-    first = (report / "report.md").read_text(encoding="utf-8").splitlines()[:12]
-    banner = f"DEVIATION: analysed with --partial: {missing} of 24"
-    assert any(banner in line for line in first), first
+    lead = report_lead((report / "report.md").read_text(encoding="utf-8"))
+    assert f"DEVIATION: analysed with --partial: {missing} of 24" in lead, lead
     result = json.loads((report / "report.json").read_text(encoding="utf-8"))
     assert any("--partial" in d for d in result["verification"]["deviations"])
     assert "--partial" in (report / "report.html").read_text(encoding="utf-8")

@@ -20,7 +20,9 @@ from harness.analysis.adjudication import (
 from harness.analysis.data import StudyData, adjudicator_ids, primary_controls
 from harness.analysis.plan.plan_file import LoadedPlan, Plan
 from harness.analysis.plan.primary_tests import primary_test
+from harness.analysis.planning.decisive_design import Observed, study_power
 from harness.analysis.report.results import (
+    AccuracyRow,
     AgreementResult,
     AnalysisResult,
     ConsensusCounts,
@@ -42,7 +44,7 @@ from harness.analysis.report.results import (
     WeightedAccuracyRow,
 )
 from harness.analysis.statistics import secondary as sec
-from harness.analysis.statistics.accuracy import uncounted_controls
+from harness.analysis.statistics.accuracy import Accuracy, uncounted_controls
 from harness.analysis.statistics.across_models import AcrossModels
 from harness.analysis.statistics.agreement import agreement
 from harness.analysis.statistics.by_model import study_across_models
@@ -213,7 +215,7 @@ def compute(
         per_reviewer=cast(
             "list[ReviewerRow]", _records(sec.per_reviewer(j, y, table, plan.single))
         ),
-        power=_power(primary, plan),
+        power=_with_verdict_power(_power(primary, plan), adjudicated, plan, design),
         verdict=VerdictResult(
             label=decision.label,
             reason=decision.reason,
@@ -783,6 +785,49 @@ def _agreement(data: StudyData, y: np.ndarray, plan: Plan) -> AgreementResult:
             for p in a.pairs
         ],
     )
+
+
+VERDICT_POWER_STUDIES = 400  # simulated studies per figure of the verdict's power (+/- 5%)
+
+
+def _with_verdict_power(
+    power: PowerSummary, adjudicated: Adjudicated | None, plan: Plan, design: DesignSummary
+) -> PowerSummary:
+    """What the study's design can decide under the verdict's own rule, simulated with the
+    accuracies and novel rate it measured (the plan's where it measured none)."""
+    if adjudicated is None or not adjudicated.ppi.n_labelled:
+        return power
+    ppi, r = adjudicated.ppi, adjudicated.result
+    topics = ppi.n_labelled + ppi.n_unlabelled
+    outputs = max(1, round(design.items / (3 * max(topics, 1))))
+    observed = Observed(
+        adjudicated=ppi.n_labelled,
+        primary_accuracy=_primary_accuracy(r.accuracy),
+        adjudicator_accuracy=_mean_accuracy(adjudicated.instrument.weighted.accuracy),
+        p_single=r.novel_rate,
+    )
+    sp = study_power(
+        plan, topics, outputs, search=False, observed=observed, studies=VERDICT_POWER_STUDIES
+    )
+    words = f"{sp.design.words(sp.decisive.assumed)}; {sp.decisive.assumptions_text()}"
+    update: dict[str, object] = {"verdict_supported": sp.supported}
+    update |= {"verdict_refuted": sp.refuted, "verdict_studies": sp.studies}
+    return power.model_copy(update={**update, "verdict_design": words})
+
+
+def _primary_accuracy(rows: list[AccuracyRow]) -> float | None:
+    """The primary reviewers' pooled accuracy on real items against the adjudicators."""
+    row = next((x for x in rows if x["scope"] == "pooled" and x.get("arm") == "both"), None)
+    if row is None:
+        return None
+    numbers = [v for v in (row["sensitivity"], row["specificity"]) if v is not None]
+    return min(max(sum(numbers) / len(numbers), 0.5), 1.0) if numbers else None
+
+
+def _mean_accuracy(acc: Accuracy) -> float | None:
+    if not acc.estimable:
+        return None
+    return min(max((acc.sensitivity + acc.specificity) / 2, 0.5), 1.0)
 
 
 def _power(primary: PrimaryOutcome, plan: Plan) -> PowerSummary:

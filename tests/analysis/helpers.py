@@ -208,3 +208,11 @@ def random_judgments(
 
 
 TWO_HUMANS = {"alice": "human", "bob": "human"}
+
+
+def report_lead(markdown: str) -> str:
+    """report.md's lead: the verdict, its estimate and the notes that qualify it (everything
+    before the explorer link)."""
+    head, link, _ = markdown.partition("[Explore every record")
+    assert link, "report.md has no link to the explorer"
+    return head

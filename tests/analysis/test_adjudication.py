@@ -91,6 +91,12 @@ def test_the_verdict_rests_on_the_adjudicated_scale(tmp_path, fast_plan):
     power = md.split("\n## Power\n", 1)[1].split("\n## ", 1)[0]
     assert "paired t-test on the primary reviewers' observed scale" in power
     assert "(PPI++) on the adjudicated scale" in power and "harness power --adjudicated" in power
+    # ... and what this design can decide under the verdict's own rule, simulated with the
+    # accuracies the study measured
+    p = result.power
+    assert p.verdict_supported is not None and p.verdict_refuted is not None
+    assert 0 <= p.verdict_refuted <= 1 and 0 < p.verdict_supported < 1  # at +SESOI, not +0.3
+    assert "**What this design can decide**" in power and "200 topics, 50 adjudicated" in power
     saved = json.loads((study / "report" / "report.json").read_text())
     assert saved["adjudication"]["estimate"] == pytest.approx(a.estimate)
     assert saved["verdict"]["basis"] == "adjudicated"

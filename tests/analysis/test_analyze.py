@@ -13,7 +13,13 @@ import pytest
 
 from harness.analysis.run import analyze
 from harness.study.manifest import read_manifest
-from tests.analysis.helpers import TWO_HUMANS, build_study, control_judgments, random_judgments
+from tests.analysis.helpers import (
+    TWO_HUMANS,
+    build_study,
+    control_judgments,
+    random_judgments,
+    report_lead,
+)
 
 
 def test_full_analysis_writes_a_self_contained_report(tmp_path):
@@ -211,7 +217,7 @@ def test_pilot_and_demonstration_studies(tmp_path, fast_plan):
     result = analyze(study, fast_plan)
     assert result.verdict.label == "no verdict" and "pilot" in result.verdict.reason
     md = (study / "report" / "report.md").read_text()
-    head = md.split("## Verdict")[0]
+    head = report_lead(md)
     assert "135M-parameter model" in head and "not evidence" in head
     assert "PILOT" in head
 

@@ -46,10 +46,21 @@ def test_the_adjudicated_estimate_leads_where_the_verdict_rests_on_it(
     verdict = md.split("## Verdict\n", 1)[1].split("\n## ", 1)[0]
     paragraphs = [x.strip() for x in verdict.split("\n\n") if x.strip()]
     assert paragraphs[0].startswith("**SUPPORTED**")
+    # the estimate a `supported` reads (their scale, one-sided) first, then the true difference
     assert paragraphs[1].startswith(
+        "**The verdict's estimate**: adjudicated difference (PPI++, the adjudicators' scale) "
+        f"{estimate}, 95% interval [{fmt(a.ci_low, signed=True)}, {fmt(a.ci_high, signed=True)}]"
+        f" (90%: [{fmt(a.tost_low, signed=True)}, {fmt(a.tost_high, signed=True)}])"
+    )
+    assert (
+        f"true difference (adjudicated / J) {fmt(a.corrected_estimate, signed=True)}"
+        in (paragraphs[1])
+    )
+    rests = next(x for x in paragraphs if x.startswith("The verdict rests on"))
+    assert rests.startswith(
         f"The verdict rests on the adjudicated difference (PPI++, human adjudicators) {estimate}"
     )
-    assert f"the primary reviewers' {p.description}" in paragraphs[1]
+    assert f"the primary reviewers' {p.description}" in rests
     assert "## Primary reviewers' scale (a check of the adjudicated estimate)" in md
     assert "## Primary analysis\n" not in md
 

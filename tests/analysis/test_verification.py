@@ -12,7 +12,7 @@ from harness.analysis.run import analyze
 from harness.errors import HarnessError
 from harness.study.manifest import read_manifest
 from harness.study.store import Study
-from tests.analysis.helpers import TWO_HUMANS, build_study, random_judgments
+from tests.analysis.helpers import TWO_HUMANS, build_study, random_judgments, report_lead
 from tests.cli_run import run_cli as cli
 
 
@@ -57,8 +57,7 @@ def test_missing_commitment_needs_allow_deviation(tmp_path, fast_plan):
     result = analyze(path, fast_plan, allow_deviation=True)
     assert result.verification.blinding_status == "missing"
     md = (path / "report" / "report.md").read_text()
-    head = md.split("## Verdict")[0]
-    assert "DEVIATION: the blinding key could not be verified" in head
+    assert "DEVIATION: the blinding key could not be verified" in report_lead(md)
 
 
 def test_prereg_then_analyze_then_a_changed_plan(study, tmp_path, capsys, fast_plan):
@@ -89,8 +88,7 @@ def test_prereg_then_analyze_then_a_changed_plan(study, tmp_path, capsys, fast_p
     result = analyze(study, allow_deviation=True)
     assert result.equivalence.sesoi == 0.2
     md = (study / "report" / "report.md").read_text()
-    first_lines = md.splitlines()[:4]
-    assert any("DEVIATION: the analysis plan" in line for line in first_lines)
+    assert "DEVIATION: the analysis plan" in report_lead(md)
     assert read_manifest(study).record()["analysis"]["deviations"]
 
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.planning.design_power import (
+    ADJUDICATOR_ACCURACY,
     Assumptions,
     Candidate,
     GoldPowerSettings,
@@ -38,6 +39,7 @@ from harness.study.records import JsonObject
 
 __all__ = [
     "Decisive",
+    "Observed",
     "StudyPower",
     "decisive_design",
     "decisive_lines",
@@ -194,7 +196,7 @@ class StudyPower:
     decisive: Decisive
 
 
-def _settings(plan: Plan, topics: int) -> GoldPowerSettings:
+def _settings(plan: Plan, topics: int, adjudicator_accuracy: float) -> GoldPowerSettings:
     p = plan.planning
     return GoldPowerSettings(
         topics=topics,
@@ -204,25 +206,47 @@ def _settings(plan: Plan, topics: int) -> GoldPowerSettings:
         alpha=plan.primary.alpha,
         target=p.power,
         reviewers=p.design.reviewers,
+        adjudicator_accuracy=adjudicator_accuracy,
     )
 
 
-def study_power(plan: Plan, topics: int, samples: int, *, search: bool = True) -> StudyPower:
+@dataclass(frozen=True)
+class Observed:
+    """What a study measured, in place of the plan's assumptions (None: the plan's)."""
+
+    adjudicated: int | None = None  # topics adjudicated
+    primary_accuracy: float | None = None  # on real items, against the adjudicators
+    adjudicator_accuracy: float | None = None  # on their controls
+    p_single: float | None = None  # novel rate on the adjudicated scale
+
+
+def study_power(
+    plan: Plan,
+    topics: int,
+    samples: int,
+    *,
+    search: bool = True,
+    observed: Observed | None = None,
+    studies: int = CONFIRM,
+) -> StudyPower:
     """At `topics` topics and `samples` outputs per prompt (all models), the plan's adjudicated
-    design under its planning assumptions: primary reviewers as accurate as
-    planning.sensitivity and specificity (their mean), adjudicators at ADJUDICATOR_ACCURACY.
-    The search runs only when the design falls short of the target."""
-    a, p = plan.adjudication, plan.planning
-    settings = _settings(plan, topics)
-    assumed = assumptions(plan, (p.sensitivity + p.specificity) / 2)
-    share = a.size(topics) / topics
+    design under its planning assumptions (primary reviewers as accurate as planning.sensitivity
+    and specificity, their mean; adjudicators at ADJUDICATOR_ACCURACY) or what a study
+    `observed`. The search runs only when the design falls short of the target."""
+    a, p, o = plan.adjudication, plan.planning, observed or Observed()
+    settings = _settings(plan, topics, o.adjudicator_accuracy or ADJUDICATOR_ACCURACY)
+    if o.p_single is not None:
+        settings = replace(settings, p_single=min(max(o.p_single, 0.01), 0.99))
+    primary = o.primary_accuracy or (p.sensitivity + p.specificity) / 2
+    assumed = assumptions(plan, primary)
+    share = (o.adjudicated or a.size(topics)) / topics
     own = Candidate(topics, share, samples, a.per_item, a.combine == "majority", a.escalate)
-    supported, refuted = design_power(settings, own, assumed, CONFIRM)
+    supported, refuted = design_power(settings, own, assumed, studies)
     if search and min(supported, refuted) < settings.target:
         decisive = decisive_design(settings, assumed)
     else:
         decisive = _answer(settings, assumed, (None, None, None, None), 0, False, 0)
-    return StudyPower(own, supported, refuted, CONFIRM, decisive)
+    return StudyPower(own, supported, refuted, studies, decisive)
 
 
 def study_power_lines(sp: StudyPower, sesoi: float) -> list[str]:

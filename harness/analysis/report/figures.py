@@ -4,17 +4,29 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
+from harness.analysis.report.lead import (
+    AXIS_TITLE,
+    Lead,
+    LeadRow,
+    LeadYouden,
+    build_lead,
+    tick_label,
+    ticks,
+)
 from harness.analysis.report.results import (
     AnalysisResult,
     Estimate,
     ModelsResult,
+    fmt,
     led_estimates,
+    verdict_title,
 )
 
 CROSS_COLOUR, SINGLE_COLOUR, GREY = "#c0392b", "#2471a3", "#7f8c8d"
@@ -78,7 +90,7 @@ def estimates(result: AnalysisResult, dpi: int) -> bytes:
     shown = [e for e in led_estimates(result) if not e.skipped and e.estimate is not None]
     scales = [s for s in ("difference", "odds ratio", "slope") if any(e.scale == s for e in shown)]
     heights = [max(1, sum(e.scale == s for e in shown)) for s in scales] or [1]
-    fig = Figure(figsize=(10, 1.2 + 0.42 * sum(heights) + 0.6 * len(heights)))
+    fig = Figure(figsize=(10, 1.2 + 0.5 * sum(heights) + 0.6 * len(heights)))
     axes = fig.subplots(len(heights), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)
     for ax, scale in zip(axes[:, 0], scales, strict=False):
         rows = [e for e in shown if e.scale == scale][::-1]
@@ -112,7 +124,7 @@ def _forest(ax: Axes, rows: list[Estimate], scale: str, sesoi: float) -> None:
         ax.axvspan(-sesoi, sesoi, color=GREY, alpha=0.12)
     if scale == "odds ratio":
         _plain_log_axis(ax)
-    ax.set_yticks(ys, [_short(e.label) for e in rows], fontsize=8)
+    ax.set_yticks(ys, [_wrap(e.label, 44) for e in rows], fontsize=8)
     ax.set_title(
         {
             "difference": "Difference in proportion judged novel (cross - single), 95% CI"
@@ -145,8 +157,13 @@ def _plain_log_axis(ax: Axes, most: int = 9) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def _short(label: str, width: int = 58) -> str:
+def _short(label: str, width: int) -> str:
     return label if len(label) <= width else label[: width - 3] + "..."
+
+
+def _wrap(label: str, width: int) -> str:
+    """A label on as many lines as it needs, never cut."""
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
 
 
 def agreement(result: AnalysisResult, dpi: int) -> bytes:
@@ -329,7 +346,7 @@ def models(result: AnalysisResult, dpi: int) -> bytes:
     if m.pooled_estimate is not None:
         ax.plot(m.pooled_estimate, len(rows), "D", color="black")
     ax.axvline(0, color=GREY, lw=1, ls=":")
-    ax.set_yticks(range(len(rows) + 1), [_short(x["model"], 30) for x in rows] + ["pooled"])
+    ax.set_yticks(range(len(rows) + 1), [_wrap(x["model"], 30) for x in rows] + ["pooled"])
     ax.invert_yaxis()
     ax.set_xlabel("difference in proportion judged novel (cross - single)")
     ax.set_title(forest_title(m), fontsize=9)
@@ -345,9 +362,64 @@ def forest_title(m: ModelsResult) -> str:
     return f"{what} (interval at 1 - alpha); I^2 = {(m.i2 or 0.0):.0%}"
 
 
+def verdict(result: AnalysisResult, dpi: int) -> bytes:
+    return _png(verdict_figure(build_lead(result), verdict_title(result.verdict)), dpi)
+
+
+def verdict_figure(lead: Lead, title: str) -> Figure:
+    """The lead figure as a PNG (report.md's): the verdict's estimates on one difference axis,
+    each with its margin, and J with its lower bound below."""
+    heights = [0.75 * len(lead.rows) + 0.55] + ([0.6] if lead.youden else [])
+    fig = Figure(figsize=(7.5, sum(heights) + 1.1), layout="constrained")  # labels inside
+    axes = fig.subplots(len(heights), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)
+    ax = axes[0, 0]
+    low, high = lead.axis()
+    for y, row in enumerate(lead.rows[::-1]):
+        _lead_row(ax, y, row)
+    ax.axvline(0, color="black", lw=0.8)
+    marks = ticks(low, high)
+    ax.set_xticks(marks, [tick_label(t) for t in marks], fontsize=9)
+    ax.set_xlim(low, high)
+    ax.set_ylim(-0.6, len(lead.rows) - 0.4)
+    labels = [_wrap(f"{r.label}: {fmt(r.estimate, signed=True)}", 34) for r in lead.rows[::-1]]
+    ax.set_yticks(range(len(lead.rows)), labels, fontsize=9)
+    ax.set_xlabel(AXIS_TITLE, fontsize=9)
+    ax.set_title(_wrap(title, 70), fontsize=11, loc="left")
+    if lead.youden is not None:
+        _lead_youden(axes[1, 0], lead.youden)
+    return fig
+
+
+def _lead_row(ax: Axes, y: int, row: LeadRow) -> None:
+    if row.margin:
+        m = row.margin
+        ax.fill_betweenx([y - 0.4, y + 0.4], -m, m, color=GREY, alpha=0.16, lw=0)
+        ax.vlines([-m, m], y - 0.4, y + 0.4, colors="#555555", linestyles="--", lw=1)
+    if row.low is not None and row.high is not None:
+        ax.plot([row.low, row.high], [y, y], color="#222222", lw=1.6)
+    if row.inner is not None:
+        ax.plot(list(row.inner), [y, y], color="#222222", lw=5, solid_capstyle="butt")
+    ax.plot([row.estimate], [y], "o", color=CROSS_COLOUR, ms=8, mec="white")
+
+
+def _lead_youden(ax: Axes, j: LeadYouden) -> None:
+    ax.axvline(j.minimum, color="#555555", ls=":", lw=1.2)
+    if j.bound is not None:
+        ax.plot([j.bound, j.value], [0, 0], color="#222222", lw=1.6)
+        ax.plot([j.bound], [0], "|", color="#222222", ms=12, mew=2)
+    ax.plot([j.value], [0], "o", color=CROSS_COLOUR, ms=8, mec="white")
+    bound = f"\nlower bound {fmt(j.bound)}" if j.bound is not None else ""
+    ax.set_yticks([0], [_wrap(f"{j.who}: {fmt(j.value)}", 34) + bound], fontsize=9)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.5, 0.5)
+    ax.tick_params(axis="x", labelsize=9)
+    ax.set_xlabel(f"J (dotted: the plan's minimum for the lower bound, {j.minimum:g})", fontsize=9)
+
+
 FIGURES = {
-    "paired_proportions": (paired_proportions, "Per-topic paired proportions judged novel"),
+    "verdict": (verdict, "The verdict's estimate"),
     "estimates": (estimates, "Estimates with 95% intervals for every analysis"),
+    "paired_proportions": (paired_proportions, "Per-topic paired proportions judged novel"),
     "agreement": (agreement, "Reviewer agreement"),
     "power": (power_curve, "Power curve"),
     "accuracy": (accuracy, "Reviewer accuracy on control items"),
@@ -371,5 +443,11 @@ def caption(result: AnalysisResult, name: str) -> str:
 
 
 def figure_names(result: AnalysisResult) -> list[str]:
-    """The figures of this result: the forest plot of models only with several models."""
-    return [name for name in FIGURES if name != "models" or result.models is not None]
+    """The figures of this result: the forest plot of models only with several models, the
+    verdict's only where there is an estimate."""
+    return [
+        name
+        for name in FIGURES
+        if (name != "models" or result.models is not None)
+        and (name != "verdict" or build_lead(result).rows)
+    ]

@@ -269,6 +269,12 @@ class PowerSummary(_Model):
     equivalence_power: float | None
     topics_needed_equivalence: int | None
     curve: list[dict[str, float]]
+    # the verdict's own rule at this study's design, simulated with what the study measured
+    # (`planning.decisive_design.study_power`); None without an adjudicated sample
+    verdict_supported: float | None = None  # `supported` at a true +SESOI
+    verdict_refuted: float | None = None  # `refuted` at a true 0
+    verdict_studies: int = 0
+    verdict_design: str = ""  # the design and the assumptions, in words
 
 
 class DecisiveNeeds(_Model):

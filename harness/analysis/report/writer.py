@@ -11,6 +11,7 @@ from harness.analysis.plan.plan_file import Plan
 from harness.analysis.plan.primary_tests import primary_test
 from harness.analysis.report.adjudication_section import adjudication_blocks
 from harness.analysis.report.figures import caption, figure_names, render_all
+from harness.analysis.report.lead import build_lead
 from harness.analysis.report.render import Block, html_page, markdown
 from harness.analysis.report.results import (
     AccuracyRow,
@@ -69,8 +70,10 @@ def _write(path: Path, data: bytes) -> None:
 
 
 def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
+    """The report opens with the verdict and the figure of its estimate; the notes that qualify
+    it follow, then the rest of the verdict and the sections."""
     blocks = [Block("h1", "Preregistered analysis: cross-field versus single-field prompts")]
-    blocks += [Block("banner", note) for note in r.notes]
+    blocks += [_lead(r)]
     blocks += [
         Block(
             "link",
@@ -83,24 +86,43 @@ def build_blocks(r: AnalysisResult, plan: Plan, plan_text: str) -> list[Block]:
     blocks += _checks(r) + steps_blocks(r)
     blocks += _secondary(r) + _reviewers(r) + _power(r) + _verification(r)
     blocks += [Block("h2", "Figures")]
-    blocks += [Block("figure", caption(r, name), name=name) for name in figure_names(r)]
+    blocks += [
+        Block("figure", caption(r, name), name=name)
+        for name in figure_names(r)
+        if name != LEAD_FIGURE
+    ]
     blocks += _topics(r)
     blocks += [Block("h2", "The analysis plan as executed"), Block("pre", plan_text.rstrip())]
     return blocks
 
 
-def _verdict(r: AnalysisResult) -> list[Block]:
+LEAD_FIGURE = "verdict"  # drawn in the lead, beside the verdict, not among the figures
+
+
+def _lead(r: AnalysisResult) -> Block:
+    """The verdict line, the estimate it rests on, the qualifier and the report's notes, beside
+    the figure of that estimate."""
     v = r.verdict
     basis = ("provisional: " if v.basis == "provisional" else "") + v.basis_note
     title = f"**{v.label.upper()}**" + (f" ({basis})" if basis else "")
-    out = [Block("h2", "Verdict"), Block("p", f"{title}: {v.reason}.")]
+    children = [Block("p", f"{title}: {v.reason}.")]
+    if v.qualifier:
+        children.append(Block("p", f"Note: {v.qualifier}."))
+    children += [Block("banner", note) for note in r.notes]
+    return Block("lead", "Verdict", name=LEAD_FIGURE, children=children, lead=build_lead(r))
+
+
+def _verdict(r: AnalysisResult) -> list[Block]:
+    """The verdict's details, after the lead: what it rests on, power, the literal rule."""
+    v = r.verdict
+    out = []
     rests_on = verdict_basis(r)
     if rests_on:
         out.append(Block("p", f"The verdict rests on {rests_on}."))
-    if v.qualifier:
-        out.append(Block("p", f"Note: {v.qualifier}."))
     p = r.power
-    if v.label in ("inconclusive", "no verdict") and p.power_at_sesoi is not None:
+    if v.basis == "adjudicated" and p.verdict_supported is not None:
+        out.append(Block("p", _verdict_power(r)))
+    elif v.label in ("inconclusive", "no verdict") and p.power_at_sesoi is not None:
         out.append(
             Block(
                 "p",
@@ -632,19 +654,38 @@ def _reviewers(r: AnalysisResult) -> list[Block]:
     return out
 
 
+def _verdict_power(r: AnalysisResult) -> str:
+    """What this study's design can decide under the verdict's own rule (simulated)."""
+    p = r.power
+    assert p.verdict_supported is not None and p.verdict_refuted is not None
+    cannot = (
+        " With no true difference it cannot be expected to refute."
+        if p.verdict_refuted < 0.05
+        else ""
+    )
+    return (
+        f"**What this design can decide** (the verdict's own rule, simulated on "
+        f"{p.verdict_studies} studies per figure with what the study measured): `supported` at a "
+        f"true +{p.sesoi:g} in {p.verdict_supported:.0%} of studies, `refuted` at a true 0 in "
+        f"{p.verdict_refuted:.0%} ({p.verdict_design}).{cannot} `harness power --adjudicated` "
+        "finds the cheapest design that decides."
+    )
+
+
 def _power(r: AnalysisResult) -> list[Block]:
     p, a = r.power, r.adjudication
     lead = []
+    if r.verdict.basis == "adjudicated" and p.verdict_supported is not None:
+        lead.append(Block("p", _verdict_power(r)))
     if a is not None and a.topics_to_detect is not None and r.verdict.basis == "adjudicated":
-        lead = [
+        lead += [
             Block(
                 "p",
-                f"**Topics the verdict's design needs** (the figure to plan by): about "
-                f"{a.topics_to_detect} topics to detect a true difference of {a.sesoi:g} and "
-                f"about {a.topics_for_equivalence} to show equivalence when there is none, "
-                f"each with {a.topics_power:.0%} power ({a.topics_basis}). A normal "
-                "approximation around the verdict's own interval: `harness power --adjudicated "
-                "SHARE` simulates the rule. The figures below, and the control judgments under "
+                f"**Topics the verdict's design needs** (a normal approximation around the "
+                f"verdict's own interval): about {a.topics_to_detect} topics to detect a true "
+                f"difference of {a.sesoi:g} and about {a.topics_for_equivalence} to show "
+                f"equivalence when there is none, each with {a.topics_power:.0%} power "
+                f"({a.topics_basis}). The figures below, and the control judgments under "
                 "Reviewer accuracy, are for the checks, not for the verdict.",
             )
         ]
