@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, ProgressColumn
 
 EVERY = 10.0
 #: A step shorter than this writes no plain lines at all (a cached model loads in a blink).
@@ -124,16 +124,18 @@ class Tracker:
                 TimeRemainingColumn,
             )
 
+            # on a narrow terminal the label and the info give way first (cut with "..."),
+            # so the count and the ETA stay whole
             self._bar = Progress(
                 SpinnerColumn(),
-                TextColumn("{task.description}"),
+                _shrinking("{task.description}", min_width=8),
                 BarColumn(bar_width=16),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
-                TextColumn("{task.fields[info]}"),
+                _shrinking("{task.fields[info]}"),
                 console=self._console,
                 transient=self._transient,
                 refresh_per_second=4,
@@ -220,6 +222,23 @@ class Tracker:
                 self._write(task.line().replace(" so far", ""))
         elif self._bar is not None and task.total is None:
             self._bar.remove_task(task.rich_id)
+
+
+def _shrinking(text_format: str, min_width: int | None = None) -> ProgressColumn:
+    """A text column that a row too wide for the terminal shortens first: its table column may
+    give up width (rich narrows wrappable columns before the others), and its text is cut with
+    an ellipsis instead of wrapping onto a second line."""
+    from rich.progress import Task, TextColumn
+    from rich.table import Column
+    from rich.text import Text
+
+    class Shrinking(TextColumn):
+        def render(self, task: Task) -> Text:
+            text = super().render(task)
+            text.no_wrap, text.overflow = True, "ellipsis"
+            return text
+
+    return Shrinking(text_format, table_column=Column(min_width=min_width))
 
 
 def _index(bar: Progress, task_id: object) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from typer.testing import CliRunner
 
@@ -38,3 +40,51 @@ def test_help_has_summary_and_example(command):
     body = result.output.split("Usage:", 1)[1].split("\n\n", 1)[1]
     assert body.strip().splitlines()[0].strip()  # a summary line
     assert "Example: harness" in " ".join(result.output.split())
+
+
+def _every_command() -> list[list[str]]:
+    """Every command and group of the real parser, sub-commands included."""
+    import typer
+
+    import harness.cli  # noqa: F401  (registers every command)
+    from harness.cli._group import build_group
+
+    def walk(command: Any, path: list[str]) -> list[list[str]]:
+        found = [path]
+        if hasattr(command, "list_commands"):
+            ctx = typer.Context(command)
+            for name in command.list_commands(ctx):
+                found += walk(command.get_command(ctx, name), [*path, name])
+        return found
+
+    return walk(build_group(app), [])
+
+
+def test_every_example_is_a_line_of_its_own_in_the_rendered_help(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`harness CMD --help` in a child process at 80 columns: each `Example:` starts a line,
+    holds one command, and the line after it is another example or blank (nothing wrapped)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.cli_run import run_subprocess
+
+    commands = _every_command()
+    assert len(commands) > 25 and ["topics", "draft"] in commands and ["export", "hits"] in commands
+    monkeypatch.setenv("COLUMNS", "80")  # the child processes' terminal width
+    with ThreadPoolExecutor(4) as pool:
+        pages = list(pool.map(lambda c: run_subprocess(*c, "--help"), commands))
+    for command, done in zip(commands, pages, strict=True):
+        name = " ".join(["harness", *command])
+        assert done.returncode == 0, (name, done.stderr)
+        lines = done.stdout.splitlines()
+        at = [n for n, line in enumerate(lines) if "Example:" in line]
+        assert at, name
+        for n in at:
+            line = lines[n].strip()
+            assert line.startswith("Example: harness ") and line.count("Example:") == 1, (
+                name,
+                line,
+            )
+            following = lines[n + 1].strip()
+            assert following == "" or following.startswith("Example: "), (name, line, following)

@@ -247,3 +247,28 @@ def test_the_blinded_steps_name_their_model_and_a_capable_one_is_advised(
     code, out, err = harness("prereg", "--study", study, "--plan", generated / "plan-primary.yaml")
     assert code == 0, err
     assert next_step(study).startswith("Next: reviews: ")
+
+
+def test_removing_a_model_twice_says_it_was_removed_already(
+    study: Path, generated: Path, env: None
+) -> None:
+    with ModelServer() as server:
+        for model in (GOOD, TYPO):
+            assert collect(study, server, model)[0] == 0
+    code, out, err = harness("collect", "--study", study, "--remove", TYPO)
+    assert code == 0, err
+    manifest = json.loads((study / "manifest.json").read_text(encoding="utf-8"))
+    (entry,) = manifest["collect"]["removed"]
+    # again, by its provider string and by the bare name it was requested as: nothing changes
+    for name in (TYPO, "gpt-4o-mnii"):
+        before = (study / "manifest.json").read_bytes()
+        code, out, err = harness("collect", "--study", study, "--remove", name)
+        assert code == 0, err
+        assert out.splitlines()[0] == (
+            f"{TYPO} was already removed at {entry['removed_at']} (12 ok and 0 failed output(s) "
+            "kept aside in removed_outputs); nothing changed (manifest: collect.removed)"
+        )
+        assert (study / "manifest.json").read_bytes() == before
+    # a model the study never held is still no such model
+    err = refused(study, "collect", "--study", study, "--remove", "openai-compatible/other")
+    assert f"no such model in this study (it holds: {GOOD})" in err

@@ -408,7 +408,7 @@ def differential_rows(coded: pd.DataFrame, alpha: float) -> list[ArmDifference]:
         return []
     groups = [(str(r), "reviewer", g) for r, g in coded.groupby("reviewer_id", sort=True)]
     groups += [(f"all {k} reviewers", "kind", g) for k, g in coded.groupby("reviewer_kind")]
-    groups.append(("all reviewers", "pooled", coded))
+    groups.append(("all reviewers, pooled", "pooled", coded))
     out: list[ArmDifference] = []
     for label, scope, group in groups:
         diff = differential(group, alpha)

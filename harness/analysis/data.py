@@ -160,7 +160,8 @@ def load_study(
         "prompts": stored.prompts,
         "outputs": stored.outputs,
         "outputs_ok": stored.outputs_ok,
-        "items": stored.items,
+        "items": stored.items - stored.control_items,  # real items (of outputs)
+        "control_items": stored.control_items,
         "assignments": stored.assignments,
         "reviews": int(len(reviews)),
         "control_reviews": int(len(controls)),  # both tiers'

@@ -17,6 +17,7 @@ from harness.analysis.report.results import AnalysisResult
 from harness.analysis.report.writer import write_report as write
 from harness.errors import HarnessError
 from harness.explore import write_explorer
+from harness.progress import status
 from harness.study.lock import writes_study
 from harness.study.manifest import made_section, read_manifest, record_command, record_section
 from harness.study.manifest_sections import Adjudication, Analysis, Prereg, UnsureLimit
@@ -67,19 +68,23 @@ def analyze(
                 f"analysed with --partial: {disputed} item(s) the adjudicators disagree on had "
                 "not been routed to another adjudicator (harness judge --escalate)"
             )
-        data = load_study(study, manifest, allow_missing_commitment=allow_deviation)
+        with status("loading the reviews and checking the blinding key"):
+            data = load_study(study, manifest, allow_missing_commitment=allow_deviation)
         if data.blinding.status == "missing":
             deviations.append(
                 "the blinding key could not be verified: the manifest holds no blinding commitment"
             )
-        result = compute(data, loaded, manifest, deviations, folder)
+        with status("computing the preregistered analysis"):
+            result = compute(data, loaded, manifest, deviations, folder)
         mark_unblinded(study)
         result = _with_late_reviews(study, result)
         result = _with_accepted_unsure(manifest.unsure_limit, result)
         result = _with_blinded_steps(study, result)
         if write_report:
-            result = write(result, study.report_dir, loaded.plan, loaded.text)
-            write_explorer(study, result.report_files["explorer"])
+            with status("writing the report and its figures"):
+                result = write(result, study.report_dir, loaded.plan, loaded.text)
+            with status("writing the study explorer"):
+                write_explorer(study, result.report_files["explorer"])
     analysed = {
         "at": result.analysed_at,
         "plan_sha256": loaded.sha256,

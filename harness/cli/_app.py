@@ -15,7 +15,7 @@ app = typer.Typer(
     name="harness",
     help=(
         "Test whether cross-field prompts make language models propose unpublished combinations "
-        "more often than single-field prompts.\n\n"
+        "more often than single-field prompts.\n\n\b\n"
         "Example: harness run --study runs/demo"
     ),
     no_args_is_help=True,

@@ -43,11 +43,11 @@ COMMANDS: dict[str, Entry] = {
         "Verify the blinding key and the plan, unblind, run the preregistered analysis, report.",
     ),
     "prereg": Entry(
-        "analyze_cmds",
+        "prereg_cmds",
         "Write prereg.md (hypothesis, design, materials, plan and hash, power) and record it.",
     ),
     "power": Entry(
-        "analyze_cmds",
+        "power_cmds",
         "Power, topics needed and minimal detectable effect for the paired design (Connor 1987;\n"
         "normal approximation; simulation searched until it reaches the target power).",
     ),

@@ -13,8 +13,10 @@ from harness.cli._params import check_positive
 from harness.collection.collect_settings import CollectSettings
 from harness.collection.collect_stage import collect_models
 from harness.collection.model_removal import remove_model
+from harness.collection.stopped_models import STOPPED
 from harness.errors import HarnessError
-from harness.models.providers import remote_usage
+from harness.models.providers import parse_model, remote_usage
+from harness.study.manifest import read_manifest
 
 #: The options not passed on by their own name: the study, `--remove`, and those renamed or
 #: reshaped on the way to CollectSettings.
@@ -127,6 +129,7 @@ def collect(
     model's first run; a value given again applies and is noted). API keys come from
     OPENAI_API_KEY only (sent to openai/ and openai-compatible/ servers) and are never stored.
 
+    \b
     Example: harness collect --study runs/s1 --model openai/gpt-4o-mini --model local --samples 3
     """
     if remove is not None:
@@ -151,6 +154,13 @@ def collect(
     )
     if any(r.stopped == "interrupted" for r in results):
         raise typer.Exit(130)
+    for result in results:  # the server's words that stopped a model, on one line each
+        if result.stopped == STOPPED:
+            typer.echo(
+                f"error: {result.model_key}: stopped after {result.failed} failed requests: "
+                f"{result.stop_reason}",
+                err=True,
+            )
     failed, pending = sum(r.failed for r in results), sum(r.pending for r in results)
     if failed or pending:  # scripts must be able to tell partial work from done
         typer.echo(
@@ -175,5 +185,41 @@ def _remove(ctx: typer.Context, study: Path, model: str) -> None:
             f"--remove takes no option but --study (got {', '.join(others)}); collect the "
             "other models in a run of their own"
         )
-    typer.echo(remove_model(study, model).summary())
+    try:
+        removal = remove_model(study, model)
+    except HarnessError as error:
+        earlier = _removed_before(study, model) if "no such model" in error.message else None
+        if earlier is None:
+            raise
+        typer.echo(earlier)  # asked twice: the study is already as asked
+    else:
+        typer.echo(removal.summary())
     echo_next(study)
+
+
+def _removed_before(study: Path, model: str) -> str | None:
+    """The line for a model that an earlier `--remove` took out (manifest `collect.removed`),
+    named as `remove_model` takes it: its key, provider string or bare model name."""
+    section = read_manifest(study).collect
+    try:
+        key = parse_model(model).key
+    except HarnessError:
+        key = None
+    for entry in reversed((section.removed or []) if section is not None else []):
+        if not isinstance(entry, dict):
+            continue
+        record = entry.get("record")
+        named = record.get("model") if isinstance(record, dict) else None
+        if model in (entry.get("model_key"), named) or key == entry.get("model_key"):
+            outputs = entry.get("outputs")
+            kept = (
+                f" ({outputs.get('ok')} ok and {outputs.get('failed')} failed output(s) kept "
+                "aside in removed_outputs)"
+                if isinstance(outputs, dict)
+                else ""
+            )
+            return (
+                f"{entry.get('model_key')} was already removed at {entry.get('removed_at')}"
+                f"{kept}; nothing changed (manifest: collect.removed)"
+            )
+    return None

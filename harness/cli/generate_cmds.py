@@ -41,6 +41,7 @@ def generate(
 ) -> None:
     """Render matched single-field and cross-field prompts for every topic, with a match audit.
 
+    \b
     Example: harness generate --study runs/s1 --seed 7
     Example: harness generate --study runs/s2 --subset 60 --subset-seed 1
     """

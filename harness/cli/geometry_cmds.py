@@ -19,7 +19,7 @@ geometry = typer.Typer(
     name="geometry",
     help=(
         "Attention geometry: the seed experiments, a real model's attention, and the probe of "
-        "a study's prompts.\n\nExample: harness geometry scaling"
+        "a study's prompts.\n\n\b\nExample: harness geometry scaling"
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -40,6 +40,7 @@ def scaling(
 ) -> None:
     """Mean attention entropy without and with 1/sqrt(d_k) scaling (the seed's table).
 
+    \b
     Example: harness geometry scaling --plot --out scaling.png
     """
 
@@ -64,6 +65,7 @@ def fields(
 ) -> None:
     """The toy model: what a query inside one field, across two, or with no direction gathers.
 
+    \b
     Example: harness geometry fields --seed 4
     """
 

@@ -28,6 +28,7 @@ def heatmap(
     """Draw a real model's attention over a sentence: mean over heads, per-head distributions,
     two heads side by side.
 
+    \b
     Example: harness geometry heatmap "The cat sat on the mat" --out cat.png
     """
 
@@ -50,6 +51,7 @@ def probe(
 ) -> None:
     """Measure each prompt's attention in a real model, then compare cross vs single-field.
 
+    \b
     Example: harness geometry probe --study runs/demo
     """
 

@@ -7,21 +7,23 @@ and `--help` lists the options in one section per set of modes, named from the s
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from harness.cli._app import STUDY_HELP, app
+from harness.cli._cutoff import check_cutoff
 from harness.cli._next import echo_next
 from harness.cli._panels import PanelCommand
-from harness.cli._params import check_cutoff
 from harness.collection.model_removal import removal_hint
 from harness.errors import HarnessError, PartialWork
 from harness.judge.automated.auto_review import (
     calibrate_automated,
     refuse_after_unblinding,
+    refuse_unrouted,
     run_automated,
     unfinished,
 )
@@ -40,6 +42,9 @@ from harness.study.running import running_command
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.collect_models import model_counts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: mode flag -> the options (parameter names of `judge`) it uses; --study goes with every mode
 MODES: dict[str, tuple[str, ...]] = {
@@ -302,6 +307,7 @@ def judge(
 ) -> None:
     """Blind outputs and route them to reviewers; import returned packets; show progress.
 
+    \b
     Example: harness judge --blind --study runs/s1 --reviewers judging/roster.example.yaml
     """
     mode = _mode(ctx)
@@ -423,10 +429,12 @@ def _import(study: Path, files: list[Path], replace: bool, after_unblinding: boo
             frame = import_reviews(
                 opened, files, replace=replace, after_unblinding=after_unblinding
             )
-        except ImportProblems as error:  # every problem on its own line, then the count once
-            for problem in error.problems:
-                sys.stderr.write(f"{problem}\n")
-            raise HarnessError(f"{error.summary} (listed above)") from None
+        except ImportProblems as error:  # the problems a line each (an unfilled file's first)
+            listed = error.listing()
+            for line in listed:
+                sys.stderr.write(f"{line}\n")
+            shown = "listed above" if len(listed) == len(error.problems) else "summarised above"
+            raise HarnessError(f"{error.summary} ({shown}){error.unfilled}") from None
     typer.echo(frame.drop(columns="sha256").to_string(index=False))
     for row in frame.to_dict("records"):
         if row["searches_before_packet"]:
@@ -464,20 +472,64 @@ def _auto(study: Path, settings: AutoSettings) -> None:
     check_reviewer_models(study, settings.backend)
     check_accepted_reviewers(study, settings.accept_unsure)
     with Study.open(study) as opened:
-        refuse_after_unblinding(opened, settings.after_unblinding)  # before the lock is taken
+        refuse_unrouted(opened)  # before the lock is taken
+        refuse_after_unblinding(opened, settings.after_unblinding)
         frame = run_automated(opened, settings)
-    typer.echo(frame.to_string(index=False))
+    typer.echo(_fitted(frame) if not frame.empty else NO_AUTOMATED)
     if (left := unfinished(frame)) is not None:
         raise PartialWork(left)
+
+
+NO_AUTOMATED = "No automated reviewers in the roster."
+#: the least width of a shortened `failed` cell
+_FAILED_MIN = 24
+
+
+def _fitted(frame: pd.DataFrame) -> str:
+    """The reviewers' table with each `failed` line cut to what the terminal's width leaves for
+    it (the whole line ends the command, once)."""
+    columns = shutil.get_terminal_size((100, 24)).columns
+    if "failed" not in frame or not (frame["failed"] != "").any():
+        return frame.to_string(index=False)
+    others = frame.drop(columns="failed").to_string(index=False).splitlines()[0]
+    room = max(_FAILED_MIN, columns - len(others) - 2)
+    cut = [
+        _cut(_unnamed(text, reviewer, method), room)
+        for text, reviewer, method in zip(
+            frame["failed"], frame["reviewer_id"], frame["method"], strict=True
+        )
+    ]
+    return frame.assign(failed=cut).to_string(index=False)
+
+
+def _unnamed(text: str, reviewer_id: str, method: str) -> str:
+    """A failure's line without the reviewer and method its row names already."""
+    return text.removeprefix(f"reviewer {reviewer_id!r} (method: {method}): ")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _calibrate(study: Path, settings: AutoSettings) -> None:
     check_reviewer_models(study, settings.backend)
     with Study.open(study) as opened:
+        refuse_unrouted(opened)  # before the lock is taken
         frame, lines = calibrate_automated(opened, settings)
-    typer.echo("\n".join(lines) if lines else "No automated reviewers in the roster.")
-    if not frame.empty and (frame["rule"] == "failed").any():
-        failed = int((frame["rule"] == "failed").sum())
+    if frame.empty:
+        typer.echo(NO_AUTOMATED)
+        return
+    failed = frame[frame["rule"] == "failed"]
+    # a failure's line ends the command, once
+    for line in lines:
+        if not _failed_line(line, failed):
+            typer.echo(line)
+    if not failed.empty:
+        said = "; ".join(f"{row.reviewer_id}: {row.failed}" for row in failed.itertuples())
         raise PartialWork(
-            f"calibration of {failed} of {len(frame)} automated reviewer(s) failed; rerun to retry"
+            f"calibration of {len(failed)} of {len(frame)} automated reviewer(s) failed; {said}"
         )
+
+
+def _failed_line(line: str, failed: pd.DataFrame) -> bool:
+    return any(line.startswith(f"{r}: calibration failed: ") for r in failed["reviewer_id"])

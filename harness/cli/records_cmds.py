@@ -12,7 +12,7 @@ from harness.export import export
 
 export_app = typer.Typer(
     help="Export study tables. Item-keyed tables show only what reviewers saw until "
-    "`harness analyze` has unblinded the study.\n\n"
+    "`harness analyze` has unblinded the study.\n\n\b\n"
     "Example: harness export judgments --study runs/s1 --format parquet",
     no_args_is_help=True,
 )
@@ -45,9 +45,8 @@ def _register(table: str, what: str) -> None:
 
         typer.echo(f"wrote {export(study, table, format, out)}")
 
-    command.__doc__ = (
-        f"Export {table}: {what}.\n\nExample: harness export {table} --study runs/s1 --format csv"
-    )
+    example = f"Example: harness export {table} --study runs/s1 --format csv"
+    command.__doc__ = f"Export {table}: {what}.\n\n\b\n{example}"  # \b: the line kept whole
     export_app.command(table)(command)
 
 
@@ -67,6 +66,7 @@ def explore(
     """Write a self-contained HTML page to follow each prompt to its outputs, blinded items,
     verdicts, searches and hits (before unblinding: only what reviewers saw).
 
+    \b
     Example: harness explore --study runs/demo --out explorer.html
     """
 

@@ -84,7 +84,9 @@ def run(
 ) -> None:
     """Run every stage in order and print the verdict; resumes a stopped study.
 
-    Example: harness run --study runs/demo   (or: harness run --study runs/s1 --config study.yaml)
+    \b
+    Example: harness run --study runs/demo
+    Example: harness run --study runs/s1 --config study.yaml
     """
     # every flag but the two paths is a RunSettings field of the same name (None: not given)
     flags = {k: v for k, v in ctx.params.items() if k not in ("study", "config")}

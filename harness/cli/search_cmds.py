@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from harness.cli._app import app
-from harness.cli._params import check_cutoff
+from harness.cli._cutoff import check_cutoff
 from harness.errors import HarnessError
 from harness.literature import search
 from harness.literature.sources import SOURCES
@@ -43,6 +43,7 @@ def search_command(
 ) -> None:
     """Run one literature search and print the hits.
 
+    \b
     Example: harness search "predictive coding sediment transport" --source local --limit 5
     """
 

@@ -17,6 +17,7 @@ from harness.study.lock import study_lock
 def status(study: Path = typer.Option(..., "--study", help=STUDY_HELP)) -> None:
     """Show what each stage of a study holds.
 
+    \b
     Example: harness status --study runs/demo
     """
     print_status(study)
@@ -35,6 +36,7 @@ def verify(
 ) -> None:
     """Recompute materials hashes and report what changed since the study was made.
 
+    \b
     Example: harness verify --study runs/demo
     """
     if rebuild_manifest:

@@ -17,7 +17,7 @@ from harness.models import GenerationParams
 from harness.models.providers import remote_usage
 
 topics_app = typer.Typer(
-    help="Curate a topic bank: check it against the curation rules, draft candidate topics.\n\n"
+    help="Curate a topic bank: check it against the curation rules, draft candidate topics.\n\n\b\n"
     "Example: harness topics check topics/bank.yaml --cutoff 2023",
     no_args_is_help=True,
 )
@@ -56,6 +56,7 @@ def check(
     """Check a topic bank: schema (file:line), near duplicates, token balance, concept lengths,
     field and domain spread, links and controls by cut-off. Exits 1 when a rule fails.
 
+    \b
     Example: harness topics check topics/bank.yaml drafts.yaml --cutoff 2024-06-01
     """
 
@@ -115,6 +116,7 @@ def draft(
 ) -> None:
     """Propose candidate topics with a model and write them, checked, to a review file.
 
+    \b
     Example: harness topics draft --fields "Mathematics" "Dentistry" --out drafts.yaml
     """
 

@@ -6,6 +6,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.collection.stopped_models import STOPPED, stop_advice
+from harness.models.retry import NO_SERVER, NOT_JSON, REFUSED
 from harness.study.records import JsonObject
 
 
@@ -29,10 +31,14 @@ class CollectResult(BaseModel):
     completion_tokens: int
     cost_usd: float | None
     elapsed_s: float
-    #: None (finished), "max_cost", "interrupted" or "refused" (the server refused several
-    #: requests in a row alike, `refused` its HTTP status: the rest were not sent)
+    #: None (finished), "max_cost", "interrupted" or "refused" (several requests in a row
+    #: failed alike for a reason no retry heals, `refusal` its kind (`retry.REFUSED`, NO_SERVER,
+    #: NOT_JSON), `refused` the HTTP status, `stop_reason` the server's words: the rest were
+    #: not sent)
     stopped: str | None = None
     refused: int | None = None
+    refusal: str | None = None
+    stop_reason: str | None = None
     first_error: str | None = None  # the reason of this run's first failure, the server's words
     outputs_ok: int  # of this model, in the store after the run
     outputs_failed: int
@@ -63,24 +69,24 @@ class CollectResult(BaseModel):
         if self.first_error:
             count = f"first of {self.failed} failures" if self.failed > 1 else "1 failure"
             lines.append(f"  {self.model_key}: {self.first_error} ({count})")
-        if self.stopped == "refused":
+        if self.stopped == STOPPED:
             lines.append(
-                f"  stopped: the server refused {self.failed} requests in a row alike, so the "
-                f"other {self.pending} were not sent and stay pending; {self._refusal_advice()}"
+                f"  stopped: {self._stop_cause()}, so the other {self.pending} were not sent "
+                f"and stay pending; {self._refusal_advice()}"
             )
         if self.outputs_failed and not self.stopped:
             lines.append("  failed completions keep their reason; rerun with --retry-errors")
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 
+    def _stop_cause(self) -> str:
+        if self.refusal == NO_SERVER:
+            return f"no server answered {self.failed} requests in a row"
+        if self.refusal == NOT_JSON:
+            return f"the server did not answer {self.failed} requests in a row in JSON"
+        return f"the server refused {self.failed} requests in a row alike"
+
     def _refusal_advice(self) -> str:
-        remove = f"harness collect --study {self.study} --remove {self.model_key}"
-        if self.refused == 404:
-            return (
-                f"the server knows no model {self.model!r}: collect the right name with "
-                f"--model (and check --base-url), and take this one out with `{remove}`"
-            )
-        return (
-            "check OPENAI_API_KEY and the server's access to this model, then rerun to "
-            f"resume (`{remove}` takes the model out of the study)"
+        return stop_advice(
+            self.study, self.model_key, self.model, self.refusal or REFUSED, self.refused
         )

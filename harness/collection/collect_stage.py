@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
@@ -26,8 +27,10 @@ from pydantic import JsonValue
 from harness.collection.collect_result import CollectResult
 from harness.collection.collect_settings import CollectSettings
 from harness.collection.model_plan import RUN_OPTIONS_KEY, ModelRun, plan
+from harness.collection.stopped_models import STOPPED
 from harness.errors import HarnessError
 from harness.models import ChatRequest, Completion, GenerationParams, ModelAPI, open_configured
+from harness.models._answer_text import shorten
 from harness.models._redact import public_url
 from harness.models.batch import BatchRecord
 from harness.models.budget import Budget, worst_case_cost
@@ -58,6 +61,8 @@ from harness.study.tables.prompts import prompt_count, prompt_messages
 from harness.study.text import storable
 
 BATCHES_KEY = "collect_batches"
+#: Seconds between refreshes of the progress row while no completion arrives.
+TICK_S = 0.5
 
 
 def output_id(prompt_id: str, sample: int, suffix: str = "") -> str:
@@ -384,7 +389,8 @@ def _collect(
         requests = _within_budget(engine, requests, params, max_cost, tally)
     elif max_cost is not None:
         engine.budget = Budget(max_cost)  # direct requests: worst case reserved before sending
-    label = f"collect {run.key} ({engine.model})"
+    # the model's name only where the key does not spell it (a label, an older store)
+    label = f"collect {run.key}" + ("" if engine.model in run.key else f" ({engine.model})")
     display = _Progress(total, done, tally, label) if progress else None
     stream = engine.complete(requests, params)
     try:
@@ -398,7 +404,8 @@ def _collect(
             f"{run.key}: {error.message}; {_advice(error.param)}", column=error.param
         ) from None
     except ServerRefused as error:  # the requests not sent stay pending
-        tally.stopped, tally.refused = "refused", error.status
+        tally.stopped, tally.refused = STOPPED, error.status
+        tally.refusal, tally.stop_reason = error.lasting, error.reason
     finally:
         _close(stream)
         engine.stop_on_refusals = refusals_stop
@@ -496,10 +503,15 @@ def _settle_endpoint(
         shown = ", ".join(latest) if isinstance(latest, tuple) else latest
         return latest, [f"{spec.key}: endpoint {shown}, as recorded in the study"]
     # replicas the model's outputs came from may be left out (a node that is down); a new
-    # server needs --new-endpoint
+    # server needs --new-endpoint, unless no output came from the recorded one (it refused
+    # connections, it was the wrong address): the failures it left carry no text
     new = [u for u in (public_url(u) or u for u in split_urls(asked)) if u not in recorded]
     if not new:
         return base_url, []
+    if not status_counts(study, spec.key).get("ok"):
+        return base_url, [
+            f"{spec.key}: endpoint {', '.join(new)}; no output came from {', '.join(recorded)}"
+        ]
     if not new_endpoint:
         raise HarnessError(
             f"{spec.key}: this model's outputs came from {', '.join(recorded)}, not "
@@ -662,7 +674,10 @@ class _Tally:
         self.attempt_retries = 0
         self.stopped: str | None = None
         self.refused: int | None = None  # the status the server refused the run with
+        self.refusal: str | None = None  # the kind of failure that stopped the run
+        self.stop_reason: str | None = None  # the server's words that stopped it
         self.first_error: str | None = None  # the first failure's reason, the server's words
+        self.last_error: str | None = None  # the latest failure's, for the progress line
         self.t0 = time.perf_counter()
 
     def add(self, c: Completion) -> None:
@@ -671,6 +686,7 @@ class _Tally:
         else:
             self.failed += 1
             self.first_error = self.first_error or c.error
+            self.last_error = c.error
         self.prompt_tokens += c.prompt_tokens or 0
         self.completion_tokens += c.completion_tokens or 0
         if c.cost_usd is None:
@@ -700,8 +716,19 @@ class _Progress:
     def start(self) -> None:
         self.bars = self.display.__enter__()
         self.bars.update(self.label, self.done_before, self.total)
+        self._stopping = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True, name="collect-progress")
+        self._ticker.start()
+
+    def _tick(self) -> None:
+        """Between completions too, so that a retried attempt's reason (and a batch's status)
+        shows while requests wait."""
+        while not self._stopping.wait(TICK_S):
+            self.update()
 
     def stop(self) -> None:
+        self._stopping.set()
+        self._ticker.join()
         self.update()
         self.bars.finish(self.label)
         self.display.__exit__(None, None, None)
@@ -711,10 +738,15 @@ class _Progress:
         cost = f"${t.cost:.4f}" if t.cost_known else "cost ?"
         stats = t.engine.stats
         extra = f" | {stats.status}" if stats is not None and stats.status else ""
-        info = (
-            f"retries {t.retries}  errors {t.failed}  "
-            f"{t.prompt_tokens + t.completion_tokens:,} tok  {cost}{extra}"
-        )
+        # the latest failure's reason first (a failed request's, else a retried attempt's):
+        # what a failing run most needs to show, and the first to stay on a narrow terminal
+        retried = stats.retried if stats is not None else ""
+        errors, retries = f"errors {t.failed}", f"retries {t.retries}"
+        if t.last_error:
+            errors += f" ({shorten(t.last_error, 60)})"
+        elif retried:
+            retries += f" ({shorten(retried, 60)})"
+        info = f"{errors}  {retries}  {t.prompt_tokens + t.completion_tokens:,} tok  {cost}{extra}"
         self.bars.update(self.label, self.done_before + t.ok + t.failed, self.total, info)
 
 
@@ -740,6 +772,8 @@ def _result(
         elapsed_s=time.perf_counter() - tally.t0,
         stopped=tally.stopped,
         refused=tally.refused,
+        refusal=tally.refusal,
+        stop_reason=tally.stop_reason,
         first_error=tally.first_error,
         outputs_ok=counts.get("ok", 0),
         outputs_failed=counts.get("failed", 0),
@@ -768,6 +802,8 @@ def _record(
         "cost_usd": result.cost_usd,
         "stopped": result.stopped,
         **({"refused": result.refused} if result.refused else {}),
+        **({"refusal": result.refusal} if result.refusal else {}),
+        **({"stop_reason": result.stop_reason} if result.stop_reason else {}),
         **({"first_error": result.first_error} if result.first_error else {}),
         "elapsed_s": round(result.elapsed_s, 3),
         **rates(result.prompt_tokens, result.completion_tokens, result.elapsed_s),

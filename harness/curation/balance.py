@@ -11,10 +11,10 @@ from harness.curation.rules import Finding, Rules, Section
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.generation.generate_stage import Tokenizer, render_prompts
 from harness.generation.match_audit import audit_prompts
+from harness.generation.token_count import prompt_tokenizer
 from harness.materials.taxonomy import Taxonomy
 from harness.materials.templates import load_families
 from harness.materials.topics import TopicBank
-from harness.models.embedded import load_tokenizer
 
 
 def check_tokens(
@@ -30,7 +30,7 @@ def check_tokens(
         section.summary.append("no valid topics")
         return section
     if tokenizer is None:
-        tokenizer = load_tokenizer()
+        tokenizer = prompt_tokenizer()  # generate's counts, without transformers
     families = load_families(prompts or materials_dir("prompts") / "generate")
     bank = TopicBank(
         topics=[x.topic for x in located], taxonomy=taxonomy, taxonomy_file=Path("taxonomy.yaml")

@@ -1,4 +1,9 @@
-"""`generate`: matched prompts for every topic in every condition, stored with a match audit."""
+"""`generate`: matched prompts for every topic in every condition, stored with a match audit.
+
+No model is loaded on the way: token counts come from the embedded tokenizer's cached
+`tokenizers` form (`token_count`), field distances from a table (`field_distance`); each loads
+its model only where no cache holds what is asked, with a progress line while it does.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,14 @@ from typing import Protocol
 
 from harness.defaults import DEFAULT_SEED, MIN_TOPICS, materials_dir
 from harness.errors import HarnessError
-from harness.generation.field_distance import cosine_distances
+from harness.generation.field_distance import field_distances
 from harness.generation.match_audit import MatchAudit, audit_prompts
+from harness.generation.token_count import prompt_tokenizer
 from harness.materials.bank import load_topic_bank
 from harness.materials.subset import SUBSET_RULE, choose_subset, coverage
 from harness.materials.templates import Family, load_families, render, system_message
 from harness.materials.topics import Topic, TopicBank
-from harness.models.embedded import load_tokenizer
+from harness.progress import status
 from harness.study import Study
 from harness.study.lock import creates_study
 from harness.study.manifest import made_section, record_command, record_materials, record_section
@@ -106,7 +112,8 @@ def generate(
 
     `limit` keeps the first N topics; `subset` N topics chosen by the seeded spread-keeping rule
     of harness.materials.subset (`subset_seed`, default `seed`)."""
-    bank = load_topic_bank(topics)
+    with status("reading the topic bank"):
+        bank = load_topic_bank(topics)
     selection = select_topics(bank, limit, subset, seed if subset_seed is None else subset_seed)
     if len(bank.topics) < MIN_TOPICS and not pilot:
         raise HarnessError(
@@ -118,12 +125,14 @@ def generate(
     families = load_families(prompts_dir)
     system = system_message(prompts_dir)
     if tokenizer is None:
-        tokenizer = load_tokenizer()
-    rows = render_prompts(bank, families, system, seed, tokenizer)
-    audit = audit_prompts(rows)
+        tokenizer = prompt_tokenizer()
+    with status(f"rendering {len(CONDITIONS) * len(bank.topics)} prompts and counting tokens"):
+        rows = render_prompts(bank, families, system, seed, tokenizer)
+        audit = audit_prompts(rows)
     topic_rows = _topic_rows(bank)
-    _store(Path(study), topic_rows, rows, seed, pilot, selection)
-    _record(Path(study), bank, families, prompts_dir, seed, pilot, audit, selection)
+    with status("storing the prompts and the match audit"):
+        _store(Path(study), topic_rows, rows, seed, pilot, selection)
+        _record(Path(study), bank, families, prompts_dir, seed, pilot, audit, selection)
     return audit
 
 
@@ -163,7 +172,7 @@ def _topic_rows(bank: TopicBank) -> list[TopicRecord]:
     tax = bank.taxonomy
     used = {n for t in bank.topics for n in (t.field_a, t.field_b)}
     fields = {n: tax.field(n) for n in used}
-    embedded = cosine_distances({n: f.description for n, f in fields.items() if f})
+    embedded = field_distances({n: f.description for n, f in fields.items() if f})
     rows = []
     for t in bank.topics:
         fa, fb = fields[t.field_a], fields[t.field_b]

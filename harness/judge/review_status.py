@@ -24,6 +24,7 @@ from harness.study.manifest import read_manifest
 from harness.study.manifest_sections import Analysis, Prereg
 from harness.study.store import Study
 from harness.study.tables.adjudication import adjudication_progress
+from harness.study.tables.assignments import control_assignments_per_reviewer
 from harness.study.tables.reviewers import review_progress
 from harness.study.tables.reviews import control_verdict_counts
 
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
 
 def review_status(study: Study) -> pd.DataFrame:
     """DataFrame: reviewer, kind, assigned, returned, missing, searches, last_import; after
-    unblinding also controls, sensitivity, specificity and J with its exact interval."""
+    unblinding also the controls routed (as `judge --blind` printed them) and scored (the
+    report's: an automated reviewer's held-out ones, less `unsure` where the plan leaves it
+    out), sensitivity, specificity and J with its exact interval."""
     frame = review_progress(study)
     frame.insert(5, "missing", frame.assigned - frame.returned)
     frame["last_import"] = frame.last_import.fillna("")
@@ -90,6 +93,7 @@ def _with_accuracy(study: Study, frame: pd.DataFrame, settings: tuple[str, float
         "published": False,
         "unsure": {"novel": True, "not_novel": False}.get(unsure),
     }
+    routed = control_assignments_per_reviewer(study)
     rows = []
     for reviewer in frame["reviewer"]:
         mine = counts[counts["reviewer"] == reviewer]
@@ -101,7 +105,9 @@ def _with_accuracy(study: Study, frame: pd.DataFrame, settings: tuple[str, float
             tally[expected][0] += n
             tally[expected][1] += n if said == (expected == "not_published") else 0
         rows.append(_accuracy_cells(tally, level))
-    for index, name in enumerate(("controls", "sensitivity", "specificity", "J", "J interval")):
+    frame["controls routed"] = [routed.get(reviewer, 0) for reviewer in frame["reviewer"]]
+    names = ("controls scored", "sensitivity", "specificity", "J", "J interval")
+    for index, name in enumerate(names):
         frame[name] = [row[index] for row in rows]
     return frame
 
@@ -151,7 +157,14 @@ def adjudication_summary(study: Study) -> str | None:
     progress = adjudication_progress(study)
     if not progress.topics:
         return None
+    controls = progress.control_assigned
+    split = (
+        f" ({progress.assigned - controls} assignments of sample items, {controls} of control "
+        "items)"
+        if controls
+        else ""
+    )
     return (
         f"Adjudication: {progress.topics} topics drawn, {progress.items} sample items; "
-        f"{progress.returned} of {progress.assigned} adjudicator reviews returned"
+        f"{progress.returned} of {progress.assigned} adjudicator reviews returned{split}"
     )

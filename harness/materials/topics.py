@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import HarnessError
-from harness.materials._yaml import first_error, item_lines, load_yaml
+from harness.materials._yaml import first_error, load_yaml_items
 from harness.materials.taxonomy import OTHER_DOMAIN, TAXONOMY_FILE, Taxonomy
 
 
@@ -81,10 +81,9 @@ class TopicBank(BaseModel):
 
 def file_entries(file: Path) -> list[tuple[int | None, Any, str]]:
     """(line, raw entry, message prefix) of every entry under `topics:` of one bank file."""
-    data = load_yaml(file)
+    data, lines = load_yaml_items(file, "topics")
     if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
         raise HarnessError("expected a mapping with a 'topics' list", file=file)
-    lines = item_lines(file, "topics")
     out = []
     for index, raw in enumerate(data["topics"]):
         line = lines[index] if index < len(lines) else None

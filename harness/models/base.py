@@ -103,6 +103,7 @@ class BackendStats:
     rate_limited: int = 0
     concurrency: int = 0
     status: str = ""
+    retried: str = ""  # why the latest attempt that is tried again failed, the server's words
     batch_ids: list[str] = field(default_factory=list)
 
 
@@ -134,10 +135,12 @@ class ModelAPI(ABC):
     #: be stopped, so `collect` submits only what fits the budget at worst, and records the flag
     #: with each output's parameters.
     batch_api: bool = False
-    #: Set by `collect`: a server that refuses several requests in a row alike, whatever their
-    #: prompt (a model name it does not know, a key it does not take), stops the run with
-    #: `harness.models.openai_api.ServerRefused` instead of failing every request, and until it
-    #: has answered otherwise requests go one at a time. A backend without a server ignores it.
+    #: Set by `collect`: a server that fails several requests in a row alike for a reason no
+    #: retry heals, whatever their prompt (a model name it does not know, a key it does not
+    #: take, nothing listening at its address, an HTML page instead of JSON), stops the run
+    #: with `harness.models.openai_api.ServerRefused` instead of failing every request; such a
+    #: failure is not retried, and until the server has answered otherwise requests go one at
+    #: a time. A backend without a server ignores it.
     stop_on_refusals: bool = False
 
     @abstractmethod

@@ -139,7 +139,7 @@ class _Run:
             try:
                 return await call()
             except Exception as error:
-                raise classify(error, self.backend.redact) from None
+                raise self.classify(error) from None
 
         def on_retry(_: AttemptError) -> None:
             self.backend.stats.retries += 1
@@ -149,6 +149,14 @@ class _Run:
         except RetriesExhausted as error:
             raise HarnessError(f"Batch API: {what} failed: {error.reason}") from None
         return result
+
+    def classify(self, error: Exception) -> AttemptError:
+        """`classify`, and under `collect` (`stop_on_refusals`) a failure no retry heals (no
+        server at the address, an HTML page) not retried: the run stops on it at once."""
+        failure = classify(error, self.backend.redact)
+        if failure.lasting and self.backend.stop_on_refusals:
+            failure.retryable = False
+        return failure
 
     def save(self) -> None:
         self.state.save(self.records)
@@ -233,7 +241,7 @@ async def _create(run: _Run, client: AsyncOpenAI, file_id: str, token: str) -> B
                     metadata={TOKEN_KEY: token},
                 )
         except Exception as caught:
-            error = classify(caught, run.backend.redact)
+            error = run.classify(caught)
         found = await _lookup(run, client, token)
         if found is not None:
             return found

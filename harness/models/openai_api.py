@@ -59,6 +59,9 @@ from harness.models.openai_replies import (
 from harness.models.prices import PriceTable
 from harness.models.replicas import Replica, ReplicaPool, split_urls
 from harness.models.retry import (
+    NO_SERVER,
+    NOT_JSON,
+    REFUSED,
     AttemptError,
     RetriesExhausted,
     RetryPolicy,
@@ -78,10 +81,10 @@ OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "EMPTY"
 #: Longest wait for the answer to a probe of a replica that was taken out (seconds).
 PROBE_TIMEOUT = 10.0
-#: Answers that refuse every request of a run alike, whatever its prompt: a model the server
-#: does not know (404, OpenAI's `model_not_found`), a key it does not take (401), no access (403).
-REFUSALS = frozenset({401, 403, 404})
-#: Refusals of one status in a row that stop a run; the requests not yet sent stay pending.
+#: Failures in a row, of one kind that no retry heals (`retry.REFUSED`: a 4xx answer such as a
+#: model the server does not know, 404, or a key it does not take, 401; `retry.NO_SERVER`:
+#: connection refused; `retry.NOT_JSON`: an HTML page), that stop a run when the caller asks
+#: (`stop_on_refusals`); the requests not yet sent stay pending.
 REFUSALS_TO_STOP = 3
 
 
@@ -159,6 +162,8 @@ class OpenAIBackend(ModelAPI):
         self._client: AsyncOpenAI | None = None
         self._pool: ReplicaPool | None = None
         self._refusals = RefusalWatch()
+        #: per replica URL, the `lasting` kind of the failure that last took it out
+        self._faults: dict[str, str | None] = {}
         self._replica_record: JsonObject = {}  # per replica, after a run
 
     @classmethod
@@ -343,7 +348,12 @@ class OpenAIBackend(ModelAPI):
             raise openai.APIStatusError(
                 f"Error code: {response.status_code} - {parsed}", response=response, body=data
             )
-        reply: JsonValue = json.loads(response.content)
+        try:
+            reply: JsonValue = json.loads(response.content)
+        except ValueError:  # an HTML page, plain text, a body cut short: `classify` tells which
+            raise openai.APIResponseValidationError(
+                response, response.text, message="the answer is not JSON"
+            ) from None
         return reply
 
     async def _probe(self, replica: Replica) -> bool:
@@ -366,6 +376,7 @@ class OpenAIBackend(ModelAPI):
     ) -> None:
         todo = iter(requests)
         alone = asyncio.Lock()  # one request at a time until the server has answered
+        self._refusals = RefusalWatch()  # what an earlier run met says nothing of this one
 
         async def worker() -> None:
             for request in todo:  # a shared iterator: each request goes to exactly one worker
@@ -458,6 +469,8 @@ class OpenAIBackend(ModelAPI):
                     reply = await self._send(replica, payload, body)
                 except AttemptError as error:
                     failure, fault = error, error.reason if error.fault else None
+                    if fault is not None:
+                        self._faults[replica.url] = error.lasting
                     if fault is None or len(pool.replicas) == 1:
                         raise
                     continue
@@ -467,10 +480,11 @@ class OpenAIBackend(ModelAPI):
                 return reply
             if failure is not None:
                 raise failure
-            raise AttemptError(f"every replica is out ({pool.out_reasons()})", retryable=True)
+            raise self._all_out(pool)
 
         def on_retry(error: AttemptError) -> None:
             self.stats.retries += 1
+            self.stats.retried = error.reason
             if error.rate_limited:
                 self.stats.rate_limited += 1
                 self._limiter.record_rate_limited()
@@ -480,7 +494,7 @@ class OpenAIBackend(ModelAPI):
                 attempt, self.policy, gate=gate, on_retry=on_retry, timed=False
             )
         except RetriesExhausted as error:
-            self._refusals.failed(error.status, self.redact(error.reason))
+            self._refusals.failed(error.lasting, error.status, self.redact(error.reason))
             return failed(
                 request,
                 self.redact(error.reason),
@@ -504,6 +518,17 @@ class OpenAIBackend(ModelAPI):
             cost=self.cost,
         )
 
+    def _all_out(self, pool: ReplicaPool) -> AttemptError:
+        """Every replica is out: worth another attempt (a probe may bring one back), unless
+        each was taken out for a failure no retry heals and the run stops on those."""
+        kinds = {self._faults.get(r.url) for r in pool.replicas if not r.up}
+        lasting = kinds.pop() if len(kinds) == 1 else None
+        return AttemptError(
+            f"every replica is out ({pool.out_reasons()})",
+            retryable=not (lasting and self.stop_on_refusals),
+            lasting=lasting,
+        )
+
     async def _send(self, replica: Replica, payload: bytes, body: JsonObject) -> JsonObject:
         """One call to one replica within the attempt timeout: the checked reply, or
         AttemptError (ParameterRejected when the server refuses a parameter)."""
@@ -520,6 +545,8 @@ class OpenAIBackend(ModelAPI):
             else:
                 failure = classify(error, self.redact)
             failure.fault = _is_fault(error)
+            if failure.lasting and self.stop_on_refusals:  # the run stops on these instead
+                failure.retryable = False
             log.info(
                 "POST %s/chat/completions failed in %.2f s: %s",
                 replica.where,
@@ -565,42 +592,57 @@ def estimate_tokens(request: ChatRequest, params: GenerationParams) -> int:
     return chars // 4 + 8 * len(request.messages) + params.max_tokens * request.samples
 
 
-class ServerRefused(PartialWork):
-    """The server refused REFUSALS_TO_STOP requests in a row with one status of REFUSALS: every
-    other request would be refused alike, so the run stops and they stay pending."""
+#: How a ServerRefused names what stopped the run, by the kind of failure.
+_STOPPED_BY = {
+    REFUSED: "the server refused",
+    NO_SERVER: "no server answered",
+    NOT_JSON: "the server did not answer in JSON to",
+}
 
-    def __init__(self, status: int, reason: str, count: int) -> None:
-        super().__init__(f"the server refused {count} requests in a row ({reason})")
-        self.status = status
-        self.reason = reason  # the first refusal's, in the server's words
+
+class ServerRefused(PartialWork):
+    """REFUSALS_TO_STOP requests in a row failed alike for a reason no retry heals (`lasting`:
+    a refusing status such as 404, no server at the address, answers that are not JSON):
+    every other request would fail alike, so the run stops and they stay pending."""
+
+    def __init__(self, status: int | None, reason: str, count: int, lasting: str = REFUSED) -> None:
+        what = _STOPPED_BY.get(lasting, "the server failed")
+        super().__init__(f"{what} {count} requests in a row ({reason})")
+        self.status = status  # the HTTP status of the answers, None without one
+        self.reason = reason  # the first failure's, in the server's words
         self.count = count
+        self.lasting = lasting
 
 
 class RefusalWatch:
-    """Failures of the same refusing status in a row (REFUSALS), and whether the server has
-    answered otherwise yet (a completion, or a failure of another kind)."""
+    """Failures in a row that no retry heals, of one kind and status (`lasting`), and whether
+    the server has answered otherwise yet (a completion, or a failure of another kind)."""
 
     def __init__(self) -> None:
         self.answered = False
-        self.status: int | None = None
+        self.kind: tuple[str, int | None] | None = None  # (lasting, status) of the streak
         self.reason = ""
         self.count = 0
 
+    @property
+    def status(self) -> int | None:
+        return self.kind[1] if self.kind is not None else None
+
     def served(self) -> None:
         self.answered = True
-        self.status, self.count = None, 0
+        self.kind, self.count = None, 0
 
-    def failed(self, status: int | None, reason: str) -> None:
-        if status not in REFUSALS:  # a failure of another kind (a server down, a bad prompt)
+    def failed(self, lasting: str | None, status: int | None, reason: str) -> None:
+        if lasting is None:  # a failure that may heal (a rate limit, a prompt too long)
             self.served()
             return
-        if status != self.status:
-            self.status, self.reason, self.count = status, reason, 0
+        if (lasting, status) != self.kind:
+            self.kind, self.reason, self.count = (lasting, status), reason, 0
         self.count += 1
 
     def check(self) -> None:
-        if self.status is not None and self.count >= REFUSALS_TO_STOP:
-            raise ServerRefused(self.status, self.reason, self.count)
+        if self.kind is not None and self.count >= REFUSALS_TO_STOP:
+            raise ServerRefused(self.kind[1], self.reason, self.count, self.kind[0])
 
 
 class ParameterRejected(HarnessError):

@@ -5,15 +5,28 @@ chat completion, and one Completion per sample of it.
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Callable, Mapping
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from pydantic import JsonValue
 
-from harness.models._redact import redact
+from harness.models._answer_text import answer_text, looks_like_json
+from harness.models._redact import public_url, redact
 from harness.models.base import ChatRequest, Completion, failed
-from harness.models.retry import RETRYABLE_STATUS, AttemptError, parse_retry_after
+from harness.models.retry import (
+    NO_SERVER,
+    NOT_JSON,
+    REFUSED,
+    RETRYABLE_STATUS,
+    AttemptError,
+    parse_retry_after,
+)
 from harness.study.records import JsonObject
+
+if TYPE_CHECKING:
+    from openai import APIResponseValidationError
 
 #: What a request cost from what its reply reports: (model reported, prompt tokens, completion
 #: tokens, through the Batch API) -> USD, None where unknown (`ModelAPI.cost`).
@@ -21,39 +34,100 @@ CostOf = Callable[[str | None, int | None, int | None, bool], float | None]
 
 
 def classify(error: Exception, clean: Callable[[str], str] = redact) -> AttemptError:
-    """Turn an exception from the openai client into a retry decision with a clean reason."""
+    """Turn an exception from the openai client into a retry decision with a clean reason, in
+    the server's words; `lasting` marks a failure no retry heals (`retry.REFUSED`, ...)."""
     import openai
 
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
         headers = dict(error.response.headers) if error.response is not None else {}
-        message = error_message(error)
+        retryable = status in RETRYABLE_STATUS
         return AttemptError(
-            clean(f"HTTP {status}: {message}"),
-            retryable=status in RETRYABLE_STATUS,
+            clean(f"HTTP {status}: {error_message(error)}"),
+            retryable=retryable,
             retry_after=parse_retry_after(headers),
             rate_limited=status == 429,
             status=status,
+            lasting=REFUSED if status < 500 and not retryable else None,
         )
     if isinstance(error, openai.APITimeoutError):
         return AttemptError("timed out", retryable=True)
     if isinstance(error, openai.APIConnectionError):
-        cause = error.__cause__ or error
-        return AttemptError(
-            clean(f"connection error: {type(cause).__name__}: {cause}"), retryable=True
-        )
+        return _connection_failure(error, clean)
+    if isinstance(error, openai.APIResponseValidationError) and error.response is not None:
+        return _unreadable(error, clean)
     # malformed bodies surface as validation or JSON decoding errors
     return AttemptError(
         clean(f"malformed response: {type(error).__name__}: {error}"), retryable=True
     )
 
 
+def _connection_failure(error: Exception, clean: Callable[[str], str]) -> AttemptError:
+    """A connection that failed: refused, or to a host that does not exist, is NO_SERVER (no
+    server listens there); any other (reset, dropped) may heal."""
+    request = getattr(error, "request", None)
+    url = public_url(str(request.url)) if request is not None else None
+    at = f" at {url}" if url else ""
+    for cause in _causes(error):
+        if isinstance(cause, ConnectionRefusedError) or (
+            isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED
+        ):
+            return AttemptError(clean(f"connection refused{at}"), retryable=True, lasting=NO_SERVER)
+        if isinstance(cause, socket.gaierror) and cause.errno == socket.EAI_NONAME:
+            host = request.url.host if request is not None else "?"
+            return AttemptError(
+                clean(f"no such host {host!r}{at}"), retryable=True, lasting=NO_SERVER
+            )
+    cause = error.__cause__ or error
+    return AttemptError(clean(f"connection error: {type(cause).__name__}: {cause}"), retryable=True)
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """`error` and the exceptions it was raised from or while handling, innermost last."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _unreadable(error: APIResponseValidationError, clean: Callable[[str], str]) -> AttemptError:
+    """An answer without an error status that is not the JSON expected: NOT_JSON when it is
+    something else altogether (an HTML page, plain text, nothing), else a body cut short in
+    transit, which may heal."""
+    response = error.response
+    content: bytes = response.content
+    if looks_like_json(content):
+        return AttemptError(
+            clean(f"malformed response: broken JSON: {answer_text(content, 80)}"), retryable=True
+        )
+    kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    words = answer_text(content) or "an empty body"
+    try:
+        where = f" from {public_url(str(response.request.url))}"
+    except RuntimeError:  # a response made without its request
+        where = ""
+    return AttemptError(
+        clean(f"HTTP {response.status_code}{where}, not JSON ({kind}): {words}"),
+        retryable=True,
+        status=response.status_code,
+        lasting=NOT_JSON,
+    )
+
+
 def error_message(error: Exception) -> str:
+    """The server's words in an error: an OpenAI-style `message` (or a `detail`), else the
+    body's text, HTML stripped."""
     body = getattr(error, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:500]
+        if isinstance(inner, dict):
+            for name in ("message", "detail"):
+                if inner.get(name):
+                    return str(inner[name])[:500]
+    if isinstance(body, str | bytes) and (text := answer_text(body)):
+        return text
     return str(getattr(error, "message", error))[:500]
 
 

@@ -268,6 +268,12 @@ def _resolve_model(
         deprecated(old or spell(text), spell(f"local/{text}"))
         return legacy_spec("local", text)
     providers = f"(providers: {', '.join(PROVIDERS)})"
+    if (meant := _colon_for_slash(text)) is not None:
+        raise HarnessError(
+            f"unknown model {text!r}: a provider string puts `/` after the provider, not `:`; "
+            f"did you mean `{spell(meant)}`? {providers}",
+            column="model",
+        )
     if "/" in text:
         near = _near_provider(first, text.split("/", 1)[1])
         fix = (
@@ -304,6 +310,17 @@ def _near_provider(word: str, name: str | None) -> str | None:
     if name is None:
         return near if near == "local" else f"{near}/NAME"
     return f"{near}/{name}"
+
+
+def _colon_for_slash(text: str) -> str | None:
+    """The provider string meant by `PROVIDER:NAME`, the form other tools write
+    (`openai:gpt-4o-mini`, `vllm:Qwen/Qwen2.5-7B-Instruct`), the provider spelled right or
+    nearly; None when the text before the first `:` is no provider (an Ollama tag,
+    `llama3.1:8b`, keeps its colon)."""
+    word, colon, name = text.partition(":")
+    if not colon or "/" in word:
+        return None
+    return _near_provider(word.strip(), name.strip() or None)
 
 
 def closest_name(word: str, names: Sequence[str]) -> str | None:

@@ -22,6 +22,10 @@ log = logging.getLogger(__name__)
 
 #: Status codes worth another attempt: timeouts, conflicts, rate limits, server errors.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524})
+#: Failures no retry heals (`AttemptError.lasting`): a 4xx answer other than those above, no
+#: server at the address (connection refused, no such host), an answer that is not JSON (an
+#: HTML page, plain text). A run that meets several in a row may stop instead of retrying.
+REFUSED, NO_SERVER, NOT_JSON = "status", "connection", "not_json"
 
 
 @dataclass
@@ -57,6 +61,7 @@ class AttemptError(Exception):
         rate_limited: bool = False,
         fault: bool = False,
         status: int | None = None,
+        lasting: str | None = None,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -65,17 +70,22 @@ class AttemptError(Exception):
         self.rate_limited = rate_limited
         self.fault = fault  # the server failed (not the request): another replica may serve it
         self.status = status  # the HTTP status of the server's answer, None without one
+        self.lasting = lasting  # REFUSED, NO_SERVER or NOT_JSON: no retry heals it
 
 
 class RetriesExhausted(Exception):
-    """The call failed for good; `reason` says why, `attempts` how many tries were made and
-    `status` the HTTP status of the last answer (None without one)."""
+    """The call failed for good; `reason` says why, `attempts` how many tries were made,
+    `status` the HTTP status of the last answer (None without one) and `lasting` whether no
+    retry heals the failure (its kind, as `AttemptError.lasting`)."""
 
-    def __init__(self, reason: str, attempts: int, status: int | None = None) -> None:
+    def __init__(
+        self, reason: str, attempts: int, status: int | None = None, lasting: str | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.attempts = attempts
         self.status = status
+        self.lasting = lasting
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -130,10 +140,13 @@ async def call_with_retry(
         except AttemptError as caught:
             error = caught
         if not error.retryable:
-            raise RetriesExhausted(error.reason, attempt, error.status) from None
+            raise RetriesExhausted(error.reason, attempt, error.status, error.lasting) from None
         if attempt >= policy.max_attempts:
             raise RetriesExhausted(
-                f"{error.reason} (gave up after {attempt} attempts)", attempt, error.status
+                f"{error.reason} (gave up after {attempt} attempts)",
+                attempt,
+                error.status,
+                error.lasting,
             ) from None
         if on_retry is not None:
             on_retry(error)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.collection.stopped_models import stop_line, stopped_models
+from harness.judge.automated.auto_failures import recorded
 from harness.judge.blinding.steps_model import served_models
 from harness.study import Study
 from harness.study.manifest import read_manifest
+from harness.study.manifest_sections import AutoFailure
 from harness.study.tables.adjudication import escalation_due
 from harness.study.tables.assignments import count_assignments, outstanding_reviews
 from harness.study.tables.judge_reads import pending_outputs
@@ -24,7 +27,8 @@ def next_step(path: str | Path) -> str:
         prompts, ok = counts.prompts, counts.outputs_ok
         pending = pending_outputs(s)
         assigned = count_assignments(s)
-        missing = sum(r.outstanding for r in outstanding_reviews(s))
+        outstanding = {r.reviewer_id: r.outstanding for r in outstanding_reviews(s)}
+        missing = sum(outstanding.values())
         unblinded = unblinded_at(s)
         late = late_reviews(s).count
         served = [] if assigned else served_models(s)  # the blinded steps' advice needs them
@@ -33,6 +37,9 @@ def next_step(path: str | Path) -> str:
         )
     if not prompts:
         return f"Next: harness generate {flag} (the study has no prompts yet)"
+    stopped = [] if assigned else stopped_models(manifest.collect)
+    if stopped:  # another plain rerun would meet the same failures
+        return "Next: " + "; ".join(stop_line(path, m) for m in stopped)
     if not assigned and (pending or not ok):
         n = sum(pending.values()) if pending else prompts
         return f"Next: harness collect {flag} ({n} output(s) pending)"
@@ -75,6 +82,9 @@ def next_step(path: str | Path) -> str:
         return f"Next: {escalate}; {missing} of {assigned} assigned reviews are outstanding"
     if disputed:
         return f"Next: {escalate}"
+    failed = recorded(manifest, outstanding)
+    if failed:
+        return _failed_step(failed, missing, assigned)
     if missing:
         return (
             f"Next: reviews: {missing} of {assigned} assigned reviews outstanding (harness judge "
@@ -82,3 +92,19 @@ def next_step(path: str | Path) -> str:
             "harness analyze waits for them"
         )
     return f"Next: harness analyze {flag} (every assigned review is in)"
+
+
+def _failed_step(failed: list[tuple[str, AutoFailure]], missing: int, assigned: int) -> str:
+    """The way out of the failure of the automated reviewer with most reviews outstanding (not
+    the command that failed)."""
+    reviewer_id, failure = failed[0]
+    more = f" (and {len(failed) - 1} more automated reviewer(s) failed)" if len(failed) > 1 else ""
+    return (
+        f"Next: automated reviewer {reviewer_id} failed in its last run ({failure.at}): "
+        f"{_short(failure.message or '')}; {failure.fix}{more}; {missing} of {assigned} assigned "
+        "reviews are outstanding"
+    )
+
+
+def _short(text: str, width: int = 240) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."

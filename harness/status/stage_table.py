@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.collection.stopped_models import StoppedModel, stopped_models
 from harness.status.next_command import next_step
 from harness.status.started import check_started
 from harness.study import Study
@@ -31,10 +32,10 @@ def study_status(path: str | Path) -> list[StageStatus]:
         searches = counts.searches
         returned = counts.reviews_assigned  # what `judge --status` counts as returned
         extra = reviews - returned  # calibration reviews of controls not assigned, late ones
-        collected = _collect_rows(s, prompts)
         pilot = " (pilot)" if s.pilot else ""
         unblinded = unblinded_at(s)
-    manifest = read_manifest(path)
+        manifest = read_manifest(path)
+        collected = _collect_rows(s, prompts, stopped_models(manifest.collect))
     reported = (Path(path) / "report" / "report.json").exists()
     return [
         StageStatus(
@@ -45,7 +46,7 @@ def study_status(path: str | Path) -> list[StageStatus]:
         *collected,
         StageStatus(
             "judge",
-            f"{items} items, {assigned} assignments, {searches} searches",
+            f"{_items(items, counts.control_items)}, {assigned} assignments, {searches} searches",
             "blinding key committed"
             if manifest.blinding is not None and manifest.blinding.sha256
             else ("items made" if items else "not run"),
@@ -71,8 +72,11 @@ def study_status(path: str | Path) -> list[StageStatus]:
     ]
 
 
-def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
-    """One row per model (provider string) of the study; one plain row when it has one."""
+def _collect_rows(s: Study, prompts: int, stopped: list[StoppedModel]) -> list[StageStatus]:
+    """One row per model (provider string) of the study; one plain row when it has one. A
+    model whose latest collect stopped on failures no retry heals says so, in the server's
+    words, with its counts as `collect` gave them (ok, failed, pending)."""
+    stops = {m.key: m for m in stopped}
     wanted = wanted_samples(s)
     counts = outputs_by_model(s)
     # samples of one prompt with the very same text: a server that ignored the seed or n
@@ -84,13 +88,19 @@ def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
         ok, failed = (found.ok, found.failed) if found else (0, 0)
         samples = wanted.get(key) or (found.samples if found else 1)
         again = repeated.get(key)
+        total = prompts * samples
+        pending = max(0, total - ok - failed)  # as `collect` counts them
+        stop = stops.get(key)
         rows.append(
             StageStatus(
                 f"collect {key}" if len(keys) > 1 else "collect",
                 (f"{key}: " if len(keys) == 1 and key else "")
-                + f"{ok} ok, {failed} failed outputs"
-                + (f", {again} repeating an earlier sample's text" if again else ""),
-                _frac(ok, prompts * samples) if prompts else "-",
+                + f"{ok} ok, {failed} failed"
+                + (f", {pending} pending of {total}" if pending else "")
+                + " outputs"
+                + (f", {again} repeating an earlier sample's text" if again else "")
+                + (f"; collect stopped on {stop.reason}" if stop else ""),
+                ("stopped, " if stop else "") + (_frac(ok, total) if prompts else "-"),
             )
         )
     for removed in removed_models(s):  # taken out before blinding (`collect --remove`)
@@ -102,6 +112,14 @@ def _collect_rows(s: Study, prompts: int) -> list[StageStatus]:
             )
         )
     return rows
+
+
+def _items(items: int, controls: int) -> str:
+    """The items, split as `judge --blind` and the report count them: real items (one per
+    output routed) and control items."""
+    if not controls:
+        return f"{items} items"
+    return f"{items} items ({items - controls} real, {controls} control)"
 
 
 def _frac(done: int, total: int) -> str:

@@ -16,7 +16,6 @@ import platform
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -32,7 +31,7 @@ from harness.study.history import (
     read_manifest_file,
     write_manifest_file,
 )
-from harness.study.lockfile import lock_record
+from harness.study.lockfile import installed_version, lock_record
 from harness.study.manifest_sections import Command, Manifest, MaterialFile, Section
 from harness.study.store import Study
 
@@ -191,10 +190,7 @@ def environment() -> dict[str, Any]:
     reads it beside a recorded command's, as plain data)."""
     versions: dict[str, JsonValue] = {}
     for name in TRACKED_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)  # reads the installed distributions
-        except metadata.PackageNotFoundError:
-            versions[name] = None
+        versions[name] = installed_version(name)  # reads the installed distributions
     return {
         "harness_version": __version__,
         "python": sys.version.split()[0],

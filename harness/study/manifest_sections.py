@@ -27,6 +27,7 @@ from harness.study.records import JsonObject
 __all__ = [
     "Adjudication",
     "Analysis",
+    "AutoFailure",
     "BlindedStep",
     "Blinding",
     "CalibrationRecord",
@@ -347,6 +348,16 @@ class UnsureLimit(Section):
     discarded: list[JsonObject] | None = None
 
 
+class AutoFailure(Section):
+    """An automated reviewer whose last `judge --auto` or `--calibrate` run failed."""
+
+    at: str | None = None
+    fix: str | None = None
+    message: str | None = None
+    method: str | None = None
+    stage: str | None = None
+
+
 class HistoryLost(Section):
     at: str | None = None
     reason: str | None = None
@@ -358,6 +369,7 @@ class Manifest(Section):
 
     adjudication: Adjudication | None = None
     analysis: Analysis | None = None
+    auto_failures: dict[str, AutoFailure] | None = None
     blinded_steps: dict[str, BlindedStep] | None = None
     blinding: Blinding | None = None
     calibration: dict[str, CalibrationRecord] | None = None

@@ -79,7 +79,7 @@ def test_adjudicator_controls_is_the_adjudicators_frame(tmp_path) -> None:
     assert (ada.published, ada.unpublished) == (6, 6)  # a person: every control counts
     assert ada.published_correct == ada.unpublished_correct == 0
     assert abe.published + abe.unpublished == 6  # automated: held-out controls only
-    assert rows["all reviewers"].published + rows["all reviewers"].unpublished == 18
+    assert rows["all reviewers, pooled"].published + rows["all reviewers, pooled"].unpublished == 18
     # a study without adjudicators: an empty frame of the same columns
     bare = type(data)(**{**data.__dict__, "roles": None})
     assert adjudicator_controls(bare).empty

@@ -59,7 +59,10 @@ def test_cli_user_errors_exit_2_with_one_line(study, capsys, key):
     assert caught.value.code == 2 and "unknown backend" in capsys.readouterr().err
 
 
-def test_a_run_whose_requests_all_fail_exits_1(study, key):
+def test_a_run_whose_requests_all_fail_exits_1(study, key, serve, faults):
+    # server errors may heal, so the run goes on (a server that is not there stops it early:
+    # tests/collection/test_stop_early.py)
+    server = serve(faults=faults(rate=1.0, kinds=("500",)))
     process = cli(
         [
             "collect",
@@ -70,7 +73,7 @@ def test_a_run_whose_requests_all_fail_exits_1(study, key):
             "--model",
             "m",
             "--base-url",
-            "http://127.0.0.1:9/v1",
+            server.base_url,
             "--max-attempts",
             "1",
         ]
@@ -79,6 +82,7 @@ def test_a_run_whose_requests_all_fail_exits_1(study, key):
     assert process.returncode == 1, err
     assert "Traceback" not in err
     assert "12 failed and 0 pending" in err and "12 failed" in out
+    assert server.log.counts["requests"] == 12
 
 
 def test_ctrl_c_stops_cleanly_and_keeps_work(tmp_path, serve):

@@ -34,13 +34,15 @@ def test_accuracy_appears_after_unblinding_and_matches_the_report(tmp_path, fast
     with Study.open(study) as opened:
         before = review_status(opened)
     assert "sensitivity" not in before.columns and "J" not in before.columns
+    assert "controls routed" not in before.columns  # which items are controls stays sealed
     result = analyze(study, fast_plan, write_report=False)
     with Study.open(study) as opened:
         after = review_status(opened).set_index("reviewer")
     for row in result.controls.accuracy:
         if row["scope"] == "reviewer":
             shown = after.loc[row["label"]]
-            assert shown["controls"] == row["published"] + row["unpublished"]
+            assert shown["controls scored"] == row["published"] + row["unpublished"]
+            assert shown["controls routed"] == 20  # build_study assigns every judged control
             assert shown["sensitivity"] == f"{row['sensitivity']:.2f}"
             assert shown["J"] == f"{row['youden']:.2f}"
             assert shown["J interval"] == f"[{row['youden_low']:.2f}, {row['youden_high']:.2f}]"

@@ -251,16 +251,30 @@ def test_an_unknown_model_costs_three_requests_sent_one_at_a_time():
 
 def test_refusals_stop_only_when_alike_and_in_a_row():
     from harness.models.openai_api import RefusalWatch, ServerRefused
+    from harness.models.retry import NO_SERVER, REFUSED
 
     watch = RefusalWatch()
-    for outcome in (404, 404, None, 404, 404, 400, 404, 401, 404, 404):
+    outcomes = [
+        (REFUSED, 404), (REFUSED, 404), None, (REFUSED, 404), (REFUSED, 404),
+        (None, 500), (REFUSED, 404), (REFUSED, 401), (NO_SERVER, None), (NO_SERVER, None),
+        (REFUSED, 404), (REFUSED, 404),
+    ]  # fmt: skip
+    for outcome in outcomes:
         if outcome is None:
             watch.served()
         else:
-            watch.failed(outcome, f"HTTP {outcome}")
+            watch.failed(*outcome, f"reason {outcome}")
         watch.check()  # never three alike in a row
-    assert watch.answered  # the 400: the server answered other than with a refusal
-    watch.failed(404, "HTTP 404")
+    assert watch.answered  # the 500: a failure that may heal is an answer
+    watch.failed(REFUSED, 404, "HTTP 404")
     with pytest.raises(ServerRefused) as caught:
         watch.check()
     assert caught.value.status == 404 and caught.value.count == 3
+    assert caught.value.reason == f"reason {(REFUSED, 404)}"  # the first of the streak's
+
+    fresh = RefusalWatch()
+    for _ in range(3):
+        fresh.failed(NO_SERVER, None, "connection refused at http://127.0.0.1:9/v1")
+    assert not fresh.answered
+    with pytest.raises(ServerRefused, match=r"no server answered 3 requests in a row \(conn"):
+        fresh.check()

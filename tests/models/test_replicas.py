@@ -166,7 +166,26 @@ def test_with_every_replica_down_a_request_fails_after_its_attempts(serve):
     with backend(dead, max_attempts=2, timeout=1.0) as engine:
         out = list(engine.complete(requests(2), PARAMS))
     assert all(not c.ok and c.attempts == 2 for c in out)
-    assert "connection error" in out[0].error
+    assert f"connection refused at {dead[0].base_url}/chat/completions" in out[0].error
+
+
+def test_with_every_replica_down_collect_stops_after_three_requests(serve):
+    """As `collect` runs it (stop_on_refusals): no replica has a server listening, so the run
+    stops on the third request that met only refused connections; the others stay unsent."""
+    from harness.models.openai_api import ServerRefused
+    from harness.models.retry import NO_SERVER
+
+    dead = [serve(), serve()]
+    for server in dead:
+        server.kill()
+    got = []
+    with backend(dead, max_attempts=6, timeout=1.0) as engine:
+        engine.stop_on_refusals = True
+        with pytest.raises(ServerRefused) as caught:
+            got.extend(engine.complete(requests(20), PARAMS))
+    assert caught.value.lasting == NO_SERVER and caught.value.status is None
+    assert len(got) == 3 and all(not c.ok and c.attempts == 1 for c in got)
+    assert "connection refused at" in caught.value.reason
 
 
 def test_a_killed_server_refuses_connections_and_no_other_socket_takes_its_port(serve):

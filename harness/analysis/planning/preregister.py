@@ -229,8 +229,8 @@ def render(
         f"conditions single_a, single_b, cross per topic; prompts: {facts['prompts']}.",
         f"- Outputs: {facts['outputs']} (up to {facts['samples'] or 0} per prompt and model) from "
         f"{', '.join(facts['models']) or 'no model yet'}.",
-        f"- Items: {facts['items']}; reviewers: {reviewers}; at least "
-        f"{plan.minimum.reviewers_per_item} reviewers' verdicts per item.",
+        f"- Items (real and control): {facts['items']}; reviewers: {reviewers}; at least "
+        f"{plan.minimum.reviewers_per_item} reviewers' verdicts per real item.",
         f"- Pilot: {facts['pilot']}.",
         "",
         "## Blinding",

@@ -115,7 +115,7 @@ def _instrument_blocks(a: AdjudicationResult) -> list[Block]:
             Block(
                 "table",
                 header=ACCURACY_HEADER,
-                rows=[_accuracy_row(x) for x in a.adjudicator_accuracy],
+                rows=[_accuracy_row(_as_adjudicators(x)) for x in a.adjudicator_accuracy],
             ),
         ]
     if a.adjudicator_differential:
@@ -184,14 +184,28 @@ def _rate(value: float | None, low: float | None, high: float | None) -> str:
     return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
 
 
+def _as_adjudicators(x: AccuracyRow) -> AccuracyRow:
+    """A row of the adjudicators' table named for them: its reviewers are the adjudicators, and
+    their weights are their shares of the adjudicated judgments."""
+    if x["scope"] == "reviewer":
+        return x
+    label = x["label"].replace("real judgments", "adjudicated judgments")
+    return {**x, "label": label.replace("reviewers", "adjudicators")}
+
+
+def _count(x: float) -> str:
+    """A count of judgments; the weighted row's are effective counts, not integers."""
+    return str(x) if float(x).is_integer() else f"{x:.1f}"
+
+
 def _accuracy_row(x: AccuracyRow) -> list[str]:
     label = x["label"] if x["scope"] == "reviewer" else f"**{x['label']}**"
     return [
         label,
         x["arm"],
-        f"{x['published']} ({x['published_correct']})",
+        f"{_count(x['published'])} ({_count(x['published_correct'])})",
         _rate(x["sensitivity"], x["sensitivity_low"], x["sensitivity_high"]),
-        f"{x['unpublished']} ({x['unpublished_correct']})",
+        f"{_count(x['unpublished'])} ({_count(x['unpublished_correct'])})",
         _rate(x["specificity"], x["specificity_low"], x["specificity_high"]),
     ]
 

@@ -487,7 +487,7 @@ class DesignSummary(_Model):
     complete_topics: int
     prompts: int
     outputs: int
-    items: int
+    items: int  # real items made (control items apart)
     items_reviewed: int
     items_eligible: int
     items_short: int
@@ -666,10 +666,11 @@ def _summary_lines(r: AnalysisResult) -> list[str]:
         f"Blinding key: {v.blinding_status}"
         + (f" against commitment {v.blinding_recorded}" if v.blinding_recorded else ""),
         f"Design:       {d.complete_topics} complete topics of {d.topics_in_study}; "
-        f"{d.items_eligible} items; {d.reviews - d.reviews_adjudicator} primary"
+        f"{d.items_eligible} of {d.items} real items analysed; "
+        f"{d.reviews - d.reviews_adjudicator} primary"
         + (f" and {d.reviews_adjudicator} adjudicator" if d.reviews_adjudicator else "")
-        + f" judgments by {sum(d.reviewers.values())} reviewers"
-        + (f"; {d.reviews_controls} of control items" if d.reviews_controls else ""),
+        + f" reviews of real items by {sum(d.reviewers.values())} reviewers"
+        + (f"; {d.reviews_controls} reviews of control items" if d.reviews_controls else ""),
         f"Outcome:      not_published = novel; unsure counted as {d.unsure.replace('_', ' ')}; "
         f"single arm = {d.single.replace('_', ' ')}",
         THIN,
@@ -741,7 +742,7 @@ def _adjudication_lines(a: AdjudicationResult | None) -> list[str]:
     who = "automated" if a.automated_adjudicators else "human"
     lines = [
         f"Adjudicated:  {a.estimator.upper()} ({who} adjudicators, {a.topics_labelled} of "
-        f"{a.topics_sampled} drawn topics + {a.topics_unlabelled} primary-only), "
+        f"{a.topics_sampled} drawn topics + {a.topics_unlabelled} primary-only topics), "
         f"lambda {a.lam:.2f}",
         f"  difference {fmt(a.estimate, signed=True)} {a.ci_level:.0%} CI "
         f"[{fmt(a.ci_low, signed=True)}, {fmt(a.ci_high, signed=True)}]; one-sided p = "
@@ -765,7 +766,7 @@ def _controls_lines(c: ControlsResult | None) -> list[str]:
             f"  corrected difference {fmt(c.corrected, signed=True)} "
             f"{c.corrected_level:.0%} CI "
             f"[{low}, {high}] (observed {fmt(c.observed, signed=True)}, "
-            f"{c.correction})"
+            f"{c.correction.replace('_', ' ')} correction)"
         )
     elif c.available:
         lines.append(f"  corrected difference not estimable: {c.corrected_note}")

@@ -261,7 +261,7 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
                 f"unpublished controls judged novel; J = sensitivity + specificity - 1. Intervals are "
                 f"exact (Clopper-Pearson) at {c.level:.0%}; J's interval joins the two exact intervals "
                 f"at {1 - (1 - c.level) / 2:.1%} each (Bonferroni). Automated reviewers are scored on "
-                f"held-out controls only. {c.n_judgments} judgments of {c.n_controls} controls count. "
+                f"held-out controls only. {_scored_text(c)} "
                 f"The verdict uses the last row: every reviewer's accuracy weighted by their share of "
                 f"the real judgments, with Kish effective counts. "
                 f"{c.gate_reason[:1].upper()}{c.gate_reason[1:]}."
@@ -315,6 +315,20 @@ def _accuracy(r: AnalysisResult) -> list[Block]:
     if not c.gate_ok and c.needs.text:
         out.append(Block("p", c.needs.text + "."))
     return out
+
+
+def _scored_text(c: ControlsResult) -> str:
+    """How many control judgments the table scores (the pooled row's, as `judge --status`
+    counts them per reviewer) and how many of them count for the verdict."""
+    pooled = next((a for a in c.accuracy if a["scope"] == "pooled"), None)
+    scored = round(pooled["published"] + pooled["unpublished"]) if pooled else c.n_judgments
+    counted = f"{c.n_judgments} judgments of {c.n_controls} controls"
+    if scored == c.n_judgments:
+        return f"{counted} count."
+    return (
+        f"The table scores {scored} control judgments (the pooled row); {counted} count, "
+        "those of the reviewers not left out (the weighted row and the correction)."
+    )
 
 
 def _accuracy_row(a: AccuracyRow) -> list[str]:
@@ -398,10 +412,10 @@ def _design(r: AnalysisResult) -> list[Block]:
             f"{d.prompts}; {d.outputs}; {d.samples_per_prompt}",
         ],
         [
-            "Items: made / reviewed / analysed",
+            "Real items: made / reviewed / analysed",
             f"{d.items} / {d.items_reviewed} / {d.items_eligible}",
         ],
-        ["Items left out (too few reviews)", str(d.items_short)],
+        ["Real items left out (too few reviews)", str(d.items_short)],
         [
             "Reviews of real items: primary / adjudicators",
             f"{d.reviews - d.reviews_adjudicator} / {d.reviews_adjudicator}",

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -137,13 +138,29 @@ def strata(topics: int) -> np.ndarray:
     return np.repeat(np.arange(len(counts)), counts)
 
 
+@lru_cache(maxsize=8)
+def _members(topics: int) -> tuple[np.ndarray, ...]:
+    """The topics of each stratum, shared by every draw of a simulation (never written:
+    `Generator.permutation` copies; an empty one cannot be marked read-only, since numpy
+    would then refuse to permute it)."""
+    pair = strata(topics)
+    return tuple(np.flatnonzero(pair == s) for s in range(len(BANK_STRATA)))
+
+
 def draw(topics: int, share: float, rng: np.random.Generator) -> np.ndarray:
     """Indices of a proportional systematic draw within strata (strata in random order)."""
     size = min(topics, max(2, round(share * topics)))
-    pair = strata(topics)
-    order = np.concatenate([rng.permutation(np.flatnonzero(pair == s)) for s in rng.permutation(6)])
+    members = _members(topics)
+    order = np.concatenate([rng.permutation(members[s]) for s in rng.permutation(6)])
     start = int(rng.integers(topics))
-    return order[[(start + j * topics) // size for j in range(size)]]
+    return order[(start + np.arange(size) * topics) // size]
+
+
+def rest_of(picks: np.ndarray, topics: int) -> np.ndarray:
+    """Per row of `picks` (distinct topics), the other topics in increasing order."""
+    kept = np.ones((len(picks), topics), dtype=bool)
+    kept[np.arange(len(picks))[:, None], picks] = False
+    return np.nonzero(kept)[1].reshape(len(picks), topics - picks.shape[1])
 
 
 def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator) -> Batch:
@@ -155,7 +172,7 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     adj = _combined(s, votes)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
     picks = np.stack([draw(s.topics, s.share, rng) for _ in range(studies)])
-    rest = np.stack([np.setdiff1d(np.arange(s.topics), p) for p in picks])
+    rest = rest_of(picks, s.topics)
     forms = _controls(s, studies, rng)
     pub, pub_ok = forms[:, :, :2].sum(axis=(1, 2)).T
     unpub, unpub_ok = forms[:, :, 2:].sum(axis=(1, 2)).T

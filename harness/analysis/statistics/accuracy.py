@@ -194,7 +194,11 @@ def accuracy_table(coded: pd.DataFrame, level: float) -> list[Accuracy]:
     kinds = set(coded["reviewer_kind"]) if len(coded) else set()
     out.append(
         accuracy_of(
-            coded, "all reviewers", "pooled", kinds.pop() if len(kinds) == 1 else "mixed", level
+            coded,
+            "all reviewers, pooled",
+            "pooled",
+            kinds.pop() if len(kinds) == 1 else "mixed",
+            level,
         )
     )
     return out

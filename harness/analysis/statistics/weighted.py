@@ -81,7 +81,16 @@ def weighted_accuracy(
     total = float(sum(v for v in shares.values() if v > 0))
     uncovered = 1.0 - float(raw.sum()) / total if total > 0 else 1.0
     if not covered:
-        empty = Accuracy("all reviewers, weighted", "weighted", "mixed", 0, 0, 0, 0, level)
+        empty = Accuracy(
+            "all reviewers, weighted by share of real judgments",
+            "weighted",
+            "mixed",
+            0,
+            0,
+            0,
+            0,
+            level,
+        )
         return Weighted(empty, dict(shares), uncovered)
     w = raw / raw.sum()
     sens, n_pub = kish(
@@ -100,7 +109,7 @@ def weighted_accuracy(
     )
     kinds = {a.kind for a in covered}
     acc = Accuracy(
-        "all reviewers, weighted",
+        "all reviewers, weighted by share of real judgments",
         "weighted",
         kinds.pop() if len(kinds) == 1 else "mixed",
         float(n_pub),

@@ -51,6 +51,10 @@ log = logging.getLogger(__name__)
 ScoreRow = list[object]
 
 
+class UnsureCalibration(HarnessError):
+    """A calibration refused because the reviewer's replies passed the plan's unsure limit."""
+
+
 @dataclass
 class Rule:
     """How one automated reviewer turns a score into a verdict, and how that was chosen."""
@@ -137,9 +141,9 @@ def calibrate(
     decisions = [(item_id, a.decide(rule.threshold)) for item_id, _, a in assessed]
     found = calibration_tally(reviewer_id, method, [d for _, d in decisions], plan_limit(study))
     if found.over:  # a rule chosen on unsure replies would measure nothing: nothing is stored
-        raise HarnessError(
+        raise UnsureCalibration(
             f"reviewer {reviewer_id!r} (method: {method}): calibration: {found.counts()}; "
-            "nothing of its calibration is stored: fix the reviewer and rerun"
+            "nothing of its calibration is stored"
         )
     save(study, rule, decisions)
     return rule

@@ -14,7 +14,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
-from harness.judge.automated.auto_calibration import Rule, RuleSettings, check_locked, settle
+from harness.judge.automated.auto_calibration import (
+    Rule,
+    RuleSettings,
+    UnsureCalibration,
+    check_locked,
+    settle,
+)
+from harness.judge.automated.auto_failures import Failed, Stage, record_outcome, way_out
 from harness.judge.automated.review_records import insert_review, item_text
 from harness.judge.automated.unsure_limit import (
     EARLY,
@@ -84,19 +91,26 @@ def run_automated(
 
     A reviewer whose share of `unsure` reviews passes the plan's limit once it has run through
     its pending items (`unsure_limit.py`) has its reviews, searches and rule discarded, unless
-    `accept_unsure` names it; its row then says so (`discarded`, and the line in `failed`).
+    `accept_unsure` names it; its row then says so (`discarded`, and the line in `failed`). A
+    reviewer whose calibration failed has no rule and reviews nothing (its line, with the way out,
+    in `failed`). Each failure is kept in the manifest (`auto_failures.py`) for `harness status`
+    until a run of the reviewer finishes without one. A study that `judge --blind` has not routed
+    is refused.
     """
     import pandas as pd
 
     settings = settings_or_options(AutoSettings, settings, options)
     threshold = settings.threshold
+    refuse_unrouted(study)
     refuse_after_unblinding(study, settings.after_unblinding)
     run = _Run(study, settings)
     rows = []
     try:
         run.check_locked(threshold)
         run.prepare()
-        rules, failures, discarded = {}, {}, {}
+        rules: dict[str, Rule] = {}
+        failed: dict[str, Failed] = {}
+        discarded: dict[str, int] = {}
         for reviewer_id, method, make in run.makers:
             try:
                 rules[reviewer_id], _ = settle(
@@ -109,8 +123,8 @@ def run_automated(
                     progress=progress,
                 )
             except HarnessError as error:  # a server or source failed while calibrating
-                failures[reviewer_id] = scrub(str(error))
-        _record_run(study, run, rules)
+                failed[reviewer_id] = run.calibration_failed(reviewer_id, method, error)
+        _record_run(study, run, rules, failed)
         for reviewer_id, method, make in run.makers:
             rule = rules.get(reviewer_id)
             new = 0
@@ -119,18 +133,21 @@ def run_automated(
                 try:
                     new = _review_pending(study, reviewer_id, make, rule.threshold, progress, limit)
                 except _Stopped as stop:
-                    new, failures[reviewer_id] = stop.done, stop.reason
-                if reviewer_id not in failures and (held := limit.settle()) is not None:
-                    discarded[reviewer_id], failures[reviewer_id] = held
+                    new = stop.done
+                    failed[reviewer_id] = run.failed(reviewer_id, method, "stopped", stop.reason)
+                if reviewer_id not in failed and (held := limit.settle()) is not None:
+                    discarded[reviewer_id], line = held
+                    failed[reviewer_id] = run.failed(reviewer_id, method, "discarded", line)
             rows.append(
                 {
                     **_summary(study, reviewer_id, method, new),
                     "rule": rule.status if rule else None,
                     "threshold": rule.threshold if rule else None,
-                    "failed": failures.get(reviewer_id, ""),
+                    "failed": failed[reviewer_id].line if reviewer_id in failed else "",
                     "discarded": discarded.get(reviewer_id, 0),
                 }
             )
+        record_outcome(study.path, failed.values(), [r for r in rules if r not in failed])
     finally:
         run.close()
     columns = [
@@ -170,9 +187,22 @@ def refuse_after_unblinding(study: Study, allowed: bool) -> None:
         )
 
 
+def refuse_unrouted(study: Study) -> None:
+    """Automated reviewers review the items `judge --blind` routed to them: a study without any
+    is refused in one line, before anything is opened or stored."""
+    if not count_assignments(study):
+        raise HarnessError(
+            "no items are routed to reviewers yet: run `harness judge --blind --study "
+            f"{study.path} --reviewers ROSTER` first (it makes the blinded items and routes "
+            "them to the roster's reviewers, automated ones included)",
+            file=study.path,
+        )
+
+
 def unfinished(frame: pd.DataFrame) -> str | None:
     """The summary line of a `run_automated` frame whose reviewers left work, else None: the
-    reviewers whose work was discarded for passing the unsure limit first."""
+    reviewers whose work was discarded for passing the unsure limit first, then every failed
+    reviewer's line (a reviewer without a rule failed its calibration)."""
     if frame.empty:
         return None
     left = int(frame["pending"].sum())
@@ -180,13 +210,14 @@ def unfinished(frame: pd.DataFrame) -> str | None:
     failed = frame[(frame["failed"] != "") & ~frame.index.isin(held.index)]
     if not left and failed.empty and held.empty:
         return None
-    first = (
-        f"; {failed.iloc[0]['reviewer_id']}: {failed.iloc[0]['failed']}" if not failed.empty else ""
-    )
+    said = "".join(f"; {row.reviewer_id}: {row.failed}" for row in failed.itertuples())
+    # a rerun resumes what a server stopped; a failed calibration (no rule) needs its fix first
+    calibrations = not failed.empty and "rule" in failed and bool(failed["rule"].isna().all())
+    resume = "" if calibrations else ", rerun to resume"
     summary = (
         f"{left} of {int(frame['assigned'].sum())} assigned items are not reviewed yet, "
-        f"{len(failed)} reviewer(s) stopped by a failure{first}; finished reviews are "
-        "kept, rerun to resume"
+        f"{len(failed)} reviewer(s) stopped by a failure{said}; finished reviews are "
+        f"kept{resume}"
     )
     if held.empty:
         return summary
@@ -208,16 +239,19 @@ def calibrate_automated(
 
     `settings` or its keyword options as `run_automated` takes them, but for `threshold` (which
     calibration chooses) and `after_unblinding`. Returns one row per reviewer (rule, threshold,
-    default, J and its parts on the calibration split) and one line per reviewer saying what
-    was done (or that its rule is locked).
+    default, J and its parts on the calibration split; `rule` "failed" with the line and the way
+    out in `failed` where a server, a source or the unsure limit stopped its calibration) and one
+    line per reviewer saying what was done (or that its rule is locked).
     """
     import pandas as pd
 
     settings = settings_or_options(AutoSettings, settings, options)
     _refuse_review_only(settings)
+    refuse_unrouted(study)
     run = _Run(study, settings)
     rows: list[dict[str, object]] = []
     lines: list[str] = []
+    failed: list[Failed] = []
     try:
         run.check_locked(None)
         run.prepare()
@@ -234,8 +268,16 @@ def calibrate_automated(
                     progress=progress,
                 )
             except HarnessError as error:  # a server or source failed: nothing stored for it
-                lines.append(f"{reviewer_id}: calibration failed: {scrub(str(error))}")
-                rows.append({"reviewer_id": reviewer_id, "method": method, "rule": "failed"})
+                failed.append(run.calibration_failed(reviewer_id, method, error))
+                lines.append(f"{reviewer_id}: calibration failed: {failed[-1].line}")
+                rows.append(
+                    {
+                        "reviewer_id": reviewer_id,
+                        "method": method,
+                        "rule": "failed",
+                        "failed": failed[-1].line,
+                    }
+                )
                 continue
             lines.append(said or rule.describe())
             rows.append(
@@ -253,6 +295,9 @@ def calibrate_automated(
                     "n_not_published": rule.n_not_published,
                 }
             )
+        # a calibration is no run through the items: it clears only a failed calibration
+        calibrated = [str(row["reviewer_id"]) for row in rows if row["rule"] != "failed"]
+        record_outcome(study.path, failed, calibrated, clears=("calibration",))
     finally:
         run.close()
     return pd.DataFrame(rows), lines
@@ -339,6 +384,30 @@ class _Run:
             applies=unblinded_at(self.study) is None,
         )
 
+    def failed(self, reviewer_id: str, method: str, stage: Stage, line: str) -> Failed:
+        """A reviewer's failure in this run, with the way out of it (`auto_failures.way_out`)."""
+        fix = way_out(
+            self.study.path,
+            reviewer_id,
+            self.models.get(method),
+            protocol=stage == "discarded",
+            discarded=stage == "discarded",
+        )
+        return Failed(reviewer_id, method, stage, scrub(line), fix)
+
+    def calibration_failed(self, reviewer_id: str, method: str, error: HarnessError) -> Failed:
+        """A calibration that failed: the server's words, and the way out, in one line (no rule
+        is settled, so none of the reviewer's items is reviewed)."""
+        protocol = isinstance(error, UnsureCalibration)
+        fix = way_out(self.study.path, reviewer_id, self.models.get(method), protocol=protocol)
+        accepted = (
+            f"; --accept-unsure {reviewer_id} keeps reviews above the limit, not a calibration "
+            "(a threshold chosen on unsure replies measures nothing)"
+            if protocol and reviewer_id in self.accept_unsure
+            else ""
+        )
+        return Failed(reviewer_id, method, "calibration", scrub(f"{error}{accepted}"), fix)
+
     def prepare(self) -> None:
         """Build every reviewer that has work, before anything is stored: a missing key, an
         unreachable corpus or a refused server URL stops the run while the study is untouched."""
@@ -368,8 +437,11 @@ def _once(make: Callable[[], Reviewer]) -> Callable[[], Reviewer]:
     return get
 
 
-def _record_run(study: Study, run: _Run, rules: dict[str, Rule]) -> None:
-    """Provenance in the manifest: sources, rules, cut-off and query budget of this run."""
+def _record_run(
+    study: Study, run: _Run, rules: dict[str, Rule], failed: Mapping[str, Failed]
+) -> None:
+    """Provenance in the manifest: sources, rules, cut-off and query budget of this run (a
+    reviewer whose calibration failed has no rule: its failure instead)."""
     record_command(
         study.path,
         "judge --auto",
@@ -377,16 +449,25 @@ def _record_run(study: Study, run: _Run, rules: dict[str, Rule]) -> None:
             **run.provenance(),
             **({"accept_unsure": list(run.accept_unsure)} if run.accept_unsure else {}),
             "reviewers": [
-                {
-                    "id": r.reviewer_id,
-                    "method": r.method,
-                    "threshold": rules[r.reviewer_id].threshold,
-                    "rule": rules[r.reviewer_id].status,
-                }
-                for r in run.reviewers
+                _reviewer_record(r.reviewer_id, r.method, rules, failed) for r in run.reviewers
             ],
         },
     )
+
+
+def _reviewer_record(
+    reviewer_id: str, method: str | None, rules: dict[str, Rule], failed: Mapping[str, Failed]
+) -> JsonObject:
+    rule = rules.get(reviewer_id)
+    if rule is None:
+        return {
+            "id": reviewer_id,
+            "method": method,
+            "threshold": None,
+            "rule": None,
+            "failed": failed[reviewer_id].line if reviewer_id in failed else None,
+        }
+    return {"id": reviewer_id, "method": method, "threshold": rule.threshold, "rule": rule.status}
 
 
 class _SourcePool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.analysis.plan.plan_file import Adjudication, load_plan
+from harness.analysis.planning.decisive_design import design_note
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
 from harness.judge.blinding import commitment as C
@@ -42,6 +43,7 @@ from harness.judge.controls.control_plan import (
     ControlsReport,
     add_controls,
     assigned_per_reviewer,
+    calibration_per_reviewer,
     candidate_pool,
     control_settings,
     controls_needed,
@@ -126,9 +128,10 @@ class BlindResult:
         if line is not None:
             lines.append(line)
         if self.routing is not None:
-            lines.append(self.routing.summary())
+            head = self.routing.summary().splitlines()[0]  # the line of totals
+            lines += [head, balance_view(self.routing.balance).to_string(index=False)]
         else:
-            lines.append(self.balance.to_string(index=False))
+            lines.append(balance_view(self.balance).to_string(index=False))
         if self.packets:
             lines.append(
                 f"Packets: {len(self.packets)} files in packets/ "
@@ -160,9 +163,18 @@ class BlindResult:
         if it.frozen:
             return "Items were already routed; packets rewritten from the stored assignment."
         steps = [f"{k}: {v['done']} run" for k, v in it.steps.items() if v["done"]]
-        return f"Items: {it.created} new ({it.skipped_blank} blank outputs skipped)" + "".join(
+        return f"Real items: {it.created} new ({it.skipped_blank} blank outputs skipped)" + "".join(
             f"; {s}" for s in steps
         )
+
+
+def balance_view(balance: pd.DataFrame) -> pd.DataFrame:
+    """The routing's balance table as printed: its `assigned` (real items only) shown as `real
+    items`, and `assigned` the reviewer's every assignment, control items included, as `judge
+    --status` counts it."""
+    view = balance.rename(columns={"assigned": "real items"})
+    controls = view["controls"] if "controls" in view.columns else 0
+    return view.assign(assigned=view["real items"] + controls)
 
 
 @writes_study
@@ -284,8 +296,12 @@ def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> Bli
         _record_steps(study)
         report.counts = stored_counts(study)
         report.assigned = assigned_per_reviewer(study)
+        report.calibration = calibration_per_reviewer(study)
         report.notes.extend(report.shortfalls())
-        report.warning = one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
+        report.warning = (
+            one_kind_warning(report.counts.get("expected", {}), cutoff, pool.years)
+            or report.none_kept()
+        )
         report.fidelity = fidelity(study)
         record_section(
             study.path, "controls", made_section(Controls, report.manifest_section(), study)
@@ -554,6 +570,7 @@ def _stored_report(study: Study, settings: ControlSettings) -> ControlsReport:
     report = ControlsReport(settings)
     report.counts = stored_counts(study)
     report.assigned = assigned_per_reviewer(study)
+    report.calibration = calibration_per_reviewer(study)
     report.fidelity = fidelity(study)
     controls = read_manifest(study).controls
     report.warning = controls.warning if controls is not None else None
@@ -635,9 +652,8 @@ def _record_materials(study: Study, judging: Path, s: BlindSettings) -> None:
         files[f"prompt:{spec.name}"] = spec.template
     record_materials(study.path, "judge", files)
 
+
 def _design_note(study: Study, plan_path: str | None, topics: int) -> str:
     """What the drawn design can decide (simulated), said before any review."""
-    from harness.analysis.planning.decisive_design import design_note
-
     outputs = (most_samples(study) or 1) * max(len(output_models(study)), 1)
     return design_note(load_plan(plan_path).plan, topics, outputs)

@@ -24,7 +24,10 @@ from harness.study.manifest import read_manifest
 from harness.study.manifest_sections import Controls, Prereg
 from harness.study.records import JsonObject
 from harness.study.store import Study
-from harness.study.tables.assignments import control_assignments_per_reviewer
+from harness.study.tables.assignments import (
+    calibration_controls_per_automated,
+    control_assignments_per_reviewer,
+)
 from harness.study.tables.controls import control_labels, controls_shown, count_controls
 
 if TYPE_CHECKING:
@@ -53,26 +56,35 @@ class ControlsReport:
     created: int = 0
     wanted: dict[str, int] = field(default_factory=dict)
     assigned: dict[str, int] = field(default_factory=dict)
+    #: of `assigned`, the automated reviewers' controls of the calibration split (not scored)
+    calibration: dict[str, int] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     made: JsonObject | None = None  # how the texts were made, kept and dropped (`Made.record`)
     fidelity: dict[str, float] = field(default_factory=dict)  # `fidelity`
     steps: dict[str, dict[str, int]] = field(default_factory=dict)
-    warning: str | None = None  # controls of one expected verdict only (`one_kind_warning`)
+    #: controls of one expected verdict only (`one_kind_warning`), or none kept (`none_kept`)
+    warning: str | None = None
 
     def summary(self) -> str:
         total = sum(self.counts.get("expected", {}).values())
         if not total:
-            return "Controls: none" + "".join(f"; {n}" for n in self.notes)
+            none = "Controls: none" + "".join(f"; {n}" for n in self.notes)
+            return none + (f"\nwarning: {self.warning}" if self.warning else "")
         parts = [
             ", ".join(f"{v} {k}" for k, v in sorted(self.counts[name].items()))
             for name in ("expected", "kind", "source", "split")
         ]
-        per = ", ".join(f"{r} {n}" for r, n in sorted(self.assigned.items()))
+        per = ", ".join(self._routed(r, n) for r, n in sorted(self.assigned.items()))
+        held = (
+            "automated reviewers are scored on their held-out controls only; "
+            if self.calibration
+            else ""
+        )
         s = self.settings
         lines = [
-            f"Controls: {total} items ({'; '.join(parts)}); per reviewer: {per} "
-            f"(plan: share {s.share}, at least {s.min_per_reviewer}; "
+            f"Controls: {total} items ({'; '.join(parts)}); routed per reviewer: {per} "
+            f"({held}plan: share {s.share}, at least {s.min_per_reviewer}; "
             f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
             f"{s.plan_sha256[:12]})"
         ]
@@ -96,6 +108,36 @@ class ControlsReport:
         if self.warning:
             lines.append(f"warning: {self.warning}")
         return "\n".join(lines)
+
+    def _routed(self, reviewer: str, n: int) -> str:
+        """A reviewer's routed controls; an automated one's split into those held out (scored:
+        the `controls scored` of `judge --status` and the report) and those that calibrate it."""
+        if reviewer not in self.calibration:
+            return f"{reviewer} {n}"
+        calibrating = self.calibration[reviewer]
+        return f"{reviewer} {n} ({n - calibrating} held out, {calibrating} calibration)"
+
+    def none_kept(self) -> str | None:
+        """One line when controls were planned and candidates chosen but not one was kept (every
+        text dropped): no reviewer's accuracy can be measured. Controls are made only by the
+        first routing, so it says how a new study gets them."""
+        planned = sum(self.wanted.values())
+        kept: int = sum(self.counts.get("expected", {}).values())
+        if not planned or kept or not self.made:
+            return None
+        drops = cast("dict[str, int]", self.made.get("dropped") or {})
+        why = "; ".join(f"{n}: {reason}" for reason, n in drops.items()) or "none written"
+        writers = ", ".join(cast("dict[str, JsonValue]", self.made.get("models") or {}))
+        return (
+            f"no control item was kept: the {self.made.get('generated', 0)} control text(s) "
+            f"written by {writers or 'the model under test'} were all dropped ({why}), so "
+            "reviewers' sensitivity and specificity cannot be measured, "
+            "automated reviewers stay uncalibrated and the verdict cannot be `refuted`; "
+            "controls are made only by a study's first routing: to have them, blind a new "
+            "study with --controls FILE whose entries bring their own `text` (see "
+            "judging/controls.example.yaml), or with a model under test whose texts state the "
+            "planted pairs (checked by --extract with a capable --model PROVIDER/NAME)"
+        )
 
     def shortfalls(self) -> list[str]:
         short = [
@@ -341,3 +383,7 @@ def fidelity(study: Study, low: float = 0.25) -> dict[str, float]:
 
 def assigned_per_reviewer(study: Study) -> dict[str, int]:
     return control_assignments_per_reviewer(study)
+
+
+def calibration_per_reviewer(study: Study) -> dict[str, int]:
+    return calibration_controls_per_automated(study)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.judge.judge_defaults import ROUTING_TIME_LIMIT
+from harness.judge.routing.milp_solve import solve_milp
 from harness.judge.routing.roster import Reviewer, Roster
 from harness.judge.routing.route_items import (
     MIP_GAP,
@@ -98,7 +99,7 @@ def _solve(
 ) -> list[tuple[int, int]]:
     """Variables x[c, r] in {0, 1}, then per reviewer: under, over, and the two mix deviations."""
     import numpy as np
-    from scipy.optimize import Bounds, milp
+    from scipy.optimize import Bounds
 
     n_c, n_r = len(controls), len(reviewers)
     n_x = n_c * n_r
@@ -135,7 +136,7 @@ def _solve(
         if per_topic_limit(rv, distinct):
             _topic_rule(rows, upper, topic, seen.get(rv.id, set()), r, n_r)
     integrality = np.concatenate([np.ones(n_x), np.zeros(4 * n_r)])
-    res = milp(
+    res = solve_milp(
         cost,
         integrality=integrality,
         bounds=Bounds(np.zeros(n_vars), upper),

@@ -62,6 +62,16 @@ class Checked:
     early: list[int] = field(default_factory=list)  # search rows dated before the packet
     round_: int = 1  # the packet's round (one import per reviewer and round in force)
 
+    @property
+    def listed(self) -> int:
+        """The assigned items the file lists."""
+        return len(self.reviews)
+
+    @property
+    def unfilled(self) -> bool:
+        """No listed item has a verdict: the packet as sent, most likely."""
+        return bool(self.reviews) and not any(r.verdict for r in self.reviews)
+
 
 def check_source(study: Study, source: Source) -> Checked | None:
     """Check one source against the study; problems are added to `source.problems`."""

@@ -18,7 +18,7 @@ import hashlib
 import json
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,14 +50,36 @@ if TYPE_CHECKING:
 
 
 class ImportProblems(HarnessError):
-    """Every problem found in the files of one import; nothing was stored."""
+    """Every problem found in the files of one import; nothing was stored.
 
-    def __init__(self, problems: list[Problem]) -> None:
+    `unfilled`: file -> its item rows, for each file in which no item has a verdict (most likely
+    the packet as it was sent rather than the one the reviewer filled in)."""
+
+    def __init__(self, problems: list[Problem], unfilled: Mapping[str, int] | None = None) -> None:
         files = sorted({p.file for p in problems})
-        #: the message without the first problem, for a caller that lists every problem
+        #: the message without the first problem, for a caller that lists the problems
         self.summary = f"{len(problems)} problem(s) in {', '.join(files)}; nothing was imported"
-        super().__init__(f"{self.summary}. First: {problems[0]}")
+        self.unfilled_files = dict(unfilled or {})
+        #: what the summary adds about unfilled files ("" when none)
+        self.unfilled = "".join(
+            f"; {name} looks unfilled: none of its {n} item(s) has a verdict (is it the packet "
+            "as sent, not the one the reviewer returned?)"
+            for name, n in sorted(self.unfilled_files.items())
+        )
+        super().__init__(f"{self.summary}{self.unfilled}. First: {problems[0]}")
         self.problems = problems
+
+    def listing(self, first: int = 5) -> list[str]:
+        """Every problem a line, but of an unfilled file, whose problems say one thing (no
+        verdict) over and over: its first `first`, then how many more."""
+        lines: list[str] = []
+        for name in dict.fromkeys(p.file for p in self.problems):
+            own = [p for p in self.problems if p.file == name]
+            shown = own[:first] if name in self.unfilled_files else own
+            lines.extend(str(p) for p in shown)
+            if len(own) > len(shown):
+                lines.append(f"{name}: ... and {len(own) - len(shown)} more problem(s)")
+        return lines
 
 
 # -- public entry point ---------------------------------------------------------------------------
@@ -107,7 +129,7 @@ def import_reviews(
         else [(c, _decide(study, c, replace or late, problems, late)) for c in checked]
     )
     if problems:
-        raise ImportProblems(problems)
+        raise ImportProblems(problems, {c.source.name: c.listed for c in checked if c.unfilled})
     if unblinded and not after_unblinding and any(p[1][0] != "unchanged" for p in plan):
         raise HarnessError(
             f"the study was unblinded at {unblinded} (harness analyze): reviews that come in "

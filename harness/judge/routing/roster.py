@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from harness.defaults import materials_dir
 from harness.errors import HarnessError
 from harness.judge.judge_defaults import DEMO_ROSTER, EXAMPLE_ROSTER
-from harness.literature.review_methods import choices, split_method
-from harness.materials._yaml import first_error, item_lines, load_yaml
+from harness.literature.review_methods import METHODS, choices, split_method
+from harness.materials._yaml import first_error, load_yaml_items
 from harness.materials.taxonomy import load_taxonomy
-from harness.models.providers import ModelSpec, resolve_model
+from harness.models.providers import ModelSpec, closest_name, resolve_model
 from harness.study.store import Study
 from harness.study.tables.assignments import count_assignments
 from harness.study.tables.reviewers import ReviewerRow, replace_reviewers, roster_rows
@@ -45,8 +45,25 @@ class Reviewer(BaseModel):
         if self.kind == "human" and self.method is not None:
             raise ValueError("method is for automated reviewers only")
         if self.kind == "automated" and split_method(self.method or "") is None:
-            raise ValueError(f"automated reviewers need method: {choices()}")
+            need = f"automated reviewers need method: {choices()}"
+            near = _near_method(self.method or "")
+            if near is not None:
+                need = f"unknown method {self.method!r}: did you mean `method: {near}`? ({need})"
+            raise ValueError(need)
         return self
+
+
+def _near_method(method: str) -> str | None:
+    """The method a misspelt one means (`retreival` -> `retrieval`, `lm:MODEL` ->
+    `llm:MODEL`, an argument dropped or added as the method takes one or none), else None."""
+    name, _, argument = method.partition(":")
+    near = closest_name(name.strip(), list(METHODS))
+    if near is None:
+        return None
+    found = METHODS[near]
+    if found.argument is None:
+        return near
+    return f"{near}:{argument.strip() or found.argument}"
 
 
 class Roster(BaseModel):
@@ -106,10 +123,9 @@ def demo_roster_path() -> Path:
 def load_roster(path: str | Path) -> Roster:
     """Read and check a roster file; every error names the file, the entry's line and the field."""
     path = Path(path)
-    data = load_yaml(path)
+    data, lines = load_yaml_items(path, "reviewers")
     if not isinstance(data, dict) or not isinstance(data.get("reviewers"), list):
         raise HarnessError("a roster is a mapping with a list `reviewers:`", file=path)
-    lines = item_lines(path, "reviewers")
 
     def line(index: int) -> int | None:
         return lines[index] if index < len(lines) else None

@@ -18,12 +18,14 @@ from harness.study.store import Study
 
 @dataclass(frozen=True)
 class AdjudicationProgress:
-    """Adjudicators' work on the sample: topics drawn, their items, reviews returned/assigned."""
+    """Adjudicators' work on the sample: topics drawn, their items, reviews returned/assigned
+    (`assigned`: their every assignment; `control_assigned` of them are of control items)."""
 
     topics: int
     items: int
     assigned: int
     returned: int
+    control_assigned: int
 
 
 def has_sample_table(conn: sqlite3.Connection) -> bool:
@@ -76,7 +78,10 @@ SELECT (SELECT COUNT(*) FROM adjudication_sample),
             WHERE r.role = 'adjudicator'),
        (SELECT COUNT(*) FROM reviews v JOIN assignments a
             ON a.item_id = v.item_id AND a.reviewer_id = v.reviewer_id
-            JOIN reviewers r ON r.reviewer_id = v.reviewer_id WHERE r.role = 'adjudicator')
+            JOIN reviewers r ON r.reviewer_id = v.reviewer_id WHERE r.role = 'adjudicator'),
+       (SELECT COUNT(*) FROM assignments a JOIN reviewers r ON r.reviewer_id = a.reviewer_id
+            JOIN items i ON i.item_id = a.item_id
+            WHERE r.role = 'adjudicator' AND i.control_id IS NOT NULL)
 """
     )[0]
     return AdjudicationProgress(*(int(n) for n in row))

@@ -139,6 +139,20 @@ def control_assignments_per_reviewer(study: Study) -> dict[str, int]:
     }
 
 
+def calibration_controls_per_automated(study: Study) -> dict[str, int]:
+    """Automated reviewer_id -> its assigned control items of the calibration split (they
+    calibrate its rule and are not scored; its other controls are held out and scored)."""
+    return {
+        r[0]: r[1]
+        for r in study.rows(
+            "SELECT a.reviewer_id, SUM(c.split = 'calibration') FROM assignments a "
+            "JOIN items i USING (item_id) JOIN controls c USING (control_id) "
+            "JOIN reviewers r USING (reviewer_id) WHERE r.kind = 'automated' "
+            "GROUP BY a.reviewer_id"
+        )
+    }
+
+
 def control_positions(study: Study) -> list[PositionFlag]:
     """Every assignment, by reviewer and position, flagged when its item is a control."""
     return [

@@ -27,6 +27,7 @@ class StoreCounts:
     searches: int
     probed_prompts: int  # prompts with geometry measures, any model
     reviews_assigned: int  # reviews of an assignment (not calibration extras)
+    control_items: int  # of `items`, those of a control (the others are real items)
 
 
 def store_counts(study: Study) -> StoreCounts:
@@ -37,7 +38,8 @@ def store_counts(study: Study) -> StoreCounts:
         "(SELECT COUNT(*) FROM reviews), (SELECT COUNT(*) FROM searches), "
         "(SELECT COUNT(DISTINCT prompt_id) FROM geometry), "
         "(SELECT COUNT(*) FROM reviews r JOIN assignments a "
-        "ON a.item_id = r.item_id AND a.reviewer_id = r.reviewer_id)"
+        "ON a.item_id = r.item_id AND a.reviewer_id = r.reviewer_id), "
+        "(SELECT COUNT(*) FROM items WHERE control_id IS NOT NULL)"
     )[0]
     return StoreCounts(*(int(n) for n in row))
 

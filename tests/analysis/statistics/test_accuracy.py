@@ -82,7 +82,10 @@ def test_coding_follows_the_plan_and_automated_reviewers_use_held_out_controls()
         1,
         0,
     )
-    assert table["all reviewers"].published == 3 and table["all reviewers"].kind == "mixed"
+    assert (
+        table["all reviewers, pooled"].published == 3
+        and table["all reviewers, pooled"].kind == "mixed"
+    )
     assert table["all automated reviewers"].youden == -1.0
     assert excluded_reviewers(list(table.values()), 0.0) == ["bot"]
     excluded = accuracy_table(coded_controls(_frame(rows), "exclude"), 0.95)
