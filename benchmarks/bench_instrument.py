@@ -19,8 +19,9 @@ decisive designs the issue names. Per cell: `supported` at a true 0 (size), `ref
 +SESOI, the lowest coverage over true 0, +0.10 and +0.20 of the interval the report prints
 (Fieller's 95% interval of the true difference; the betting rule's joined 95% parts), `supported`
 at +0.10 and +0.20 and `refuted` at 0, with the reference's and the rule's share of it; then
-`supported` and robust to the adjudicators' differential error (what `adjudication.
-differential_error: require` keeps: `statistics.differential_error`) at 0 and +0.10. The truth
+`supported` at 0 and +0.10 under the other `adjudication.differential_error` mode. `supported`
+is the plan's: under `require` (the bundled plan) also robust to the adjudicators' differential
+error (`statistics.differential_error`). The truth
 is the population difference over topics like the study's (its domain pairs fixed), not the
 study's realised one. Goals in every cell: supported at 0 at most 6.5%, refuted at +SESOI at most
 5%, coverage at least 93% (each within two Monte Carlo SE).
@@ -48,6 +49,8 @@ from harness.analysis.simulation.instrument import (
 PLAN = load_plan().plan
 ALPHA, SESOI = PLAN.primary.alpha, PLAN.equivalence.sesoi
 MIN_J = PLAN.controls.min_youden
+# `auto` requires robustness wherever the controls measure the error, as the simulated ones all do
+REQUIRE = PLAN.adjudication.differential_error in ("auto", "require")
 FINITE = PLAN.adjudication.finite_below
 EFFECTS = (0.0, SESOI, 0.2)
 
@@ -98,19 +101,20 @@ DECISIVE = [
     Scenario("DECISIVE bank, all adj., 2 samples, 2000 ctl", share=1.0, samples=2, controls=2000),
     Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
     # the planner's pick at these accuracies with the plan's 3 primary reviewers per item
-    # (`harness power --adjudicated`): 1,409 careful judgments, against 5,228 for every topic
-    # adjudicated by two
+    # (`harness power --adjudicated`, `differential_error: auto`): four times the planned
+    # controls, 2,066 careful judgments, against 5,228 for every topic adjudicated by two
     Scenario(
-        "DECISIVE bank, 25%, 2 samples, escalated majority",
+        "DECISIVE bank, 25%, 2 samples, escalated majority, 4x controls",
         share=0.25,
         samples=2,
         primary=3,
         adjudicators=3,
         combine="majority",
-        controls=73,
+        controls=292,
     ),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
+    Scenario("DECISIVE 50, all adj., 2 samples, 2x controls", 50, 1.0, samples=2, controls=120),
     Scenario("DECISIVE 50, all adjudicated, 2 samples, base 0.1", 50, 1.0, 0.1, samples=2),
 ]
 
@@ -118,7 +122,7 @@ DECISIVE = [
 class Rates:
     def __init__(self) -> None:
         self.size = self.refuted_sesoi = self.power = self.power_sesoi = math.nan
-        self.refuted_null = self.robust_null = self.robust_sesoi = math.nan
+        self.refuted_null = self.other_null = self.other_sesoi = math.nan
         self.coverage = 1.0
         self.withheld = 0.0
 
@@ -126,22 +130,25 @@ class Rates:
         self.coverage = min(self.coverage, d.coverage())
         if d.withheld is not None:
             self.withheld = max(self.withheld, float(d.withheld.mean()))
-        robust = float(d.robust.mean()) if d.robust is not None else math.nan
+        # the plan's `supported` (robust to differential error under `require`) and the other
+        # mode's, to show what the guard costs and what it keeps out
+        robust = d.robust if d.robust is not None else d.supported
+        plan, other = (robust, d.supported) if REQUIRE else (d.supported, robust)
         if effect == 0.0:
-            self.size, self.refuted_null = float(d.supported.mean()), float(d.refuted.mean())
-            self.robust_null = robust
+            self.size, self.refuted_null = float(plan.mean()), float(d.refuted.mean())
+            self.other_null = float(other.mean())
         elif effect == SESOI:
             self.refuted_sesoi = float(d.refuted.mean())
-            self.power_sesoi, self.robust_sesoi = float(d.supported.mean()), robust
+            self.power_sesoi, self.other_sesoi = float(plan.mean()), float(other.mean())
         else:
-            self.power = float(d.supported.mean())
+            self.power = float(plan.mean())
 
     def text(self, coverage: bool = True) -> str:
         values = (self.size, self.refuted_sesoi)
         tail = (self.power_sesoi, self.power, self.refuted_null)
         cover = f"{self.coverage:>6.1%}" if coverage else f"{'':>6}"
         held = f"{self.withheld:>6.1%}" if coverage else f"{'':>6}"
-        robust = " ".join(f"{v:>6.1%}" for v in (self.robust_null, self.robust_sesoi))
+        robust = " ".join(f"{v:>6.1%}" for v in (self.other_null, self.other_sesoi))
         return (
             " ".join(f"{v:>6.1%}" for v in values)
             + f" {cover} "
@@ -192,12 +199,15 @@ def main() -> None:
     print("         supported at +0.2 | refuted at 0; goals: <= 6.5% | <= 5% | >= 93%;")
     print("         share: the rule's power as a share of the reference's (sup +0.1 / ref 0);")
     print("         held: the largest share of studies whose interval the report withholds (the")
-    print("         tiers disagree); coverage is of the printed intervals; rob0 / rob.1:")
-    print("         supported and robust to differential error (differential_error: require)")
-    print("         at 0 and at +0.1: size and power of `require`")
+    print("         tiers disagree); coverage is of the printed intervals; sup columns are the")
+    print(
+        f"         plan's `supported` (differential_error: {PLAN.adjudication.differential_error});"
+    )
+    print("         oth0 / oth.1: `supported` at 0 and +0.1 under the other mode (report or")
+    print("         require): what the guard against differential error keeps out and costs")
     print(
         f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
-        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'rob0':>6} {'rob.1':>6}"
+        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6}"
     )
     failed = []
     for cell in cells:

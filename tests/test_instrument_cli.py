@@ -193,8 +193,9 @@ def test_adjudicators_whose_errors_favour_cross_field_items_are_not_robust(
     blinded: Path, tmp_path: Path
 ):
     """Cross-field items novel, single-field published; on their controls the adjudicators call
-    every published cross-field control novel. The verdict stays `supported` but says it is not
-    robust to their differential error; a plan that requires robustness makes it inconclusive."""
+    every published cross-field control novel. The bundled plan (`auto`, the error measured by
+    controls of both forms) makes the difference inconclusive; a plan that only reports keeps it
+    `supported` and says it is not robust to their differential error."""
 
     def answer(reviewer: str, item: str, a: str, b: str) -> str:
         if a == "control":
@@ -202,19 +203,18 @@ def test_adjudicators_whose_errors_favour_cross_field_items_are_not_robust(
             return "not_published" if wrong else b
         return "not_published" if b == "cross" else "published"
 
-    result = _run(blinded, tmp_path / "report", answer)
+    result = _run(blinded, tmp_path / "auto", answer)
     error = result["adjudication"]["differential_error"]
     assert error["published"]["gap"] == pytest.approx(1.0) and not error["robust"]
-    verdict = result["verdict"]
-    assert verdict["label"] == "supported"
-    assert "NOT robust to it" in verdict["qualifier"]
-    plan = tmp_path / "require.yaml"
+    strict = result["verdict"]
+    assert strict["label"] == "inconclusive"
+    assert "adjudication.differential_error: auto" in strict["reason"]
+    plan = tmp_path / "report.yaml"
     text = (blinded / "plan.yaml").read_text(encoding="utf-8")
-    plan.write_text(
-        text.replace("differential_error: report", "differential_error: require"), "utf-8"
-    )
-    strict = _run(blinded, tmp_path / "require", answer, "--plan", str(plan), "--allow-deviation")[
+    assert "differential_error: auto" in text
+    plan.write_text(text.replace("differential_error: auto", "differential_error: report"), "utf-8")
+    verdict = _run(blinded, tmp_path / "report", answer, "--plan", str(plan), "--allow-deviation")[
         "verdict"
     ]
-    assert strict["label"] == "inconclusive"
-    assert "adjudication.differential_error: require" in strict["reason"]
+    assert verdict["label"] == "supported"
+    assert "NOT robust to it" in verdict["qualifier"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -91,6 +91,7 @@ def analyse_adjudication(
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
     per_model, model_ceilings = _per_model(data, plan)
     instrument = measure(adjudicator_controls(data), _shares(data, roles), plan)
+    instrument = replace(instrument, single=t.single_arm())
     result = _result(data, plan, t, ppi, coded, draw.record() if draw is not None else {})
     update: dict[str, object] = {"models": _model_rows(per_model, plan)}
     update |= _instrument_fields(instrument, ppi, plan)

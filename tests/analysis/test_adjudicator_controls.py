@@ -51,6 +51,12 @@ def _study(tmp_path, name: str, *, adjudicator_controls_too: bool):
 
 
 def test_primary_accuracy_is_unchanged_by_adjudicators_control_reviews(tmp_path, fast_plan):
+    # `report`: the adjudicators' own controls (all wrong here) would otherwise decide whether a
+    # `supported` is robust to their differential error, which is theirs to decide, not the
+    # primary reviewers'
+    text = fast_plan.read_text(encoding="utf-8")
+    fast_plan = tmp_path / "plan.yaml"
+    fast_plan.write_text(text.replace("differential_error: auto", "differential_error: report"))
     without = analyze(
         _study(tmp_path, "a", adjudicator_controls_too=False), fast_plan, write_report=False
     )

@@ -162,9 +162,19 @@ class Adjudication(_Section):
     interval: Literal["auto", "betting", "t", "normal"] = "auto"
     finite_below: int = Field(12, ge=2)
     estimand: Literal["study_topics", "topic_population"] = "topic_population"
-    # report: a `supported` says whether it is robust to the adjudicators' differential error;
-    # require: a `supported` that is not robust is inconclusive (`statistics.differential_error`)
-    differential_error: Literal["report", "require"] = "report"
+    # require: a `supported` that is not robust to the adjudicators' differential error is
+    # inconclusive; report: it stays `supported` and says whether it is robust; auto: require
+    # where the adjudicators' controls measure the error (both forms, published and
+    # unpublished: fixed when `judge --blind` plants them), report where they cannot
+    # (`statistics.differential_error`)
+    differential_error: Literal["auto", "report", "require"] = "auto"
+
+    def requires_robust(self, measured: bool) -> bool:
+        """Must a `supported` be robust to differential error, where the controls do (not)
+        measure it?"""
+        mode = self.differential_error
+        return mode == "require" or (mode == "auto" and measured)
+
     # with combine: majority, route per_item // 2 + 1 adjudicators first and more only where
     # theirs disagree (`harness judge --escalate`): the labels of per_item for fewer judgments
     escalate: bool = False

@@ -102,7 +102,8 @@ def assumptions(plan: Plan, primary_accuracy: float) -> Assumptions:
     return Assumptions(
         primary_accuracy,
         min_youden=c.min_youden,
-        require_robust=a.differential_error == "require",
+        # auto requires it wherever the controls measure it, as the simulated ones all do
+        require_robust=a.differential_error in ("auto", "require"),
         interval=a.interval,
         finite_below=a.finite_below,
         estimand=a.estimand,

@@ -190,7 +190,7 @@ def _mc_error(studies: int) -> float:
 def adjudicated_lines(g: GoldPower) -> list[str]:
     """A compact table of `adjudicated_power`'s figures."""
     sesoi, target = g["sesoi"], g["target"]
-    robust = " and robust" if g["differential"] == "require" else ""
+    robust = " and robust" if g["differential"] in ("auto", "require") else ""
     head = "".join(f"{'accuracy ' + format(a['agreement'], 'g'):>17}" for a in g["accuracies"])
     lines = [
         f"Adjudicated design: the verdict's own rule simulated ({g['studies']} studies per "

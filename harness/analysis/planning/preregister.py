@@ -163,19 +163,27 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
 
 
 def _differential_line(mode: str) -> str:
-    rule = (
-        "a `supported` that is not robust is `inconclusive`"
-        if mode == "require"
-        else "a `supported` says whether it is robust"
-    )
+    rule = {
+        "require": "a `supported` that is not robust is `inconclusive`",
+        "report": "a `supported` says whether it is robust",
+        "auto": (
+            "where the adjudicators' controls include both forms, published and unpublished, "
+            "a `supported` that is not robust is `inconclusive`; where they do not (the bundled "
+            "bank has no unpublished single-field control at a cut-off after 1999), the error "
+            "is not measured and a `supported` says so"
+        ),
+    }[mode]
     return (
         "Errors of the adjudicators that depend on the condition are estimated from their "
         "cross-field and single-field controls: the gap (cross-field minus single-field) in "
         "their rate of calling published controls novel, and the same on unpublished controls, "
         "weighted by the adjudicators' shares (with a majority, on the majority's scale), each "
-        "with the variance of smoothed rates. A `supported` is robust to them when the "
-        "adjudicated difference exceeds 0 and both gaps, each by a one-sided test at alpha of "
-        "the difference minus the gap with both uncertainties (intersection-union: no split of "
+        "with the variance of smoothed rates. Together they give the bias such errors add where "
+        "there is no true difference, b = (1 - pi_s) x the published gap + pi_s x the "
+        "unpublished gap, pi_s the single-field arm's novel rate corrected by the single-field "
+        "controls (delta method; without it, the larger gap). A `supported` is robust to them "
+        "when the adjudicated difference exceeds 0 and b, each by a one-sided test at alpha of "
+        "the difference minus b with both uncertainties (intersection-union: no split of "
         f"alpha). `adjudication.differential_error: {mode}`: {rule}."
     )
 

@@ -126,6 +126,7 @@ class Batch:
     # single, each (judged, correct) -> (studies, adjudicators, 4, 2)
     forms: np.ndarray | None = None
     majority: int = 0  # k of a majority of k adjudicators (0: their mean)
+    single: np.ndarray | None = None  # (studies, n) adjudicated single-field rate, drawn topics
     realised: np.ndarray | None = None  # (studies,) the mean error-free difference of its topics
     youden: float = math.nan  # the adjudicated scale's true J (accurate adjudicators only)
 
@@ -193,6 +194,7 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
         primary_controls=_primary_controls(s, studies, rng),
         forms=forms,
         majority=s.adjudicators if s.combine == "majority" else 0,
+        single=take(adj.mean(axis=3)[..., :2].mean(axis=2), picks, 1),
         realised=true_d.mean(axis=1),
         youden=_true_youden(s),
     )
@@ -480,27 +482,50 @@ def robust_to_differential(
     b: Batch, theta: np.ndarray, se: np.ndarray, df: np.ndarray, alpha: float
 ) -> np.ndarray:
     """`statistics.differential_error`'s test, vectorised (equal shares): theta significantly
-    above 0 and above both cross - single gaps the adjudicators' controls estimate, each at
-    alpha (intersection-union)."""
+    above 0 and above the bias b = (1 - pi_s) g_pub + pi_s g_unpub the adjudicators' controls
+    and the single-field arm estimate (above both gaps where pi_s is not estimable)."""
     if b.forms is None:
         return np.zeros(b.d.shape[0], dtype=bool)
+    value, var = _scale_rates(b)  # (studies, 4): published cross, single, unpublished ...
+    g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
+    var_pub, var_unpub = var[:, 0] + var[:, 1], var[:, 2] + var[:, 3]
+    q = stats.t.ppf(1.0 - alpha, df)
+
+    def above(gap: np.ndarray, var_gap: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result: np.ndarray = (theta - gap) / np.sqrt(se**2 + var_gap) > q
+        return result
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        robust = theta / se > q
+    worst = above(g_pub, var_pub) & above(g_unpub, var_unpub)
+    if b.single is None:
+        result: np.ndarray = robust & worst
+        return result
+    j = value[:, 3] - value[:, 1]
+    p_s = b.single.mean(axis=1)
+    var_p = b.single.var(axis=1, ddof=1) / b.single.shape[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.clip((p_s - value[:, 1]) / j, 0.0, 1.0)
+        var_pi = (var_p + (1 - pi) ** 2 * var[:, 1] + pi**2 * var[:, 3]) / j**2
+        bias = (1 - pi) * g_pub + pi * g_unpub
+        var_bias = (1 - pi) ** 2 * var_pub + pi**2 * var_unpub + (g_unpub - g_pub) ** 2 * var_pi
+    result = robust & np.where(j > 0, above(bias, var_bias), worst)
+    return result
+
+
+def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per study, the adjudicated scale's "novel" rate on each control form (published cross,
+    published single, unpublished cross, unpublished single; equal shares) and its variance."""
+    assert b.forms is not None
     n, ok = b.forms[..., 0], b.forms[..., 1]  # (studies, R, 4)
     novel = np.concatenate([n[..., :2] - ok[..., :2], ok[..., 2:]], axis=-1)
     weight = 1.0 / n.shape[1]
-    rate = (novel / n).mean(axis=1)  # (studies, 4)
-    smooth = smoothed_rate(novel, n).mean(axis=1)  # where the majority's slope is taken
-    var = (weight**2 * smoothed_var(novel, n)).sum(axis=1)
-    q = stats.t.ppf(1.0 - alpha, df)
     k = b.majority
-    with np.errstate(divide="ignore", invalid="ignore"):
-        robust = theta / se > q
-        for cross, single in ((0, 1), (2, 3)):
-            gap = majority_rate(rate[:, cross], k) - majority_rate(rate[:, single], k)
-            var_gap = majority_slope(smooth[:, cross], k) ** 2 * var[:, cross]
-            var_gap = var_gap + majority_slope(smooth[:, single], k) ** 2 * var[:, single]
-            robust &= (theta - gap) / np.sqrt(se**2 + var_gap) > q
-    result: np.ndarray = robust
-    return result
+    rate = majority_rate((novel / n).mean(axis=1), k)
+    smooth = smoothed_rate(novel, n).mean(axis=1)  # where the majority's slope is taken
+    var = majority_slope(smooth, k) ** 2 * (weight**2 * smoothed_var(novel, n)).sum(axis=1)
+    return rate, var
 
 
 def _cp(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from harness.analysis.statistics.consensus import (
     code_outcome,
 )
 from harness.analysis.statistics.consensus import topic_table as make_table
+from harness.analysis.statistics.differential_error import SingleArm
 from harness.analysis.statistics.ppi import PPIResult, ppi_mean
 from harness.analysis.statistics.ppi_betting import betting_ppi
 
@@ -55,6 +56,14 @@ class Tiers:
         """Drawn topics the primary reviewers completed but the adjudicators did not."""
         gap = self.sampled & np.isfinite(self.f) & ~np.isfinite(self.d)
         return [str(t) for t in self.topic_ids[gap]]
+
+    def single_arm(self) -> SingleArm | None:
+        """The adjudicated single-field arm's mean novel rate over the adjudicated topics, with
+        that mean's variance across them (`statistics.differential_error`)."""
+        p = self.adjudicated.p_single[self.labelled]
+        if p.size < 2:
+            return None
+        return SingleArm(float(p.mean()), float(p.var(ddof=1) / p.size))
 
     def estimate(self, plan: Plan) -> PPIResult:
         """The PPI++ estimate; where the plan's reference is betting (`Adjudication.reference`)

@@ -6,28 +6,35 @@ true one. An adjudicator calls a published item of form c (cross-field, single-f
 probability fnr_c and an unpublished one with tpr_c. When cross-field outputs are no more often
 truly novel than single-field ones (rates pi_x <= pi_s), the expected adjudicated difference is
 
-    fnr_x - fnr_s + pi_x J_x - pi_s J_s <= (1 - pi_s) (fnr_x - fnr_s) + pi_s (tpr_x - tpr_s),
+    fnr_x - fnr_s + pi_x J_x - pi_s J_s <= (1 - pi_s) g_pub + pi_s g_unpub = b,
 
 (J_c = tpr_c - fnr_c, assumed >= 0 on cross-field items, as every `supported` on their scale
-assumes), at most the larger of the two gaps g_pub = fnr_x - fnr_s and g_unpub = tpr_x - tpr_s,
-and at most 0 when both are. So a `supported` is robust to that error when theta exceeds 0 and
-both gaps: an intersection-union test (Berger 1982) of the three one-sided hypotheses
-theta <= 0, theta <= g_pub, theta <= g_unpub, each rejected at alpha, so that no split of alpha
-is needed. Each gap is estimated from the adjudicators' planted controls of both forms, their
-rates weighted by the adjudicators' shares of the adjudicated judgments (with a majority of k:
-M(rate_x) - M(rate_s) of the weighted rates, M the chance that most say novel), with the
-variance of Agresti and Caffo's smoothed rates (delta method for M). The test of theta > g is
-the joint statistic (theta - g) / sqrt(se(theta)^2 + var(g)) against theta's reference, as
-`statistics.joint` tests the true difference.
+assumes; g_pub = fnr_x - fnr_s, g_unpub = tpr_x - tpr_s), with equality at pi_x = pi_s. So b is
+the bias the adjudicators' differential error adds where there is no true difference, and a
+`supported` is robust to it when theta exceeds both 0 and b: an intersection-union test (Berger
+1982) of theta <= 0 and theta <= b, each at alpha, so that no split of alpha is needed.
 
-It replaces a bound on the gaps from exact Clopper-Pearson bounds of every adjudicator's four
-rates at alpha / (8 R) (Bonferroni), which with the controls a study plans (about 27 published
-of each form per adjudicator) bounded the gap near 0.3 and so required a difference no study
-reaches. Measured in `benchmarks/bench_instrument.py` (`require` columns).
+The gaps come from the adjudicators' planted controls of both forms, their rates weighted by the
+adjudicators' shares of the adjudicated judgments (a majority of k: M(rate), M the chance that
+most say novel), with the variance of Agresti and Caffo's smoothed rates (delta method for M).
+pi_s is the single-field arm's novel rate on the drawn topics corrected by the single-field
+controls, (p_s - fnr_s) / (tpr_s - fnr_s), clipped to [0, 1]; p_s's variance is taken across
+topics. b's variance is (1 - pi_s)^2 var g_pub + pi_s^2 var g_unpub + (g_unpub - g_pub)^2
+var pi_s (the delta method). The test of theta > b is the joint statistic
+(theta - b) / sqrt(se(theta)^2 + var b) against theta's reference, as `statistics.joint` tests
+the true difference. Without an estimate of pi_s (no single-field arm, or single-field controls
+that do not discriminate) b is taken at its worst over pi_s in [0, 1]: theta must exceed both
+gaps.
+
+Estimating b, rather than requiring theta above the larger gap, is what gives the guard power:
+with pi_s near 0.3 the published gap, the one cross-field outputs that look novel move, carries
+0.7 of b and its variance 0.49 of var g_pub. Measured in `benchmarks/bench_instrument.py`
+(`require` columns) and `tests/analysis/statistics/test_differential_error.py`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -42,7 +49,7 @@ from harness.analysis.statistics.joint import (
 from harness.analysis.statistics.ppi import PPIResult
 from harness.study.records import JsonObject
 
-__all__ = ["DifferentialError", "Gap", "differential_error"]
+__all__ = ["Bias", "DifferentialError", "Gap", "SingleArm", "differential_error"]
 
 KINDS = ("published", "not_published")  # false "novel" on published, "novel" on unpublished
 FORMS = ("cross", "single")
@@ -57,8 +64,35 @@ class Gap:
 
 
 @dataclass(frozen=True)
+class SingleArm:
+    """The adjudicated single-field arm on the drawn topics: the mean of its per-topic novel
+    rates on the adjudicated scale and that mean's variance across topics."""
+
+    rate: float
+    variance: float
+
+
+@dataclass(frozen=True)
+class Bias:
+    """b = (1 - pi_s) g_pub + pi_s g_unpub with its variance; `single_rate`: pi_s (None: b at
+    its worst, the larger gap)."""
+
+    value: float
+    variance: float
+    single_rate: float | None
+
+
+@dataclass(frozen=True)
+class _Rate:
+    """One (kind, form) "novel" rate on the adjudicated scale, with its delta-method variance."""
+
+    value: float
+    variance: float
+
+
+@dataclass(frozen=True)
 class DifferentialError:
-    """The difference against the two gaps its adjudicators' controls estimate."""
+    """The difference against the bias its adjudicators' controls estimate."""
 
     ppi: PPIResult
     published_gap: Gap | None  # None: a weighted adjudicator lacks controls of a form
@@ -66,8 +100,9 @@ class DifferentialError:
     published: tuple[int, int]  # counted control judgments (cross, single)
     unpublished: tuple[int, int]
     alpha: float
+    bias: Bias | None = None
 
-    def p_above(self, gap: Gap) -> float:
+    def p_above(self, gap: Gap | Bias) -> float:
         """One-sided p of H0: theta <= the gap, with both estimates' uncertainty."""
         se = (self.ppi.se**2 + gap.variance) ** 0.5
         if not se > 0:
@@ -76,11 +111,20 @@ class DifferentialError:
 
     @property
     def p_value(self) -> float | None:
-        """The intersection-union test's p: the largest of the three (None: a gap unmeasured)."""
-        gaps = (self.published_gap, self.unpublished_gap)
-        if any(g is None for g in gaps):
+        """The intersection-union test's p: the larger of theta's and theta - b's (None: a gap
+        unmeasured)."""
+        if self.bias is None or self.published_gap is None or self.unpublished_gap is None:
             return None
-        return max(self.ppi.p_greater(), *(self.p_above(g) for g in gaps if g is not None))
+        if self.bias.single_rate is None:  # b at its worst: above both gaps
+            gaps = (self.published_gap, self.unpublished_gap)
+            return max(self.ppi.p_greater(), *(self.p_above(g) for g in gaps))
+        return max(self.ppi.p_greater(), self.p_above(self.bias))
+
+    @property
+    def measured(self) -> bool:
+        """Do the controls measure the error (every weighted adjudicator with controls of both
+        forms, published and unpublished)? A matter of design: which controls were planted."""
+        return self.published_gap is not None and self.unpublished_gap is not None
 
     @property
     def robust(self) -> bool:
@@ -92,37 +136,41 @@ class DifferentialError:
             f"cross / single controls: {_pair(self.published)} published, "
             f"{_pair(self.unpublished)} unpublished"
         )
-        if self.p_value is None:
-            return (
-                "the adjudicators' differential error (cross-field items called novel more often "
-                f"whatever their truth) is not measured by their controls ({counts})"
-            )
-        gaps = ", ".join(
-            f"{_gap(g)} on {kind} controls (p = {self.p_above(g):.3g} that the difference does "
-            "not exceed it)"
-            for kind, g in (
-                ("published", self.published_gap),
-                ("unpublished", self.unpublished_gap),
-            )
-            if g is not None
+        what = (
+            "the adjudicators' differential error (cross-field items called novel more often "
+            "whatever their truth)"
+        )
+        if self.bias is None or self.published_gap is None or self.unpublished_gap is None:
+            return f"{what} is not measured by their controls ({counts})"
+        b = self.bias
+        weight = (
+            f"weighted by the single-field arm's corrected novel rate {b.single_rate:.3f}"
+            if b.single_rate is not None
+            else "at its worst, the difference above both (the single-field arm's novel rate "
+            "not estimable)"
         )
         verdict = "robust to it" if self.robust else "NOT robust to it"
         return (
-            f"the adjudicators' differential error (cross-field items called novel more often "
-            f"whatever their truth), estimated as the cross - single gap in their novel calls: "
-            f"{gaps}; the difference exceeds both at one-sided alpha = {self.alpha:g} "
-            f"(intersection-union, {counts}): {verdict}"
+            f"{what}, estimated from the cross - single gaps in their novel calls, "
+            f"{_gap_text(self.published_gap)} on published and {_gap_text(self.unpublished_gap)} on "
+            f"unpublished controls, {weight}: a bias of {_gap_text(b)} (p = {self.p_above(b):.3g} "
+            f"that the difference does not exceed it); the difference exceeds 0 and the bias at "
+            f"one-sided alpha = {self.alpha:g} (intersection-union, {counts}): {verdict}"
         )
 
     def record(self) -> JsonObject:
-        def part(g: Gap | None) -> JsonObject | None:
+        def part(g: Gap | Bias | None) -> JsonObject | None:
             return (
                 None if g is None else {"gap": g.value, "se": g.variance**0.5, "p": self.p_above(g)}
             )
 
+        bias = part(self.bias)
+        if bias is not None and self.bias is not None:
+            bias["single_rate"] = self.bias.single_rate
         return {
             "published": part(self.published_gap),
             "unpublished": part(self.unpublished_gap),
+            "bias": bias,
             "p_value": self.p_value,
             "robust": self.robust,
             "published_counts": list(self.published),
@@ -137,17 +185,21 @@ def differential_error(
     ppi: PPIResult,
     alpha: float,
     majority: int = 0,
+    single: SingleArm | None = None,
 ) -> DifferentialError:
     """`coded`: the adjudicators' coded control judgments (`accuracy.coded_controls`);
     `shares`: each adjudicator's share of the adjudicated judgments; `majority`: the k of
-    `combine: majority` (0 for the mean of an item's adjudicators)."""
+    `combine: majority` (0 for the mean of an item's adjudicators); `single`: the adjudicated
+    single-field arm (None: b at its worst)."""
     counts = _counts(coded)
     totals = {key: sum(c.get(key, (0, 0))[1] for c in counts.values()) for key in _keys()}
     weights = {r: w for r, w in shares.items() if w > 0}
-    gaps = [_gap_estimate(counts, weights, kind, majority) for kind in KINDS]
+    rates = {key: _scale_rate(counts, weights, key, majority) for key in _keys()}
+    gaps = [_gap(rates, kind) for kind in KINDS]
     n_pub = (totals[("published", "cross")], totals[("published", "single")])
     n_unpub = (totals[("not_published", "cross")], totals[("not_published", "single")])
-    return DifferentialError(ppi, gaps[0], gaps[1], n_pub, n_unpub, alpha)
+    bias = _bias(gaps[0], gaps[1], rates, single)
+    return DifferentialError(ppi, gaps[0], gaps[1], n_pub, n_unpub, alpha, bias)
 
 
 def _keys() -> list[tuple[str, str]]:
@@ -168,35 +220,73 @@ def _counts(coded: pd.DataFrame) -> dict[str, dict[tuple[str, str], tuple[int, i
     return out
 
 
-def _gap_estimate(
+def _scale_rate(
     counts: Mapping[str, Mapping[tuple[str, str], tuple[int, int]]],
     weights: Mapping[str, float],
-    kind: str,
+    key: tuple[str, str],
     majority: int,
-) -> Gap | None:
-    """The weighted cross - single gap in `kind`, on the majority's scale with `majority`."""
+) -> _Rate | None:
+    """The weighted "novel" rate of (kind, form) on the scale (the majority's with `majority`);
+    None when a weighted adjudicator has no such control."""
     total = sum(weights.values())
-    if not total:
+    cells = [counts.get(r, {}).get(key, (0, 0)) for r in weights]
+    if not total or any(n == 0 for _, n in cells):
         return None
-    rates, smooth, variances = {}, {}, {}
-    w = [weights[r] / total for r in weights]
-    for form in FORMS:
-        cells = [counts.get(r, {}).get((kind, form), (0, 0)) for r in weights]
-        if any(n == 0 for _, n in cells):
-            return None
-        pairs = list(zip(w, cells, strict=True))
-        rates[form] = sum(wi * k / n for wi, (k, n) in pairs)
-        smooth[form] = sum(wi * smoothed_rate(k, n) for wi, (k, n) in pairs)
-        variances[form] = sum(wi**2 * smoothed_var(k, n) for wi, (k, n) in pairs)
-    value = majority_rate(rates["cross"], majority) - majority_rate(rates["single"], majority)
-    # the slope at the smoothed rates: at a raw 0 or 1 a majority's slope is 0
-    variance = sum(majority_slope(smooth[f], majority) ** 2 * variances[f] for f in FORMS)
-    return Gap(float(value), float(variance))
+    pairs = list(zip([weights[r] / total for r in weights], cells, strict=True))
+    raw = sum(wi * k / n for wi, (k, n) in pairs)
+    smooth = sum(wi * smoothed_rate(k, n) for wi, (k, n) in pairs)
+    variance = sum(wi**2 * smoothed_var(k, n) for wi, (k, n) in pairs)
+    # the slope at the smoothed rate: at a raw 0 or 1 a majority's slope is 0
+    slope = majority_slope(smooth, majority)
+    return _Rate(float(majority_rate(raw, majority)), float(slope**2 * variance))
+
+
+def _gap(rates: Mapping[tuple[str, str], _Rate | None], kind: str) -> Gap | None:
+    cross, single = rates[(kind, "cross")], rates[(kind, "single")]
+    if cross is None or single is None:
+        return None
+    return Gap(cross.value - single.value, cross.variance + single.variance)
+
+
+def _bias(
+    pub: Gap | None,
+    unpub: Gap | None,
+    rates: Mapping[tuple[str, str], _Rate | None],
+    single: SingleArm | None,
+) -> Bias | None:
+    """b at the single-field arm's corrected rate, or at its worst without one."""
+    if pub is None or unpub is None:
+        return None
+    pi = _single_rate(rates, single)
+    if pi is None:  # b's worst over pi_s in [0, 1] is one of the gaps: `p_value` tests both
+        worst = max((pub, unpub), key=lambda g: g.value)
+        return Bias(worst.value, worst.variance, None)
+    rate, var_pi = pi
+    value = (1.0 - rate) * pub.value + rate * unpub.value
+    variance = (1.0 - rate) ** 2 * pub.variance + rate**2 * unpub.variance
+    variance += (unpub.value - pub.value) ** 2 * var_pi
+    return Bias(value, variance, rate)
+
+
+def _single_rate(
+    rates: Mapping[tuple[str, str], _Rate | None], single: SingleArm | None
+) -> tuple[float, float] | None:
+    """pi_s = (p_s - fnr_s) / (tpr_s - fnr_s) clipped to [0, 1], with its delta-method variance;
+    None without the arm or single-field controls that discriminate."""
+    fnr, tpr = rates[("published", "single")], rates[("not_published", "single")]
+    if single is None or fnr is None or tpr is None or not math.isfinite(single.rate):
+        return None
+    j = tpr.value - fnr.value
+    if not j > 0:
+        return None
+    pi = min(1.0, max(0.0, (single.rate - fnr.value) / j))
+    var = single.variance + (1.0 - pi) ** 2 * fnr.variance + pi**2 * tpr.variance
+    return pi, var / j**2
 
 
 def _pair(n: tuple[int, int]) -> str:
     return f"{n[0]} / {n[1]}"
 
 
-def _gap(g: Gap) -> str:
+def _gap_text(g: Gap | Bias) -> str:
     return f"{g.value:+.3f} (SE {g.variance**0.5:.3f})"

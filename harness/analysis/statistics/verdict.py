@@ -337,8 +337,8 @@ def _numbers(ppi: PPIResult, level: float) -> str:
 def _supported(
     ppi: PPIResult, plan: Plan, numbers: str, margin: float | None, instrument: Instrument | None
 ) -> Decision:
-    """`supported`, with how robust it is to the adjudicators' differential error; with
-    `adjudication.differential_error: require` a difference that is not robust is inconclusive."""
+    """`supported`, with how robust it is to the adjudicators' differential error; where the plan
+    requires it (`require`, or `auto` with the error measured) one that is not is inconclusive."""
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
     shown = (
         f"cross-field prompts were judged novel more often ({numbers}; one-sided "
@@ -349,7 +349,8 @@ def _supported(
         return Decision(
             "inconclusive",
             f"{shown}, but the plan requires the difference to be robust to the adjudicators' "
-            f"differential error (adjudication.differential_error: require): {robust.said}",
+            "differential error (adjudication.differential_error: "
+            f"{plan.adjudication.differential_error}): {robust.said}",
         )
     qualifier = None
     test = joint_test(ppi, plan, instrument)
@@ -382,7 +383,7 @@ def robustness(
     error = None
     if instrument is not None and ppi.n_labelled >= 2:
         error = instrument.differential_error(ppi, plan, alpha)
-    required = plan.adjudication.differential_error == "require"
+    required = plan.adjudication.requires_robust(error is not None and error.measured)
     return Robustness(
         error.text() if error else None, required and not (error is not None and error.robust)
     )

@@ -101,4 +101,7 @@ def test_prereg_md_says_what_the_design_can_decide(small_grid, tmp_path):
     text = prereg(tmp_path / "s").text
     section = text.split("## Can this design decide?\n", 1)[1]
     assert "At this study's design (12 topics, 3 adjudicated" in section
-    assert "cannot refute" in section and "too few to decide" in section
+    assert "cannot refute" in section
+    # the small grid (planned controls only) may find no design within 8 x the topics once a
+    # `supported` must be robust to differential error; either way the text says so
+    assert "too few to decide" in section or "No design decides" in section

@@ -1,8 +1,10 @@
 """A `supported` against the adjudicators' differential error: the gaps estimated on their
-controls, the intersection-union test of the difference above both, and the plan's
-`adjudication.differential_error`."""
+controls, the bias they add weighted by the single-field arm's rate, the intersection-union test
+of the difference above 0 and the bias, and the plan's `adjudication.differential_error`."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -52,12 +54,22 @@ def _instrument(cross_false_novel: int, per_form: int = 100, single: bool = True
     return measure(pd.DataFrame(rows), {"adj0": 0.5, "adj1": 0.5}, PLAN)
 
 
-def _require():
+def _mode(mode: str):
     return PLAN.model_copy(
-        update={
-            "adjudication": PLAN.adjudication.model_copy(update={"differential_error": "require"})
-        }
+        update={"adjudication": PLAN.adjudication.model_copy(update={"differential_error": mode})}
     )
+
+
+def _require():
+    return _mode("require")
+
+
+def _report():
+    return _mode("report")
+
+
+def test_the_bundled_plan_requires_robustness():
+    assert PLAN.adjudication.differential_error == "auto"
 
 
 def _p_above(ppi, gap: float, var: float) -> float:
@@ -89,7 +101,7 @@ def test_a_difference_the_cross_field_errors_could_make_is_not_robust():
     error = inst.differential_error(ppi, PLAN)
     assert error.published_gap is not None
     assert error.published_gap.value == pytest.approx(0.2) and not error.robust
-    decision = decide_adjudicated(ppi, PLAN, [], None, inst)
+    decision = decide_adjudicated(ppi, _report(), [], None, inst)
     assert decision.label == "supported"
     assert "NOT robust to it" in (decision.qualifier or "")
     required = decide_adjudicated(ppi, _require(), [], None, inst)
@@ -104,7 +116,7 @@ def test_without_single_field_controls_the_error_is_not_measured():
     assert error.p_value is None and not error.robust
     assert "not measured" in error.text() and "100 / 0 published" in error.text()
     assert decide_adjudicated(ppi, _require(), [], None, inst).label == "inconclusive"
-    assert decide_adjudicated(ppi, PLAN, [], None, inst).label == "supported"
+    assert decide_adjudicated(ppi, _report(), [], None, inst).label == "supported"
 
 
 def test_a_majority_is_estimated_on_its_own_scale_as_the_simulation():
@@ -151,7 +163,7 @@ def test_the_guard_keeps_its_size_by_simulation():
 def test_each_model_significant_after_holm_must_be_robust_when_the_plan_requires_it():
     inst, ppi = _instrument(20), _ppi(0.15, 0.03)
     models = [("m1", ppi), ("m2", ppi)]
-    kept = adjudicated_model_verdicts(models, PLAN, None, inst)
+    kept = adjudicated_model_verdicts(models, _report(), None, inst)
     assert [v.label for v in kept] == ["supported", "supported"]
     assert "NOT robust" in kept[0].reason
     required = adjudicated_model_verdicts(models, _require(), None, inst)
@@ -167,6 +179,86 @@ def test_several_models_are_checked_at_the_familys_alpha():
 
 def test_the_preregistration_states_the_rule_it_runs():
     line = _differential_line("require")
-    assert "intersection-union" in line and "exceeds 0 and both gaps" in line
+    assert "intersection-union" in line and "exceeds 0 and b" in line
     assert "`supported` that is not robust is `inconclusive`" in line
     assert "says whether it is robust" in _differential_line("report")
+
+
+def test_the_bias_is_the_expected_difference_without_a_true_one():
+    """Exact rates (no sampling): fnr 0.1 / 0.3 and tpr 0.8 / 0.9 on single- / cross-field
+    controls, and a single-field arm whose true novel rate is 0.25 in both arms: the adjudicated
+    difference a study expects, pi (tpr_x - tpr_s) + (1 - pi) (fnr_x - fnr_s), is the bias."""
+    from harness.analysis.statistics.differential_error import SingleArm, differential_error
+
+    n, pi = 1000, 0.25
+    rates = {("published", "cross"): 0.3, ("published", "single"): 0.1}
+    rates |= {("not_published", "cross"): 0.9, ("not_published", "single"): 0.8}
+    rows = [
+        {"reviewer_id": "adj", "expected": kind, "control_kind": form, "novel": float(i < r * n)}
+        for (kind, form), r in rates.items()
+        for i in range(n)
+    ]
+    p_single = pi * 0.8 + (1 - pi) * 0.1  # what the adjudicators see in the single-field arm
+    expected = pi * (0.9 - 0.8) + (1 - pi) * (0.3 - 0.1)
+    error = differential_error(
+        pd.DataFrame(rows), {"adj": 1.0}, _ppi(0.3, 0.02), ALPHA, single=SingleArm(p_single, 0.0)
+    )
+    assert error.bias is not None and error.bias.single_rate == pytest.approx(pi)
+    assert error.bias.value == pytest.approx(expected)
+    # the delta method's variance: each gap's smoothed variances, and pi's through the arm
+    var_gap = [
+        smoothed_var(300, n) + smoothed_var(100, n),
+        smoothed_var(900, n) + smoothed_var(800, n),
+    ]
+    var_pi = ((1 - pi) ** 2 * smoothed_var(100, n) + pi**2 * smoothed_var(800, n)) / 0.7**2
+    var = (1 - pi) ** 2 * var_gap[0] + pi**2 * var_gap[1] + (0.1 - 0.2) ** 2 * var_pi
+    assert error.bias.variance == pytest.approx(var)
+    assert error.p_value == pytest.approx(max(error.ppi.p_greater(), error.p_above(error.bias)))
+
+
+def test_weighting_gives_power_the_larger_gap_lacks():
+    """A difference of +0.15 against a published gap of +0.2 and no unpublished gap: not above
+    the larger gap, but above the bias when the single-field arm's novel rate is high."""
+    from harness.analysis.statistics.differential_error import SingleArm
+
+    inst, ppi = _instrument(80, per_form=400), _ppi(0.15, 0.01)
+    assert not inst.differential_error(ppi, PLAN).robust  # no single-field arm: both gaps
+    arm = SingleArm(0.6, 0.0004)  # pi_s 0.6: b = 0.4 x 0.2 = 0.08
+    error = replace(inst, single=arm).differential_error(ppi, PLAN)
+    assert error.bias is not None and error.bias.value == pytest.approx(0.08, abs=0.001)
+    assert error.robust and "robust to it" in error.text()
+
+
+def test_the_simulation_weights_the_bias_as_the_analysis():
+    """The vectorised guard and `statistics.differential_error` decide alike across differences
+    near the bias, for equal shares and a given single-field arm."""
+    from harness.analysis.statistics.differential_error import SingleArm
+
+    inst = _instrument(20)
+    single = np.array([[0.5, 0.7, 0.6, 0.4]])  # per-topic single-field rates, drawn topics
+    arm = SingleArm(float(single.mean()), float(single.var(ddof=1) / single.size))
+    forms = np.zeros((1, 2, 4, 2))
+    forms[..., 0] = 50
+    forms[0, :, :, 1] = [40, 50, 50, 50]
+    batch = Batch(*([np.zeros((1, 2))] * 3), np.zeros(1), 0.0, *([np.ones(1)] * 4))
+    batch = Batch(**{**batch.__dict__, "forms": forms, "single": single})
+    decided = []
+    for estimate in np.linspace(0.05, 0.3, 26):
+        ppi = _ppi(float(estimate), 0.02)
+        theta, se, df = (np.array([x]) for x in (ppi.estimate, ppi.se, ppi.df))
+        simulated = bool(robust_to_differential(batch, theta, se, df, ALPHA)[0])
+        assert simulated == replace(inst, single=arm).differential_error(ppi, PLAN).robust
+        decided.append(simulated)
+    assert any(decided) and not all(decided)
+
+
+def test_auto_requires_robustness_only_where_the_controls_measure_the_error():
+    """The bundled `auto`: with both forms planted a difference the cross-field errors could
+    make is inconclusive; without single-field controls it stays supported and says the error
+    is not measured."""
+    ppi = _ppi(0.15, 0.03)
+    measured = decide_adjudicated(ppi, PLAN, [], None, _instrument(20))
+    assert measured.label == "inconclusive" and "NOT robust" in measured.reason
+    unmeasured = decide_adjudicated(ppi, PLAN, [], None, _instrument(20, single=False))
+    assert unmeasured.label == "supported" and "not measured" in (unmeasured.qualifier or "")
+    assert "both forms" in _differential_line("auto")
