@@ -123,11 +123,14 @@ class Rates:
     def __init__(self) -> None:
         self.size = self.refuted_sesoi = self.power = self.power_sesoi = math.nan
         self.refuted_null = self.other_null = self.other_sesoi = math.nan
-        self.coverage = 1.0
+        self.coverage = self.coverage_corrected = 1.0
         self.withheld = 0.0
 
     def add(self, effect: float, d: Decisions) -> None:
         self.coverage = min(self.coverage, d.coverage())
+        if d.covered_corrected is not None:
+            corrected = float(d.covered_corrected.mean())
+            self.coverage_corrected = min(self.coverage_corrected, corrected)
         if d.withheld is not None:
             self.withheld = max(self.withheld, float(d.withheld.mean()))
         # the plan's `supported` (robust to differential error under `require`) and the other
@@ -148,7 +151,9 @@ class Rates:
         tail = (self.power_sesoi, self.power, self.refuted_null)
         cover = f"{self.coverage:>6.1%}" if coverage else f"{'':>6}"
         held = f"{self.withheld:>6.1%}" if coverage else f"{'':>6}"
-        robust = " ".join(f"{v:>6.1%}" for v in (self.other_null, self.other_sesoi))
+        robust = " ".join(
+            f"{v:>6.1%}" for v in (self.other_null, self.other_sesoi, self.coverage_corrected)
+        )
         return (
             " ".join(f"{v:>6.1%}" for v in values)
             + f" {cover} "
@@ -204,10 +209,12 @@ def main() -> None:
         f"         plan's `supported` (differential_error: {PLAN.adjudication.differential_error});"
     )
     print("         oth0 / oth.1: `supported` at 0 and +0.1 under the other mode (report or")
-    print("         require): what the guard against differential error keeps out and costs")
+    print("         require): what the guard against differential error keeps out and costs;")
+    print("         covDE: lowest coverage of the true difference corrected for differential")
+    print("         error (reported beside the verdict)")
     print(
         f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
-        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6}"
+        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6} {'covDE':>6}"
     )
     failed = []
     for cell in cells:

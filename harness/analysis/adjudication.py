@@ -91,7 +91,8 @@ def analyse_adjudication(
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
     per_model, model_ceilings = _per_model(data, plan)
     instrument = measure(adjudicator_controls(data), _shares(data, roles), plan)
-    instrument = replace(instrument, single=t.single_arm())
+    single, cross = t.arms()
+    instrument = replace(instrument, single=single, cross=cross)
     result = _result(data, plan, t, ppi, coded, draw.record() if draw is not None else {})
     update: dict[str, object] = {"models": _model_rows(per_model, plan)}
     update |= _instrument_fields(instrument, ppi, plan)

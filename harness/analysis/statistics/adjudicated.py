@@ -24,7 +24,7 @@ from harness.analysis.statistics.consensus import (
     code_outcome,
 )
 from harness.analysis.statistics.consensus import topic_table as make_table
-from harness.analysis.statistics.differential_error import SingleArm
+from harness.analysis.statistics.differential_error import ArmRate
 from harness.analysis.statistics.ppi import PPIResult, ppi_mean
 from harness.analysis.statistics.ppi_betting import betting_ppi
 
@@ -57,13 +57,15 @@ class Tiers:
         gap = self.sampled & np.isfinite(self.f) & ~np.isfinite(self.d)
         return [str(t) for t in self.topic_ids[gap]]
 
-    def single_arm(self) -> SingleArm | None:
-        """The adjudicated single-field arm's mean novel rate over the adjudicated topics, with
-        that mean's variance across them (`statistics.differential_error`)."""
-        p = self.adjudicated.p_single[self.labelled]
-        if p.size < 2:
-            return None
-        return SingleArm(float(p.mean()), float(p.var(ddof=1) / p.size))
+    def arms(self) -> tuple[ArmRate | None, ArmRate | None]:
+        """The adjudicated single-field and cross-field arms' mean novel rates over the
+        adjudicated topics, each with that mean's variance across them
+        (`statistics.differential_error`)."""
+        single = self.adjudicated.p_single[self.labelled]
+        cross = self.adjudicated.p_cross[self.labelled]
+        if single.size < 2:
+            return None, None
+        return _arm(single), _arm(cross)
 
     def estimate(self, plan: Plan) -> PPIResult:
         """The PPI++ estimate; where the plan's reference is betting (`Adjudication.reference`)
@@ -76,6 +78,10 @@ class Tiers:
         point = ppi_mean(d, f, fu, estimator=a.estimator, interval="t")
         estimand = estimand_used(plan, d.size, fu.size)
         return betting_ppi(point, d, f, fu, alpha=plan.primary.alpha, estimand=estimand)
+
+
+def _arm(p: np.ndarray) -> ArmRate:
+    return ArmRate(float(p.mean()), float(p.var(ddof=1) / p.size))
 
 
 STUDY_TOPICS_MAX_SHARE = 0.5

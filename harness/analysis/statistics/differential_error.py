@@ -26,6 +26,16 @@ the true difference. Without an estimate of pi_s (no single-field arm, or single
 that do not discriminate) b is taken at its worst over pi_s in [0, 1]: theta must exceed both
 gaps.
 
+The same decomposition corrects the difference itself: pi_x - pi_s = (theta - b_x) / J_s
+exactly, with b_x = pi_x g_unpub + (1 - pi_x) g_pub the bias at the cross-field arm's corrected
+rate and J_s the single-field controls' J. Its Fieller interval (b_x's variance in the
+numerator's, J_s's from the single-field controls alone) is reported beside the verdict as the
+true difference corrected for the error; the verdict's own interval divides theta by the pooled
+J, which assumes no such error (in the simulated cells with it, that interval covers the truth
+in 5-73% of studies, the corrected one in 92-97%; refuting by the corrected one would make
+`refuted` at a true 0 on the whole bank, all adjudicated with 2 outputs per prompt, 74% where
+the verdict's rule gives 95%, which is why it is reported beside the verdict, not used by it).
+
 Estimating b, rather than requiring theta above the larger gap, is what gives the guard power:
 with pi_s near 0.3 the published gap, the one cross-field outputs that look novel move, carries
 0.7 of b and its variance 0.49 of var g_pub. Measured in `benchmarks/bench_instrument.py`
@@ -36,11 +46,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
 from harness.analysis.statistics.joint import (
+    fieller,
     majority_rate,
     majority_slope,
     smoothed_rate,
@@ -49,7 +60,7 @@ from harness.analysis.statistics.joint import (
 from harness.analysis.statistics.ppi import PPIResult
 from harness.study.records import JsonObject
 
-__all__ = ["Bias", "DifferentialError", "Gap", "SingleArm", "differential_error"]
+__all__ = ["ArmRate", "Bias", "Corrected", "DifferentialError", "Gap", "differential_error"]
 
 KINDS = ("published", "not_published")  # false "novel" on published, "novel" on unpublished
 FORMS = ("cross", "single")
@@ -64,9 +75,9 @@ class Gap:
 
 
 @dataclass(frozen=True)
-class SingleArm:
-    """The adjudicated single-field arm on the drawn topics: the mean of its per-topic novel
-    rates on the adjudicated scale and that mean's variance across topics."""
+class ArmRate:
+    """An adjudicated arm (single-field or cross-field) on the drawn topics: the mean of its
+    per-topic novel rates on the adjudicated scale and that mean's variance across topics."""
 
     rate: float
     variance: float
@@ -80,6 +91,17 @@ class Bias:
     value: float
     variance: float
     single_rate: float | None
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """The true difference corrected for the adjudicators' differential error, with Fieller's
+    interval at `level` (two-sided)."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
 
 
 @dataclass(frozen=True)
@@ -101,6 +123,7 @@ class DifferentialError:
     unpublished: tuple[int, int]
     alpha: float
     bias: Bias | None = None
+    corrected: Corrected | None = None  # None: the error or the cross-field arm unmeasured
 
     def p_above(self, gap: Gap | Bias) -> float:
         """One-sided p of H0: theta <= the gap, with both estimates' uncertainty."""
@@ -150,12 +173,19 @@ class DifferentialError:
             "not estimable)"
         )
         verdict = "robust to it" if self.robust else "NOT robust to it"
+        c = self.corrected
+        fixed = (
+            ""
+            if c is None
+            else f"; corrected for it, the true difference is {c.estimate:+.3f} ({c.level:.0%} "
+            f"interval [{c.low:+.3f}, {c.high:+.3f}])"
+        )
         return (
             f"{what}, estimated from the cross - single gaps in their novel calls, "
             f"{_gap_text(self.published_gap)} on published and {_gap_text(self.unpublished_gap)} on "
             f"unpublished controls, {weight}: a bias of {_gap_text(b)} (p = {self.p_above(b):.3g} "
             f"that the difference does not exceed it); the difference exceeds 0 and the bias at "
-            f"one-sided alpha = {self.alpha:g} (intersection-union, {counts}): {verdict}"
+            f"one-sided alpha = {self.alpha:g} (intersection-union, {counts}): {verdict}{fixed}"
         )
 
     def record(self) -> JsonObject:
@@ -167,7 +197,9 @@ class DifferentialError:
         bias = part(self.bias)
         if bias is not None and self.bias is not None:
             bias["single_rate"] = self.bias.single_rate
+        c = self.corrected
         return {
+            "corrected": None if c is None else asdict(c),
             "published": part(self.published_gap),
             "unpublished": part(self.unpublished_gap),
             "bias": bias,
@@ -185,12 +217,13 @@ def differential_error(
     ppi: PPIResult,
     alpha: float,
     majority: int = 0,
-    single: SingleArm | None = None,
+    single: ArmRate | None = None,
+    cross: ArmRate | None = None,
 ) -> DifferentialError:
     """`coded`: the adjudicators' coded control judgments (`accuracy.coded_controls`);
     `shares`: each adjudicator's share of the adjudicated judgments; `majority`: the k of
-    `combine: majority` (0 for the mean of an item's adjudicators); `single`: the adjudicated
-    single-field arm (None: b at its worst)."""
+    `combine: majority` (0 for the mean of an item's adjudicators); `single`, `cross`: the
+    adjudicated arms (None: b at its worst; no corrected difference)."""
     counts = _counts(coded)
     totals = {key: sum(c.get(key, (0, 0))[1] for c in counts.values()) for key in _keys()}
     weights = {r: w for r, w in shares.items() if w > 0}
@@ -199,7 +232,8 @@ def differential_error(
     n_pub = (totals[("published", "cross")], totals[("published", "single")])
     n_unpub = (totals[("not_published", "cross")], totals[("not_published", "single")])
     bias = _bias(gaps[0], gaps[1], rates, single)
-    return DifferentialError(ppi, gaps[0], gaps[1], n_pub, n_unpub, alpha, bias)
+    corrected = _corrected(ppi, gaps[0], gaps[1], rates, cross, 1.0 - alpha)
+    return DifferentialError(ppi, gaps[0], gaps[1], n_pub, n_unpub, alpha, bias, corrected)
 
 
 def _keys() -> list[tuple[str, str]]:
@@ -252,12 +286,12 @@ def _bias(
     pub: Gap | None,
     unpub: Gap | None,
     rates: Mapping[tuple[str, str], _Rate | None],
-    single: SingleArm | None,
+    single: ArmRate | None,
 ) -> Bias | None:
     """b at the single-field arm's corrected rate, or at its worst without one."""
     if pub is None or unpub is None:
         return None
-    pi = _single_rate(rates, single)
+    pi = _arm_rate(rates, single, "single")
     if pi is None:  # b's worst over pi_s in [0, 1] is one of the gaps: `p_value` tests both
         worst = max((pub, unpub), key=lambda g: g.value)
         return Bias(worst.value, worst.variance, None)
@@ -268,20 +302,50 @@ def _bias(
     return Bias(value, variance, rate)
 
 
-def _single_rate(
-    rates: Mapping[tuple[str, str], _Rate | None], single: SingleArm | None
+def _arm_rate(
+    rates: Mapping[tuple[str, str], _Rate | None], arm: ArmRate | None, form: str
 ) -> tuple[float, float] | None:
-    """pi_s = (p_s - fnr_s) / (tpr_s - fnr_s) clipped to [0, 1], with its delta-method variance;
-    None without the arm or single-field controls that discriminate."""
-    fnr, tpr = rates[("published", "single")], rates[("not_published", "single")]
-    if single is None or fnr is None or tpr is None or not math.isfinite(single.rate):
+    """An arm's true novel rate, pi = (p - fnr) / (tpr - fnr) with the controls of its form,
+    clipped to [0, 1], with its delta-method variance; None without the arm or controls of the
+    form that discriminate."""
+    fnr, tpr = rates[("published", form)], rates[("not_published", form)]
+    if arm is None or fnr is None or tpr is None or not math.isfinite(arm.rate):
         return None
     j = tpr.value - fnr.value
     if not j > 0:
         return None
-    pi = min(1.0, max(0.0, (single.rate - fnr.value) / j))
-    var = single.variance + (1.0 - pi) ** 2 * fnr.variance + pi**2 * tpr.variance
+    pi = min(1.0, max(0.0, (arm.rate - fnr.value) / j))
+    var = arm.variance + (1.0 - pi) ** 2 * fnr.variance + pi**2 * tpr.variance
     return pi, var / j**2
+
+
+def _corrected(
+    ppi: PPIResult,
+    pub: Gap | None,
+    unpub: Gap | None,
+    rates: Mapping[tuple[str, str], _Rate | None],
+    cross: ArmRate | None,
+    level: float,
+) -> Corrected | None:
+    """pi_x - pi_s = (theta - b_x) / J_s exactly, b_x = pi_x g_unpub + (1 - pi_x) g_pub the
+    bias at the cross-field arm's rate and J_s the single-field controls' J: Fieller's interval
+    with b_x's variance in the numerator's (`statistics.joint.fieller`)."""
+    fnr, tpr = rates[("published", "single")], rates[("not_published", "single")]
+    pi = _arm_rate(rates, cross, "cross")
+    if pub is None or unpub is None or fnr is None or tpr is None or pi is None:
+        return None
+    rate, var_pi = pi
+    bias = rate * unpub.value + (1.0 - rate) * pub.value
+    var_bias = rate**2 * unpub.variance + (1.0 - rate) ** 2 * pub.variance
+    var_bias += (unpub.value - pub.value) ** 2 * var_pi
+    j, var_j = tpr.value - fnr.value, tpr.variance + fnr.variance
+    if not j > 0:
+        return None
+    q = ppi.quantile(0.5 + level / 2.0)
+    se = (ppi.se**2 + var_bias) ** 0.5
+    low, high = fieller(ppi.estimate - bias, se, j, var_j, q)
+    estimate = min(1.0, max(-1.0, (ppi.estimate - bias) / j))
+    return Corrected(estimate, float(low), float(high), level)
 
 
 def _pair(n: tuple[int, int]) -> str:

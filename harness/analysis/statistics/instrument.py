@@ -35,8 +35,8 @@ from harness.analysis.statistics.accuracy import (
 )
 from harness.analysis.statistics.controls import GateWords, discrimination_gate
 from harness.analysis.statistics.differential_error import (
+    ArmRate,
     DifferentialError,
-    SingleArm,
     differential_error,
 )
 from harness.analysis.statistics.joint import YoudenEstimate, majority_rate, youden_estimate
@@ -58,8 +58,9 @@ class Instrument:
     reason: str
     differential: Differential | None  # cross-field vs single-field controls, where both exist
     estimate: YoudenEstimate | None = None  # J with its variance, for the joint test
-    # the adjudicated single-field arm, whose novel rate weights the differential-error bias
-    single: SingleArm | None = None
+    # the adjudicated arms: their novel rates weight the differential-error bias and correct it
+    single: ArmRate | None = None
+    cross: ArmRate | None = None
 
     def joint_gate(self, plan: Plan) -> tuple[bool, str]:
         """The gate of the joint rule (`statistics.joint`): Newcombe's lower bound of J at
@@ -92,7 +93,8 @@ class Instrument:
         a = plan.adjudication
         k = a.per_item if a.combine == "majority" else 0
         level = plan.primary.alpha if alpha is None else alpha
-        return differential_error(self.coded, self.weighted.shares, ppi, level, k, self.single)
+        shares = self.weighted.shares
+        return differential_error(self.coded, shares, ppi, level, k, self.single, self.cross)
 
     def margin(self, sesoi: float) -> float | None:
         """The margin on the adjudicated scale that keeps the true difference inside the SESOI."""

@@ -188,7 +188,7 @@ def test_the_bias_is_the_expected_difference_without_a_true_one():
     """Exact rates (no sampling): fnr 0.1 / 0.3 and tpr 0.8 / 0.9 on single- / cross-field
     controls, and a single-field arm whose true novel rate is 0.25 in both arms: the adjudicated
     difference a study expects, pi (tpr_x - tpr_s) + (1 - pi) (fnr_x - fnr_s), is the bias."""
-    from harness.analysis.statistics.differential_error import SingleArm, differential_error
+    from harness.analysis.statistics.differential_error import ArmRate, differential_error
 
     n, pi = 1000, 0.25
     rates = {("published", "cross"): 0.3, ("published", "single"): 0.1}
@@ -201,7 +201,7 @@ def test_the_bias_is_the_expected_difference_without_a_true_one():
     p_single = pi * 0.8 + (1 - pi) * 0.1  # what the adjudicators see in the single-field arm
     expected = pi * (0.9 - 0.8) + (1 - pi) * (0.3 - 0.1)
     error = differential_error(
-        pd.DataFrame(rows), {"adj": 1.0}, _ppi(0.3, 0.02), ALPHA, single=SingleArm(p_single, 0.0)
+        pd.DataFrame(rows), {"adj": 1.0}, _ppi(0.3, 0.02), ALPHA, single=ArmRate(p_single, 0.0)
     )
     assert error.bias is not None and error.bias.single_rate == pytest.approx(pi)
     assert error.bias.value == pytest.approx(expected)
@@ -219,11 +219,11 @@ def test_the_bias_is_the_expected_difference_without_a_true_one():
 def test_weighting_gives_power_the_larger_gap_lacks():
     """A difference of +0.15 against a published gap of +0.2 and no unpublished gap: not above
     the larger gap, but above the bias when the single-field arm's novel rate is high."""
-    from harness.analysis.statistics.differential_error import SingleArm
+    from harness.analysis.statistics.differential_error import ArmRate
 
     inst, ppi = _instrument(80, per_form=400), _ppi(0.15, 0.01)
     assert not inst.differential_error(ppi, PLAN).robust  # no single-field arm: both gaps
-    arm = SingleArm(0.6, 0.0004)  # pi_s 0.6: b = 0.4 x 0.2 = 0.08
+    arm = ArmRate(0.6, 0.0004)  # pi_s 0.6: b = 0.4 x 0.2 = 0.08
     error = replace(inst, single=arm).differential_error(ppi, PLAN)
     assert error.bias is not None and error.bias.value == pytest.approx(0.08, abs=0.001)
     assert error.robust and "robust to it" in error.text()
@@ -232,11 +232,11 @@ def test_weighting_gives_power_the_larger_gap_lacks():
 def test_the_simulation_weights_the_bias_as_the_analysis():
     """The vectorised guard and `statistics.differential_error` decide alike across differences
     near the bias, for equal shares and a given single-field arm."""
-    from harness.analysis.statistics.differential_error import SingleArm
+    from harness.analysis.statistics.differential_error import ArmRate
 
     inst = _instrument(20)
     single = np.array([[0.5, 0.7, 0.6, 0.4]])  # per-topic single-field rates, drawn topics
-    arm = SingleArm(float(single.mean()), float(single.var(ddof=1) / single.size))
+    arm = ArmRate(float(single.mean()), float(single.var(ddof=1) / single.size))
     forms = np.zeros((1, 2, 4, 2))
     forms[..., 0] = 50
     forms[0, :, :, 1] = [40, 50, 50, 50]
@@ -262,3 +262,69 @@ def test_auto_requires_robustness_only_where_the_controls_measure_the_error():
     unmeasured = decide_adjudicated(ppi, PLAN, [], None, _instrument(20, single=False))
     assert unmeasured.label == "supported" and "not measured" in (unmeasured.qualifier or "")
     assert "both forms" in _differential_line("auto")
+
+
+def test_the_corrected_difference_is_the_true_one_with_exact_rates():
+    """Exact rates as above, true novel rates 0.45 (cross) and 0.25 (single): the adjudicated
+    difference they make, corrected for the differential error, is exactly 0.20, and Fieller's
+    interval (hardly any uncertainty but theta's) is theta's interval less the bias at the
+    cross-field rate, 0.45 x 0.1 + 0.55 x 0.2, divided by J_s = 0.7."""
+    from harness.analysis.statistics.differential_error import ArmRate, differential_error
+
+    n, pi_x, pi_s = 100_000, 0.45, 0.25
+    rates = {("published", "cross"): 0.3, ("published", "single"): 0.1}
+    rates |= {("not_published", "cross"): 0.9, ("not_published", "single"): 0.8}
+    rows = [
+        {"reviewer_id": "adj", "expected": kind, "control_kind": form, "novel": float(i < r * n)}
+        for (kind, form), r in rates.items()
+        for i in range(n)
+    ]
+    p_x, p_s = pi_x * 0.9 + (1 - pi_x) * 0.3, pi_s * 0.8 + (1 - pi_s) * 0.1
+    ppi = _ppi(p_x - p_s, 0.01)
+    arms = ArmRate(p_s, 0.0), ArmRate(p_x, 0.0)
+    error = differential_error(pd.DataFrame(rows), {"adj": 1.0}, ppi, ALPHA, 0, *arms)
+    c = error.corrected
+    assert c is not None and c.estimate == pytest.approx(pi_x - pi_s, abs=1e-9)
+    low, high = ppi.interval(1 - ALPHA)
+    assert (c.low, c.high) == pytest.approx(((low - 0.155) / 0.7, (high - 0.155) / 0.7), abs=2e-3)
+    assert "corrected for it, the true difference is +0.200" in error.text()
+    assert error.record()["corrected"]["estimate"] == pytest.approx(0.2)
+
+
+def test_the_simulation_corrects_the_difference_as_the_analysis():
+    from harness.analysis.simulation.instrument import corrected_interval
+    from harness.analysis.statistics.differential_error import ArmRate
+
+    single, cross = np.array([[0.3, 0.5, 0.4, 0.2]]), np.array([[0.6, 0.7, 0.5, 0.6]])
+    arms = {
+        k: ArmRate(float(v.mean()), float(v.var(ddof=1) / v.size))
+        for k, v in (("single", single), ("cross", cross))
+    }
+    forms = np.zeros((1, 2, 4, 2))
+    forms[..., 0] = 50
+    forms[0, :, :, 1] = [40, 50, 45, 50]
+    batch = Batch(*([np.zeros((1, 2))] * 3), np.zeros(1), 0.0, *([np.ones(1)] * 4))
+    batch = Batch(**{**batch.__dict__, "forms": forms, "single": single, "cross": cross})
+    ppi = _ppi(0.25, 0.03)
+    theta, se, df = (np.array([x]) for x in (ppi.estimate, ppi.se, ppi.df))
+    fixed = corrected_interval(batch, theta, se, df, ALPHA)
+    assert fixed is not None
+    # the same controls as `forms`: per adjudicator 50 of each form and kind, novel calls 10
+    # (published cross), 0 (published single), 45 and 50 (unpublished cross, single)
+    cells = (("cross", "published", 10), ("single", "published", 0))
+    cells += (("cross", "not_published", 45), ("single", "not_published", 50))
+    rows = [
+        {"reviewer_id": r, "expected": e, "control_kind": f, "novel": float(k < novel)}
+        for f, e, novel in cells
+        for r in ("adj0", "adj1")
+        for k in range(50)
+    ]
+    from harness.analysis.statistics.differential_error import differential_error
+
+    error = differential_error(
+        pd.DataFrame(rows), {"adj0": 0.5, "adj1": 0.5}, ppi, ALPHA, 0, arms["single"], arms["cross"]
+    )
+    assert error.corrected is not None
+    assert (error.corrected.low, error.corrected.high) == pytest.approx(
+        (float(fixed[0][0]), float(fixed[1][0]))
+    )
