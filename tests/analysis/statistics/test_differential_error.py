@@ -184,6 +184,18 @@ def test_the_preregistration_states_the_rule_it_runs():
     assert "says whether it is robust" in _differential_line("report")
 
 
+def _exact_controls(n: int) -> list[dict[str, object]]:
+    """One adjudicator's n controls of each form and kind, called novel at exactly fnr 0.3 /
+    0.1 (published cross / single) and tpr 0.9 / 0.8 (unpublished cross / single)."""
+    rates = {("published", "cross"): 0.3, ("published", "single"): 0.1}
+    rates |= {("not_published", "cross"): 0.9, ("not_published", "single"): 0.8}
+    return [
+        {"reviewer_id": "adj", "expected": kind, "control_kind": form, "novel": float(i < r * n)}
+        for (kind, form), r in rates.items()
+        for i in range(n)
+    ]
+
+
 def test_the_bias_is_the_expected_difference_without_a_true_one():
     """Exact rates (no sampling): fnr 0.1 / 0.3 and tpr 0.8 / 0.9 on single- / cross-field
     controls, and a single-field arm whose true novel rate is 0.25 in both arms: the adjudicated
@@ -191,13 +203,7 @@ def test_the_bias_is_the_expected_difference_without_a_true_one():
     from harness.analysis.statistics.differential_error import ArmRate, differential_error
 
     n, pi = 1000, 0.25
-    rates = {("published", "cross"): 0.3, ("published", "single"): 0.1}
-    rates |= {("not_published", "cross"): 0.9, ("not_published", "single"): 0.8}
-    rows = [
-        {"reviewer_id": "adj", "expected": kind, "control_kind": form, "novel": float(i < r * n)}
-        for (kind, form), r in rates.items()
-        for i in range(n)
-    ]
+    rows = _exact_controls(n)
     p_single = pi * 0.8 + (1 - pi) * 0.1  # what the adjudicators see in the single-field arm
     expected = pi * (0.9 - 0.8) + (1 - pi) * (0.3 - 0.1)
     error = differential_error(
@@ -272,13 +278,7 @@ def test_the_corrected_difference_is_the_true_one_with_exact_rates():
     from harness.analysis.statistics.differential_error import ArmRate, differential_error
 
     n, pi_x, pi_s = 100_000, 0.45, 0.25
-    rates = {("published", "cross"): 0.3, ("published", "single"): 0.1}
-    rates |= {("not_published", "cross"): 0.9, ("not_published", "single"): 0.8}
-    rows = [
-        {"reviewer_id": "adj", "expected": kind, "control_kind": form, "novel": float(i < r * n)}
-        for (kind, form), r in rates.items()
-        for i in range(n)
-    ]
+    rows = _exact_controls(n)
     p_x, p_s = pi_x * 0.9 + (1 - pi_x) * 0.3, pi_s * 0.8 + (1 - pi_s) * 0.1
     ppi = _ppi(p_x - p_s, 0.01)
     arms = ArmRate(p_s, 0.0), ArmRate(p_x, 0.0)
