@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 from harness.analysis.plan.plan_file import Plan
@@ -44,6 +46,7 @@ __all__ = [
     "decisive_design",
     "decisive_lines",
     "design_note",
+    "differential_note",
     "search_design",
     "study_power",
     "study_power_lines",
@@ -285,3 +288,35 @@ def design_note(plan: Plan, topics: int, outputs: int) -> str:
     if min(sp.supported, sp.refuted) < target:
         return f"{text}, below the target {target:.0%}: `harness power --adjudicated` finds one"
     return text
+
+
+_FORMS = [(e, k) for e in ("published", "not_published") for k in ("cross", "single")]
+
+
+def differential_note(mode: str, labels: Iterable[tuple[str, str]]) -> str:
+    """One line for `judge --blind`: do the planted controls, (expected, kind) of each control
+    item, measure the adjudicators' differential error, and what will a `supported` need?"""
+    counts = Counter(labels)
+    head = f"differential error (adjudication.differential_error: {mode})"
+    missing = [
+        f"{'unpublished' if e == 'not_published' else 'published'} {k}-field"
+        for e, k in _FORMS
+        if not counts[(e, k)]
+    ]
+    if missing:
+        then = (
+            "no `supported` can be shown robust to it, so none is possible"
+            if mode == "require"
+            else "a `supported` will say that it is not measured"
+        )
+        return (
+            f"{head}: no {', no '.join(missing)} control, so the adjudicators' differential "
+            f"error cannot be measured; {then}; controls of every form from a controls file "
+            "(`--controls`) measure it"
+        )
+    shown = ", ".join(f"{counts[c]}" for c in _FORMS)
+    then = "says whether it is robust" if mode == "report" else "must be robust to it"
+    return (
+        f"{head}: controls of both forms (published cross / single, unpublished cross / single: "
+        f"{shown}) measure it; a `supported` {then}"
+    )

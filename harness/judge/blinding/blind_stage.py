@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.analysis.plan.plan_file import Adjudication, load_plan
-from harness.analysis.planning.decisive_design import design_note
+from harness.analysis.planning.decisive_design import design_note, differential_note
 from harness.defaults import DEFAULT_SEED, materials_dir
 from harness.errors import HarnessError, PartialWork
 from harness.judge.blinding import commitment as C
@@ -90,7 +90,7 @@ from harness.study.manifest_sections import LeakAudit as LeakAuditRecord
 from harness.study.running import running_command
 from harness.study.store import Study
 from harness.study.tables.assignments import assignments_frame, count_assignments
-from harness.study.tables.controls import count_controls
+from harness.study.tables.controls import control_labels, count_controls
 from harness.study.tables.items import item_sources
 from harness.study.tables.judge_reads import (
     count_late_outputs,
@@ -293,6 +293,7 @@ def _blind(study: Study, asked: BlindSettings, progress: Progress | None) -> Bli
             record_section(study.path, "adjudication", drawn)
             notes.append(adjudication_summary(draw))
             notes.append(_design_note(study, control.plan_path, draw.n_topics))
+            notes.append(_differential_note(study, control.plan_path))
         _record_steps(study)
         report.counts = stored_counts(study)
         report.assigned = assigned_per_reviewer(study)
@@ -657,3 +658,9 @@ def _design_note(study: Study, plan_path: str | None, topics: int) -> str:
     """What the drawn design can decide (simulated), said before any review."""
     outputs = (most_samples(study) or 1) * max(len(output_models(study)), 1)
     return design_note(load_plan(plan_path).plan, topics, outputs)
+
+
+def _differential_note(study: Study, plan_path: str | None) -> str:
+    """Whether the planted controls measure the adjudicators' differential error."""
+    mode = load_plan(plan_path).plan.adjudication.differential_error
+    return differential_note(mode, [(c.expected, c.kind) for c in control_labels(study)])

@@ -105,3 +105,18 @@ def test_prereg_md_says_what_the_design_can_decide(small_grid, tmp_path):
     # the small grid (planned controls only) may find no design within 8 x the topics once a
     # `supported` must be robust to differential error; either way the text says so
     assert "too few to decide" in section or "No design decides" in section
+
+
+def test_judge_blind_says_whether_the_controls_measure_differential_error():
+    from harness.analysis.planning.decisive_design import differential_note
+
+    every = [(e, k) for e in ("published", "not_published") for k in ("cross", "single")]
+    assert "a `supported` must be robust to it" in differential_note("auto", every * 3)
+    assert "(published cross / single, unpublished cross / single: 3, 3, 3, 3)" in (
+        differential_note("require", every * 3)
+    )
+    assert "says whether it is robust" in differential_note("report", every)
+    bank = [e for e in every if e != ("not_published", "single")]
+    note = differential_note("auto", bank)
+    assert "no unpublished single-field control" in note and "will say that it is not" in note
+    assert "none is possible" in differential_note("require", bank)

@@ -203,5 +203,8 @@ def test_cli_blind_and_status_in_a_child_process(tmp_path: Path) -> None:
     # what the drawn design can decide, before any review: 12 topics cannot refute
     assert "this design (simulated, planning assumptions)" in done.stdout
     assert "it cannot refute: `harness power --adjudicated`" in done.stdout
+    # the bank's single-field links are all published: the error cannot be measured
+    assert "differential error (adjudication.differential_error: auto): no" in done.stdout
+    assert "unpublished single-field control" in done.stdout
     status = run_subprocess("judge", "--status", "--study", study)
     assert "Adjudication: 3 topics drawn, 9 sample items; 0 of 18" in status.stdout
