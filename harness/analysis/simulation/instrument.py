@@ -553,7 +553,8 @@ def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray]:
     novel = np.concatenate([n[..., :2] - ok[..., :2], ok[..., 2:]], axis=-1)
     weight = 1.0 / n.shape[1]
     k = b.majority
-    rate = majority_rate((novel / n).mean(axis=1), k)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a form without controls: NaN
+        rate = majority_rate((novel / n).mean(axis=1), k)
     smooth = smoothed_rate(novel, n).mean(axis=1)  # where the majority's slope is taken
     var = majority_slope(smooth, k) ** 2 * (weight**2 * smoothed_var(novel, n)).sum(axis=1)
     return rate, var
