@@ -32,7 +32,7 @@ rate and J_s the single-field controls' J. Its Fieller interval (b_x's variance 
 numerator's, J_s's from the single-field controls alone) is reported beside the verdict as the
 true difference corrected for the error; the verdict's own interval divides theta by the pooled
 J, which assumes no such error (in the simulated cells with it, that interval covers the truth
-in 5-73% of studies, the corrected one in 92-97%; refuting by the corrected one would make
+in 5-89% of studies, the corrected one in 92-98%; refuting by the corrected one would make
 `refuted` at a true 0 on the whole bank, all adjudicated with 2 outputs per prompt, 74% where
 the verdict's rule gives 95%, which is why it is reported beside the verdict, not used by it).
 
