@@ -509,15 +509,8 @@ def robust_to_differential(
     if b.single is None:
         result: np.ndarray = robust & worst
         return result
-    j = value[:, 3] - value[:, 1]
-    p_s = b.single.mean(axis=1)
-    var_p = b.single.var(axis=1, ddof=1) / b.single.shape[1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pi = np.clip((p_s - value[:, 1]) / j, 0.0, 1.0)
-        var_pi = (var_p + (1 - pi) ** 2 * var[:, 1] + pi**2 * var[:, 3]) / j**2
-        bias = (1 - pi) * g_pub + pi * g_unpub
-        var_bias = (1 - pi) ** 2 * var_pub + pi**2 * var_unpub + (g_unpub - g_pub) ** 2 * var_pi
-    result = robust & np.where(j > 0, above(bias, var_bias), worst)
+    pi, var_pi, j = _arm_rate(b.single, value, var, 1)
+    result = robust & np.where(j > 0, above(*_weighted(pi, var_pi, value, var)), worst)
     return result
 
 
@@ -529,20 +522,41 @@ def corrected_interval(
     if b.forms is None or b.cross is None:
         return None
     value, var = _scale_rates(b)
-    g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
-    j_x, j_s = value[:, 2] - value[:, 0], value[:, 3] - value[:, 1]
-    p_x = b.cross.mean(axis=1)
-    var_p = b.cross.var(axis=1, ddof=1) / b.cross.shape[1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pi = np.clip((p_x - value[:, 0]) / j_x, 0.0, 1.0)
-        var_pi = (var_p + (1 - pi) ** 2 * var[:, 0] + pi**2 * var[:, 2]) / j_x**2
-        bias = pi * g_unpub + (1 - pi) * g_pub
-        var_b = pi**2 * (var[:, 2] + var[:, 3]) + (1 - pi) ** 2 * (var[:, 0] + var[:, 1])
-        var_b = var_b + (g_unpub - g_pub) ** 2 * var_pi
+    pi, var_pi, j_x = _arm_rate(b.cross, value, var, 0)
+    bias, var_b = _weighted(pi, var_pi, value, var)
+    j_s = value[:, 3] - value[:, 1]
     q = np.asarray(stats.t.ppf(1.0 - alpha / 2.0, df))
     low, high = fieller(theta - bias, np.sqrt(se**2 + var_b), j_s, var[:, 1] + var[:, 3], q)
     void = ~(j_x > 0)  # no corrected interval: the analysis reports none
     return np.where(void, -1.0, low), np.where(void, 1.0, high)
+
+
+def _arm_rate(
+    arm: np.ndarray, value: np.ndarray, var: np.ndarray, form: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`statistics.differential_error._arm_rate` per study: the arm's true novel rate through
+    the controls of its form (0 cross, 1 single), its delta-method variance, and the form's J."""
+    p = arm.mean(axis=1)
+    var_p = arm.var(axis=1, ddof=1) / arm.shape[1]
+    fnr, tpr = form, form + 2
+    j = value[:, tpr] - value[:, fnr]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.clip((p - value[:, fnr]) / j, 0.0, 1.0)
+        var_pi = (var_p + (1 - pi) ** 2 * var[:, fnr] + pi**2 * var[:, tpr]) / j**2
+    return pi, var_pi, j
+
+
+def _weighted(
+    pi: np.ndarray, var_pi: np.ndarray, value: np.ndarray, var: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`statistics.differential_error._weighted` per study: (1 - pi) g_pub + pi g_unpub and its
+    variance."""
+    g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
+    bias = (1 - pi) * g_pub + pi * g_unpub
+    var_b = (1 - pi) ** 2 * (var[:, 0] + var[:, 1]) + pi**2 * (var[:, 2] + var[:, 3])
+    with np.errstate(invalid="ignore"):
+        var_b = var_b + (g_unpub - g_pub) ** 2 * var_pi
+    return bias, var_b
 
 
 def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray]:

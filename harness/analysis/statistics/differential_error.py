@@ -295,7 +295,11 @@ def _bias(
     if pi is None:  # b's worst over pi_s in [0, 1] is one of the gaps: `p_value` tests both
         worst = max((pub, unpub), key=lambda g: g.value)
         return Bias(worst.value, worst.variance, None)
-    rate, var_pi = pi
+    return _weighted(pub, unpub, *pi)
+
+
+def _weighted(pub: Gap, unpub: Gap, rate: float, var_pi: float) -> Bias:
+    """(1 - pi) g_pub + pi g_unpub at an arm's rate pi, with its delta-method variance."""
     value = (1.0 - rate) * pub.value + rate * unpub.value
     variance = (1.0 - rate) ** 2 * pub.variance + rate**2 * unpub.variance
     variance += (unpub.value - pub.value) ** 2 * var_pi
@@ -334,17 +338,14 @@ def _corrected(
     pi = _arm_rate(rates, cross, "cross")
     if pub is None or unpub is None or fnr is None or tpr is None or pi is None:
         return None
-    rate, var_pi = pi
-    bias = rate * unpub.value + (1.0 - rate) * pub.value
-    var_bias = rate**2 * unpub.variance + (1.0 - rate) ** 2 * pub.variance
-    var_bias += (unpub.value - pub.value) ** 2 * var_pi
+    bias = _weighted(pub, unpub, *pi)
     j, var_j = tpr.value - fnr.value, tpr.variance + fnr.variance
     if not j > 0:
         return None
     q = ppi.quantile(0.5 + level / 2.0)
-    se = (ppi.se**2 + var_bias) ** 0.5
-    low, high = fieller(ppi.estimate - bias, se, j, var_j, q)
-    estimate = min(1.0, max(-1.0, (ppi.estimate - bias) / j))
+    se = (ppi.se**2 + bias.variance) ** 0.5
+    low, high = fieller(ppi.estimate - bias.value, se, j, var_j, q)
+    estimate = min(1.0, max(-1.0, (ppi.estimate - bias.value) / j))
     return Corrected(estimate, float(low), float(high), level)
 
 
