@@ -147,7 +147,7 @@ def generic_backend(threads: int) -> Any:
     from harness.models.local import LocalBackend, sample_tokens
 
     class Generic(LocalBackend):
-        def _decoder(self, params: GenerationParams) -> Decoder:
+        def _decoder(self, params: GenerationParams, shared: Any = ()) -> Decoder:
             pad = self._tokenizer.pad_token_id
             return Decoder(self._lm, self._cache_arg, pad, self._eos, params, sample_tokens)
 

@@ -33,8 +33,9 @@ COMMANDS = [
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "harness")
 def test_help_has_summary_and_example(command):
-    import harness.cli  # noqa: F401  (registers every command)
+    from harness.cli import load_commands
 
+    load_commands()  # registers every command on `app`, whatever ran before in this process
     result = CliRunner().invoke(app, [*command, "--help"])
     assert result.exit_code == 0, result.output
     body = result.output.split("Usage:", 1)[1].split("\n\n", 1)[1]
@@ -63,17 +64,15 @@ def _every_command() -> list[list[str]]:
 def test_every_example_is_a_line_of_its_own_in_the_rendered_help(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`harness CMD --help` in a child process at 80 columns: each `Example:` starts a line,
-    holds one command, and the line after it is another example or blank (nothing wrapped)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from tests.cli_run import run_subprocess
+    """`harness CMD --help` in a child process at 80 columns (one for all of them): each
+    `Example:` starts a line, holds one command, and the line after it is another example or
+    blank (nothing wrapped)."""
+    from tests.cli_run import run_subprocesses
 
     commands = _every_command()
     assert len(commands) > 25 and ["topics", "draft"] in commands and ["export", "hits"] in commands
-    monkeypatch.setenv("COLUMNS", "80")  # the child processes' terminal width
-    with ThreadPoolExecutor(4) as pool:
-        pages = list(pool.map(lambda c: run_subprocess(*c, "--help"), commands))
+    monkeypatch.setenv("COLUMNS", "80")  # the child process's terminal width
+    pages = run_subprocesses(*([*c, "--help"] for c in commands))
     for command, done in zip(commands, pages, strict=True):
         name = " ".join(["harness", *command])
         assert done.returncode == 0, (name, done.stderr)

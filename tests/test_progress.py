@@ -79,9 +79,10 @@ def test_counted_moves_on_where_enabled(fast, capsys):
 
 
 def test_power_bank_shows_progress_in_a_log():
-    """`power --bank` through the real entry point, stderr a pipe: plain progress lines."""
+    """`power --bank` through the real entry point, stderr a pipe: plain progress lines (no
+    adjudicated sample: its design search is not what this checks)."""
     env = {**os.environ, progress.EVERY_ENV: "0.2"}
-    args = ["power", "--bank", "--bank-reps", "20"]
+    args = ["power", "--bank", "--bank-reps", "20", "--adjudicated", "0"]
     done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert "simulating the bank's equivalence test (20 studies per figure)" in done.stderr

@@ -13,13 +13,14 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
 from tests.analysis.helpers import report_lead
-from tests.cli_run import run_subprocess
+from tests.cli_run import run_subprocess, run_subprocesses
 from tests.judge.fakes import fill_workbook
 from tests.plans import primary_only_plan
 from tests.servers.openai_server import OpenAIServer
@@ -54,12 +55,17 @@ def refused(study: Path, *args: object, lines: int = 1) -> str:
     """Run `harness ARGS` in a child process; it must exit 2 with one line (an import's problems:
     one per problem, then the summary) and change nothing."""
     before = folder_hashes(study)
-    done = run_subprocess(*(str(a) for a in args))
+    err = one_line_refusal(run_subprocess(*(str(a) for a in args)), lines)
+    assert folder_hashes(study) == before
+    return err
+
+
+def one_line_refusal(done: subprocess.CompletedProcess[str], lines: int = 1) -> str:
+    """The stderr of a run that must exit 2 with `lines` lines and no traceback."""
     err = done.stderr.strip()
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert err and "Traceback" not in err, err
     assert err.count("\n") == lines - 1, err
-    assert folder_hashes(study) == before
     return err
 
 
@@ -71,6 +77,10 @@ def ok(*args: object) -> str:
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    _environment(monkeypatch)
+
+
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -242,15 +252,35 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def _bad_command(root: Path, args: tuple[str, ...]) -> list[str]:
+    filled = [a.format(tmp=root, roster=root / "roster.yaml") for a in args]
+    at = 2 if filled[0] == "geometry" else 1
+    return [*filled[:at], "--study", str(root / "study"), *filled[at:]]
+
+
+@pytest.fixture(scope="module")
+def bad_runs(
+    generated: Path,
+) -> tuple[bool, dict[tuple[str, ...], subprocess.CompletedProcess[str]]]:
+    """BAD_SETTINGS on the generated study, in one child process (`run_subprocesses`): whether
+    the study folder is byte for byte as it was after all of them, and each one's run."""
+    study = generated / "study"
+    before = folder_hashes(study)
+    with pytest.MonkeyPatch.context() as patch:
+        _environment(patch)
+        done = run_subprocesses(*(_bad_command(generated, args) for args in BAD_SETTINGS))
+    return folder_hashes(study) == before, dict(zip(BAD_SETTINGS, done, strict=True))
+
+
 @pytest.mark.parametrize("args", BAD_SETTINGS, ids=lambda a: " ".join(a)[:40])
 def test_a_bad_setting_is_refused_before_anything_is_written(
-    generated: Path, env: None, args: tuple[str, ...]
+    bad_runs: tuple[bool, dict[tuple[str, ...], subprocess.CompletedProcess[str]]],
+    args: tuple[str, ...],
 ) -> None:
-    study = generated / "study"
-    filled = [a.format(tmp=generated, roster=generated / "roster.yaml") for a in args]
-    at = 2 if filled[0] == "geometry" else 1
-    err = refused(study, *filled[:at], "--study", study, *filled[at:])
+    unchanged, runs = bad_runs
+    err = one_line_refusal(runs[args])
     assert "error" in err.lower()
+    assert unchanged
 
 
 def test_a_run_with_a_bad_model_makes_no_study_folder(tmp_path: Path, env: None) -> None:

@@ -32,12 +32,12 @@ from harness.analysis.statistics.accuracy import (
     differential,
 )
 from harness.analysis.statistics.adjudicated import (
-    ADJUDICATOR,
     Tiers,
     estimand_used,
     labelled_judgments,
     tiers,
 )
+from harness.analysis.statistics.consensus import ADJUDICATOR
 from harness.analysis.statistics.corrected import inverse_youden
 from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure

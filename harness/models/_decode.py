@@ -96,10 +96,12 @@ class Decoder:
         self.logits = torch.cat([self.logits, logits])
 
     def step(self) -> list[Row]:
-        """Pick each row's next token; return rows that ended; run the model for the rest."""
-        picked = self._pick()
+        """Pick the next token of each row that has its logits; return rows that ended; run the
+        model for the rest (and for rows waiting for their prefill, where a decoder defers it)."""
+        ready = self._ready()
+        picked = self._pick(ready)
         keep, done = [], []
-        for j, row in enumerate(self.rows):
+        for j, row in enumerate(self.rows[:ready]):
             token = int(picked[j])
             if token in self.eos:
                 row.reason = "stop"
@@ -111,25 +113,33 @@ class Decoder:
                 else:
                     keep.append(j)
         if done:
-            self._keep(keep)
+            self._keep(keep + list(range(ready, len(self.rows))))
             picked = picked[torch.tensor(keep, dtype=torch.long, device=picked.device)]
         if self.rows:
             self._advance(picked)
         return done
 
-    def _pick(self) -> torch.Tensor:
-        """Each row's next token, sampled with its own params: rows that share params are
-        sampled together (a row's pick depends only on its logits and generator)."""
+    def _ready(self) -> int:
+        """How many rows, from the first, have their next-token logits (here: all)."""
+        return len(self.rows)
+
+    def _pick(self, ready: int) -> torch.Tensor:
+        """The next token of each of the first `ready` rows, sampled with its own params: rows
+        that share params are sampled together (a row's pick depends only on its logits and
+        generator)."""
+        rows = self.rows[:ready]
+        if not rows:
+            return torch.empty(0, dtype=torch.long, device=self.device)
         groups: dict[GenerationParams, list[int]] = {}
-        for j, row in enumerate(self.rows):
+        for j, row in enumerate(rows):
             groups.setdefault(row.params or self.params, []).append(j)
         if len(groups) == 1:
             (params,) = groups
-            return self.sample(self.logits, params, [r.generator for r in self.rows])
-        picked = torch.empty(len(self.rows), dtype=torch.long, device=self.logits.device)
+            return self.sample(self.logits, params, [r.generator for r in rows])
+        picked = torch.empty(len(rows), dtype=torch.long, device=self.logits.device)
         for params, members in groups.items():
             index = torch.tensor(members, dtype=torch.long, device=self.logits.device)
-            gens = [self.rows[j].generator for j in members]
+            gens = [rows[j].generator for j in members]
             picked[index] = self.sample(self.logits[index], params, gens)
         return picked
 

@@ -9,9 +9,13 @@ sample), so a completion does not depend on which other prompts shared its batch
 of a resumed run; and batching is continuous: a finished row leaves at once and the next waiting
 prompt takes its place, so the batch stays full however much answer lengths vary. Llama models
 (the embedded one) decode with per-row caches and a forward pass whose arithmetic does not depend
-on the batch (`_rowcache.py`): their texts are byte-identical at any batch size. Other models
-share one left-padded cache, where last-bit float differences between batch shapes can
-occasionally change a sampled token at a high temperature. Prompts are sorted by length.
+on the batch (`_rowcache.py`): their texts are byte-identical at any batch size. Where a row's
+matrix product does not depend on the other rows (bfloat16 on a CPU that multiplies it, int8),
+that decoder also prefills the beginning every prompt of a call's group shares once
+(`shared_prefixes`: the chat template's system turn, a blinded step's instruction) and prefills
+a joining prompt in the running rows' next pass, changing no bit. Other models share one
+left-padded cache, where last-bit float differences between batch shapes can occasionally
+change a sampled token at a high temperature. Prompts are sorted by length.
 """
 
 from __future__ import annotations
@@ -259,18 +263,23 @@ class LocalBackend(ModelAPI):
             text = "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
         return list(tok(text, add_special_tokens=False)["input_ids"])
 
-    def _decoder(self, params: GenerationParams) -> Decoder:
+    def _decoder(self, params: GenerationParams, shared: Sequence[Sequence[int]] = ()) -> Decoder:
+        """The decoder of this model; `shared`: prompt beginnings it may prefill once for every
+        row that starts with them (row caches only; see `_rowcache.RowDecoder.share`)."""
         if _rowcache.supports(self._lm):
             import torch
 
             precision = self.matmul_precision()
             pad = self._tokenizer.pad_token_id
             if precision == "int8":
-                return _rowcache.RowDecoder(
+                rows = _rowcache.RowDecoder(
                     self._lm, pad, self._eos, params, sample_tokens, int8=self._int8()
                 )
-            dtype = getattr(torch, precision)
-            return _rowcache.RowDecoder(self._lm, pad, self._eos, params, sample_tokens, dtype)
+            else:
+                dtype = getattr(torch, precision)
+                rows = _rowcache.RowDecoder(self._lm, pad, self._eos, params, sample_tokens, dtype)
+            rows.share(shared)
+            return rows
         return Decoder(
             self._lm,
             self._cache_arg,
@@ -300,7 +309,8 @@ class LocalBackend(ModelAPI):
     ) -> Iterator[tuple[int, Completion]]:
         """Continuous batching: a finished row's place goes to the next waiting prompt."""
         waiting = deque(units)
-        decoder = self._decoder(params)
+        shared = shared_prefixes(units)
+        decoder = self._decoder(params, shared)
         while waiting or decoder.rows:
             free = self.batch_size - len(decoder.rows)
             joining: list[Row] = []
@@ -314,7 +324,7 @@ class LocalBackend(ModelAPI):
                 reason = f"generation failed: {type(error).__name__}: {str(error)[:300]}"
                 for row in decoder.rows + joining:
                     yield row.tag.group, self._failure(row, reason)
-                decoder = self._decoder(params)
+                decoder = self._decoder(params, shared)
                 continue
             for row in finished:
                 yield row.tag.group, self._completion(row)
@@ -362,6 +372,25 @@ class LocalBackend(ModelAPI):
         while decoder.rows:
             decoder.step()
         return [r.tokens for r in rows], [r.reason for r in rows]
+
+
+def shared_prefixes(units: Sequence[_Unit]) -> list[list[int]]:
+    """The tokens every prompt of a group begins with (the chat template's opening, a blinded
+    step's instruction), per group of two or more completions."""
+    groups: dict[int, list[list[int]]] = {}
+    for unit in units:
+        groups.setdefault(unit.group, []).append(unit.ids)
+    return [common_prefix(prompts) for prompts in groups.values() if len(prompts) > 1]
+
+
+def common_prefix(sequences: Sequence[list[int]]) -> list[int]:
+    """The longest beginning all `sequences` share: that of the first and the last in sorted
+    order."""
+    first, last = min(sequences), max(sequences)
+    length = next(
+        (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first)
+    )
+    return list(first[:length])
 
 
 def _row(unit: _Unit) -> Row:

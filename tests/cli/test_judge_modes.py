@@ -1,17 +1,19 @@
 """`harness judge`'s modes through the real entry point: an option of another mode is refused
 (one line, exit 2, nothing written), each mode takes all of its own, `--help` groups the options
-by mode, and a bad `--cutoff` is one line."""
+by mode, and a bad `--cutoff` is one line. The refusals share child processes
+(`run_subprocesses`: one start-up for many commands); `--help` and `--cutoff` run in their own."""
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness.cli.judge_cmds import MODE_FLAGS, MODES, judge
-from tests.cli_run import run_subprocess
+from tests.cli_run import run_subprocess, run_subprocesses
 
 #: one spelling of every option a mode can take, as a user would type it
 SPELLED = {
@@ -55,11 +57,36 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 def refused(*args: str) -> str:
     """The one stderr line of `harness ARGS`, which must exit 2."""
-    done = run_subprocess(*args)
+    return one_line(run_subprocess(*args))
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The one stderr line of a run that must exit 2."""
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     return lines[0]
+
+
+def foreign_command(folder: Path, mode: str, option: str) -> list[str]:
+    return ["judge", mode, "--study", str(folder / f"{mode}-{option}"), *SPELLED[option]]
+
+
+def own_command(folder: Path, mode: str) -> list[str]:
+    own = [arg for option in MODES[mode] for arg in SPELLED[option]]
+    return ["judge", mode, "--study", str(folder / "none"), *own]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, dict[tuple[str, ...], subprocess.CompletedProcess[str]]]:
+    """Every refusal of FOREIGN and every mode with all of its own options, in one child
+    process: (the folder their --study points into, each command's run)."""
+    folder = tmp_path_factory.mktemp("modes")
+    commands = [foreign_command(folder, mode, option) for mode, option in FOREIGN]
+    commands += [own_command(folder, mode) for mode in MODES]
+    return folder, {
+        tuple(c): done for c, done in zip(commands, run_subprocesses(*commands), strict=True)
+    }
 
 
 def test_the_table_names_every_option_of_judge():
@@ -69,9 +96,10 @@ def test_the_table_names_every_option_of_judge():
 
 
 @pytest.mark.parametrize(("mode", "option"), FOREIGN, ids=lambda x: x.strip("-"))
-def test_every_mode_refuses_every_option_of_other_modes(tmp_path, mode, option):
-    folder = tmp_path / "study"
-    line = refused("judge", mode, "--study", str(folder), *SPELLED[option])
+def test_every_mode_refuses_every_option_of_other_modes(runs, mode, option):
+    command = foreign_command(runs[0], mode, option)
+    folder = Path(command[3])
+    line = one_line(runs[1][tuple(command)])
     spelled = SPELLED[option][0]
     named = spelled if spelled.startswith("--") else f"argument {spelled!r} (FILES)"
     owners = ", ".join(m for m in MODES if option in MODES[m])
@@ -121,25 +149,43 @@ def study(tmp_path: Path) -> Path:
     return tmp_path / "study"
 
 
+@pytest.fixture(scope="module")
+def by_hand(tmp_path_factory) -> tuple[bool, dict[str, subprocess.CompletedProcess[str]]]:
+    """BY_HAND's commands on one study, in one child process: (whether the study's files are
+    unchanged after all of them, each mode's run)."""
+    from tests.judge.conftest import fill_study
+
+    folder = tmp_path_factory.mktemp("by-hand") / "study"
+    fill_study(folder, n_topics=2).close()
+    before = snapshot(folder)
+    done = run_subprocesses(
+        *(["judge", mode, "--study", str(folder), *args] for mode, args, _ in BY_HAND)
+    )
+    return snapshot(folder) == before, {
+        said: run for (_, _, said), run in zip(BY_HAND, done, strict=True)
+    }
+
+
 @pytest.mark.parametrize(("mode", "args", "said"), BY_HAND)
-def test_misplaced_options_written_by_hand_are_refused(study, mode, args, said):
-    before = snapshot(study)
-    assert refused("judge", mode, "--study", str(study), *args).startswith(said)
-    assert snapshot(study) == before
+def test_misplaced_options_written_by_hand_are_refused(by_hand, mode, args, said):
+    unchanged, runs = by_hand
+    assert one_line(runs[said]).startswith(said)
+    assert unchanged
 
 
 def test_the_hints_for_automated_reviewers_stay():
-    line = refused("judge", "--calibrate", "--study", "s", "--model", "openai/x")
-    assert "an automated reviewer's model is its roster method" in line
-    line = refused("judge", "--calibrate", "--study", "s", "--threshold", "0.5")
-    assert "--threshold fixes the threshold that --calibrate chooses" in line
+    model, threshold = run_subprocesses(
+        ["judge", "--calibrate", "--study", "s", "--model", "openai/x"],
+        ["judge", "--calibrate", "--study", "s", "--threshold", "0.5"],
+    )
+    assert "an automated reviewer's model is its roster method" in one_line(model)
+    assert "--threshold fixes the threshold that --calibrate chooses" in one_line(threshold)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_each_mode_takes_all_of_its_own_options(tmp_path, mode):
+def test_each_mode_takes_all_of_its_own_options(runs, mode):
     """Past the mode check, a folder with no study is what stops each of them."""
-    own = [arg for option in MODES[mode] for arg in SPELLED[option]]
-    line = refused("judge", mode, "--study", str(tmp_path / "none"), *own)
+    line = one_line(runs[1][tuple(own_command(runs[0], mode))])
     assert "no study here" in line, line
 
 

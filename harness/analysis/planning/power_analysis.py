@@ -47,6 +47,7 @@ from harness.analysis.statistics.decisive import (
     youden_bound,
 )
 from harness.analysis.statistics.sample_size import (
+    CurveRow,
     discordant,
     mcnemar_power,
     mcnemar_sample_size,
@@ -145,7 +146,7 @@ class SimulationPower(TypedDict):
 class PowerResult:
     inputs: PowerInputs
     analytic: AnalyticPower
-    curve: pd.DataFrame
+    curve_rows: list[CurveRow]
     simulation: SimulationPower | None = None
     notes: list[str] = field(default_factory=list)
     accuracy: AccuracyPower | None = None
@@ -153,6 +154,14 @@ class PowerResult:
     models: ModelsPowerFigures | None = None  # several models
     adjudicated: GoldPower | None = None  # the gold subsample (gold_power)
     decisive: Decisive | None = None  # the cheapest design that decides (decisive_design)
+
+    @property
+    def curve(self) -> pd.DataFrame:
+        """Power by number of topics (columns topics, mcnemar, paired, equivalence); made on
+        reading, so that `harness power`, which prints no curve, does not load pandas."""
+        import pandas as pd
+
+        return pd.DataFrame(self.curve_rows)
 
     def summary(self) -> str:
         i, a = self.inputs, self.analytic

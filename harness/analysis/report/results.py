@@ -7,13 +7,15 @@ notebook user gets attributes and DataFrames rather than text to parse.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, NotRequired, TypedDict, TypeVar
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from harness.study.records import JsonObject
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RULE = "=" * 78
 THIN = "-" * 78
@@ -535,13 +537,19 @@ class AnalysisResult(_Model):
     # -- tables ----------------------------------------------------------------------------------
     def topics_frame(self) -> pd.DataFrame:
         """Per-topic proportions judged novel, by condition, with the paired difference d."""
+        import pandas as pd
+
         return pd.DataFrame(self.topics)
 
     def estimates_frame(self) -> pd.DataFrame:
         """Every analysis: estimate, interval, p-value (Holm-adjusted for secondary ones)."""
+        import pandas as pd
+
         return pd.DataFrame([e.model_dump() for e in self.estimates])
 
     def reviewers_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame(self.per_reviewer)
 
     # -- text ------------------------------------------------------------------------------------

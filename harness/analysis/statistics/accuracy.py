@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
-from harness.analysis.report.results import AccuracyRow
 from harness.analysis.statistics.consensus import VERDICTS, code_outcome
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness.analysis.report.results import AccuracyRow
 
 # one row per review of a control item (`study.tables.views.control_review_frame`)
 CONTROL_COLUMNS = (
@@ -120,6 +123,8 @@ class Accuracy:
 
 def coded_controls(frame: pd.DataFrame, unsure: str) -> pd.DataFrame:
     """Control judgments that count: coded outcome, held-out only for automated reviewers."""
+    import pandas as pd
+
     if frame.empty:
         return frame.assign(novel=pd.Series(dtype=float), correct=pd.Series(dtype=bool))
     verdict = pd.Index(VERDICTS).get_indexer(pd.Index(frame["verdict"]))
@@ -138,6 +143,8 @@ def uncounted_controls(frame: pd.DataFrame | None, unsure: str) -> str | None:
     """Why control judgments that exist count for nothing, in words (None when there are none,
     or some count): calibration controls of automated reviewers calibrate them rather than
     measure them, and an unsure verdict the plan leaves out codes to nothing."""
+    import pandas as pd
+
     if frame is None or frame.empty:
         return None
     verdict = pd.Index(VERDICTS).get_indexer(pd.Index(frame["verdict"]))

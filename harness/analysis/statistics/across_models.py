@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
+from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.permutation import SignFlipResult, relabel_test, sign_flip
 
 __all__ = ["AcrossModels", "ModelEffect", "across_models", "differences"]
@@ -124,7 +124,7 @@ def across_models(
     tests = [_test(p[:, m], single, permutations, seed) for m in range(len(models))]
     raw = [t.p_greater_mid if mid_p else t.p_greater for t in tests]
     less = [t.p_less_mid if mid_p else t.p_less for t in tests]
-    holm = multipletests(raw, alpha=alpha, method="holm")[1] if raw else []
+    holm = holm_adjust(raw)
     effects = [
         ModelEffect(
             name,

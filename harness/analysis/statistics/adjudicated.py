@@ -17,18 +17,18 @@ import pandas as pd
 
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.consensus import (
+    ADJUDICATOR,
     CONDITIONS,
     CROSS,
     Judgments,
     TopicTable,
     code_outcome,
+    role_mask,
 )
 from harness.analysis.statistics.consensus import topic_table as make_table
 from harness.analysis.statistics.differential_error import ArmRate
 from harness.analysis.statistics.ppi import PPIResult, ppi_mean
 from harness.analysis.statistics.ppi_betting import betting_ppi
-
-ADJUDICATOR = "adjudicator"
 
 
 @dataclass(frozen=True)
@@ -97,12 +97,6 @@ def estimand_used(plan: Plan, labelled: int, unlabelled: int) -> str:
     if estimand == "study_topics" and total and labelled / total > STUDY_TOPICS_MAX_SHARE:
         return "topic_population"
     return estimand
-
-
-def role_mask(j: Judgments, roles: np.ndarray, role: str) -> np.ndarray:
-    """Judgments made by reviewers of `role` (roles: one entry per reviewer code)."""
-    result: np.ndarray = np.asarray(roles, dtype=object)[j.reviewer] == role
-    return result
 
 
 def tiers(j: Judgments, roles: np.ndarray, sampled: np.ndarray, plan: Plan) -> Tiers:

@@ -8,14 +8,18 @@ calls exactly the code path that the real analysis calls.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CONDITIONS = ("single_a", "single_b", "cross")
 VERDICTS = ("published", "not_published", "unsure")
 SINGLE_A, SINGLE_B, CROSS = 0, 1, 2
 PUBLISHED, NOT_PUBLISHED, UNSURE = 0, 1, 2
+ADJUDICATOR = "adjudicator"  # the roster role of the careful reviewers
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class Judgments:
 
     def frame(self) -> pd.DataFrame:
         """Judgments as a DataFrame with labels (topic, condition, item, reviewer, verdict)."""
+        import pandas as pd
+
         topics = self.topic_ids if self.topic_ids is not None else np.arange(self.n_topics)
         items = self.item_ids if self.item_ids is not None else np.arange(self.n_items)
         reviewers = (
@@ -78,6 +84,12 @@ class Judgments:
                 "verdict": np.asarray(VERDICTS)[self.verdict],
             }
         )
+
+
+def role_mask(j: Judgments, roles: np.ndarray, role: str) -> np.ndarray:
+    """Judgments made by reviewers of `role` (roles: one entry per reviewer code)."""
+    result: np.ndarray = np.asarray(roles, dtype=object)[j.reviewer] == role
+    return result
 
 
 def code_outcome(verdict: np.ndarray, unsure: str) -> np.ndarray:
@@ -151,6 +163,8 @@ class TopicTable:
         return self.p_cross[keep] > threshold, single[keep] > threshold
 
     def frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         ids = self.topic_ids if self.topic_ids is not None else np.arange(self.p.shape[0])
         out = pd.DataFrame({"topic_id": ids})
         for index, name in enumerate(CONDITIONS):

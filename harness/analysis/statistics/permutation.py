@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import signal, stats
+from scipy import stats
 
 #: Largest lattice denominator and support width for the exact distribution.
 MAX_DENOMINATOR = 100_000
@@ -80,7 +80,7 @@ def exact_distribution(k: np.ndarray) -> tuple[int, np.ndarray]:
         if pmf.size * kernel.size <= 4_000_000:
             pmf = np.convolve(pmf, kernel)
         else:
-            pmf = np.clip(signal.fftconvolve(pmf, kernel), 0.0, None)
+            pmf = np.clip(_fft_convolve(pmf, kernel), 0.0, None)
         low -= value * count
     return low, pmf / pmf.sum()
 
@@ -188,8 +188,17 @@ def _power(kernel: np.ndarray, count: int) -> np.ndarray:
 def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.size * b.size <= 4_000_000:
         return np.convolve(a, b)
-    out = np.clip(signal.fftconvolve(a, b), 0.0, None)
+    out = np.clip(_fft_convolve(a, b), 0.0, None)
     result: np.ndarray = out / out.sum()
+    return result
+
+
+def _fft_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """scipy's FFT convolution, imported here: only wide lattices reach it, and importing
+    scipy.signal (about 0.1 s) would cost every command that loads the plan's tests."""
+    from scipy import signal
+
+    result: np.ndarray = signal.fftconvolve(a, b)
     return result
 
 

@@ -9,9 +9,9 @@ All tests one-sided at alpha unless stated; sample sizes are numbers of topics.
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 import numpy as np
-import pandas as pd
 from scipy import optimize, stats
 
 from harness.errors import HarnessError
@@ -138,6 +138,15 @@ def minimal_detectable_effect(
     return None
 
 
+class CurveRow(TypedDict):
+    """Power at one number of topics (an entry of `power_curve`)."""
+
+    topics: int
+    mcnemar: float
+    paired: float
+    equivalence: float
+
+
 def power_curve(
     n_values: np.ndarray,
     *,
@@ -148,8 +157,9 @@ def power_curve(
     alpha: float,
     sd: float | None = None,
     sd_equivalence: float | None = None,
-) -> pd.DataFrame:
-    """Power by number of topics: McNemar (Connor), paired normal, TOST at zero difference.
+) -> list[CurveRow]:
+    """Power by number of topics: McNemar (Connor), paired normal, TOST at zero difference
+    (plain rows: `PowerResult.curve` makes them a DataFrame when read).
 
     TOST assumes a true difference of 0, so its SD is that of two arms both at p_single.
     """
@@ -160,7 +170,7 @@ def power_curve(
         if sd_equivalence is not None
         else sd_binary_difference(p_single, p_single, rho)
     )
-    rows = [
+    return [
         {
             "topics": int(n),
             "mcnemar": mcnemar_power(n, p10, p01, alpha),
@@ -169,4 +179,3 @@ def power_curve(
         }
         for n in n_values
     ]
-    return pd.DataFrame(rows)

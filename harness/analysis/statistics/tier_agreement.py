@@ -29,8 +29,13 @@ import itertools
 import numpy as np
 
 from harness.analysis.statistics.accuracy import Accuracy, clopper_pearson
-from harness.analysis.statistics.adjudicated import ADJUDICATOR, role_mask
-from harness.analysis.statistics.consensus import CROSS, Judgments, code_outcome
+from harness.analysis.statistics.consensus import (
+    ADJUDICATOR,
+    CROSS,
+    Judgments,
+    code_outcome,
+    role_mask,
+)
 from harness.analysis.statistics.joint import smoothed_var
 
 __all__ = ["implied_rate", "implied_z", "tiers_disagree"]

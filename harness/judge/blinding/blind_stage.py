@@ -470,7 +470,13 @@ def _route_with_controls(
         for tier, assigned, _ in tiers
         for reviewer, n in wanted_per_reviewer(study, tier, assigned, report.settings).items()
     }
-    backend = open_model(steps["backend"], steps["model"], steps["options"] or {})
+    # the model serves the blinded steps alone: without them it is not opened (a local one
+    # would load torch for nothing)
+    backend = (
+        open_model(steps["backend"], steps["model"], steps["options"] or {})
+        if steps["extract"] or steps["normalise"]
+        else None
+    )
     errors = add_controls(
         study,
         pool,
@@ -490,7 +496,7 @@ def _route_with_controls(
         study,
         extract=steps["extract"],
         normalise=steps["normalise"],
-        backend=backend,
+        backend=steps["backend"] if backend is None else backend,
         progress=steps["progress"],
     )
     if more.errors:

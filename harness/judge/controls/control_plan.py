@@ -287,7 +287,7 @@ def add_controls(
     *,
     k: int,
     seed: int,
-    backend: ModelAPI,
+    backend: ModelAPI | None,
     extract: bool = True,
     rounds: int = 3,
     need: int | None = None,
@@ -296,9 +296,9 @@ def add_controls(
 
     `need`: how many control items (`controls_needed`); by default enough for `report.wanted`
     with k reviewers each. The texts come from the study's models (K.make_texts); `backend` is
-    the blinded steps' backend, whose extraction decides which are kept (K.check_pairs). A
-    dropped control is replaced by the next candidate with the same expected verdict, for at
-    most `rounds` rounds.
+    the blinded steps' backend (None without extraction), whose extraction decides which are
+    kept (K.check_pairs). A dropped control is replaced by the next candidate with the same
+    expected verdict, for at most `rounds` rounds.
     """
     if count_controls(study):
         return []

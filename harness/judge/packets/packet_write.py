@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from _csv import Writer
 
     from openpyxl.cell.cell import Cell, MergedCell
+    from openpyxl.styles import Alignment, Protection
     from openpyxl.worksheet.worksheet import Worksheet
 
 EXCEL_1990 = 32874  # Excel serial number of 1990-01-01: earliest accepted search date
@@ -228,8 +229,7 @@ def put(
     ws: Worksheet, row: int, col: int, value: str | int | None, *, editable: bool = False
 ) -> Cell | MergedCell:
     """Write one cell; strings are always stored as text (never as a formula)."""
-    from openpyxl.styles import Alignment, Protection
-
+    wrapped, unlocked = _cell_styles()
     cell = ws.cell(row=row, column=col)
     if isinstance(value, str):
         value = F.clean_text(value)
@@ -239,10 +239,19 @@ def put(
             cell.quotePrefix = True
     else:
         cell.value = value
-    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    cell.alignment = wrapped
     if editable:
-        cell.protection = Protection(locked=False)
+        cell.protection = unlocked
     return cell
+
+
+@cache
+def _cell_styles() -> tuple[Alignment, Protection]:
+    """Every cell's wrapped, top-aligned text and an answer cell's unlocked state, made once: a
+    workbook keeps a cell's style by value, so cells share them (a packet has thousands)."""
+    from openpyxl.styles import Alignment, Protection
+
+    return Alignment(wrap_text=True, vertical="top"), Protection(locked=False)
 
 
 def _protect(ws: Worksheet) -> None:

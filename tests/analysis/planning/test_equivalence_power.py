@@ -78,13 +78,14 @@ def _bank(tmp_path, count: int):
 
 def test_bank_section_uses_the_bank_size_and_the_stated_accuracy(tmp_path):
     bank = _bank(tmp_path, 60)
-    result = power(bank=bank, bank_reps=50, sensitivity=0.8, specificity=0.95)
+    # adjudicated=0: no adjudicated section, whose design search the bank's figures do not use
+    result = power(bank=bank, bank_reps=50, sensitivity=0.8, specificity=0.95, adjudicated=0)
     b = result.bank
     assert result.inputs["topics"] == b["topics"] == 60
     assert b["method"] == "betting" and b["youden"] == pytest.approx(0.75)
     assert b["refute"]["margin"] == pytest.approx(0.1 * b["youden_bound"])
     # worse reviewers: smaller margin, so refutation needs more topics
-    better = power(bank=bank, bank_reps=50, sensitivity=0.95, specificity=0.95).bank
+    better = power(bank=bank, bank_reps=50, sensitivity=0.95, specificity=0.95, adjudicated=0).bank
     assert better["refute"]["needed"] < b["refute"]["needed"]
     assert b["equivalence"]["needed"] < b["refute"]["needed"]
     assert "On the topic bank (bank.yaml, 60 topics)" in result.summary()
@@ -92,7 +93,8 @@ def test_bank_section_uses_the_bank_size_and_the_stated_accuracy(tmp_path):
 
 def test_cli_reports_the_bank_and_rejects_bad_accuracy(tmp_path, capsys):
     bank = _bank(tmp_path, 55)
-    code, out, err = run_cli(capsys, "power", "--bank-file", str(bank), "--bank-reps", "30")
+    args = ["--bank-file", str(bank), "--bank-reps", "30", "--adjudicated", "0"]
+    code, out, err = run_cli(capsys, "power", *args)
     assert code == 0, err
     assert "Power for 55 topics" in out and "55 topics), equivalence by" in out
     code, out, err = run_cli(capsys, "power", "--sensitivity", "0")

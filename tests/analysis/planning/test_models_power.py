@@ -3,6 +3,7 @@ subprocess."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from statsmodels.stats.multitest import multipletests
 
 from harness.analysis.planning.models_power import models_power, pooled_sd
 from harness.errors import HarnessError
+from tests.cli_run import run_subprocesses
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -36,7 +38,10 @@ def _holm_rejects(p: np.ndarray, alpha: float) -> np.ndarray:
     return rejects
 
 
-def test_vectorised_holm_agrees_with_statsmodels():
+def test_vectorised_holm_agrees_with_statsmodels(monkeypatch):
+    # multipletests runs a full garbage collection on every call: no value changes without it,
+    # and 50 of them take most of a minute in a process that holds a test suite
+    monkeypatch.setattr(gc, "collect", lambda generation=2: 0)
     p = np.random.default_rng(7).uniform(0.0, 0.06, (50, 3))
     expected = np.array([multipletests(row, alpha=0.05, method="holm")[0] for row in p])
     assert np.array_equal(_holm_rejects(p, 0.05), expected)
@@ -122,11 +127,14 @@ def test_cli_power_with_models_reports_both_designs():
 
 
 def test_cli_power_with_one_model_has_no_models_lines_and_bad_values_fail():
-    assert "Several models" not in _harness("--models", "1").stdout
-    bad = _harness("--models", "0")
-    assert bad.returncode == 2 and "--models" in bad.stderr
-    bad = _harness("--models", "2", "--model-correlation", "1.5")
-    assert bad.returncode == 2 and "--model-correlation" in bad.stderr
+    one, no_model, bad_correlation = run_subprocesses(
+        ["power", "--models", "1"],
+        ["power", "--models", "0"],
+        ["power", "--models", "2", "--model-correlation", "1.5"],
+    )
+    assert one.returncode == 0 and "Several models" not in one.stdout
+    assert no_model.returncode == 2 and "--models" in no_model.stderr
+    assert bad_correlation.returncode == 2 and "--model-correlation" in bad_correlation.stderr
 
 
 def test_prereg_states_the_models_rule_of_the_plan():

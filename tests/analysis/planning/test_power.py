@@ -196,7 +196,8 @@ def test_analytic_minimal_detectable_effect_reaches_the_target_exactly():
 
 
 def test_power_reports_minimal_detectable_effect():
-    result = power(topics=50, p_single=0.3, rho=0.3, alpha=0.05, target=0.8)
+    # adjudicated=0: the analytic figures alone, without the adjudicated design's simulation
+    result = power(topics=50, p_single=0.3, rho=0.3, alpha=0.05, target=0.8, adjudicated=0)
     a = result.analytic
     assert a["mde_paired"] == pytest.approx(minimal_detectable_effect(50, 0.3, 0.3))
     assert a["mde_mcnemar"] > a["mde_paired"] > 0.1
@@ -204,7 +205,16 @@ def test_power_reports_minimal_detectable_effect():
 
 
 def test_equivalence_power_uses_the_sd_at_no_difference():
-    result = power(topics=80, p_single=0.3, effect=0.3, rho=0.3, sesoi=0.15, alpha=0.05, target=0.8)
+    result = power(
+        topics=80,
+        p_single=0.3,
+        effect=0.3,
+        rho=0.3,
+        sesoi=0.15,
+        alpha=0.05,
+        target=0.8,
+        adjudicated=0,  # the analytic figures alone
+    )
     a = result.analytic
     sd0 = sd_binary_difference(0.3, 0.3, 0.3)
     assert a["sd_equivalence"] == pytest.approx(sd0) and a["sd"] > sd0 + 0.01

@@ -12,6 +12,12 @@ from harness.analysis.statistics.decisive import youden_bound
 PLAN = load_plan(bundled_plan_path()).plan
 
 
+def _accuracy(plan):
+    """`harness power`'s figures at 200 topics without the adjudicated section (adjudicated=0):
+    the accuracy section does not use its simulation."""
+    return power(plan=plan, topics=200, adjudicated=0)
+
+
 def _plan(sens: float, spec: float, controls: int = 100):
     planning = PLAN.planning.model_copy(
         update={"sensitivity": sens, "specificity": spec, "controls": controls}
@@ -20,8 +26,8 @@ def _plan(sens: float, spec: float, controls: int = 100):
 
 
 def test_power_of_supported_shrinks_with_j():
-    perfect = power(plan=_plan(1.0, 1.0), topics=200).accuracy
-    weak = power(plan=_plan(0.7, 0.7), topics=200).accuracy
+    perfect = _accuracy(_plan(1.0, 1.0)).accuracy
+    weak = _accuracy(_plan(0.7, 0.7)).accuracy
     assert perfect["observed_effect"] == pytest.approx(0.1)
     assert weak["observed_effect"] == pytest.approx(0.04)
     assert weak["supported_power"] < perfect["supported_power"]
@@ -29,10 +35,10 @@ def test_power_of_supported_shrinks_with_j():
 
 
 def test_refutation_needs_enough_controls_and_accuracy():
-    a = power(plan=_plan(0.9, 0.9, controls=100), topics=200).accuracy
+    a = _accuracy(_plan(0.9, 0.9, controls=100)).accuracy
     assert a["youden_bound"] == pytest.approx(youden_bound(0.9, 0.9, 100, 0.95))
     assert a["controls_needed"] is not None and a["refute_needed"] > 0
-    none = power(plan=_plan(0.6, 0.6), topics=200)
+    none = _accuracy(_plan(0.6, 0.6))
     assert none.accuracy["controls_needed"] is None
     assert "does NOT reach" in none.summary()
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from harness.analysis.planning.power_analysis import bank_size, power
 from harness.analysis.planning.study_design import study_design
 from harness.errors import HarnessError
+from tests.cli_run import run_subprocesses
 
 THREE_MODELS = """
 subset: 60
@@ -51,14 +50,15 @@ def test_topics_without_subset_are_the_limit_or_the_whole_bank(tmp_path):
 
 
 def test_power_uses_the_file_and_flags_override(tmp_path):
+    # adjudicated=0 throughout: the adjudicated section's simulation is not what this checks
     path = _file(tmp_path, THREE_MODELS)
-    from_file = power(study_file=path)
+    from_file = power(study_file=path, adjudicated=0)
     assert from_file.inputs["topics"] == 60 and from_file.inputs["models"] == 3
     assert from_file.models is not None  # the several-models section
     assert any("design from study file study.yaml: 60 topics" in n for n in from_file.notes)
-    assert from_file.summary() != power(topics=60).summary()
-    assert from_file.analytic == power(topics=60, models=3).analytic
-    overridden = power(study_file=path, topics=80, models=1)
+    assert from_file.summary() != power(topics=60, adjudicated=0).summary()
+    assert from_file.analytic == power(topics=60, models=3, adjudicated=0).analytic
+    overridden = power(study_file=path, topics=80, models=1, adjudicated=0)
     assert overridden.inputs["topics"] == 80 and overridden.models is None
 
 
@@ -67,7 +67,7 @@ def test_the_files_plan_is_used(tmp_path):
     text = plan.read_text(encoding="utf-8").replace("sesoi: 0.1", "sesoi: 0.15")
     assert text != plan.read_text(encoding="utf-8")
     (tmp_path / "plan.yaml").write_text(text, encoding="utf-8")
-    result = power(study_file=_file(tmp_path, "subset: 60\nplan: plan.yaml\n"))
+    result = power(study_file=_file(tmp_path, "subset: 60\nplan: plan.yaml\n"), adjudicated=0)
     assert result.inputs["sesoi"] == 0.15
 
 
@@ -80,30 +80,9 @@ def test_a_bad_study_file_names_file_line_and_field(tmp_path):
 
 def test_cli_power_config(tmp_path):
     path = _file(tmp_path, THREE_MODELS)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from harness.cli import main; main()",
-            "power",
-            "--config",
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
+    done, bad = run_subprocesses(
+        ["power", "--config", str(path)], ["power", "--config", "nope.yaml"]
     )
     assert done.returncode == 0, done.stderr
     assert "Power for 60 topics" in done.stdout and "Several models: 3" in done.stdout
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from harness.cli import main; main()",
-            "power",
-            "--config",
-            "nope.yaml",
-        ],
-        capture_output=True,
-        text=True,
-    )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nope.yaml" in bad.stderr

@@ -3,9 +3,11 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from openpyxl import load_workbook
 from sklearn.metrics import roc_auc_score
 
+from harness.judge.blinding import leak_audit
 from harness.judge.blinding.leak_audit import (
     auc,
     classifier_audit,
@@ -32,6 +34,35 @@ def test_bootstrap_interval_covers_the_estimate() -> None:
     scores = rng.normal(size=180) + y
     low, high = cluster_bootstrap_ci(y, scores, groups, 500, 0)
     assert low < auc(y, scores) < high and low > 0.5
+
+
+def _resample_by_resample(y, scores, groups, n_boot: int, seed: int) -> tuple[float, float]:
+    """The interval by its definition: each resample's items gathered and ranked (`auc`)."""
+    rng = np.random.default_rng(seed)
+    topics = np.unique(groups)
+    members = [np.flatnonzero(groups == t) for t in topics]
+    values = []
+    for _ in range(n_boot):
+        pick = np.concatenate([members[i] for i in rng.integers(0, len(topics), len(topics))])
+        if 0 < y[pick].sum() < len(pick):
+            values.append(auc(y[pick], scores[pick]))
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize("cells", [leak_audit._BOOTSTRAP_CELLS, 50])  # 50: many small chunks
+def test_bootstrap_is_its_definition_to_the_bit(monkeypatch, cells: int) -> None:
+    monkeypatch.setattr(leak_audit, "_BOOTSTRAP_CELLS", cells)
+    rng = np.random.default_rng(2)
+    for case in range(12):
+        groups = rng.integers(0, int(rng.integers(2, 30)), int(rng.integers(4, 120)))
+        y = (rng.uniform(size=len(groups)) < 0.4).astype(int)
+        y[:2] = [0, 1]
+        scores = rng.normal(size=len(groups)) + y
+        if case % 2:  # ties within and across the classes
+            scores = np.round(scores)
+        expected = _resample_by_resample(y, scores, groups, 200, case)
+        assert cluster_bootstrap_ci(y, scores, groups, 200, case) == expected
 
 
 def giveaway(rng: random.Random, topic: int, condition: str) -> str:
