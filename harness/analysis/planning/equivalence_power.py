@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from harness.analysis.statistics.equivalence import betting_capital, default_orders
 from harness.analysis.statistics.paired import tango_tost
@@ -59,8 +59,8 @@ def _paired_t(d: np.ndarray, margin: float, alpha: float) -> np.ndarray:
     mean, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
     ok = sd > 0  # no variation shows nothing, as in equivalence.paired_t
     se = np.where(ok, sd, 1.0) / math.sqrt(n)
-    p_lower = stats.t.sf((mean + margin) / se, n - 1)
-    p_upper = stats.t.cdf((mean - margin) / se, n - 1)
+    p_lower = special.stdtr(n - 1, -(mean + margin) / se)
+    p_upper = special.stdtr(n - 1, (mean - margin) / se)
     shown: np.ndarray = ok & (p_lower < alpha) & (p_upper < alpha)
     return shown
 

@@ -47,7 +47,7 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from harness.analysis.statistics.joint import (
     fieller,
@@ -354,7 +354,7 @@ def reference_rule(b: Batch, alpha: float, sesoi: float) -> Decisions:
     d = b.d
     n = d.shape[1]
     mean, se = d.mean(axis=1), d.std(axis=1, ddof=1) / math.sqrt(n)
-    q = stats.t.ppf(1.0 - alpha, n - 1)
+    q = special.stdtrit(n - 1, 1.0 - alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, mean / se, 0.0)
         margin = sesoi * b.youden
@@ -402,7 +402,7 @@ def joint_rule(
     var_j = slope_s**2 * smoothed_var(b.pub_correct, b.pub)
     var_j += slope_p**2 * smoothed_var(b.unpub_correct, b.unpub)
     gate = newcombe_lower(b.pub_correct, b.pub, b.unpub_correct, b.unpub, level, k) >= min_youden
-    q = stats.t.ppf(1.0 - alpha, df)
+    q = special.stdtrit(df, 1.0 - alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = theta / se
         joint_se = np.sqrt(se**2 + sesoi**2 * var_j)
@@ -413,7 +413,7 @@ def joint_rule(
     refuted = ~supported & gate & ~degenerate & below_margin & (above_margin | (z < -q))
     disagree = tiers_disagree(b)
     refuted &= ~disagree
-    low, high = fieller(theta, se, j, var_j, np.asarray(stats.t.ppf(1.0 - alpha / 2, df)))
+    low, high = fieller(theta, se, j, var_j, np.asarray(special.stdtrit(df, 1.0 - alpha / 2)))
     covered = (low <= b.truth) & (b.truth <= high)
     robust = supported & robust_to_differential(b, theta, se, df, alpha)
     fixed = corrected_interval(b, theta, se, df, alpha)
@@ -438,21 +438,21 @@ def _bounds(b: Batch, level: float) -> tuple[np.ndarray, np.ndarray]:
     q = (1.0 - inner) / 2.0
     with np.errstate(invalid="ignore"):
         s_lo = np.where(
-            b.pub_correct > 0, stats.beta.ppf(q, b.pub_correct, b.pub - b.pub_correct + 1), 0.0
+            b.pub_correct > 0, special.betaincinv(b.pub_correct, b.pub - b.pub_correct + 1, q), 0.0
         )
         p_lo = np.where(
             b.unpub_correct > 0,
-            stats.beta.ppf(q, b.unpub_correct, b.unpub - b.unpub_correct + 1),
+            special.betaincinv(b.unpub_correct, b.unpub - b.unpub_correct + 1, q),
             0.0,
         )
         s_hi = np.where(
             b.pub_correct < b.pub,
-            stats.beta.ppf(1 - q, b.pub_correct + 1, b.pub - b.pub_correct),
+            special.betaincinv(b.pub_correct + 1, b.pub - b.pub_correct, 1 - q),
             1.0,
         )
         p_hi = np.where(
             b.unpub_correct < b.unpub,
-            stats.beta.ppf(1 - q, b.unpub_correct + 1, b.unpub - b.unpub_correct),
+            special.betaincinv(b.unpub_correct + 1, b.unpub - b.unpub_correct, 1 - q),
             1.0,
         )
     return s_lo + p_lo - 1.0, s_hi + p_hi - 1.0
@@ -496,7 +496,7 @@ def robust_to_differential(
     value, var = _scale_rates(b)  # (studies, 4): published cross, single, unpublished ...
     g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
     var_pub, var_unpub = var[:, 0] + var[:, 1], var[:, 2] + var[:, 3]
-    q = stats.t.ppf(1.0 - alpha, df)
+    q = special.stdtrit(df, 1.0 - alpha)
 
     def above(gap: np.ndarray, var_gap: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -525,7 +525,7 @@ def corrected_interval(
     pi, var_pi, j_x = _arm_rate(b.cross, value, var, 0)
     bias, var_b = _weighted(pi, var_pi, value, var)
     j_s = value[:, 3] - value[:, 1]
-    q = np.asarray(stats.t.ppf(1.0 - alpha / 2.0, df))
+    q = np.asarray(special.stdtrit(df, 1.0 - alpha / 2.0))
     low, high = fieller(theta - bias, np.sqrt(se**2 + var_b), j_s, var[:, 1] + var[:, 3], q)
     void = ~(j_x > 0)  # no corrected interval: the analysis reports none
     return np.where(void, -1.0, low), np.where(void, 1.0, high)
@@ -578,8 +578,8 @@ def _cp(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndar
     """Exact intervals of k of n, vectorised; effective (non-integer) k allowed."""
     tail = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore"):
-        low = np.where(k > 0, stats.beta.ppf(tail, np.maximum(k, 1e-12), n - k + 1), 0.0)
-        high = np.where(k < n, stats.beta.ppf(1 - tail, k + 1, np.maximum(n - k, 1e-12)), 1.0)
+        low = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-12), n - k + 1, tail), 0.0)
+        high = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1e-12), 1 - tail), 1.0)
     return low, high
 
 
@@ -654,7 +654,7 @@ def _covers(b: Batch) -> np.ndarray:
     interval, as `adjudication._instrument_fields` and `statistics.instrument.
     corrected_interval` make it (labelled "at least 90%": Bonferroni)."""
     theta, se, df = ppi_t(b)
-    q = stats.t.ppf(0.975, df)
+    q = special.stdtrit(df, 0.975)
     low, high = theta - q * se, theta + q * se
     j_lo, j_hi = _bounds(b, 0.95)
     j_hi = np.clip(np.maximum(j_hi, j_lo), None, 1.0)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from harness.analysis.statistics.ppi import PPIResult
 
@@ -84,6 +84,8 @@ def wilson(k: Any, n: Any, z: float) -> tuple[Any, Any]:
 def majority_rate(rate: Any, k: int) -> Any:
     """P(more than half of k raters right), each right with probability `rate` (k odd);
     k = 0: the rate itself (the adjudicators' mean)."""
+    from scipy import stats  # only a majority needs it; scipy.stats costs 0.4 s to import
+
     return rate if not k else stats.binom.sf(k // 2, k, rate)
 
 
@@ -94,7 +96,7 @@ def newcombe_lower(
     hybrid score method (MOVER, Zou and Donner 2008): each rate's Wilson limit carried through
     the increasing M (the identity, or a majority of `majority`) and the two distances combined
     in quadrature. With M the identity this is Newcombe's interval for s - (1 - p)."""
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = float(special.ndtri(0.5 + level / 2))
     s, p = pub_correct / pub, unpub_correct / unpub
     s_low, _ = wilson(pub_correct, pub, z)
     p_low, _ = wilson(unpub_correct, unpub, z)
