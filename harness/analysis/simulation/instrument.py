@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -140,22 +139,19 @@ def strata(topics: int) -> np.ndarray:
     return np.repeat(np.arange(len(counts)), counts)
 
 
-@lru_cache(maxsize=8)
-def _members(topics: int) -> tuple[np.ndarray, ...]:
-    """The topics of each stratum, shared by every draw of a simulation (never written:
-    `Generator.permutation` copies; an empty one cannot be marked read-only, since numpy
-    would then refuse to permute it)."""
-    pair = strata(topics)
-    return tuple(np.flatnonzero(pair == s) for s in range(len(BANK_STRATA)))
-
-
-def draw(topics: int, share: float, rng: np.random.Generator) -> np.ndarray:
-    """Indices of a proportional systematic draw within strata (strata in random order)."""
+def draws(topics: int, share: float, studies: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of `studies` proportional systematic draws within strata, as `judge --blind`
+    draws the adjudicated sample: strata in random order, topics in random order within each,
+    a systematic pick from a random start. Each topic's place is its stratum's rank plus a
+    uniform key, so one sort orders every study."""
     size = min(topics, max(2, round(share * topics)))
-    members = _members(topics)
-    order = np.concatenate([rng.permutation(members[s]) for s in rng.permutation(6)])
-    start = int(rng.integers(topics))
-    return order[(start + np.arange(size) * topics) // size]
+    rank = rng.random((studies, len(BANK_STRATA))).argsort(axis=1).argsort(axis=1)
+    key = rank[:, strata(topics)] + rng.random((studies, topics))
+    order = key.argsort(axis=1)
+    start = rng.integers(topics, size=studies)
+    at = (start[:, None] + np.arange(size) * topics) // size
+    picked: np.ndarray = np.take_along_axis(order, at, 1)
+    return picked
 
 
 def rest_of(picks: np.ndarray, topics: int) -> np.ndarray:
@@ -173,7 +169,7 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     votes = _adjudicate(s, truth, rng)
     adj = _combined(s, votes)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
-    picks = np.stack([draw(s.topics, s.share, rng) for _ in range(studies)])
+    picks = draws(s.topics, s.share, studies, rng)
     rest = rest_of(picks, s.topics)
     forms = _controls(s, studies, rng)
     pub, pub_ok = forms[:, :, :2].sum(axis=(1, 2)).T
@@ -574,13 +570,24 @@ def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray]:
     return rate, var
 
 
-def _cp(k: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact intervals of k of n, vectorised; effective (non-integer) k allowed."""
+def _cp(
+    k: np.ndarray, n: np.ndarray, level: float, repeated: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact intervals of k of n, vectorised; effective (non-integer) k allowed. `repeated`
+    (control counts, which repeat across studies): each distinct (k, n) is computed once, since
+    the beta quantile is slow."""
+    shape = np.broadcast_shapes(np.shape(k), np.shape(n))
+    back = None
+    if repeated:
+        pairs = np.stack(np.broadcast_arrays(k, n)).reshape(2, -1)
+        (k, n), back = np.unique(pairs, axis=1, return_inverse=True)
     tail = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore"):
         low = np.where(k > 0, special.betaincinv(np.maximum(k, 1e-12), n - k + 1, tail), 0.0)
         high = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1e-12), 1 - tail), 1.0)
-    return low, high
+    if back is None:
+        return low, high
+    return low[back].reshape(shape), high[back].reshape(shape)
 
 
 def _implied(
@@ -588,7 +595,8 @@ def _implied(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bounds on the true novel rate (`statistics.tier_agreement.implied_rate`), vectorised."""
     pub, pub_ok, unpub, unpub_ok = controls
-    qs, ss, ps = _cp(k, n, level), _cp(pub_ok, pub, level), _cp(unpub_ok, unpub, level)
+    qs = _cp(k, n, level)
+    ss, ps = _cp(pub_ok, pub, level, True), _cp(unpub_ok, unpub, level, True)
     rates, void = [], np.zeros(k.shape, dtype=bool)
     for q in qs:
         for sens in ss:
