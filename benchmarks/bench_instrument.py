@@ -80,6 +80,19 @@ CELLS = [
         mode="differential",
         differential=0.1,
     ),
+    # the gap on unpublished controls above the published one (single-field novelty missed):
+    # the case the bias's variance must carry the single-field controls twice for
+    Scenario(
+        "100, single-field novelty missed 0.2", topics=100, mode="differential", missed_single=0.2
+    ),
+    Scenario("363, single-field novelty missed 0.2", mode="differential", missed_single=0.2),
+    Scenario(
+        "363, base 0.5, +0.05 and novelty missed 0.2",
+        base=0.5,
+        mode="differential",
+        differential=0.05,
+        missed_single=0.2,
+    ),
     Scenario("363 topics, base 0.30, 2000 controls", controls=2000),
     Scenario("363, adjudicators judge by topic", mode="by_topic"),
     Scenario("363, adjudicators find one topic", mode="one_topic"),

@@ -91,7 +91,7 @@ def analyse_adjudication(
     coded = labelled_judgments(data.judgments, roles, t.adjudicated, plan.outcome.unsure)
     per_model, model_ceilings = _per_model(data, plan)
     instrument = measure(adjudicator_controls(data), _shares(data, roles), plan)
-    single, cross = t.arms()
+    single, cross = t.arms(ppi.lam)
     instrument = replace(instrument, single=single, cross=cross)
     result = _result(data, plan, t, ppi, coded, draw.record() if draw is not None else {})
     update: dict[str, object] = {"models": _model_rows(per_model, plan)}

@@ -16,8 +16,10 @@ systematic draw of `share` of the topics within strata (as `judge/blinding/gold_
 items. Adjudicator behaviours (`mode`):
 
 - accurate: sensitivity / specificity as given, the same in both conditions;
-- differential: `differential` more false "novel" calls on cross-field items, by adjudicators
-  AND primary reviewers alike (errors shared by both tiers, favouring the hypothesis);
+- differential: `differential` more false "novel" calls on cross-field items, and `missed_single`
+  fewer "novel" calls on unpublished single-field items, by adjudicators AND primary reviewers
+  alike (errors shared by both tiers, favouring the hypothesis; with `missed_single` above
+  `differential` the gap on unpublished controls exceeds the published one);
 - by_topic: one verdict per topic for all its items (novel with the topic's true rate); chance
   on their controls;
 - one_topic: every item published but the cross-field item(s) of one topic; every control
@@ -83,6 +85,7 @@ class Scenario:
     specificity: float = 0.9
     mode: Mode = "accurate"
     differential: float = 0.0
+    missed_single: float = 0.0  # mode differential: fewer "novel" calls on unpublished single
     own_rate: float = 0.01  # mode own_rule: the adjudicators' novel rate, whatever the truth
     controls: int | None = None  # per adjudicator; None: as `judge --blind` plans them
     # real items harder than the controls: the adjudicators' / primary reviewers' sensitivity
@@ -165,7 +168,7 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     truth, population = _truth(s, effect, studies, rng)  # (studies, topics, 3, outputs) bool
     true_d = _difference(truth.mean(axis=3))
     acc = s.primary_accuracy - s.harder_primary
-    prim = _judge(truth, s.primary, acc, acc, s.differential, rng)
+    prim = _judge(truth, s.primary, acc, acc, s.differential, rng, s.missed_single)
     votes = _adjudicate(s, truth, rng)
     adj = _combined(s, votes)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
@@ -263,11 +266,19 @@ def _population_difference(
 
 
 def _judge(
-    truth: np.ndarray, k: int, sens: float, spec: float, extra: float, rng: np.random.Generator
+    truth: np.ndarray,
+    k: int,
+    sens: float,
+    spec: float,
+    extra: float,
+    rng: np.random.Generator,
+    missed: float = 0.0,
 ) -> np.ndarray:
-    """Share of k reviewers calling each item novel; `extra` false "novel" calls on cross items."""
+    """Share of k reviewers calling each item novel; `extra` false "novel" calls on cross items,
+    `missed` fewer "novel" calls on truly novel single-field items."""
     false_novel = np.array([1 - sens, 1 - sens, min(1.0, 1 - sens + extra)])[:, None]
-    p = np.where(truth, spec, false_novel)
+    novel = np.array([spec - missed, spec - missed, spec])[:, None]
+    p = np.where(truth, novel, false_novel)
     result: np.ndarray = rng.binomial(k, p) / k
     return result
 
@@ -285,9 +296,9 @@ def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.
     if s.mode == "own_rule":
         result: np.ndarray = rng.binomial(s.adjudicators, s.own_rate, truth.shape) / s.adjudicators
         return result
-    extra = s.differential if s.mode == "differential" else 0.0
+    extra, missed = (s.differential, s.missed_single) if s.mode == "differential" else (0.0, 0.0)
     sens, spec = s.sensitivity - s.harder, s.specificity - s.harder
-    return _judge(truth, s.adjudicators, sens, spec, extra, rng)
+    return _judge(truth, s.adjudicators, sens, spec, extra, rng, missed)
 
 
 def _combined(s: Scenario, votes: np.ndarray) -> np.ndarray:
@@ -310,8 +321,9 @@ def _controls(s: Scenario, studies: int, rng: np.random.Generator) -> np.ndarray
     else:
         sens, spec = s.sensitivity, s.specificity
         sens_x = sens - (s.differential if s.mode == "differential" else 0.0)
+    spec_s = spec - (s.missed_single if s.mode == "differential" else 0.0)
     n = (half // 2, half - half // 2, half // 2, half - half // 2)
-    rates = (sens_x, sens, spec, spec)
+    rates = (sens_x, sens, spec, spec_s)
     out = np.empty((studies, s.adjudicators, 4, 2))
     for form, (k, rate) in enumerate(zip(n, rates, strict=True)):
         out[:, :, form, 0] = k
@@ -364,6 +376,19 @@ def reference_rule(b: Batch, alpha: float, sesoi: float) -> Decisions:
 def ppi_t(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`statistics.ppi.ppi_mean` (PPI++, t reference) vectorised over studies: the estimate,
     its standard error and the reference's degrees of freedom."""
+    d, fu = b.d, b.f_rest
+    n, big_n = d.shape[1], fu.shape[1]
+    rest, lam, tuned = _rectified(b)
+    estimate = rest.mean(axis=1) + (lam * fu.mean(axis=1) if big_n else 0.0)
+    var = rest.var(axis=1, ddof=1) * (n - 1) / (n - 1 - tuned) / n
+    if big_n:
+        var = var + lam**2 * fu.var(axis=1, ddof=1) / big_n
+    return estimate, np.sqrt(var), n - 1.0 - tuned
+
+
+def _rectified(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PPI++'s rectifier d - lambda f on the adjudicated topics, lambda, and whether it was
+    tuned (a degree of freedom spent), per study."""
     d, f, fu = b.d, b.f, b.f_rest
     n, big_n = d.shape[1], fu.shape[1]
     lam, tuned = np.zeros(d.shape[0]), np.zeros(d.shape[0])
@@ -374,12 +399,7 @@ def ppi_t(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.where(spread, np.clip(cov / ((1 + n / big_n) * var_f), 0.0, 1.0), 0.0)
         tuned = spread.astype(float)
-    rest = d - lam[:, None] * f
-    estimate = rest.mean(axis=1) + (lam * fu.mean(axis=1) if big_n else 0.0)
-    var = rest.var(axis=1, ddof=1) * (n - 1) / (n - 1 - tuned) / n
-    if big_n:
-        var = var + lam**2 * fu.var(axis=1, ddof=1) / big_n
-    return estimate, np.sqrt(var), n - 1.0 - tuned
+    return d - lam[:, None] * f, lam, tuned
 
 
 def joint_rule(
@@ -496,7 +516,7 @@ def robust_to_differential(
 
     def above(gap: np.ndarray, var_gap: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            result: np.ndarray = (theta - gap) / np.sqrt(se**2 + var_gap) > q
+            result: np.ndarray = (theta - gap) / np.sqrt(np.maximum(se**2 + var_gap, 0.0)) > q
         return result
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -505,8 +525,9 @@ def robust_to_differential(
     if b.single is None:
         result: np.ndarray = robust & worst
         return result
-    pi, var_pi, j = _arm_rate(b.single, value, var, 1)
-    result = robust & np.where(j > 0, above(*_weighted(pi, var_pi, value, var)), worst)
+    bias, var_b, cov, _, j = _bias_at(b, b.single, value, var, 1)
+    with np.errstate(invalid="ignore"):  # a form without discriminating controls: NaN
+        result = robust & np.where(j > 0, above(bias, var_b - 2.0 * cov), worst)
     return result
 
 
@@ -518,41 +539,39 @@ def corrected_interval(
     if b.forms is None or b.cross is None:
         return None
     value, var = _scale_rates(b)
-    pi, var_pi, j_x = _arm_rate(b.cross, value, var, 0)
-    bias, var_b = _weighted(pi, var_pi, value, var)
+    bias, var_b, cov, pi, j_x = _bias_at(b, b.cross, value, var, 0)
     j_s = value[:, 3] - value[:, 1]
     q = np.asarray(special.stdtrit(df, 1.0 - alpha / 2.0))
-    low, high = fieller(theta - bias, np.sqrt(se**2 + var_b), j_s, var[:, 1] + var[:, 3], q)
+    cov_j = pi * var[:, 3] - (1 - pi) * var[:, 1]  # cov(theta - b_x, J_s)
+    with np.errstate(invalid="ignore"):
+        se_n = np.sqrt(np.maximum(se**2 + var_b - 2.0 * cov, 0.0))
+    low, high = fieller(theta - bias, se_n, j_s, var[:, 1] + var[:, 3], q, cov_j)
     void = ~(j_x > 0)  # no corrected interval: the analysis reports none
     return np.where(void, -1.0, low), np.where(void, 1.0, high)
 
 
-def _arm_rate(
-    arm: np.ndarray, value: np.ndarray, var: np.ndarray, form: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`statistics.differential_error._arm_rate` per study: the arm's true novel rate through
-    the controls of its form (0 cross, 1 single), its delta-method variance, and the form's J."""
+def _bias_at(
+    b: Batch, arm: np.ndarray, value: np.ndarray, var: np.ndarray, form: int
+) -> tuple[np.ndarray, ...]:
+    """`statistics.differential_error._bias_at` per study (form 0 cross, 1 single): b at the
+    arm's true novel rate, its variance, its covariance with theta, the rate and the form's J."""
+    rest = _rectified(b)[0]
+    n = arm.shape[1]
     p = arm.mean(axis=1)
-    var_p = arm.var(axis=1, ddof=1) / arm.shape[1]
-    fnr, tpr = form, form + 2
-    j = value[:, tpr] - value[:, fnr]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pi = np.clip((p - value[:, fnr]) / j, 0.0, 1.0)
-        var_pi = (var_p + (1 - pi) ** 2 * var[:, fnr] + pi**2 * var[:, tpr]) / j**2
-    return pi, var_pi, j
-
-
-def _weighted(
-    pi: np.ndarray, var_pi: np.ndarray, value: np.ndarray, var: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """`statistics.differential_error._weighted` per study: (1 - pi) g_pub + pi g_unpub and its
-    variance."""
+    var_p = arm.var(axis=1, ddof=1) / n
+    cov_p = ((arm - p[:, None]) * (rest - rest.mean(axis=1, keepdims=True))).sum(1) / (n - 1) / n
+    other = 1 - form
+    j, j_other = value[:, form + 2] - value[:, form], value[:, other + 2] - value[:, other]
     g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pi = np.clip((p - value[:, form]) / j, 0.0, 1.0)
+        d = (g_unpub - g_pub) / j
+        var_b = (1 - pi) ** 2 * var[:, other] + pi**2 * var[:, other + 2]
+        own = (1 - pi) ** 2 * var[:, form] + pi**2 * var[:, form + 2]
+        var_b = var_b + (j_other / j) ** 2 * own + d**2 * var_p
+        cov = d * cov_p
     bias = (1 - pi) * g_pub + pi * g_unpub
-    var_b = (1 - pi) ** 2 * (var[:, 0] + var[:, 1]) + pi**2 * (var[:, 2] + var[:, 3])
-    with np.errstate(invalid="ignore"):
-        var_b = var_b + (g_unpub - g_pub) ** 2 * var_pi
-    return bias, var_b
+    return bias, var_b, cov, pi, j
 
 
 def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray]:

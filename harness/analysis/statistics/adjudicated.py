@@ -57,15 +57,16 @@ class Tiers:
         gap = self.sampled & np.isfinite(self.f) & ~np.isfinite(self.d)
         return [str(t) for t in self.topic_ids[gap]]
 
-    def arms(self) -> tuple[ArmRate | None, ArmRate | None]:
+    def arms(self, lam: float) -> tuple[ArmRate | None, ArmRate | None]:
         """The adjudicated single-field and cross-field arms' mean novel rates over the
-        adjudicated topics, each with that mean's variance across them
-        (`statistics.differential_error`)."""
+        adjudicated topics, each with that mean's variance across them and its covariance with
+        the difference's estimate at PPI's `lam` (`statistics.differential_error`)."""
         single = self.adjudicated.p_single[self.labelled]
         cross = self.adjudicated.p_cross[self.labelled]
         if single.size < 2:
             return None, None
-        return _arm(single), _arm(cross)
+        rectifier = self.d[self.labelled] - lam * self.f[self.labelled]
+        return ArmRate.of(single, rectifier), ArmRate.of(cross, rectifier)
 
     def estimate(self, plan: Plan) -> PPIResult:
         """The PPI++ estimate; where the plan's reference is betting (`Adjudication.reference`)
@@ -78,10 +79,6 @@ class Tiers:
         point = ppi_mean(d, f, fu, estimator=a.estimator, interval="t")
         estimand = estimand_used(plan, d.size, fu.size)
         return betting_ppi(point, d, f, fu, alpha=plan.primary.alpha, estimand=estimand)
-
-
-def _arm(p: np.ndarray) -> ArmRate:
-    return ArmRate(float(p.mean()), float(p.var(ddof=1) / p.size))
 
 
 STUDY_TOPICS_MAX_SHARE = 0.5

@@ -19,17 +19,20 @@ adjudicators' shares of the adjudicated judgments (a majority of k: M(rate), M t
 most say novel), with the variance of Agresti and Caffo's smoothed rates (delta method for M).
 pi_s is the single-field arm's novel rate on the drawn topics corrected by the single-field
 controls, (p_s - fnr_s) / (tpr_s - fnr_s), clipped to [0, 1]; p_s's variance is taken across
-topics. b's variance is (1 - pi_s)^2 var g_pub + pi_s^2 var g_unpub + (g_unpub - g_pub)^2
-var pi_s (the delta method). The test of theta > b is the joint statistic
-(theta - b) / sqrt(se(theta)^2 + var b) against theta's reference, as `statistics.joint` tests
-the true difference. Without an estimate of pi_s (no single-field arm, or single-field controls
-that do not discriminate) b is taken at its worst over pi_s in [0, 1]: theta must exceed both
-gaps.
+topics. b = g_pub + pi_s D (D = g_unpub - g_pub); its variance is the delta method's in the
+five estimates it is made of, the single-field controls entering both the gaps and pi_s (their
+terms scaled by J_x / J_s). p_s is part of theta too, so the test of theta > b is
+(theta - b) / sqrt(se(theta)^2 + var b - 2 cov(theta, b)) against theta's reference, as
+`statistics.joint` tests the true difference, with cov(theta, b) = (D / J_s) cov(theta, p_s)
+taken across the adjudicated topics. Without an estimate of pi_s (no single-field arm, or
+single-field controls that do not discriminate) b is taken at its worst over pi_s in [0, 1]:
+theta must exceed both gaps.
 
 The same decomposition corrects the difference itself: pi_x - pi_s = (theta - b_x) / J_s
 exactly, with b_x = pi_x g_unpub + (1 - pi_x) g_pub the bias at the cross-field arm's corrected
 rate and J_s the single-field controls' J. Its Fieller interval (b_x's variance in the
-numerator's, J_s's from the single-field controls alone) is reported beside the verdict as the
+numerator's with its covariance with theta, J_s's from the single-field controls alone and its
+covariance with the numerator) is reported beside the verdict as the
 true difference corrected for the error; the verdict's own interval divides theta by the pooled
 J, which assumes no such error (in the simulated cells with it, that interval covers the truth
 in 5-89% of studies, the corrected one in 92-98%; refuting by the corrected one would make
@@ -48,6 +51,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pandas as pd
 
 from harness.analysis.statistics.joint import (
@@ -77,20 +81,33 @@ class Gap:
 @dataclass(frozen=True)
 class ArmRate:
     """An adjudicated arm (single-field or cross-field) on the drawn topics: the mean of its
-    per-topic novel rates on the adjudicated scale and that mean's variance across topics."""
+    per-topic novel rates on the adjudicated scale, that mean's variance across topics and its
+    covariance with the difference's estimate (the arm is part of it)."""
 
     rate: float
     variance: float
+    covariance: float = 0.0
+
+    @classmethod
+    def of(cls, rates: np.ndarray, rectifier: np.ndarray) -> ArmRate:
+        """From the arm's per-topic rates and the difference's per-topic rectifier d - lambda f
+        on the same adjudicated topics (the primary-only topics' part of the estimate does not
+        covary with the arm)."""
+        n = rates.size
+        cov = float(np.cov(rates, rectifier, ddof=1)[0, 1] / n)
+        return cls(float(rates.mean()), float(rates.var(ddof=1) / n), cov)
 
 
 @dataclass(frozen=True)
 class Bias:
-    """b = (1 - pi_s) g_pub + pi_s g_unpub with its variance; `single_rate`: pi_s (None: b at
-    its worst, the larger gap)."""
+    """b = (1 - pi_s) g_pub + pi_s g_unpub with its variance and its covariance with the
+    difference's estimate; `rate`: the true novel rate of the arm it is taken at (pi_s for the
+    test; None: b at its worst, the larger gap)."""
 
     value: float
     variance: float
-    single_rate: float | None
+    rate: float | None
+    covariance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +144,7 @@ class DifferentialError:
 
     def p_above(self, gap: Gap | Bias) -> float:
         """One-sided p of H0: theta <= the gap, with both estimates' uncertainty."""
-        se = (self.ppi.se**2 + gap.variance) ** 0.5
+        se = max(_var_less(self.ppi.se, gap), 0.0) ** 0.5
         if not se > 0:
             return 0.0 if self.ppi.estimate > gap.value else 1.0
         return 1.0 - self.ppi._cdf((self.ppi.estimate - gap.value) / se)
@@ -138,10 +155,14 @@ class DifferentialError:
         unmeasured)."""
         if self.bias is None or self.published_gap is None or self.unpublished_gap is None:
             return None
-        if self.bias.single_rate is None:  # b at its worst: above both gaps
-            gaps = (self.published_gap, self.unpublished_gap)
-            return max(self.ppi.p_greater(), *(self.p_above(g) for g in gaps))
-        return max(self.ppi.p_greater(), self.p_above(self.bias))
+        return max(self.ppi.p_greater(), self.bias_p())
+
+    def bias_p(self) -> float:
+        """p of H0: theta <= b (b at its worst: the larger p over the two gaps)."""
+        assert self.bias is not None
+        if self.bias.rate is None and self.published_gap and self.unpublished_gap:
+            return max(self.p_above(self.published_gap), self.p_above(self.unpublished_gap))
+        return self.p_above(self.bias)
 
     @property
     def measured(self) -> bool:
@@ -167,8 +188,8 @@ class DifferentialError:
             return f"{what} is not measured by their controls ({counts})"
         b = self.bias
         weight = (
-            f"weighted by the single-field arm's corrected novel rate {b.single_rate:.3f}"
-            if b.single_rate is not None
+            f"weighted by the single-field arm's corrected novel rate {b.rate:.3f}"
+            if b.rate is not None
             else "at its worst, the difference above both (the single-field arm's novel rate "
             "not estimable)"
         )
@@ -183,7 +204,7 @@ class DifferentialError:
         return (
             f"{what}, estimated from the cross - single gaps in their novel calls, "
             f"{_gap_text(self.published_gap)} on published and {_gap_text(self.unpublished_gap)} on "
-            f"unpublished controls, {weight}: a bias of {_gap_text(b)} (p = {self.p_above(b):.3g} "
+            f"unpublished controls, {weight}: a bias of {_gap_text(b)} (p = {self.bias_p():.3g} "
             f"that the difference does not exceed it); the difference exceeds 0 and the bias at "
             f"one-sided alpha = {self.alpha:g} (intersection-union, {counts}): {verdict}{fixed}"
         )
@@ -196,7 +217,8 @@ class DifferentialError:
 
         bias = part(self.bias)
         if bias is not None and self.bias is not None:
-            bias["single_rate"] = self.bias.single_rate
+            bias["single_rate"] = self.bias.rate
+            bias["p"] = self.bias_p()
         c = self.corrected
         return {
             "corrected": None if c is None else asdict(c),
@@ -291,36 +313,45 @@ def _bias(
     """b at the single-field arm's corrected rate, or at its worst without one."""
     if pub is None or unpub is None:
         return None
-    pi = _arm_rate(rates, single, "single")
+    pi = _bias_at(rates, single, "single")
     if pi is None:  # b's worst over pi_s in [0, 1] is one of the gaps: `p_value` tests both
         worst = max((pub, unpub), key=lambda g: g.value)
         return Bias(worst.value, worst.variance, None)
-    return _weighted(pub, unpub, *pi)
+    return pi
 
 
-def _weighted(pub: Gap, unpub: Gap, rate: float, var_pi: float) -> Bias:
-    """(1 - pi) g_pub + pi g_unpub at an arm's rate pi, with its delta-method variance."""
-    value = (1.0 - rate) * pub.value + rate * unpub.value
-    variance = (1.0 - rate) ** 2 * pub.variance + rate**2 * unpub.variance
-    variance += (unpub.value - pub.value) ** 2 * var_pi
-    return Bias(value, variance, rate)
-
-
-def _arm_rate(
+def _bias_at(
     rates: Mapping[tuple[str, str], _Rate | None], arm: ArmRate | None, form: str
-) -> tuple[float, float] | None:
-    """An arm's true novel rate, pi = (p - fnr) / (tpr - fnr) with the controls of its form,
-    clipped to [0, 1], with its delta-method variance; None without the arm or controls of the
-    form that discriminate."""
-    fnr, tpr = rates[("published", form)], rates[("not_published", form)]
-    if arm is None or fnr is None or tpr is None or not math.isfinite(arm.rate):
+) -> Bias | None:
+    """b = g_pub + pi D (D = g_unpub - g_pub) at an arm's true novel rate pi = (p - fnr) / J
+    through the controls of its form (clipped to [0, 1]), with the delta method's variance and
+    covariance with theta. The arm's own form's controls enter both the gaps and pi, so their
+    terms carry J_other / J_own; the arm's mean enters pi (and theta). None without the arm, a
+    rate, or discriminating controls of either form."""
+    own, other = form, "single" if form == "cross" else "cross"
+    f, t = rates[("published", own)], rates[("not_published", own)]
+    fo, to = rates[("published", other)], rates[("not_published", other)]
+    if arm is None or f is None or t is None or fo is None or to is None:
         return None
-    j = tpr.value - fnr.value
-    if not j > 0:
+    j, j_other = t.value - f.value, to.value - fo.value
+    if not j > 0 or not math.isfinite(arm.rate):
         return None
-    pi = min(1.0, max(0.0, (arm.rate - fnr.value) / j))
-    var = arm.variance + (1.0 - pi) ** 2 * fnr.variance + pi**2 * tpr.variance
-    return pi, var / j**2
+    pi = min(1.0, max(0.0, (arm.rate - f.value) / j))
+    sign = 1.0 if form == "cross" else -1.0  # g = cross - single
+    g_pub, g_unpub = sign * (f.value - fo.value), sign * (t.value - to.value)
+    d = g_unpub - g_pub
+    scale = j_other / j
+    variance = (1.0 - pi) ** 2 * fo.variance + pi**2 * to.variance
+    variance += scale**2 * ((1.0 - pi) ** 2 * f.variance + pi**2 * t.variance)
+    variance += (d / j) ** 2 * arm.variance
+    value = (1.0 - pi) * g_pub + pi * g_unpub
+    return Bias(value, variance, pi, d / j * arm.covariance)
+
+
+def _var_less(se: float, gap: Gap | Bias) -> float:
+    """var(theta - gap): theta's and the gap's variances less twice their covariance."""
+    cov = gap.covariance if isinstance(gap, Bias) else 0.0
+    return se**2 + gap.variance - 2.0 * cov
 
 
 def _corrected(
@@ -333,18 +364,20 @@ def _corrected(
 ) -> Corrected | None:
     """pi_x - pi_s = (theta - b_x) / J_s exactly, b_x = pi_x g_unpub + (1 - pi_x) g_pub the
     bias at the cross-field arm's rate and J_s the single-field controls' J: Fieller's interval
-    with b_x's variance in the numerator's (`statistics.joint.fieller`)."""
+    (`statistics.joint.fieller`) with b_x's variance and covariance with theta in the
+    numerator's, and the numerator's covariance with J_s through the single-field controls."""
     fnr, tpr = rates[("published", "single")], rates[("not_published", "single")]
-    pi = _arm_rate(rates, cross, "cross")
-    if pub is None or unpub is None or fnr is None or tpr is None or pi is None:
+    bias = _bias_at(rates, cross, "cross")
+    if pub is None or unpub is None or fnr is None or tpr is None or bias is None:
         return None
-    bias = _weighted(pub, unpub, *pi)
     j, var_j = tpr.value - fnr.value, tpr.variance + fnr.variance
-    if not j > 0:
+    if not j > 0 or bias.rate is None:
         return None
+    pi = bias.rate  # the cross-field arm's
     q = ppi.quantile(0.5 + level / 2.0)
-    se = (ppi.se**2 + bias.variance) ** 0.5
-    low, high = fieller(ppi.estimate - bias.value, se, j, var_j, q)
+    se = max(_var_less(ppi.se, bias), 0.0) ** 0.5
+    cov = pi * tpr.variance - (1.0 - pi) * fnr.variance  # cov(theta - b_x, J_s)
+    low, high = fieller(ppi.estimate - bias.value, se, j, var_j, q, cov)
     estimate = min(1.0, max(-1.0, (ppi.estimate - bias.value) / j))
     return Corrected(estimate, float(low), float(high), level)
 

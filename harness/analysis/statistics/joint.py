@@ -155,12 +155,13 @@ def youden_estimate(
     return YoudenEstimate(covered * value, covered**2 * var, lower, level)
 
 
-def fieller(theta: Any, se: Any, j: Any, var_j: Any, q: Any) -> tuple[Any, Any]:
-    """Fieller's interval of theta / j, the deltas with (theta - delta j)^2 <= q^2 (se^2 +
-    delta^2 var_j), within [-1, 1]; [-1, 1] where j is not above 0 or the set is unbounded
-    (j not significantly above 0). Floats or arrays."""
+def fieller(theta: Any, se: Any, j: Any, var_j: Any, q: Any, cov: Any = 0.0) -> tuple[Any, Any]:
+    """Fieller's interval of theta / j, the deltas with (theta - delta j)^2 <= q^2 (se^2 -
+    2 delta cov + delta^2 var_j) (`cov`: of theta's and j's estimates), within [-1, 1]; [-1, 1]
+    where j is not above 0 or the set is unbounded (j not significantly above 0). Floats or
+    arrays."""
     a = j * j - q * q * var_j
-    b = -2.0 * theta * j
+    b = -2.0 * theta * j + 2.0 * q * q * cov
     c = theta * theta - q * q * se**2
     with np.errstate(invalid="ignore"):
         disc = b * b - 4.0 * a * c

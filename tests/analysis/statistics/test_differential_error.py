@@ -209,17 +209,100 @@ def test_the_bias_is_the_expected_difference_without_a_true_one():
     error = differential_error(
         pd.DataFrame(rows), {"adj": 1.0}, _ppi(0.3, 0.02), ALPHA, single=ArmRate(p_single, 0.0)
     )
-    assert error.bias is not None and error.bias.single_rate == pytest.approx(pi)
+    assert error.bias is not None and error.bias.rate == pytest.approx(pi)
     assert error.bias.value == pytest.approx(expected)
-    # the delta method's variance: each gap's smoothed variances, and pi's through the arm
-    var_gap = [
-        smoothed_var(300, n) + smoothed_var(100, n),
-        smoothed_var(900, n) + smoothed_var(800, n),
-    ]
-    var_pi = ((1 - pi) ** 2 * smoothed_var(100, n) + pi**2 * smoothed_var(800, n)) / 0.7**2
-    var = (1 - pi) ** 2 * var_gap[0] + pi**2 * var_gap[1] + (0.1 - 0.2) ** 2 * var_pi
-    assert error.bias.variance == pytest.approx(var)
+    # the delta method's variance, by numerical differentiation of b in the five rates it is
+    # made of (the single-field controls enter both the gaps and pi_s)
+    rates = {"fx": (300, 0.3), "fs": (100, 0.1), "tx": (900, 0.9), "ts": (800, 0.8)}
+    var = _numeric_delta_var(rates, n, p_single, 0.0)
+    assert error.bias.variance == pytest.approx(var, rel=1e-6)
     assert error.p_value == pytest.approx(max(error.ppi.p_greater(), error.p_above(error.bias)))
+
+
+def _b(fx: float, fs: float, tx: float, ts: float, ps: float) -> float:
+    pi = (ps - fs) / (ts - fs)
+    return (1 - pi) * (fx - fs) + pi * (tx - ts)
+
+
+def _numeric_delta_var(
+    rates: dict[str, tuple[int, float]], n: int, p_single: float, var_p: float
+) -> float:
+    """sum_i (db / dx_i)^2 var x_i by central differences: an independent check of the
+    analytic gradient (each control rate's variance is the smoothed one of k of n)."""
+    x = {key: r for key, (_, r) in rates.items()} | {"ps": p_single}
+    var = {key: smoothed_var(k, n) for key, (k, _) in rates.items()} | {"ps": var_p}
+    total = 0.0
+    for key in x:
+        h = 1e-6
+        up, down = dict(x), dict(x)
+        up[key] += h
+        down[key] -= h
+        total += ((_b(**up) - _b(**down)) / (2 * h)) ** 2 * var[key]
+    return total
+
+
+def test_the_variance_carries_the_single_field_controls_and_the_arm_in_both_places():
+    """Gaps of opposite signs (g_unpub - g_pub > 0, where leaving out the single-field controls'
+    double part understates the variance) and an arm that covaries with theta: b's variance is
+    the numerical delta method's, and theta - b's variance subtracts twice their covariance."""
+    from harness.analysis.statistics.differential_error import ArmRate, differential_error
+
+    n = 200
+    cells = {("published", "cross"): 20, ("published", "single"): 40}
+    cells |= {("not_published", "cross"): 190, ("not_published", "single"): 150}
+    rows = [
+        {"reviewer_id": "adj", "expected": kind, "control_kind": form, "novel": float(i < k)}
+        for (kind, form), k in cells.items()
+        for i in range(n)
+    ]
+    single = np.array([0.3, 0.5, 0.2, 0.6, 0.4, 0.35])
+    rectifier = np.array([0.1, 0.3, -0.1, 0.2, 0.15, 0.05])
+    arm = ArmRate.of(single, rectifier)
+    assert arm.covariance == pytest.approx(np.cov(single, rectifier)[0, 1] / single.size)
+    ppi = _ppi(0.2, 0.03)
+    error = differential_error(pd.DataFrame(rows), {"adj": 1.0}, ppi, ALPHA, single=arm)
+    rates = {"fx": (20, 0.1), "fs": (40, 0.2), "tx": (190, 0.95), "ts": (150, 0.75)}
+    assert error.bias is not None
+    assert error.bias.variance == pytest.approx(
+        _numeric_delta_var(rates, n, arm.rate, arm.variance), rel=1e-6
+    )
+    # cov(theta, b) = db/dp_s cov(theta, p_s), with db/dp_s = D / J_s
+    d_over_j = ((0.95 - 0.75) - (0.1 - 0.2)) / (0.75 - 0.2)
+    assert error.bias.covariance == pytest.approx(d_over_j * arm.covariance)
+    var = ppi.se**2 + error.bias.variance - 2 * error.bias.covariance
+    assert error.p_above(error.bias) == pytest.approx(
+        _p_above(ppi, error.bias.value, var - ppi.se**2)
+    )
+
+
+def test_the_variance_of_theta_less_b_holds_by_simulation():
+    """The vectorised twin's var(theta - b) against the spread of theta - b over simulated
+    studies, where the single-field controls' double part matters (g_unpub > g_pub: cross-field
+    items recognised as unpublished more often, single-field ones less)."""
+    from harness.analysis.simulation.instrument import _bias_at, _scale_rates, ppi_t
+
+    rng = np.random.default_rng(5)
+    studies, topics, per = 4000, 60, 60
+    rates = np.array([0.15, 0.15, 0.95, 0.7])  # novel calls: published x, s; unpublished x, s
+    forms = np.zeros((studies, 1, 4, 2))
+    forms[..., 0] = per
+    novel = rng.binomial(per, rates, (studies, 1, 4))
+    forms[..., 1] = np.concatenate([per - novel[..., :2], novel[..., 2:]], axis=-1)
+    pi_s = 0.3
+    p_s = pi_s * 0.7 + (1 - pi_s) * 0.15
+    single = rng.binomial(4, p_s, (studies, topics)) / 4
+    cross = rng.binomial(2, pi_s * 0.95 + (1 - pi_s) * 0.15, (studies, topics)) / 2
+    d = cross - single
+    batch = Batch(d, d.copy(), np.zeros((studies, 0)), np.zeros(studies), 0.0,
+                  *([np.ones(studies)] * 4), forms=forms, single=single)  # fmt: skip
+    theta, se, _ = ppi_t(batch)
+    value, var = _scale_rates(batch)
+    bias, var_b, cov, _, _ = _bias_at(batch, single, value, var, 1)
+    spread = np.var(theta - bias)
+    predicted = np.mean(se**2 + var_b - 2 * cov)
+    assert predicted == pytest.approx(spread, rel=0.08)
+    # the earlier form (no double part, no covariance) understated it by more than that
+    assert np.mean(se**2 + var_b - (var[:, 1] + var[:, 3]) * 0.9) < spread
 
 
 def test_weighting_gives_power_the_larger_gap_lacks():
@@ -238,18 +321,34 @@ def test_weighting_gives_power_the_larger_gap_lacks():
 def test_the_simulation_weights_the_bias_as_the_analysis():
     """The vectorised guard and `statistics.differential_error` decide alike across differences
     near the bias, for equal shares and a given single-field arm."""
+    from harness.analysis.simulation.instrument import _bias_at, _scale_rates
     from harness.analysis.statistics.differential_error import ArmRate
 
     inst = _instrument(20)
     single = np.array([[0.5, 0.7, 0.6, 0.4]])  # per-topic single-field rates, drawn topics
-    arm = ArmRate(float(single.mean()), float(single.var(ddof=1) / single.size))
+    d = np.array([[0.1, -0.2, 0.3, 0.2]])  # per-topic differences (no primary-only topics)
+    arm = ArmRate.of(single[0], d[0])
     forms = np.zeros((1, 2, 4, 2))
     forms[..., 0] = 50
-    forms[0, :, :, 1] = [40, 50, 50, 50]
-    batch = Batch(*([np.zeros((1, 2))] * 3), np.zeros(1), 0.0, *([np.ones(1)] * 4))
+    forms[0, :, :, 1] = [40, 50, 45, 50]
+    batch = Batch(d, d, np.zeros((1, 0)), np.zeros(1), 0.0, *([np.ones(1)] * 4))
     batch = Batch(**{**batch.__dict__, "forms": forms, "single": single})
+    cells = (("cross", "published", 10), ("single", "published", 0))
+    cells += (("cross", "not_published", 45), ("single", "not_published", 50))
+    rows = [
+        {"reviewer_id": r, "expected": e, "control_kind": f, "novel": float(k < novel)}
+        for f, e, novel in cells
+        for r in ("adj0", "adj1")
+        for k in range(50)
+    ]
+    inst = replace(inst, coded=pd.DataFrame(rows))
+    bias = replace(inst, single=arm).differential_error(_ppi(0.2, 0.02), PLAN).bias
+    value, var = _scale_rates(batch)
+    twin = [float(x[0]) for x in _bias_at(batch, single, value, var, 1)]
+    assert bias is not None
+    assert (bias.value, bias.variance, bias.covariance, bias.rate) == pytest.approx(twin[:4])
     decided = []
-    for estimate in np.linspace(0.05, 0.3, 26):
+    for estimate in np.linspace(0.0, 0.2, 41):
         ppi = _ppi(float(estimate), 0.02)
         theta, se, df = (np.array([x]) for x in (ppi.estimate, ppi.se, ppi.df))
         simulated = bool(robust_to_differential(batch, theta, se, df, ALPHA)[0])
@@ -303,7 +402,9 @@ def test_the_simulation_corrects_the_difference_as_the_analysis():
     forms = np.zeros((1, 2, 4, 2))
     forms[..., 0] = 50
     forms[0, :, :, 1] = [40, 50, 45, 50]
-    batch = Batch(*([np.zeros((1, 2))] * 3), np.zeros(1), 0.0, *([np.ones(1)] * 4))
+    d = cross - single  # the per-topic differences (no primary-only topics)
+    arms = {k: ArmRate.of(v[0], d[0]) for k, v in (("single", single), ("cross", cross))}
+    batch = Batch(d, d, np.zeros((1, 0)), np.zeros(1), 0.0, *([np.ones(1)] * 4))
     batch = Batch(**{**batch.__dict__, "forms": forms, "single": single, "cross": cross})
     ppi = _ppi(0.25, 0.03)
     theta, se, df = (np.array([x]) for x in (ppi.estimate, ppi.se, ppi.df))
@@ -328,3 +429,17 @@ def test_the_simulation_corrects_the_difference_as_the_analysis():
     assert (error.corrected.low, error.corrected.high) == pytest.approx(
         (float(fixed[0][0]), float(fixed[1][0]))
     )
+
+
+def test_fieller_with_a_covariance_is_the_set_it_defines():
+    """The corrected interval's numerator covaries with J_s (both use the single-field
+    controls): Fieller's ends are the ends of {delta: (theta - delta j)^2 <= q^2 (se^2 -
+    2 delta cov + delta^2 var_j)}, found here on a fine grid."""
+    from harness.analysis.statistics.joint import fieller
+
+    for cov in (-0.001, 0.0, 0.0015):
+        theta, se, j, var_j, q = 0.2, 0.05, 0.7, 0.004, 1.96
+        low, high = fieller(theta, se, j, var_j, q, cov)
+        grid = np.linspace(-1, 1, 400_001)
+        inside = (theta - grid * j) ** 2 <= q * q * (se**2 - 2 * grid * cov + grid**2 * var_j)
+        assert (low, high) == pytest.approx((grid[inside].min(), grid[inside].max()), abs=1e-5)
