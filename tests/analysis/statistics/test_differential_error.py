@@ -318,6 +318,19 @@ def test_weighting_gives_power_the_larger_gap_lacks():
     assert error.robust and "robust to it" in error.text()
 
 
+def _twin_controls() -> list[dict[str, object]]:
+    """The controls of the twin tests' `forms`: per adjudicator 50 of each form and kind, novel
+    calls 10 (published cross), 0 (published single), 45 and 50 (unpublished cross, single)."""
+    cells = (("cross", "published", 10), ("single", "published", 0))
+    cells += (("cross", "not_published", 45), ("single", "not_published", 50))
+    return [
+        {"reviewer_id": r, "expected": e, "control_kind": f, "novel": float(k < novel)}
+        for f, e, novel in cells
+        for r in ("adj0", "adj1")
+        for k in range(50)
+    ]
+
+
 def test_the_simulation_weights_the_bias_as_the_analysis():
     """The vectorised guard and `statistics.differential_error` decide alike across differences
     near the bias, for equal shares and a given single-field arm."""
@@ -333,15 +346,7 @@ def test_the_simulation_weights_the_bias_as_the_analysis():
     forms[0, :, :, 1] = [40, 50, 45, 50]
     batch = Batch(d, d, np.zeros((1, 0)), np.zeros(1), 0.0, *([np.ones(1)] * 4))
     batch = Batch(**{**batch.__dict__, "forms": forms, "single": single})
-    cells = (("cross", "published", 10), ("single", "published", 0))
-    cells += (("cross", "not_published", 45), ("single", "not_published", 50))
-    rows = [
-        {"reviewer_id": r, "expected": e, "control_kind": f, "novel": float(k < novel)}
-        for f, e, novel in cells
-        for r in ("adj0", "adj1")
-        for k in range(50)
-    ]
-    inst = replace(inst, coded=pd.DataFrame(rows))
+    inst = replace(inst, coded=pd.DataFrame(_twin_controls()))
     bias = replace(inst, single=arm).differential_error(_ppi(0.2, 0.02), PLAN).bias
     value, var = _scale_rates(batch)
     twin = [float(x[0]) for x in _bias_at(batch, single, value, var, 1)]
@@ -410,16 +415,7 @@ def test_the_simulation_corrects_the_difference_as_the_analysis():
     theta, se, df = (np.array([x]) for x in (ppi.estimate, ppi.se, ppi.df))
     fixed = corrected_interval(batch, theta, se, df, ALPHA)
     assert fixed is not None
-    # the same controls as `forms`: per adjudicator 50 of each form and kind, novel calls 10
-    # (published cross), 0 (published single), 45 and 50 (unpublished cross, single)
-    cells = (("cross", "published", 10), ("single", "published", 0))
-    cells += (("cross", "not_published", 45), ("single", "not_published", 50))
-    rows = [
-        {"reviewer_id": r, "expected": e, "control_kind": f, "novel": float(k < novel)}
-        for f, e, novel in cells
-        for r in ("adj0", "adj1")
-        for k in range(50)
-    ]
+    rows = _twin_controls()
     from harness.analysis.statistics.differential_error import differential_error
 
     error = differential_error(
