@@ -54,6 +54,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from harness.analysis.statistics.clustered import design_effect
 from harness.analysis.statistics.joint import (
     fieller,
     majority_rate,
@@ -250,6 +251,7 @@ def differential_error(
     totals = {key: sum(c.get(key, (0, 0))[1] for c in counts.values()) for key in _keys()}
     weights = {r: w for r, w in shares.items() if w > 0}
     rates = {key: _scale_rate(counts, weights, key, majority) for key in _keys()}
+    rates = {key: _clustered(r, coded, weights, key) for key, r in rates.items()}
     gaps = [_gap(rates, kind) for kind in KINDS]
     n_pub = (totals[("published", "cross")], totals[("published", "single")])
     n_unpub = (totals[("not_published", "cross")], totals[("not_published", "single")])
@@ -295,6 +297,18 @@ def _scale_rate(
     # the slope at the smoothed rate: at a raw 0 or 1 a majority's slope is 0
     slope = majority_slope(smooth, majority)
     return _Rate(float(majority_rate(raw, majority)), float(slope**2 * variance))
+
+
+def _clustered(
+    rate: _Rate | None, coded: pd.DataFrame, weights: Mapping[str, float], key: tuple[str, str]
+) -> _Rate | None:
+    """The rate's variance times its cell's design effect (`statistics.clustered`): controls
+    judged by several adjudicators covary."""
+    if rate is None or coded.empty:
+        return rate
+    kind, form = key
+    cell = coded[(coded["expected"] == kind) & (coded["control_kind"] == form)]
+    return _Rate(rate.value, rate.variance * design_effect(cell, weights, "novel"))
 
 
 def _gap(rates: Mapping[tuple[str, str], _Rate | None], kind: str) -> Gap | None:

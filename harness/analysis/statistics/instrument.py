@@ -33,6 +33,7 @@ from harness.analysis.statistics.accuracy import (
     differential,
     uncounted_controls,
 )
+from harness.analysis.statistics.clustered import clustered
 from harness.analysis.statistics.controls import GateWords, discrimination_gate
 from harness.analysis.statistics.differential_error import (
     ArmRate,
@@ -110,7 +111,8 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     coded = coded_controls(frame, plan.outcome.unsure)
     table = accuracy_table(coded, c.level) if len(coded) else []
     kept = [a for a in table if a.scope == "reviewer"]
-    weighted = weighted_accuracy(kept, shares, c.level)
+    # controls judged by several adjudicators covary: their variances carry the design effect
+    weighted = clustered(weighted_accuracy(kept, shares, c.level), coded)
     uncounted = uncounted_controls(frame, plan.outcome.unsure)
     ok, reason = discrimination_gate(weighted, plan, ADJUDICATOR_WORDS, uncounted)
     bound = None

@@ -1,0 +1,79 @@
+"""Control items judged by several adjudicators: their judgments are not independent.
+
+`judge --blind` routes each control item to several adjudicators (as many as judge each real
+item), so a control that is hard (an obscure published link, an unpublished combination that
+sounds familiar) is hard for all of them at once. The rates' variances and effective counts of
+`statistics.weighted` and `statistics.differential_error` count every judgment as independent,
+which understates them when items differ in difficulty (by 27-30% with item difficulty
+Beta(1.5) and two adjudicators on every control, in an independent review's simulation).
+
+The design effect corrects that: the weighted rate is sum_a (w_a / n_a) sum_i y_ai, so its
+variance with items as clusters (the sandwich, Liang and Zeger 1986) is sum_i (sum_a (w_a / n_a)
+(y_ai - r_a))^2, against sum_{a,i} ((w_a / n_a) (y_ai - r_a))^2 with every judgment independent.
+Their ratio, at least 1, multiplies the variances and divides the effective counts. With no item
+judged twice it is exactly 1; with items judged twice but no difference in difficulty it is 1 in
+expectation, and the floor at 1 costs a little power (the ratio's noise) for validity.
+
+Items are clustered by their control (`control_id`: the known link or file entry the item was
+made from), so that two items made from one link count as one cluster too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from harness.analysis.statistics.weighted import Weighted
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["design_effect", "clustered"]
+
+CLUSTER = "control_id"
+
+
+def design_effect(cell: pd.DataFrame, shares: Mapping[str, float], value: str) -> float:
+    """The design effect of one cell's weighted rate (`value`: the column averaged, `correct` or
+    `novel`) over the reviewers in `shares`; 1 without a cluster column or any variation."""
+    rows = cell[cell["reviewer_id"].isin([r for r, w in shares.items() if w > 0])]
+    if rows.empty or CLUSTER not in rows.columns:
+        return 1.0
+    y = rows[value].astype(float)
+    by = rows["reviewer_id"]
+    present = by.unique()
+    total = sum(shares[r] for r in present)
+    weight = by.map({r: shares[r] / total for r in present}) / by.map(by.value_counts())
+    part = weight * (y - y.groupby(by).transform("mean"))
+    independent = float((part**2).sum())
+    if not independent > 0:
+        return 1.0
+    together = float((part.groupby(rows[CLUSTER]).sum() ** 2).sum())
+    return max(1.0, together / independent)
+
+
+def clustered(weighted: Weighted, coded: pd.DataFrame) -> Weighted:
+    """`weighted` with each kind's effective count divided, and its rate's variance multiplied,
+    by that kind's design effect."""
+    acc = weighted.accuracy
+    if not acc.estimable or coded.empty:
+        return weighted
+    deff = [
+        design_effect(coded[coded["expected"] == kind], weighted.shares, "correct")
+        for kind in ("published", "not_published")
+    ]
+    if deff == [1.0, 1.0]:
+        return weighted
+    pub, unpub = acc.published / deff[0], acc.unpublished / deff[1]
+    acc = replace(
+        acc,
+        published=pub,
+        published_correct=acc.sensitivity * pub,
+        unpublished=unpub,
+        unpublished_correct=acc.specificity * unpub,
+    )
+    variances = weighted.variances
+    if variances is not None:
+        variances = (variances[0] * deff[0], variances[1] * deff[1])
+    return replace(weighted, accuracy=acc, variances=variances)

@@ -1,0 +1,85 @@
+"""Controls judged by several adjudicators: the design effect of items as clusters, by hand and
+by simulation of control items that differ in difficulty."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.analysis.plan.plan_file import bundled_plan_path, load_plan
+from harness.analysis.statistics.clustered import design_effect
+from harness.analysis.statistics.instrument import measure
+
+PLAN = load_plan(bundled_plan_path()).plan
+SHARES = {"adj0": 0.5, "adj1": 0.5}
+
+
+def _frame(calls: np.ndarray, expected: str, shared: bool) -> pd.DataFrame:
+    """calls[i, a]: adjudicator a's call on control i ("novel" 1.0); `shared`: both judge the
+    same control i, else each its own."""
+    rows = []
+    for i, row in enumerate(calls):
+        for a, novel in enumerate(row):
+            control = f"{expected}-{i}" if shared else f"{expected}-{i}-{a}"
+            rows.append(
+                {
+                    "item_id": control,
+                    "control_id": control,
+                    "reviewer_id": f"adj{a}",
+                    "reviewer_kind": "human",
+                    "verdict": "not_published" if novel else "published",
+                    "expected": expected,
+                    "control_kind": "cross",
+                    "split": "evaluation",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _coded(frame: pd.DataFrame) -> pd.DataFrame:
+    expected_novel = frame["expected"] == "not_published"
+    novel = (frame["verdict"] == "not_published").astype(float)
+    return frame.assign(novel=novel, correct=(novel == 1.0) == expected_novel)
+
+
+def test_no_control_judged_twice_has_no_design_effect():
+    rng = np.random.default_rng(1)
+    calls = rng.random((40, 2)) < 0.2
+    cell = _coded(_frame(calls, "published", shared=False))
+    assert design_effect(cell, SHARES, "correct") == 1.0
+    assert design_effect(cell.drop(columns="control_id"), SHARES, "correct") == 1.0
+
+
+def test_two_adjudicators_who_always_agree_count_as_one():
+    """Identical calls on every shared control, equal shares and counts: the weighted rate is
+    one adjudicator's, so its variance is twice what independent judgments would give."""
+    rng = np.random.default_rng(2)
+    one = rng.random(50) < 0.3
+    cell = _coded(_frame(np.stack([one, one], axis=1), "published", shared=True))
+    assert design_effect(cell, SHARES, "correct") == pytest.approx(2.0)
+
+
+def test_the_variance_of_j_holds_when_controls_differ_in_difficulty():
+    """Two adjudicators judge the same 60 published and 60 unpublished controls, each control's
+    chance of a right call drawn from Beta with mean 0.85 and concentration 1.5 (the calls of
+    two adjudicators on one control correlate 0.4): J's stated variance, with the design
+    effect, is the spread of its estimate over simulated studies; without it, 0.71 of it."""
+    rng = np.random.default_rng(3)
+    values, variances, deffs = [], [], []
+    for _ in range(300):
+        frames = []
+        for expected in ("published", "not_published"):
+            right = rng.beta(0.85 * 1.5, 0.15 * 1.5, 60)
+            ok = rng.random((60, 2)) < right[:, None]
+            frames.append(_frame(ok if expected == "not_published" else ~ok, expected, True))
+        inst = measure(pd.concat(frames, ignore_index=True), SHARES, PLAN)
+        assert inst.estimate is not None
+        values.append(inst.estimate.value)
+        variances.append(inst.estimate.variance)
+        coded = inst.coded
+        deffs.append(design_effect(coded[coded["expected"] == "published"], SHARES, "correct"))
+    spread = float(np.var(values, ddof=1))
+    assert float(np.mean(variances)) == pytest.approx(spread, rel=0.2)
+    assert float(np.mean(deffs)) == pytest.approx(1.4, abs=0.15)
+    assert float(np.mean(variances)) / float(np.mean(deffs)) < 0.85 * spread
