@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -115,7 +116,7 @@ DECISIVE = [
     Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
     # the planner's pick at these accuracies with the plan's 3 primary reviewers per item
     # (`harness power --adjudicated`, `differential_error: auto`): four times the planned
-    # controls, 2,066 careful judgments, against 5,228 for every topic adjudicated by two
+    # controls, 2,066 careful judgments, against 6,098 for every topic adjudicated by two
     Scenario(
         "DECISIVE bank, 25%, 2 samples, escalated majority, 4x controls",
         share=0.25,
@@ -127,7 +128,7 @@ DECISIVE = [
     ),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
-    Scenario("DECISIVE 50, all adj., 2 samples, 2x controls", 50, 1.0, samples=2, controls=120),
+    Scenario("DECISIVE 50, all adj., 2 samples, 60 controls", 50, 1.0, samples=2, controls=60),
     Scenario("DECISIVE 50, all adjudicated, 2 samples, base 0.1", 50, 1.0, 0.1, samples=2),
 ]
 
@@ -209,6 +210,8 @@ def main() -> None:
     studies = 300 if args.quick else args.studies
     rng = np.random.default_rng(args.seed)
     cells = [c for c in CELLS + DECISIVE if not args.only or any(o in c.name for o in args.only)]
+    # the planned controls per adjudicator: the plan's share of their real items
+    cells = [replace(c, control_share=PLAN.controls.adjudicators) for c in cells]
     print(
         f"{studies} studies per cell and true difference; alpha {ALPHA}, SESOI {SESOI}, "
         f"min J {MIN_J}; betting below {FINITE} adjudicated topics"

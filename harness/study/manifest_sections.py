@@ -268,6 +268,7 @@ class CalibrationRecord(Section):
 
 
 class Controls(Section):
+    adjudicator_share: Number | None = None
     calibration_share: Number | None = None
     counts: dict[str, dict[str, int]] | None = None
     fidelity: JsonValue = None

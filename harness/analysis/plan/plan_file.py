@@ -138,6 +138,8 @@ class Controls(_Section):
     """Control items (known answers) and how reviewer accuracy enters the verdict."""
 
     share: float = Field(0.2, ge=0.0, le=1.0)
+    # adjudicators' controls as a share of their real items (None: `share`)
+    adjudicator_share: float | None = Field(0.4, ge=0.0, le=2.0)
     min_per_reviewer: int = Field(10, ge=0)
     calibration_share: float = Field(0.5, ge=0.0, lt=1.0)
     exclude_reviewer_below: float = Field(0.0, ge=-1.0, le=1.0)
@@ -147,6 +149,11 @@ class Controls(_Section):
     bootstrap: int = Field(2000, ge=200, le=1_000_000)
     seed: int = 20261202
     max_leak_auc: float = Field(0.6, gt=0.5, le=1.0)
+
+    @property
+    def adjudicators(self) -> float:
+        """The adjudicators' share of controls per real item."""
+        return self.share if self.adjudicator_share is None else self.adjudicator_share
 
 
 class Adjudication(_Section):

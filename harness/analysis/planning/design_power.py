@@ -91,7 +91,7 @@ class Assumptions:
     finite_below: int = 12
     estimand: str = "topic_population"
     level: float = 0.95  # controls.level: the gate's score bound
-    control_share: float = 0.2
+    control_share: float = 0.4
     min_controls: int = 10
     sd_topic: float = 1.0  # spread of topics' novelty on the logit scale
 
@@ -108,7 +108,7 @@ def assumptions(plan: Plan, primary_accuracy: float) -> Assumptions:
         finite_below=a.finite_below,
         estimand=a.estimand,
         level=c.level,
-        control_share=c.share,
+        control_share=c.adjudicators,
         min_controls=c.min_per_reviewer,
         sd_topic=sd_for_rho(plan.planning.p_single, plan.planning.rho),
     )

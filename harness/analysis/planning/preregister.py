@@ -344,7 +344,8 @@ def controls_lines(plan: Plan) -> list[str]:
     )
     return [
         f"- Each reviewer judges control items with a known answer, mixed into the blinded "
-        f"stream: a share {c.share:g} of the reviewer's real items and at least "
+        f"stream: a share {c.share:g} of the reviewer's real items ({c.adjudicators:g} for "
+        f"adjudicators) and at least "
         f"{c.min_per_reviewer}, about half published before the cut-off (correct: "
         f"`published`) and half not (correct: `not_published`).",
         f"- Coding as the outcome (`unsure` counted as {unsure}). Sensitivity: published "

@@ -88,19 +88,20 @@ class Scenario:
     missed_single: float = 0.0  # mode differential: fewer "novel" calls on unpublished single
     own_rate: float = 0.01  # mode own_rule: the adjudicators' novel rate, whatever the truth
     controls: int | None = None  # per adjudicator; None: as `judge --blind` plans them
+    control_share: float = 0.4  # ... a share of their real items (plan controls.adjudicators)
     # real items harder than the controls: the adjudicators' / primary reviewers' sensitivity
     # and specificity on real items are this much lower than on their controls
     harder: float = 0.0
     harder_primary: float = 0.0
 
     def controls_each(self) -> int:
-        """`controls.share` 0.2 of an adjudicator's real items, at least 10 (the bundled plan),
-        with every adjudicator judging every sampled item."""
+        """`control_share` of an adjudicator's real items, at least 10, with every adjudicator
+        judging every sampled item."""
         if self.controls is not None:
             return self.controls
         drawn = min(self.topics, max(2, round(self.share * self.topics)))
         items = drawn * 3 * self.models * self.samples * self.per_item / self.adjudicators
-        return max(10, round(0.2 * items))
+        return max(10, round(self.control_share * items))
 
     @property
     def per_item(self) -> int:

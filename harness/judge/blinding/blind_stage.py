@@ -546,7 +546,7 @@ def _plan_real(
     try:
         return plan_routing(
             study,
-            reserved_roster(roster, s.share, s.min_per_reviewer),
+            reserved_roster(roster, s.share_for(roster), s.min_per_reviewer),
             k=k,
             seed=seed,
             distinct_topics=distinct_topics,

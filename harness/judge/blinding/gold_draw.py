@@ -173,15 +173,15 @@ def check_tiers(
         raise HarnessError(f"{said}: {error.message}", column="adjudication.per_item") from None
     if controls is None:
         return
-    kept = reserved_roster(
-        roster.with_role("adjudicator"), controls.share, controls.min_per_reviewer
-    )
+    adjudicators_only = roster.with_role("adjudicator")
+    share = controls.share_for(adjudicators_only)
+    kept = reserved_roster(adjudicators_only, share, controls.min_per_reviewer)
     reserved = sorted(kept.reviewers, key=lambda r: r.id)
     try:
         check_feasible(items, reserved, plan.per_item, distinct_topics)
     except HarnessError as error:
         raise HarnessError(
-            f"{said}, with room kept for their control items (about {controls.share:g} x "
+            f"{said}, with room kept for their control items (about {share:g} x "
             f"their items, at least {controls.min_per_reviewer} each; plan `controls:`): "
             f"{error.message}; raise the adjudicators' capacity or add adjudicators",
             column="capacity",

@@ -46,6 +46,15 @@ class ControlSettings:
     plan_path: str
     plan_sha256: str
     preregistered: bool
+    adjudicator_share: float | None = None  # None: `share`
+
+    def share_for(self, roster: Roster) -> float:
+        """The share of controls per real item of a tier's reviewers (adjudicators have their
+        own where the plan gives it)."""
+        adjudicators = roster.reviewers and all(r.role == "adjudicator" for r in roster.reviewers)
+        if adjudicators and self.adjudicator_share is not None:
+            return self.adjudicator_share
+        return self.share
 
 
 @dataclass
@@ -84,7 +93,7 @@ class ControlsReport:
         s = self.settings
         lines = [
             f"Controls: {total} items ({'; '.join(parts)}); routed per reviewer: {per} "
-            f"({held}plan: share {s.share}, at least {s.min_per_reviewer}; "
+            f"({held}plan: share {s.share}{self._adjudicators()}, at least {s.min_per_reviewer}; "
             f"{'preregistered' if s.preregistered else 'not yet preregistered'} plan "
             f"{s.plan_sha256[:12]})"
         ]
@@ -108,6 +117,10 @@ class ControlsReport:
         if self.warning:
             lines.append(f"warning: {self.warning}")
         return "\n".join(lines)
+
+    def _adjudicators(self) -> str:
+        s = self.settings.adjudicator_share
+        return "" if s is None or s == self.settings.share else f" (adjudicators {s:g})"
 
     def _routed(self, reviewer: str, n: int) -> str:
         """A reviewer's routed controls; an automated one's split into those held out (scored:
@@ -162,6 +175,7 @@ class ControlsReport:
             "per_reviewer": dict(sorted(self.assigned.items())),
             "planned_per_reviewer": dict(sorted(self.wanted.items())),
             "share": self.settings.share,
+            "adjudicator_share": self.settings.adjudicator_share,
             "min_per_reviewer": self.settings.min_per_reviewer,
             "calibration_share": self.settings.calibration_share,
             "plan_path": self.settings.plan_path,
@@ -230,6 +244,7 @@ def control_settings(study: Study, plan: str | Path | None) -> ControlSettings:
         loaded.path,
         loaded.sha256,
         bool(prereg.plan_path),
+        c.adjudicator_share,
     )
 
 
@@ -244,6 +259,7 @@ def stored_settings(study: Study) -> ControlSettings:
         section.plan_path or "",
         section.plan_sha256 or "",
         bool(section.preregistered),
+        float(section.adjudicator_share) if section.adjudicator_share is not None else None,
     )
 
 
@@ -264,7 +280,7 @@ def wanted_per_reviewer(
     used = real.reviewer_id.value_counts().to_dict()
     counts = {r.id: int(used.get(r.id, 0)) for r in roster.reviewers}
     room = {r.id: max(0, r.capacity - counts[r.id]) for r in roster.reviewers}
-    return K.targets(counts, settings.share, settings.min_per_reviewer, room)
+    return K.targets(counts, settings.share_for(roster), settings.min_per_reviewer, room)
 
 
 def controls_needed(wanted: dict[str, int], tiers: list[tuple[Roster, int]]) -> int:

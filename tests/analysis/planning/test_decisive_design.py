@@ -73,9 +73,9 @@ def test_escalation_costs_less_than_a_full_majority():
     escalated = Candidate(100, 1.0, 1, adjudicators=3, majority=True, escalate=True)
     assert escalated.careful(ASSUMED, 0.95) < full.careful(ASSUMED, 0.95)
     # 300 items: 2 + 2 x 0.95 x 0.05 judgments each; controls planned from the first round:
-    # each of 3 adjudicators judges 300 x 2 / 3 items then, 0.2 of which is 40 controls
-    assert escalated.controls(ASSUMED) == 40 and full.controls(ASSUMED) == 60
-    assert escalated.careful(ASSUMED, 0.95) == round(300 * (2 + 2 * 0.95 * 0.05) + 40 * 3)
+    # each of 3 adjudicators judges 300 x 2 / 3 items then, 0.4 of which is 80 controls
+    assert escalated.controls(ASSUMED) == 80 and full.controls(ASSUMED) == 120
+    assert escalated.careful(ASSUMED, 0.95) == round(300 * (2 + 2 * 0.95 * 0.05) + 80 * 3)
 
 
 def test_prereg_says_a_small_design_cannot_decide(small_grid):
