@@ -498,15 +498,22 @@ def measured_rule(
     disagree = tiers_disagree(b)
     refuted &= ~disagree
     covered = _covers(b)
-    robust = supported & robust_to_differential(b, *ppi_t(b), alpha)
+    # the betting test is the difference's own leg, as in the analysis (its p stands for theta's)
+    robust = supported & robust_to_differential(b, *ppi_t(b), alpha, positive=False)
     return Decisions(supported, refuted, covered, robust, disagree)
 
 
 def robust_to_differential(
-    b: Batch, theta: np.ndarray, se: np.ndarray, df: np.ndarray, alpha: float
+    b: Batch,
+    theta: np.ndarray,
+    se: np.ndarray,
+    df: np.ndarray,
+    alpha: float,
+    positive: bool = True,
 ) -> np.ndarray:
     """`statistics.differential_error`'s test, vectorised (equal shares): theta significantly
-    above 0 and above the bias b = (1 - pi_s) g_pub + pi_s g_unpub the adjudicators' controls
+    above 0 (`positive`: by the t reference; else the caller's own test is that leg) and above
+    the bias b = (1 - pi_s) g_pub + pi_s g_unpub the adjudicators' controls
     and the single-field arm estimate (above both gaps where pi_s is not estimable)."""
     if b.forms is None:
         return np.zeros(b.d.shape[0], dtype=bool)
@@ -521,7 +528,7 @@ def robust_to_differential(
         return result
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        robust = theta / se > q
+        robust = theta / se > q if positive else np.ones(theta.shape, dtype=bool)
     worst = above(g_pub, var_pub) & above(g_unpub, var_unpub)
     if b.single is None:
         result: np.ndarray = robust & worst
