@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from harness.analysis.statistics.paired import tango_ci, tango_tost
 
@@ -64,9 +64,9 @@ def paired_t(d: np.ndarray, margin: float, alpha: float) -> Equivalence:
         # every topic has the same difference: the t statistic is undefined and a p of 0 would
         # claim certainty from no variation at all, so nothing is shown
         return Equivalence("paired_t", margin, mean, 1.0, 1.0, -math.inf, math.inf, alpha)
-    p_lower = float(stats.t.sf((mean + margin) / se, df))
-    p_upper = float(stats.t.cdf((mean - margin) / se, df))
-    half = float(stats.t.isf(alpha, df) * se)
+    p_lower = float(special.stdtr(df, -(mean + margin) / se))
+    p_upper = float(special.stdtr(df, (mean - margin) / se))
+    half = float(-special.stdtrit(df, alpha) * se)
     return Equivalence("paired_t", margin, mean, p_lower, p_upper, mean - half, mean + half, alpha)
 
 
@@ -154,6 +154,8 @@ def _betting_bound(d: np.ndarray, alpha: float, upper: bool) -> float:
         return sign * 1.0
     if excess(-1.0) <= 0:
         return -sign * 1.0
+    from scipy import optimize  # only the betting interval's ends need it
+
     return sign * optimize.brentq(excess, -1.0, top, xtol=1e-4)
 
 
@@ -192,6 +194,6 @@ def t_interval(d: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     if d.size < 2:
         return (-math.inf, math.inf)
     se = float(d.std(ddof=1) / math.sqrt(d.size))
-    half = float(stats.t.isf((1 - level) / 2, d.size - 1) * se)
+    half = float(-special.stdtrit(d.size - 1, (1 - level) / 2) * se)
     mean = float(d.mean())
     return (mean - half, mean + half)

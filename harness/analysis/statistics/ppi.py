@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 Estimator = Literal["ppi++", "ppi", "classical"]
 Interval = Literal["t", "normal"]
@@ -64,8 +64,8 @@ class PPIResult:
 
     def _cdf(self, z: float) -> float:
         if math.isinf(self.df):
-            return float(stats.norm.cdf(z))
-        return float(stats.t.cdf(z, self.df))
+            return float(special.ndtr(z))
+        return float(special.stdtr(self.df, z))
 
     def _z(self, null: float) -> float:
         if self.se > 0:
@@ -74,8 +74,8 @@ class PPIResult:
 
     def quantile(self, q: float) -> float:
         if math.isinf(self.df):
-            return float(stats.norm.ppf(q))
-        return float(stats.t.ppf(q, self.df))
+            return float(special.ndtri(q))
+        return float(special.stdtrit(self.df, q))
 
     def interval(self, level: float) -> tuple[float, float]:
         half = self.quantile(0.5 + level / 2) * self.se
