@@ -138,8 +138,9 @@ class Controls(_Section):
     """Control items (known answers) and how reviewer accuracy enters the verdict."""
 
     share: float = Field(0.2, ge=0.0, le=1.0)
-    # adjudicators' controls as a share of their real items (None: `share`)
-    adjudicator_share: float | None = Field(0.4, ge=0.0, le=2.0)
+    # adjudicators' controls as a share of their real items (None: `share`, so that a plan
+    # written before the key existed keeps its meaning; the bundled plan says 0.4)
+    adjudicator_share: float | None = Field(None, ge=0.0, le=2.0)
     min_per_reviewer: int = Field(10, ge=0)
     calibration_share: float = Field(0.5, ge=0.0, lt=1.0)
     exclude_reviewer_below: float = Field(0.0, ge=-1.0, le=1.0)

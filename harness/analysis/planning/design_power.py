@@ -7,8 +7,9 @@ together, each an independent output: several models' correlation is not modelle
 their figures optimistic), the adjudicators per item and how they combine (mean, majority,
 escalated majority), and their controls. The assumptions (`Assumptions`) are the plan's: its rule
 (`adjudication.interval`, `finite_below`, `estimand`, `controls.level` and `min_youden`,
-`differential_error`), its controls per adjudicator (`controls.share` of the items each judges in
-the first round, at least `controls.min_per_reviewer`), the correlation of a topic's outputs
+`differential_error`), its controls per adjudicator (`controls.adjudicator_share` of the items
+each judges in the first round, at least `controls.min_per_reviewer`; controls of equal
+difficulty, judged independently), the correlation of a topic's outputs
 (`planning.rho`, as the spread of topics on the logit scale), and the reviewers' accuracy on
 real items and controls alike (the primary reviewers' given, the adjudicators'
 ADJUDICATOR_ACCURACY).

@@ -37,11 +37,14 @@ CLUSTER = "control_id"
 def design_effect(cell: pd.DataFrame, shares: Mapping[str, float], value: str) -> float:
     """The design effect of one cell's weighted rate (`value`: the column averaged, `correct` or
     `novel`) over the reviewers in `shares`; 1 without a cluster column or any variation."""
-    rows = cell[cell["reviewer_id"].isin([r for r, w in shares.items() if w > 0])]
+    weighted = {str(r): w for r, w in shares.items() if w > 0}
+    by_all = cell["reviewer_id"].astype(str)
+    rows = cell[by_all.isin(list(weighted))]
     if rows.empty or CLUSTER not in rows.columns:
         return 1.0
     y = rows[value].astype(float)
-    by = rows["reviewer_id"]
+    by = by_all[rows.index]
+    shares = weighted
     present = by.unique()
     total = sum(shares[r] for r in present)
     weight = by.map({r: shares[r] / total for r in present}) / by.map(by.value_counts())

@@ -31,6 +31,7 @@ from harness.analysis.statistics.accuracy import (
     differential,
     excluded_reviewers,
 )
+from harness.analysis.statistics.clustered import clustered
 from harness.analysis.statistics.consensus import CROSS, Judgments, TopicTable
 from harness.analysis.statistics.corrected import (
     Corrected,
@@ -94,6 +95,8 @@ def analyse_controls(
     labels, groups = _reviewer_groups(j, [a.label for a in kept])
     shares = group_shares(j, y, table, groups, len(labels))
     weighted = weighted_accuracy(kept, dict(zip(labels, shares.tolist(), strict=True)), c.level)
+    # controls judged by several reviewers covary (`statistics.clustered`)
+    weighted = clustered(weighted, coded)
     acc = weighted.accuracy
     gate_ok, gate_reason = discrimination_gate(weighted, plan, uncounted=uncounted)
     if gate_ok:

@@ -14,7 +14,12 @@ def test_bundled_plan_is_valid_and_equals_the_model_defaults():
     loaded = load_plan()
     assert loaded.sha256 == hashlib.sha256(bundled_plan_path().read_bytes()).hexdigest()
     plan = loaded.plan
-    assert plan == Plan(hypothesis=plan.hypothesis)
+    # one key differs on purpose: a plan without it keeps the meaning it had before it existed
+    assert plan.controls.adjudicator_share == 0.4
+    defaults = Plan(hypothesis=plan.hypothesis)
+    assert defaults.controls.adjudicator_share is None
+    controls = defaults.controls.model_copy(update={"adjudicator_share": 0.4})
+    assert plan == defaults.model_copy(update={"controls": controls})
     assert plan.primary.test == "permutation" and plan.minimum.topics == 50
     assert "fifty topics" in plan.hypothesis
     assert plan.check_tests == ["mcnemar_exact", "mcnemar_midp", "gee"]
