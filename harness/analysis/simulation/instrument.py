@@ -572,11 +572,13 @@ def _bias_at(
     j, j_other = value[:, form + 2] - value[:, form], value[:, other + 2] - value[:, other]
     g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
     with np.errstate(divide="ignore", invalid="ignore"):
-        pi = np.clip((p - value[:, form]) / j, 0.0, 1.0)
-        d = (g_unpub - g_pub) / j
+        raw = (p - value[:, form]) / j
+        pi = np.clip(raw, 0.0, 1.0)
+        free = pi == raw  # where pi is clipped it does not move with its estimates
+        d = np.where(free, (g_unpub - g_pub) / j, 0.0)
         var_b = (1 - pi) ** 2 * var[:, other] + pi**2 * var[:, other + 2]
         own = (1 - pi) ** 2 * var[:, form] + pi**2 * var[:, form + 2]
-        var_b = var_b + (j_other / j) ** 2 * own + d**2 * var_p
+        var_b = var_b + np.where(free, j_other / j, 1.0) ** 2 * own + d**2 * var_p
         cov = d * cov_p
     bias = (1 - pi) * g_pub + pi * g_unpub
     return bias, var_b, cov, pi, j

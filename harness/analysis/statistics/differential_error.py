@@ -350,16 +350,18 @@ def _bias_at(
     j, j_other = t.value - f.value, to.value - fo.value
     if not j > 0 or not math.isfinite(arm.rate):
         return None
-    pi = min(1.0, max(0.0, (arm.rate - f.value) / j))
+    raw = (arm.rate - f.value) / j
+    pi = min(1.0, max(0.0, raw))
     sign = 1.0 if form == "cross" else -1.0  # g = cross - single
     g_pub, g_unpub = sign * (f.value - fo.value), sign * (t.value - to.value)
-    d = g_unpub - g_pub
-    scale = j_other / j
+    # where pi is clipped it does not move with the estimates it is made of
+    slope = (g_unpub - g_pub) / j if pi == raw else 0.0
+    scale = j_other / j if pi == raw else 1.0
     variance = (1.0 - pi) ** 2 * fo.variance + pi**2 * to.variance
     variance += scale**2 * ((1.0 - pi) ** 2 * f.variance + pi**2 * t.variance)
-    variance += (d / j) ** 2 * arm.variance
+    variance += slope**2 * arm.variance
     value = (1.0 - pi) * g_pub + pi * g_unpub
-    return Bias(value, variance, pi, d / j * arm.covariance)
+    return Bias(value, variance, pi, slope * arm.covariance)
 
 
 def _var_less(se: float, gap: Gap | Bias) -> float:

@@ -439,3 +439,18 @@ def test_fieller_with_a_covariance_is_the_set_it_defines():
         grid = np.linspace(-1, 1, 400_001)
         inside = (theta - grid * j) ** 2 <= q * q * (se**2 - 2 * grid * cov + grid**2 * var_j)
         assert (low, high) == pytest.approx((grid[inside].min(), grid[inside].max()), abs=1e-5)
+
+
+def test_a_clipped_rate_does_not_move_with_its_estimates():
+    """A single-field arm below the false-novel rate (pi_s clipped to 0): b is the published gap,
+    its variance the gap's alone, with no part from the arm and no covariance with theta."""
+    from harness.analysis.statistics.differential_error import ArmRate, differential_error
+
+    n = 200
+    rows = _exact_controls(n)
+    arm = ArmRate(0.05, 0.001, 0.0005)  # below fnr_s 0.1
+    error = differential_error(pd.DataFrame(rows), {"adj": 1.0}, _ppi(0.3, 0.02), ALPHA, single=arm)
+    assert error.bias is not None and error.bias.rate == 0.0
+    assert error.bias.value == pytest.approx(0.3 - 0.1)
+    assert error.bias.variance == pytest.approx(smoothed_var(60, n) + smoothed_var(20, n))
+    assert error.bias.covariance == 0.0
