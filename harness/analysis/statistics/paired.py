@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import optimize, stats
-
 
 @dataclass(frozen=True)
 class McNemar:
@@ -28,6 +26,8 @@ class McNemar:
 
 def mcnemar(b: int, c: int) -> McNemar:
     """Exact conditional and mid-p McNemar tests (Fagerland, Lydersen and Laake 2013)."""
+    from scipy import stats  # in the function: `harness judge` imports this module and not stats
+
     m = b + c
     if m == 0:
         return McNemar(b, c, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0)
@@ -71,6 +71,8 @@ def tango_statistic(b: int, c: int, n: int, delta: float) -> float:
 
 def tango_ci(b: int, c: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     """Tango's score confidence interval for the paired difference of proportions."""
+    from scipy import optimize, stats
+
     if n <= 0:
         return (-1.0, 1.0)
     z = stats.norm.isf(alpha / 2)
@@ -91,6 +93,8 @@ def tango_ci(b: int, c: int, n: int, alpha: float = 0.05) -> tuple[float, float]
 
 def tango_tost(b: int, c: int, n: int, margin: float) -> tuple[float, float]:
     """One-sided score p-values for H0: diff <= -margin and H0: diff >= +margin."""
+    from scipy import stats
+
     p_low = float(stats.norm.sf(tango_statistic(b, c, n, -margin)))
     p_high = float(stats.norm.cdf(tango_statistic(b, c, n, margin)))
     return p_low, p_high
