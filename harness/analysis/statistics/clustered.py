@@ -29,9 +29,18 @@ from harness.analysis.statistics.weighted import Weighted
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["design_effect", "clustered"]
+__all__ = ["clustered", "correlation", "design_effect"]
 
 CLUSTER = "control_id"
+
+
+def correlation(cell: pd.DataFrame, deff: float) -> float:
+    """The correlation of two calls on one control implied by a design effect, 1 + (m - 1) rho
+    with m the mean number of calls per control (0 when no control is judged twice)."""
+    if CLUSTER not in cell.columns or cell.empty:
+        return 0.0
+    m = len(cell) / cell[CLUSTER].nunique()
+    return min(max((deff - 1.0) / (m - 1.0), 0.0), 0.99) if m > 1 else 0.0
 
 
 def design_effect(cell: pd.DataFrame, shares: Mapping[str, float], value: str) -> float:
@@ -62,12 +71,11 @@ def clustered(weighted: Weighted, coded: pd.DataFrame) -> Weighted:
     acc = weighted.accuracy
     if not acc.estimable or coded.empty:
         return weighted
-    deff = [
-        design_effect(coded[coded["expected"] == kind], weighted.shares, "correct")
-        for kind in ("published", "not_published")
-    ]
+    cells = [coded[coded["expected"] == kind] for kind in ("published", "not_published")]
+    deff = [design_effect(cell, weighted.shares, "correct") for cell in cells]
     if deff == [1.0, 1.0]:
         return weighted
+    rho = (correlation(cells[0], deff[0]), correlation(cells[1], deff[1]))
     pub, unpub = acc.published / deff[0], acc.unpublished / deff[1]
     acc = replace(
         acc,
@@ -79,4 +87,4 @@ def clustered(weighted: Weighted, coded: pd.DataFrame) -> Weighted:
     variances = weighted.variances
     if variances is not None:
         variances = (variances[0] * deff[0], variances[1] * deff[1])
-    return replace(weighted, accuracy=acc, variances=variances)
+    return replace(weighted, accuracy=acc, variances=variances, rho=rho)

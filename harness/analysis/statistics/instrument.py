@@ -117,7 +117,7 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     ok, reason = discrimination_gate(weighted, plan, ADJUDICATOR_WORDS, uncounted)
     bound = None
     if weighted.accuracy.estimable:
-        bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan))
+        bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan, weighted.rho))
     diff = differential(coded, alpha) if len(coded) else None
     return Instrument(coded, table, weighted, bound, ok, reason, diff, _estimate(weighted, plan))
 
@@ -136,21 +136,23 @@ def _estimate(weighted: Weighted, plan: Plan) -> YoudenEstimate | None:
         covered=1.0 - weighted.uncovered,
         majority=a.per_item if a.combine == "majority" else 0,
         variances=weighted.variances,
+        rho=weighted.rho,
     )
 
 
-def _lower(acc: Accuracy, alpha: float, plan: Plan) -> float:
+def _lower(acc: Accuracy, alpha: float, plan: Plan, rho: tuple[float, float] = (0.0, 0.0)) -> float:
     """Lower bound of the scale's J at one-sided alpha (split over both rates). With `combine:
     majority` the scale is the majority of `per_item` adjudicators: its rates M(s) = P(more than
     half of them right) grow with each adjudicator's rate s, so the bound is M(s_L) + M(p_L) - 1
-    (a majority's J can fall below the adjudicators' own when one rate is under 0.5)."""
+    (a majority's J can fall below the adjudicators' own when one rate is under 0.5; `rho`:
+    their calls' correlation on one control, `statistics.clustered`)."""
     inner = 1.0 - 2.0 * alpha
     if plan.adjudication.combine != "majority":
         return acc.youden_ci(inner)[0]
     k = plan.adjudication.per_item
     s_low = acc.sensitivity_ci(1.0 - alpha)[0]
     p_low = acc.specificity_ci(1.0 - alpha)[0]
-    return float(majority_rate(s_low, k) + majority_rate(p_low, k) - 1.0)
+    return float(majority_rate(s_low, k, rho[0]) + majority_rate(p_low, k, rho[1]) - 1.0)
 
 
 ADJUDICATOR_WORDS = GateWords(

@@ -81,28 +81,43 @@ def wilson(k: Any, n: Any, z: float) -> tuple[Any, Any]:
     return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
 
 
-def majority_rate(rate: Any, k: int) -> Any:
+def majority_rate(rate: Any, k: int, rho: float = 0.0) -> Any:
     """P(more than half of k raters right), each right with probability `rate` (k odd);
-    k = 0: the rate itself (the adjudicators' mean)."""
+    k = 0: the rate itself (the adjudicators' mean). `rho`: the correlation of two raters'
+    calls on one item (items that differ in difficulty, Beta-distributed: the beta-binomial's
+    tail, which a correlation lowers above 0.5); 0: independent raters."""
     from scipy import stats  # only a majority needs it; scipy.stats costs 0.4 s to import
 
-    return rate if not k else stats.binom.sf(k // 2, k, rate)
+    if not k:
+        return rate
+    if not rho > 0:
+        return stats.binom.sf(k // 2, k, rate)
+    scale = (1.0 - rho) / rho
+    r = np.clip(rate, 1e-12, 1.0 - 1e-12)
+    return stats.betabinom.sf(k // 2, k, r * scale, (1.0 - r) * scale)
 
 
 def newcombe_lower(
-    pub_correct: Any, pub: Any, unpub_correct: Any, unpub: Any, level: float, majority: int = 0
+    pub_correct: Any,
+    pub: Any,
+    unpub_correct: Any,
+    unpub: Any,
+    level: float,
+    majority: int = 0,
+    rho: tuple[float, float] = (0.0, 0.0),
 ) -> Any:
     """Lower bound (two-sided `level`) of the scale's J = M(s) + M(p) - 1 by Newcombe's (1998)
     hybrid score method (MOVER, Zou and Donner 2008): each rate's Wilson limit carried through
-    the increasing M (the identity, or a majority of `majority`) and the two distances combined
-    in quadrature. With M the identity this is Newcombe's interval for s - (1 - p)."""
+    the increasing M (the identity, or a majority of `majority`, its raters' calls correlated
+    `rho` on published and unpublished items) and the two distances combined in quadrature.
+    With M the identity this is Newcombe's interval for s - (1 - p)."""
     z = float(special.ndtri(0.5 + level / 2))
     s, p = pub_correct / pub, unpub_correct / unpub
     s_low, _ = wilson(pub_correct, pub, z)
     p_low, _ = wilson(unpub_correct, unpub, z)
-    ms, mp = majority_rate(s, majority), majority_rate(p, majority)
-    dist_s = ms - majority_rate(s_low, majority)
-    dist_p = mp - majority_rate(p_low, majority)
+    ms, mp = majority_rate(s, majority, rho[0]), majority_rate(p, majority, rho[1])
+    dist_s = ms - majority_rate(s_low, majority, rho[0])
+    dist_p = mp - majority_rate(p_low, majority, rho[1])
     return ms + mp - 1.0 - np.sqrt(dist_s**2 + dist_p**2)
 
 
@@ -117,11 +132,15 @@ def smoothed_rate(k: Any, n: Any) -> Any:
     return (k + 1.0) / (n + 2.0)
 
 
-def majority_slope(rate: Any, k: int) -> Any:
+def majority_slope(rate: Any, k: int, rho: float = 0.0) -> Any:
     """d/dr of `majority_rate` (1 for k = 0); callers evaluate it at the smoothed rate, since
     at a raw rate of 0 or 1 it is 0 and would make the majority's J look known exactly."""
     if not k:
         return np.ones_like(rate, dtype=float) if isinstance(rate, np.ndarray) else 1.0
+    if rho > 0:  # the beta-binomial's: by central differences
+        h = 1e-6
+        up, down = np.clip(rate + h, 0.0, 1.0), np.clip(rate - h, 0.0, 1.0)
+        return (majority_rate(up, k, rho) - majority_rate(down, k, rho)) / (up - down)
     h = (k - 1) // 2
     return k * math.comb(k - 1, h) * (rate * (1.0 - rate)) ** h
 
@@ -136,21 +155,23 @@ def youden_estimate(
     covered: float = 1.0,
     majority: int = 0,
     variances: tuple[float, float] | None = None,
+    rho: tuple[float, float] = (0.0, 0.0),
 ) -> YoudenEstimate | None:
     """J of the adjudicated scale from (effective) control counts; `covered`: the share of the
     adjudicated judgments whose adjudicators have controls (the rest count as J = 0);
     `majority`: k of a majority of k adjudicators (0: their mean), whose J is M(s) + M(p) - 1
     with variance by the delta method; `variances`: the two rates' variances when they are not
-    those of the counts (adjudicators weighted by their shares, `statistics.weighted`)."""
+    those of the counts (adjudicators weighted by their shares, `statistics.weighted`); `rho`:
+    the correlation of two adjudicators' calls on one published / unpublished control."""
     if pub <= 0 or unpub <= 0:
         return None
     s, p = pub_correct / pub, unpub_correct / unpub
     var_s, var_p = variances or (smoothed_var(pub_correct, pub), smoothed_var(unpub_correct, unpub))
-    value = float(majority_rate(s, majority) + majority_rate(p, majority) - 1.0)
-    slope_s = majority_slope(smoothed_rate(pub_correct, pub), majority)
-    slope_p = majority_slope(smoothed_rate(unpub_correct, unpub), majority)
+    value = float(majority_rate(s, majority, rho[0]) + majority_rate(p, majority, rho[1]) - 1.0)
+    slope_s = majority_slope(smoothed_rate(pub_correct, pub), majority, rho[0])
+    slope_p = majority_slope(smoothed_rate(unpub_correct, unpub), majority, rho[1])
     var = float(slope_s**2 * var_s + slope_p**2 * var_p)
-    lower = float(newcombe_lower(pub_correct, pub, unpub_correct, unpub, level, majority))
+    lower = float(newcombe_lower(pub_correct, pub, unpub_correct, unpub, level, majority, rho))
     lower = lower if lower <= 0 else covered * lower
     return YoudenEstimate(covered * value, covered**2 * var, lower, level)
 

@@ -43,6 +43,9 @@ class Weighted:
     # the true variance (below 0.95 x in 41 of 243 cells, all with 10 controls and accuracy
     # near 0.7; far above it near accuracy 1, where smoothing keeps it away from 0).
     variances: tuple[float, float] | None = None
+    # the correlation of two reviewers' calls on one published / unpublished control
+    # (`statistics.clustered`): what a majority of them is right with depends on it
+    rho: tuple[float, float] = (0.0, 0.0)
 
     def floor(self, bound: float) -> float:
         """A lower bound of the J that shrank d from one of the covered reviewers' weighted J:
