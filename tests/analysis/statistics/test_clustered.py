@@ -43,6 +43,17 @@ def _coded(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(novel=novel, correct=(novel == 1.0) == expected_novel)
 
 
+def _study(rng: np.random.Generator, mean: float, n: int, adjudicators: int) -> pd.DataFrame:
+    """n published and n unpublished controls, each judged by every adjudicator, each
+    control's chance of a right call Beta with `mean` and concentration 1.5."""
+    frames = []
+    for expected in ("published", "not_published"):
+        right = rng.beta(mean * 1.5, (1 - mean) * 1.5, n)
+        ok = rng.random((n, adjudicators)) < right[:, None]
+        frames.append(_frame(ok if expected == "not_published" else ~ok, expected, True))
+    return pd.concat(frames, ignore_index=True)
+
+
 def test_no_control_judged_twice_has_no_design_effect():
     rng = np.random.default_rng(1)
     calls = rng.random((40, 2)) < 0.2
@@ -68,12 +79,7 @@ def test_the_variance_of_j_holds_when_controls_differ_in_difficulty():
     rng = np.random.default_rng(3)
     values, variances, deffs = [], [], []
     for _ in range(300):
-        frames = []
-        for expected in ("published", "not_published"):
-            right = rng.beta(0.85 * 1.5, 0.15 * 1.5, 60)
-            ok = rng.random((60, 2)) < right[:, None]
-            frames.append(_frame(ok if expected == "not_published" else ~ok, expected, True))
-        inst = measure(pd.concat(frames, ignore_index=True), SHARES, PLAN)
+        inst = measure(_study(rng, 0.85, 60, 2), SHARES, PLAN)
         assert inst.estimate is not None
         values.append(inst.estimate.value)
         variances.append(inst.estimate.variance)
@@ -127,12 +133,7 @@ def test_a_majoritys_j_follows_controls_that_differ_in_difficulty():
     rng = np.random.default_rng(4)
     estimates = []
     for _ in range(40):
-        frames = []
-        for expected in ("published", "not_published"):
-            right = rng.beta(0.9 * 1.5, 0.1 * 1.5, 100)
-            ok = rng.random((100, 3)) < right[:, None]
-            frames.append(_frame(ok if expected == "not_published" else ~ok, expected, True))
-        inst = measure(pd.concat(frames, ignore_index=True), shares, plan)
+        inst = measure(_study(rng, 0.9, 100, 3), shares, plan)
         assert inst.estimate is not None
         estimates.append(inst.estimate.value)
     assert truth == pytest.approx(0.837, abs=0.005)
