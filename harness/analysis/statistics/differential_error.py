@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from harness.analysis.statistics.clustered import design_effect
+from harness.analysis.statistics.clustered import correlation, design_effect
 from harness.analysis.statistics.joint import (
     fieller,
     majority_rate,
@@ -250,8 +250,10 @@ def differential_error(
     counts = _counts(coded)
     totals = {key: sum(c.get(key, (0, 0))[1] for c in counts.values()) for key in _keys()}
     weights = {r: w for r, w in shares.items() if w > 0}
-    rates = {key: _scale_rate(counts, weights, key, majority) for key in _keys()}
-    rates = {key: _clustered(r, coded, weights, key) for key, r in rates.items()}
+    rates = {
+        key: _scale_rate(counts, weights, key, majority, *_cell_effect(coded, weights, key))
+        for key in _keys()
+    }
     gaps = [_gap(rates, kind) for kind in KINDS]
     n_pub = (totals[("published", "cross")], totals[("published", "single")])
     n_unpub = (totals[("not_published", "cross")], totals[("not_published", "single")])
@@ -283,9 +285,12 @@ def _scale_rate(
     weights: Mapping[str, float],
     key: tuple[str, str],
     majority: int,
+    deff: float = 1.0,
+    rho: float = 0.0,
 ) -> _Rate | None:
-    """The weighted "novel" rate of (kind, form) on the scale (the majority's with `majority`);
-    None when a weighted adjudicator has no such control."""
+    """The weighted "novel" rate of (kind, form) on the scale (the majority's with `majority`,
+    its adjudicators' calls on one control correlated `rho`), its variance times the cell's
+    design effect `deff`; None when a weighted adjudicator has no such control."""
     total = sum(weights.values())
     cells = [counts.get(r, {}).get(key, (0, 0)) for r in weights]
     if not total or any(n == 0 for _, n in cells):
@@ -295,20 +300,21 @@ def _scale_rate(
     smooth = sum(wi * smoothed_rate(k, n) for wi, (k, n) in pairs)
     variance = sum(wi**2 * smoothed_var(k, n) for wi, (k, n) in pairs)
     # the slope at the smoothed rate: at a raw 0 or 1 a majority's slope is 0
-    slope = majority_slope(smooth, majority)
-    return _Rate(float(majority_rate(raw, majority)), float(slope**2 * variance))
+    slope = majority_slope(smooth, majority, rho)
+    return _Rate(float(majority_rate(raw, majority, rho)), float(slope**2 * variance * deff))
 
 
-def _clustered(
-    rate: _Rate | None, coded: pd.DataFrame, weights: Mapping[str, float], key: tuple[str, str]
-) -> _Rate | None:
-    """The rate's variance times its cell's design effect (`statistics.clustered`): controls
-    judged by several adjudicators covary."""
-    if rate is None or coded.empty:
-        return rate
+def _cell_effect(
+    coded: pd.DataFrame, weights: Mapping[str, float], key: tuple[str, str]
+) -> tuple[float, float]:
+    """The (kind, form) cell's design effect and the correlation of two calls on one control
+    it implies (`statistics.clustered`): controls judged by several adjudicators covary."""
+    if coded.empty:
+        return 1.0, 0.0
     kind, form = key
     cell = coded[(coded["expected"] == kind) & (coded["control_kind"] == form)]
-    return _Rate(rate.value, rate.variance * design_effect(cell, weights, "novel"))
+    deff = design_effect(cell, weights, "novel")
+    return deff, correlation(cell, deff)
 
 
 def _gap(rates: Mapping[tuple[str, str], _Rate | None], kind: str) -> Gap | None:

@@ -454,3 +454,29 @@ def test_a_clipped_rate_does_not_move_with_its_estimates():
     assert error.bias.value == pytest.approx(0.3 - 0.1)
     assert error.bias.variance == pytest.approx(smoothed_var(60, n) + smoothed_var(20, n))
     assert error.bias.covariance == 0.0
+
+
+def test_a_majority_of_adjudicators_who_agree_on_every_control_has_their_own_gap():
+    """Three adjudicators make the same call on every shared control (20 of 100 published
+    cross-field controls called novel, no single-field one): their majority says what each says,
+    so the published gap on the majority's scale is about 0.2, not the binomial majority's
+    M(0.2) - M(0) = 0.104 that independent adjudicators would give."""
+    from harness.analysis.statistics.differential_error import differential_error
+
+    rows = [
+        {
+            "reviewer_id": f"adj{a}",
+            "control_id": f"{form}-{kind}-{i}",
+            "expected": kind,
+            "control_kind": form,
+            "novel": float(kind == "not_published" or (form == "cross" and i < 20)),
+        }
+        for form in ("cross", "single")
+        for kind in ("published", "not_published")
+        for i in range(100)
+        for a in range(3)
+    ]
+    shares = {f"adj{a}": 1 / 3 for a in range(3)}
+    error = differential_error(pd.DataFrame(rows), shares, _ppi(0.3, 0.02), ALPHA, 3)
+    assert error.published_gap is not None
+    assert error.published_gap.value == pytest.approx(0.2, abs=0.01)
