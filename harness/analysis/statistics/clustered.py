@@ -46,17 +46,16 @@ def correlation(cell: pd.DataFrame, deff: float) -> float:
 def design_effect(cell: pd.DataFrame, shares: Mapping[str, float], value: str) -> float:
     """The design effect of one cell's weighted rate (`value`: the column averaged, `correct` or
     `novel`) over the reviewers in `shares`; 1 without a cluster column or any variation."""
-    weighted = {str(r): w for r, w in shares.items() if w > 0}
-    by_all = cell["reviewer_id"].astype(str)
-    rows = cell[by_all.isin(list(weighted))]
+    positive = {str(r): w for r, w in shares.items() if w > 0}  # ids compared as text
+    keep = cell["reviewer_id"].astype(str).isin(list(positive))
+    rows = cell[keep]
     if rows.empty or CLUSTER not in rows.columns:
         return 1.0
     y = rows[value].astype(float)
-    by = by_all[rows.index]
-    shares = weighted
+    by = rows["reviewer_id"].astype(str)
     present = by.unique()
-    total = sum(shares[r] for r in present)
-    weight = by.map({r: shares[r] / total for r in present}) / by.map(by.value_counts())
+    total = sum(positive[r] for r in present)
+    weight = by.map({r: positive[r] / total for r in present}) / by.map(by.value_counts())
     part = weight * (y - y.groupby(by).transform("mean"))
     independent = float((part**2).sum())
     if not independent > 0:

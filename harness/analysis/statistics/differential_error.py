@@ -333,11 +333,11 @@ def _bias(
     """b at the single-field arm's corrected rate, or at its worst without one."""
     if pub is None or unpub is None:
         return None
-    pi = _bias_at(rates, single, "single")
-    if pi is None:  # b's worst over pi_s in [0, 1] is one of the gaps: `p_value` tests both
+    bias = _bias_at(rates, single, "single")
+    if bias is None:  # b's worst over pi_s in [0, 1] is one of the gaps: `p_value` tests both
         worst = max((pub, unpub), key=lambda g: g.value)
         return Bias(worst.value, worst.variance, None)
-    return pi
+    return bias
 
 
 def _bias_at(
