@@ -45,14 +45,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import special
 
 from harness.analysis.statistics.joint import (
+    RHO_MAX,
+    correlation_variance,
     fieller,
     majority_rate,
+    majority_rho_slope,
     majority_slope,
     newcombe_lower,
     smoothed_rate,
@@ -93,6 +96,11 @@ class Scenario:
     # and specificity on real items are this much lower than on their controls
     harder: float = 0.0
     harder_primary: float = 0.0
+    # controls that differ in difficulty: the correlation of two adjudicators' calls on one
+    # control (its chance of a right call Beta with concentration 1 / rho - 1); each control
+    # is judged by `per_control` adjudicators (None: all). 0: equally hard controls
+    control_correlation: float = 0.0
+    per_control: int | None = None
 
     def controls_each(self) -> int:
         """`control_share` of an adjudicator's real items, at least 10, with every adjudicator
@@ -133,6 +141,14 @@ class Batch:
     cross: np.ndarray | None = None  # (studies, n) adjudicated cross-field rate, drawn topics
     realised: np.ndarray | None = None  # (studies,) the mean error-free difference of its topics
     youden: float = math.nan  # the adjudicated scale's true J (accurate adjudicators only)
+    # controls judged by several adjudicators: the control counts above are effective ones
+    # (divided by the design effect, `statistics.clustered`), and these each kind's
+    # (published, unpublished) correlation of two calls on one control, for a majority's
+    # rate, with its estimate's variance and covariance with the kind's rate; None: every
+    # control judged once
+    rho: np.ndarray | None = None  # (studies, 2)
+    rho_var: np.ndarray | None = None  # their estimates' variances
+    rho_cov: np.ndarray | None = None  # ... and covariances with their rates
 
 
 def strata(topics: int) -> np.ndarray:
@@ -175,9 +191,8 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
     f, d = _difference(prim.mean(axis=3)), _difference(adj.mean(axis=3))
     picks = draws(s.topics, s.share, studies, rng)
     rest = rest_of(picks, s.topics)
-    forms = _controls(s, studies, rng)
-    pub, pub_ok = forms[:, :, :2].sum(axis=(1, 2)).T
-    unpub, unpub_ok = forms[:, :, 2:].sum(axis=(1, 2)).T
+    ctl = _controls(s, studies, rng)
+    (pub, pub_ok), (unpub, unpub_ok) = ctl.kinds.transpose(1, 2, 0)
     take = np.take_along_axis
     return Batch(
         take(d, picks, 1),
@@ -193,12 +208,15 @@ def simulate(s: Scenario, effect: float, studies: int, rng: np.random.Generator)
         prim_arm=_arm_sums(prim, picks),
         items_arm=np.array([picks.shape[1] * truth.shape[3] * k for k in (1, 2)], dtype=float),
         primary_controls=_primary_controls(s, studies, rng),
-        forms=forms,
+        forms=ctl.forms,
         majority=s.adjudicators if s.combine == "majority" else 0,
         single=take(adj.mean(axis=3)[..., :2].mean(axis=2), picks, 1),
         cross=take(adj.mean(axis=3)[..., 2], picks, 1),
         realised=true_d.mean(axis=1),
         youden=_true_youden(s),
+        rho=ctl.rho,
+        rho_var=ctl.rho_var,
+        rho_cov=ctl.rho_cov,
     )
 
 
@@ -208,7 +226,7 @@ def _true_youden(s: Scenario) -> float:
         return math.nan
     rates = [s.sensitivity - s.harder, s.specificity - s.harder]
     k = s.adjudicators if s.combine == "majority" else 0
-    return float(np.sum(majority_rate(np.array(rates), k)) - 1.0)
+    return float(np.sum(majority_rate(np.array(rates), k, s.control_correlation)) - 1.0)
 
 
 def _arm_sums(judged: np.ndarray, picks: np.ndarray) -> np.ndarray:
@@ -274,12 +292,18 @@ def _judge(
     extra: float,
     rng: np.random.Generator,
     missed: float = 0.0,
+    rho: float = 0.0,
 ) -> np.ndarray:
     """Share of k reviewers calling each item novel; `extra` false "novel" calls on cross items,
-    `missed` fewer "novel" calls on truly novel single-field items."""
+    `missed` fewer "novel" calls on truly novel single-field items; `rho`: items that differ
+    in difficulty, the reviewers' chance on each Beta around the rate (two calls correlate
+    rho)."""
     false_novel = np.array([1 - sens, 1 - sens, min(1.0, 1 - sens + extra)])[:, None]
     novel = np.array([spec - missed, spec - missed, spec])[:, None]
     p = np.where(truth, novel, false_novel)
+    if rho > 0:
+        kappa = 1.0 / rho - 1.0
+        p = rng.beta(np.maximum(p * kappa, 1e-9), np.maximum((1.0 - p) * kappa, 1e-9))
     result: np.ndarray = rng.binomial(k, p) / k
     return result
 
@@ -299,7 +323,8 @@ def _adjudicate(s: Scenario, truth: np.ndarray, rng: np.random.Generator) -> np.
         return result
     extra, missed = (s.differential, s.missed_single) if s.mode == "differential" else (0.0, 0.0)
     sens, spec = s.sensitivity - s.harder, s.specificity - s.harder
-    return _judge(truth, s.adjudicators, sens, spec, extra, rng, missed)
+    rho = s.control_correlation  # real items differ in difficulty as the controls do
+    return _judge(truth, s.adjudicators, sens, spec, extra, rng, missed, rho)
 
 
 def _combined(s: Scenario, votes: np.ndarray) -> np.ndarray:
@@ -310,10 +335,23 @@ def _combined(s: Scenario, votes: np.ndarray) -> np.ndarray:
     return result
 
 
-def _controls(s: Scenario, studies: int, rng: np.random.Generator) -> np.ndarray:
-    """Per adjudicator, (studies, adjudicators, 4, 2): published cross-field, published
-    single-field, unpublished cross-field, unpublished single-field controls, each (judged,
-    correct); half published, each half split evenly between the forms."""
+@dataclass(frozen=True)
+class _Controls:
+    forms: np.ndarray  # (studies, adjudicators, 4, 2): per form (judged, correct), effective
+    kinds: np.ndarray  # (studies, 2, 2): published, unpublished (judged, correct), effective
+    # (studies, 2) per kind: two calls' correlation on one control, its estimate's variance
+    # and its covariance with the kind's rate of right calls
+    rho: np.ndarray | None = None
+    rho_var: np.ndarray | None = None
+    rho_cov: np.ndarray | None = None
+
+
+def _controls(s: Scenario, studies: int, rng: np.random.Generator) -> _Controls:
+    """The adjudicators' controls: published cross-field, published single-field, unpublished
+    cross-field, unpublished single-field, each (judged, correct) per adjudicator; half
+    published, each half split evenly between the forms. Controls judged by several
+    adjudicators come with each form's and kind's design effect, as the analysis estimates
+    it, and their counts are the effective ones."""
     half = s.controls_each() // 2
     if s.mode == "by_topic":
         sens = spec = sens_x = 0.5
@@ -325,11 +363,103 @@ def _controls(s: Scenario, studies: int, rng: np.random.Generator) -> np.ndarray
     spec_s = spec - (s.missed_single if s.mode == "differential" else 0.0)
     n = (half // 2, half - half // 2, half // 2, half - half // 2)
     rates = (sens_x, sens, spec, spec_s)
+    if s.mode in ("accurate", "differential") and min(s.adjudicators, s.per_control or 99) > 1:
+        return _shared_controls(s, n, rates, studies, rng)
     out = np.empty((studies, s.adjudicators, 4, 2))
     for form, (k, rate) in enumerate(zip(n, rates, strict=True)):
         out[:, :, form, 0] = k
         out[:, :, form, 1] = rng.binomial(k, rate, (studies, s.adjudicators))
-    return out
+    kinds = np.stack([out[:, :, :2].sum(axis=(1, 2)), out[:, :, 2:].sum(axis=(1, 2))], axis=1)
+    return _Controls(out, kinds)
+
+
+def _shared_controls(
+    s: Scenario,
+    n: tuple[int, ...],
+    rates: tuple[float, ...],
+    studies: int,
+    rng: np.random.Generator,
+) -> _Controls:
+    """Controls of each form judged by `per_control` adjudicators each (assigned in turn, so
+    that each adjudicator gets about n of them), each control's chance of a right call the
+    form's rate, or Beta with that mean and concentration 1 / rho - 1 (`control_correlation`).
+    Their design effect is estimated as the analysis estimates it, noise and floor included."""
+    m = s.adjudicators
+    c = min(m, s.per_control or m)
+    calls, who = [], []
+    for k, rate in zip(n, rates, strict=True):
+        units = -(-m * k // c)  # ceil: enough controls for k each
+        p = np.full((studies, units), rate)
+        if s.control_correlation > 0:
+            kappa = 1.0 / s.control_correlation - 1.0
+            a, b = max(rate * kappa, 1e-9), max((1.0 - rate) * kappa, 1e-9)
+            p = rng.beta(a, b, (studies, units))
+        calls.append(rng.random((studies, units, c)) < p[..., None])
+        who.append((np.arange(units)[:, None] * c + np.arange(c)) % m)
+    return _summarised(calls, who, m)
+
+
+def _summarised(calls: list[np.ndarray], who: list[np.ndarray], m: int) -> _Controls:
+    """The four forms' calls (studies, units, c) "right" by adjudicators `who` (units, c) as
+    the analysis reads them: effective counts per form and kind, and each kind's correlation
+    of calls on one control with its variance and covariance with the kind's rate."""
+    c = who[0].shape[1]
+    forms = np.stack([_per_adjudicator(y, w, m) for y, w in zip(calls, who, strict=True)], 2)
+    deff_forms = np.stack([_design_effect(y, w, m)[0] for y, w in zip(calls, who, strict=True)], 1)
+    deff_kinds, var_kinds, cov_kinds = np.stack(
+        [
+            _design_effect(np.concatenate(calls[i : i + 2], 1), np.concatenate(who[i : i + 2]), m)
+            for i in (0, 2)
+        ],
+        2,
+    )
+    kinds = np.stack([forms[:, :, i : i + 2].sum(axis=(1, 2)) for i in (0, 2)], 1)
+    return _Controls(
+        forms / deff_forms[:, None, :, None],
+        kinds / deff_kinds[:, :, None],
+        *_correlation(deff_kinds, var_kinds, cov_kinds, c),
+    )
+
+
+def _per_adjudicator(calls: np.ndarray, who: np.ndarray, m: int) -> np.ndarray:
+    """(studies, m, 2): each adjudicator's (judged, correct) from calls (studies, units, c)
+    made by adjudicators `who` (units, c)."""
+    onehot = np.eye(m)[who.ravel()]  # (units * c, m)
+    correct = calls.reshape(calls.shape[0], -1) @ onehot
+    judged = np.broadcast_to(onehot.sum(axis=0), correct.shape)
+    return np.stack([judged, correct], axis=2)
+
+
+def _design_effect(calls: np.ndarray, who: np.ndarray, m: int) -> np.ndarray:
+    """`statistics.clustered.design_effect_var` per study, the adjudicators weighted equally:
+    (2, studies), the variance of the weighted rate with controls as clusters over the
+    independent one, floored at 1, and the unfloored ratio's variance."""
+    counts = _per_adjudicator(calls, who, m)
+    judged = counts[0, :, 0]
+    rate = counts[:, :, 1] / np.maximum(judged, 1)
+    weight = np.where(judged > 0, 1.0 / (np.count_nonzero(judged) * np.maximum(judged, 1)), 0.0)
+    part = weight[who] * (calls - rate[:, who])
+    alone = (part**2).sum(axis=2)
+    together = part.sum(axis=2) ** 2
+    independent = alone.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        deff = np.where(independent > 0, together.sum(axis=1) / independent, 1.0)
+        influence = (together - deff[:, None] * alone) / independent[:, None]
+        spread = (influence**2).sum(axis=1)
+        cov = (influence * part.sum(axis=2)).sum(axis=1)  # with the weighted rate's
+    ok = independent > 0
+    return np.stack([np.maximum(deff, 1.0), np.where(ok, spread, 0.0), np.where(ok, cov, 0.0)])
+
+
+def _correlation(
+    deff: np.ndarray, var: np.ndarray, cov: np.ndarray, calls: int
+) -> tuple[np.ndarray | None, ...]:
+    """`statistics.clustered.correlation`: (deff - 1) / (m - 1), m calls per control, its
+    variance and its covariance with the rate."""
+    if calls < 2:
+        return None, None, None
+    rho: np.ndarray = np.clip((deff - 1.0) / (calls - 1.0), 0.0, RHO_MAX)
+    return rho, var / (calls - 1.0) ** 2, cov / (calls - 1.0)
 
 
 def _difference(p: np.ndarray) -> np.ndarray:
@@ -403,6 +533,32 @@ def _rectified(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return d - lam[:, None] * f, lam, tuned
 
 
+def _correlations(b: Batch) -> tuple[tuple[Any, Any], ...]:
+    """Each kind's correlation of two calls on one control, its variance and its covariance
+    with the kind's rate (0 without)."""
+    if b.rho is None or b.rho_var is None or b.rho_cov is None:
+        return (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)
+    return tuple((x[:, 0], x[:, 1]) for x in (b.rho, b.rho_var, b.rho_cov))
+
+
+def youden(b: Batch, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`statistics.joint.youden_estimate` vectorised: the scale's J, its variance and the gate's
+    Newcombe bound at two-sided `level`, each study's correlation of calls on one control and
+    its uncertainty included."""
+    s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
+    k = b.majority
+    rho, rho_var, rho_cov = _correlations(b)
+    j = majority_rate(s, k, rho[0]) + majority_rate(p, k, rho[1]) - 1.0
+    smooth = (smoothed_rate(b.pub_correct, b.pub), smoothed_rate(b.unpub_correct, b.unpub))
+    var_j = majority_slope(smooth[0], k, rho[0]) ** 2 * smoothed_var(b.pub_correct, b.pub)
+    var_j += majority_slope(smooth[1], k, rho[1]) ** 2 * smoothed_var(b.unpub_correct, b.unpub)
+    for rate, r, v, c in zip(smooth, rho, rho_var, rho_cov, strict=True):
+        var_j = var_j + correlation_variance(rate, k, r, v, c)
+    controls = (b.pub_correct, b.pub, b.unpub_correct, b.unpub)
+    low = newcombe_lower(*controls, level, k, rho, rho_var, rho_cov)
+    return j, np.maximum(var_j, 0.0), low
+
+
 def joint_rule(
     b: Batch, alpha: float, sesoi: float, min_youden: float, level: float = 0.95
 ) -> Decisions:
@@ -411,14 +567,8 @@ def joint_rule(
     difference at alpha or a difference significantly below 0; coverage of Fieller's (1 - alpha)
     interval (the report's)."""
     theta, se, df = ppi_t(b)
-    s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
-    k = b.majority
-    j = majority_rate(s, k) + majority_rate(p, k) - 1.0
-    slope_s = majority_slope(smoothed_rate(b.pub_correct, b.pub), k)
-    slope_p = majority_slope(smoothed_rate(b.unpub_correct, b.unpub), k)
-    var_j = slope_s**2 * smoothed_var(b.pub_correct, b.pub)
-    var_j += slope_p**2 * smoothed_var(b.unpub_correct, b.unpub)
-    gate = newcombe_lower(b.pub_correct, b.pub, b.unpub_correct, b.unpub, level, k) >= min_youden
+    j, var_j, low = youden(b, level)
+    gate = low >= min_youden
     q = special.stdtrit(df, 1.0 - alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = theta / se
@@ -517,9 +667,10 @@ def robust_to_differential(
     and the single-field arm estimate (above both gaps where pi_s is not estimable)."""
     if b.forms is None:
         return np.zeros(b.d.shape[0], dtype=bool)
-    value, var = _scale_rates(b)  # (studies, 4): published cross, single, unpublished ...
+    value, var, tie = _scale_rates(b)  # (studies, 4): published cross, single, unpublished ...
     g_pub, g_unpub = value[:, 0] - value[:, 1], value[:, 2] - value[:, 3]
-    var_pub, var_unpub = var[:, 0] + var[:, 1], var[:, 2] + var[:, 3]
+    var_pub = var[:, 0] + var[:, 1] + _tied(tie, 0, 1)
+    var_unpub = var[:, 2] + var[:, 3] + _tied(tie, 2, 3)
     q = special.stdtrit(df, 1.0 - alpha)
 
     def above(gap: np.ndarray, var_gap: np.ndarray) -> np.ndarray:
@@ -533,7 +684,7 @@ def robust_to_differential(
     if b.single is None:
         result: np.ndarray = robust & worst
         return result
-    bias, var_b, cov, _, j = _bias_at(b, b.single, value, var, 1)
+    bias, var_b, cov, _, j = _bias_at(b, b.single, value, var, tie, 1)
     with np.errstate(invalid="ignore"):  # a form without discriminating controls: NaN
         result = robust & np.where(j > 0, above(bias, var_b - 2.0 * cov), worst)
     return result
@@ -546,20 +697,29 @@ def corrected_interval(
     Fieller's (1 - alpha) interval of (theta - b_x) / J_s."""
     if b.forms is None or b.cross is None:
         return None
-    value, var = _scale_rates(b)
-    bias, var_b, cov, pi, j_x = _bias_at(b, b.cross, value, var, 0)
+    value, var, tie = _scale_rates(b)
+    bias, var_b, cov, pi, j_x = _bias_at(b, b.cross, value, var, tie, 0)
     j_s = value[:, 3] - value[:, 1]
+    slope, rho_var = tie
+    var_js = (
+        var[:, 1] + var[:, 3] + slope[:, 1] ** 2 * rho_var[:, 1] + slope[:, 3] ** 2 * rho_var[:, 3]
+    )
     q = np.asarray(special.stdtrit(df, 1.0 - alpha / 2.0))
     cov_j = pi * var[:, 3] - (1 - pi) * var[:, 1]  # cov(theta - b_x, J_s)
     with np.errstate(invalid="ignore"):
         se_n = np.sqrt(np.maximum(se**2 + var_b - 2.0 * cov, 0.0))
-    low, high = fieller(theta - bias, se_n, j_s, var[:, 1] + var[:, 3], q, cov_j)
+    low, high = fieller(theta - bias, se_n, j_s, var_js, q, cov_j)
     void = ~(j_x > 0)  # no corrected interval: the analysis reports none
     return np.where(void, -1.0, low), np.where(void, 1.0, high)
 
 
 def _bias_at(
-    b: Batch, arm: np.ndarray, value: np.ndarray, var: np.ndarray, form: int
+    b: Batch,
+    arm: np.ndarray,
+    value: np.ndarray,
+    var: np.ndarray,
+    tie: tuple[np.ndarray, np.ndarray],
+    form: int,
 ) -> tuple[np.ndarray, ...]:
     """`statistics.differential_error._bias_at` per study (form 0 cross, 1 single): b at the
     arm's true novel rate, its variance, its covariance with theta, the rate and the form's J."""
@@ -579,24 +739,38 @@ def _bias_at(
         var_b = (1 - pi) ** 2 * var[:, other] + pi**2 * var[:, other + 2]
         own = (1 - pi) ** 2 * var[:, form] + pi**2 * var[:, form + 2]
         var_b = var_b + np.where(free, j_other / j, 1.0) ** 2 * own + d**2 * var_p
+        var_b = var_b + _tied(tie, 0, 1, 1 - pi) + _tied(tie, 2, 3, pi)
         cov = d * cov_p
     bias = (1 - pi) * g_pub + pi * g_unpub
     return bias, var_b, cov, pi, j
 
 
-def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray]:
+def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Per study, the adjudicated scale's "novel" rate on each control form (published cross,
-    published single, unpublished cross, unpublished single; equal shares) and its variance."""
+    published single, unpublished cross, unpublished single; equal shares), its variance, and
+    on a majority's scale its slope in the kind's correlation of calls on one control with
+    that correlation's variance (`statistics.differential_error._Rate`)."""
     assert b.forms is not None
     n, ok = b.forms[..., 0], b.forms[..., 1]  # (studies, R, 4)
     novel = np.concatenate([n[..., :2] - ok[..., :2], ok[..., 2:]], axis=-1)
     weight = 1.0 / n.shape[1]
     k = b.majority
+    rho = np.zeros(novel.shape[::2]) if b.rho is None else np.repeat(b.rho, 2, axis=1)
+    rho_var = np.zeros(rho.shape) if b.rho_var is None else np.repeat(b.rho_var, 2, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):  # a form without controls: NaN
-        rate = majority_rate((novel / n).mean(axis=1), k)
+        rate = majority_rate((novel / n).mean(axis=1), k, rho)
     smooth = smoothed_rate(novel, n).mean(axis=1)  # where the majority's slope is taken
-    var = majority_slope(smooth, k) ** 2 * (weight**2 * smoothed_var(novel, n)).sum(axis=1)
-    return rate, var
+    var = majority_slope(smooth, k, rho) ** 2 * (weight**2 * smoothed_var(novel, n)).sum(axis=1)
+    tie = majority_rho_slope(smooth, k, rho) if k else np.zeros(rho.shape)
+    return rate, var, (tie, rho_var)
+
+
+def _tied(tie: tuple[np.ndarray, np.ndarray], x: int, y: int, weight: Any = 1.0) -> np.ndarray:
+    """The variance a difference weight x (rate x - rate y) of one kind's two forms takes from
+    their shared correlation's estimate."""
+    slope, var = tie
+    result: np.ndarray = (weight * (slope[:, x] - slope[:, y])) ** 2 * var[:, x]
+    return result
 
 
 def _cp(

@@ -24,44 +24,68 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from harness.analysis.statistics.joint import RHO_MAX
 from harness.analysis.statistics.weighted import Weighted
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["clustered", "correlation", "design_effect"]
+__all__ = ["clustered", "correlation", "design_effect", "design_effect_var"]
 
 CLUSTER = "control_id"
 
 
-def correlation(cell: pd.DataFrame, deff: float) -> float:
+def correlation(
+    cell: pd.DataFrame, deff: float, deff_var: float = 0.0, deff_cov: float = 0.0
+) -> tuple[float, float, float]:
     """The correlation of two calls on one control implied by a design effect, 1 + (m - 1) rho
-    with m the mean number of calls per control (0 when no control is judged twice)."""
+    with m the mean number of calls per control (0 when no control is judged twice), its
+    variance and its covariance with the rate, from the design effect's (`deff_var`,
+    `deff_cov`)."""
     if CLUSTER not in cell.columns or cell.empty:
-        return 0.0
+        return 0.0, 0.0, 0.0
     m = len(cell) / cell[CLUSTER].nunique()
-    return min(max((deff - 1.0) / (m - 1.0), 0.0), 0.99) if m > 1 else 0.0
+    if not m > 1:
+        return 0.0, 0.0, 0.0
+    rho = min(max((deff - 1.0) / (m - 1.0), 0.0), RHO_MAX)
+    return rho, deff_var / (m - 1.0) ** 2, deff_cov / (m - 1.0)
 
 
 def design_effect(cell: pd.DataFrame, shares: Mapping[str, float], value: str) -> float:
     """The design effect of one cell's weighted rate (`value`: the column averaged, `correct` or
     `novel`) over the reviewers in `shares`; 1 without a cluster column or any variation."""
+    return max(1.0, design_effect_var(cell, shares, value)[0])
+
+
+def design_effect_var(
+    cell: pd.DataFrame, shares: Mapping[str, float], value: str
+) -> tuple[float, float, float]:
+    """The design effect before its floor, a ratio of sums over controls (T_c^2 over I_c: the
+    squared sum of a control's weighted residuals T_c, and the sum of their squares), with the
+    variance and the covariance with the weighted rate of the delta method for a ratio: each
+    control's influence (T_c^2 - R I_c) / sum_c I_c, the rate's T_c (the reviewers' rates held
+    fixed: the residuals sum to zero, so their estimation enters at second order); (1, 0, 0)
+    without a cluster column or any variation."""
     positive = {str(r): w for r, w in shares.items() if w > 0}  # ids compared as text
     keep = cell["reviewer_id"].astype(str).isin(list(positive))
     rows = cell[keep]
     if rows.empty or CLUSTER not in rows.columns:
-        return 1.0
+        return 1.0, 0.0, 0.0
     y = rows[value].astype(float)
     by = rows["reviewer_id"].astype(str)
     present = by.unique()
     total = sum(positive[r] for r in present)
     weight = by.map({r: positive[r] / total for r in present}) / by.map(by.value_counts())
     part = weight * (y - y.groupby(by).transform("mean"))
-    independent = float((part**2).sum())
+    together = part.groupby(rows[CLUSTER]).sum() ** 2
+    alone = (part**2).groupby(rows[CLUSTER]).sum()
+    independent = float(alone.sum())
     if not independent > 0:
-        return 1.0
-    together = float((part.groupby(rows[CLUSTER]).sum() ** 2).sum())
-    return max(1.0, together / independent)
+        return 1.0, 0.0, 0.0
+    ratio = float(together.sum()) / independent
+    influence = (together - ratio * alone) / independent
+    residual = part.groupby(rows[CLUSTER]).sum()
+    return ratio, float((influence**2).sum()), float((influence * residual).sum())
 
 
 def clustered(weighted: Weighted, coded: pd.DataFrame) -> Weighted:
@@ -71,10 +95,12 @@ def clustered(weighted: Weighted, coded: pd.DataFrame) -> Weighted:
     if not acc.estimable or coded.empty:
         return weighted
     cells = [coded[coded["expected"] == kind] for kind in ("published", "not_published")]
-    deff = [design_effect(cell, weighted.shares, "correct") for cell in cells]
-    if deff == [1.0, 1.0]:
+    raw = [design_effect_var(cell, weighted.shares, "correct") for cell in cells]
+    deff = [max(1.0, r) for r, _, _ in raw]
+    ties = [correlation(c, d, v, w) for c, d, (_, v, w) in zip(cells, deff, raw, strict=True)]
+    (rho_p, pub_var, pub_cov), (rho_u, unpub_var, unpub_cov) = ties
+    if deff == [1.0, 1.0] and pub_var == unpub_var == 0.0:
         return weighted
-    rho = (correlation(cells[0], deff[0]), correlation(cells[1], deff[1]))
     pub, unpub = acc.published / deff[0], acc.unpublished / deff[1]
     acc = replace(
         acc,
@@ -86,4 +112,11 @@ def clustered(weighted: Weighted, coded: pd.DataFrame) -> Weighted:
     variances = weighted.variances
     if variances is not None:
         variances = (variances[0] * deff[0], variances[1] * deff[1])
-    return replace(weighted, accuracy=acc, variances=variances, rho=rho)
+    return replace(
+        weighted,
+        accuracy=acc,
+        variances=variances,
+        rho=(rho_p, rho_u),
+        rho_var=(pub_var, unpub_var),
+        rho_cov=(pub_cov, unpub_cov),
+    )

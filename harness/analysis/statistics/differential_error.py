@@ -54,10 +54,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from harness.analysis.statistics.clustered import correlation, design_effect
+from harness.analysis.statistics.clustered import correlation, design_effect, design_effect_var
 from harness.analysis.statistics.joint import (
     fieller,
     majority_rate,
+    majority_rho_slope,
     majority_slope,
     smoothed_rate,
     smoothed_var,
@@ -124,10 +125,20 @@ class Corrected:
 
 @dataclass(frozen=True)
 class _Rate:
-    """One (kind, form) "novel" rate on the adjudicated scale, with its delta-method variance."""
+    """One (kind, form) "novel" rate on the adjudicated scale, with its delta-method variance;
+    on a majority's scale also its slope in the correlation of calls on one control, which
+    both forms of a kind share, and that correlation's estimated variance (they enter the
+    gaps as the two forms' difference in slope: a common error in rho nearly cancels)."""
 
     value: float
     variance: float
+    rho_slope: float = 0.0
+    rho_var: float = 0.0
+
+    def rho_term(self, other: _Rate, weight: float = 1.0) -> float:
+        """The variance a difference weight x (self - other) of two rates of one kind takes
+        from their shared correlation's estimate."""
+        return (weight * (self.rho_slope - other.rho_slope)) ** 2 * self.rho_var
 
 
 @dataclass(frozen=True)
@@ -250,8 +261,11 @@ def differential_error(
     counts = _counts(coded)
     totals = {key: sum(c.get(key, (0, 0))[1] for c in counts.values()) for key in _keys()}
     weights = {r: w for r, w in shares.items() if w > 0}
+    ties = {kind: _kind_correlation(coded, weights, kind) for kind in KINDS}
     rates = {
-        key: _scale_rate(counts, weights, key, majority, *_cell_effect(coded, weights, key))
+        key: _scale_rate(
+            counts, weights, key, majority, _cell_effect(coded, weights, key), *ties[key[0]]
+        )
         for key in _keys()
     }
     gaps = [_gap(rates, kind) for kind in KINDS]
@@ -287,10 +301,12 @@ def _scale_rate(
     majority: int,
     deff: float = 1.0,
     rho: float = 0.0,
+    rho_var: float = 0.0,
 ) -> _Rate | None:
     """The weighted "novel" rate of (kind, form) on the scale (the majority's with `majority`,
-    its adjudicators' calls on one control correlated `rho`), its variance times the cell's
-    design effect `deff`; None when a weighted adjudicator has no such control."""
+    its adjudicators' calls on one control correlated `rho`, the kind's, estimated with
+    variance `rho_var`), its variance times the cell's design effect `deff`; None when a
+    weighted adjudicator has no such control."""
     total = sum(weights.values())
     cells = [counts.get(r, {}).get(key, (0, 0)) for r in weights]
     if not total or any(n == 0 for _, n in cells):
@@ -299,29 +315,43 @@ def _scale_rate(
     raw = sum(wi * k / n for wi, (k, n) in pairs)
     smooth = sum(wi * smoothed_rate(k, n) for wi, (k, n) in pairs)
     variance = sum(wi**2 * smoothed_var(k, n) for wi, (k, n) in pairs)
-    # the slope at the smoothed rate: at a raw 0 or 1 a majority's slope is 0
+    # the slopes at the smoothed rate: at a raw 0 or 1 a majority's slope is 0
     slope = majority_slope(smooth, majority, rho)
-    return _Rate(float(majority_rate(raw, majority, rho)), float(slope**2 * variance * deff))
+    tie = float(majority_rho_slope(smooth, majority, rho))
+    value = float(majority_rate(raw, majority, rho))
+    return _Rate(value, float(slope**2 * variance * deff), tie, rho_var)
 
 
-def _cell_effect(
-    coded: pd.DataFrame, weights: Mapping[str, float], key: tuple[str, str]
-) -> tuple[float, float]:
-    """The (kind, form) cell's design effect and the correlation of two calls on one control
-    it implies (`statistics.clustered`): controls judged by several adjudicators covary."""
+def _cell_effect(coded: pd.DataFrame, weights: Mapping[str, float], key: tuple[str, str]) -> float:
+    """The (kind, form) cell's design effect (`statistics.clustered`): controls judged by
+    several adjudicators covary."""
     if coded.empty:
-        return 1.0, 0.0
+        return 1.0
     kind, form = key
     cell = coded[(coded["expected"] == kind) & (coded["control_kind"] == form)]
-    deff = design_effect(cell, weights, "novel")
-    return deff, correlation(cell, deff)
+    return design_effect(cell, weights, "novel")
+
+
+def _kind_correlation(
+    coded: pd.DataFrame, weights: Mapping[str, float], kind: str
+) -> tuple[float, float]:
+    """The correlation of two calls on one control of `kind` (both forms together: it is the
+    controls' spread in difficulty, and twice the controls estimate it with half the noise)
+    and its estimate's variance."""
+    if coded.empty:
+        return 0.0, 0.0
+    cell = coded[coded["expected"] == kind]
+    raw, var, _ = design_effect_var(cell, weights, "novel")
+    rho, rho_var, _ = correlation(cell, max(1.0, raw), var)
+    return rho, rho_var
 
 
 def _gap(rates: Mapping[tuple[str, str], _Rate | None], kind: str) -> Gap | None:
     cross, single = rates[(kind, "cross")], rates[(kind, "single")]
     if cross is None or single is None:
         return None
-    return Gap(cross.value - single.value, cross.variance + single.variance)
+    variance = cross.variance + single.variance + cross.rho_term(single)
+    return Gap(cross.value - single.value, variance)
 
 
 def _bias(
@@ -366,6 +396,7 @@ def _bias_at(
     variance = (1.0 - pi) ** 2 * fo.variance + pi**2 * to.variance
     variance += scale**2 * ((1.0 - pi) ** 2 * f.variance + pi**2 * t.variance)
     variance += slope**2 * arm.variance
+    variance += f.rho_term(fo, 1.0 - pi) + t.rho_term(to, pi)
     value = (1.0 - pi) * g_pub + pi * g_unpub
     return Bias(value, variance, pi, slope * arm.covariance)
 
@@ -393,6 +424,7 @@ def _corrected(
     if pub is None or unpub is None or fnr is None or tpr is None or bias is None:
         return None
     j, var_j = tpr.value - fnr.value, tpr.variance + fnr.variance
+    var_j += tpr.rho_slope**2 * tpr.rho_var + fnr.rho_slope**2 * fnr.rho_var
     if not j > 0 or bias.rate is None:
         return None
     pi = bias.rate  # the cross-field arm's

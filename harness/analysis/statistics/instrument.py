@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
+from scipy import special
 
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.accuracy import (
@@ -40,7 +41,12 @@ from harness.analysis.statistics.differential_error import (
     DifferentialError,
     differential_error,
 )
-from harness.analysis.statistics.joint import YoudenEstimate, majority_rate, youden_estimate
+from harness.analysis.statistics.joint import (
+    RHO_MAX,
+    YoudenEstimate,
+    majority_rate,
+    youden_estimate,
+)
 from harness.analysis.statistics.ppi import PPIResult
 from harness.analysis.statistics.weighted import Weighted, weighted_accuracy
 
@@ -117,7 +123,7 @@ def measure(frame: pd.DataFrame, shares: dict[str, float], plan: Plan) -> Instru
     ok, reason = discrimination_gate(weighted, plan, ADJUDICATOR_WORDS, uncounted)
     bound = None
     if weighted.accuracy.estimable:
-        bound = weighted.floor(_lower(weighted.accuracy, alpha / 2, plan, weighted.rho))
+        bound = weighted.floor(_lower(weighted, alpha / 2, plan))
     diff = differential(coded, alpha) if len(coded) else None
     return Instrument(coded, table, weighted, bound, ok, reason, diff, _estimate(weighted, plan))
 
@@ -137,19 +143,24 @@ def _estimate(weighted: Weighted, plan: Plan) -> YoudenEstimate | None:
         majority=a.per_item if a.combine == "majority" else 0,
         variances=weighted.variances,
         rho=weighted.rho,
+        rho_var=weighted.rho_var,
+        rho_cov=weighted.rho_cov,
     )
 
 
-def _lower(acc: Accuracy, alpha: float, plan: Plan, rho: tuple[float, float] = (0.0, 0.0)) -> float:
+def _lower(weighted: Weighted, alpha: float, plan: Plan) -> float:
     """Lower bound of the scale's J at one-sided alpha (split over both rates). With `combine:
     majority` the scale is the majority of `per_item` adjudicators: its rates M(s) = P(more than
     half of them right) grow with each adjudicator's rate s, so the bound is M(s_L) + M(p_L) - 1
-    (a majority's J can fall below the adjudicators' own when one rate is under 0.5; `rho`:
-    their calls' correlation on one control, `statistics.clustered`)."""
-    inner = 1.0 - 2.0 * alpha
+    (a majority's J can fall below the adjudicators' own when one rate is under 0.5), with
+    their calls' correlation on one control (`statistics.clustered`) at its upper limit."""
+    acc, inner = weighted.accuracy, 1.0 - 2.0 * alpha
     if plan.adjudication.combine != "majority":
         return acc.youden_ci(inner)[0]
     k = plan.adjudication.per_item
+    z = float(special.ndtri(1.0 - alpha))
+    pairs = zip(weighted.rho, weighted.rho_var, strict=True)
+    rho = [min(r + z * math.sqrt(v), RHO_MAX) for r, v in pairs]
     s_low = acc.sensitivity_ci(1.0 - alpha)[0]
     p_low = acc.specificity_ci(1.0 - alpha)[0]
     return float(majority_rate(s_low, k, rho[0]) + majority_rate(p_low, k, rho[1]) - 1.0)

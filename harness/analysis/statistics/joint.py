@@ -46,11 +46,15 @@ from scipy import special
 
 from harness.analysis.statistics.ppi import PPIResult
 
+RHO_MAX = 0.99  # a correlation of calls on one control is taken at most this (`clustered`)
+
 __all__ = [
     "JointTest",
     "YoudenEstimate",
+    "correlation_variance",
     "fieller",
     "majority_rate",
+    "majority_rho_slope",
     "majority_slope",
     "newcombe_lower",
     "smoothed_rate",
@@ -81,20 +85,23 @@ def wilson(k: Any, n: Any, z: float) -> tuple[Any, Any]:
     return np.maximum(centre - half, 0.0), np.minimum(centre + half, 1.0)
 
 
-def majority_rate(rate: Any, k: int, rho: float = 0.0) -> Any:
+def majority_rate(rate: Any, k: int, rho: Any = 0.0) -> Any:
     """P(more than half of k raters right), each right with probability `rate` (k odd);
     k = 0: the rate itself (the adjudicators' mean). `rho`: the correlation of two raters'
     calls on one item (items that differ in difficulty, Beta-distributed: the beta-binomial's
-    tail, which a correlation lowers above 0.5); 0: independent raters."""
+    tail, which a correlation lowers above 0.5); 0: independent raters; an array: one per
+    element of `rate`."""
     from scipy import stats  # only a majority needs it; scipy.stats costs 0.4 s to import
 
     if not k:
         return rate
-    if not rho > 0:
+    tied = np.asarray(rho) > 0  # an array: one correlation per element (simulated studies)
+    if not tied.any():
         return stats.binom.sf(k // 2, k, rate)
-    scale = (1.0 - rho) / rho
+    scale = (1.0 - rho) / np.where(tied, rho, 1.0)
     r = np.clip(rate, 1e-12, 1.0 - 1e-12)
-    return stats.betabinom.sf(k // 2, k, r * scale, (1.0 - r) * scale)
+    tail = stats.betabinom.sf(k // 2, k, r * scale, (1.0 - r) * scale)
+    return tail if tied.all() else np.where(tied, tail, stats.binom.sf(k // 2, k, rate))
 
 
 def newcombe_lower(
@@ -104,21 +111,54 @@ def newcombe_lower(
     unpub: Any,
     level: float,
     majority: int = 0,
-    rho: tuple[float, float] = (0.0, 0.0),
+    rho: tuple[Any, Any] = (0.0, 0.0),
+    rho_var: tuple[Any, Any] = (0.0, 0.0),
+    rho_cov: tuple[Any, Any] = (0.0, 0.0),
 ) -> Any:
     """Lower bound (two-sided `level`) of the scale's J = M(s) + M(p) - 1 by Newcombe's (1998)
     hybrid score method (MOVER, Zou and Donner 2008): each rate's Wilson limit carried through
     the increasing M (the identity, or a majority of `majority`, its raters' calls correlated
-    `rho` on published and unpublished items) and the two distances combined in quadrature.
-    With M the identity this is Newcombe's interval for s - (1 - p)."""
+    `rho` on published and unpublished items) and the distances combined in quadrature. The
+    correlations are estimated too (variances `rho_var`, covariances with their rates
+    `rho_cov`): each adds the distance z sqrt(var) of what its estimate adds to M's variance."""
     z = float(special.ndtri(0.5 + level / 2))
     s, p = pub_correct / pub, unpub_correct / unpub
     s_low, _ = wilson(pub_correct, pub, z)
     p_low, _ = wilson(unpub_correct, unpub, z)
     ms, mp = majority_rate(s, majority, rho[0]), majority_rate(p, majority, rho[1])
-    dist_s = ms - majority_rate(s_low, majority, rho[0])
-    dist_p = mp - majority_rate(p_low, majority, rho[1])
-    return ms + mp - 1.0 - np.sqrt(dist_s**2 + dist_p**2)
+    dist = (ms - majority_rate(s_low, majority, rho[0])) ** 2
+    dist = dist + (mp - majority_rate(p_low, majority, rho[1])) ** 2
+    extra = _correlations_variance(
+        pub_correct, pub, unpub_correct, unpub, majority, rho_var, rho_cov, rho
+    )
+    return ms + mp - 1.0 - np.sqrt(dist + z * z * np.maximum(extra, 0.0))
+
+
+def _correlations_variance(
+    pub_correct: Any,
+    pub: Any,
+    unpub_correct: Any,
+    unpub: Any,
+    k: int,
+    rho_var: tuple[Any, Any],
+    rho_cov: tuple[Any, Any],
+    rho: tuple[Any, Any],
+) -> Any:
+    """Both kinds' `correlation_variance` at their smoothed rates."""
+    rates = (smoothed_rate(pub_correct, pub), smoothed_rate(unpub_correct, unpub))
+    parts = zip(rates, rho, rho_var, rho_cov, strict=True)
+    return sum(correlation_variance(r, k, t, v, c) for r, t, v, c in parts)
+
+
+def correlation_variance(rate: Any, k: int, rho: Any, var: Any, cov: Any) -> Any:
+    """What the estimate of the correlation `rho` of a majority's calls adds to the variance of
+    M(rate) (delta method, at the smoothed rate): M_rho^2 var(rho) + 2 M_r M_rho cov(rate, rho);
+    0 for the adjudicators' mean (k = 0). Controls that differ in difficulty make rho's
+    estimate noisy, and it covaries with the rate (hard controls lower one, raise the other)."""
+    if not k:
+        return 0.0
+    slope = majority_rho_slope(rate, k, rho)
+    return slope**2 * var + 2.0 * majority_slope(rate, k, rho) * slope * cov
 
 
 def smoothed_var(k: Any, n: Any) -> Any:
@@ -132,17 +172,27 @@ def smoothed_rate(k: Any, n: Any) -> Any:
     return (k + 1.0) / (n + 2.0)
 
 
-def majority_slope(rate: Any, k: int, rho: float = 0.0) -> Any:
+def majority_slope(rate: Any, k: int, rho: Any = 0.0) -> Any:
     """d/dr of `majority_rate` (1 for k = 0); callers evaluate it at the smoothed rate, since
     at a raw rate of 0 or 1 it is 0 and would make the majority's J look known exactly."""
     if not k:
         return np.ones_like(rate, dtype=float) if isinstance(rate, np.ndarray) else 1.0
-    if rho > 0:  # the beta-binomial's: by central differences
+    if np.any(np.asarray(rho) > 0):  # the beta-binomial's: by central differences
         h = 1e-6
         up, down = np.clip(rate + h, 0.0, 1.0), np.clip(rate - h, 0.0, 1.0)
         return (majority_rate(up, k, rho) - majority_rate(down, k, rho)) / (up - down)
     h = (k - 1) // 2
     return k * math.comb(k - 1, h) * (rate * (1.0 - rate)) ** h
+
+
+def majority_rho_slope(rate: Any, k: int, rho: Any) -> Any:
+    """d/drho of `majority_rate` (0 for k = 0), by differences within [0, RHO_MAX]."""
+    if not k:
+        return np.zeros_like(rate, dtype=float) if isinstance(rate, np.ndarray) else 0.0
+    h = 1e-4
+    low = np.maximum(np.asarray(rho, dtype=float) - h, 0.0)
+    high = np.minimum(np.asarray(rho, dtype=float) + h, RHO_MAX)
+    return (majority_rate(rate, k, high) - majority_rate(rate, k, low)) / (high - low)
 
 
 def youden_estimate(
@@ -156,13 +206,17 @@ def youden_estimate(
     majority: int = 0,
     variances: tuple[float, float] | None = None,
     rho: tuple[float, float] = (0.0, 0.0),
+    rho_var: tuple[float, float] = (0.0, 0.0),
+    rho_cov: tuple[float, float] = (0.0, 0.0),
 ) -> YoudenEstimate | None:
     """J of the adjudicated scale from (effective) control counts; `covered`: the share of the
     adjudicated judgments whose adjudicators have controls (the rest count as J = 0);
     `majority`: k of a majority of k adjudicators (0: their mean), whose J is M(s) + M(p) - 1
     with variance by the delta method; `variances`: the two rates' variances when they are not
     those of the counts (adjudicators weighted by their shares, `statistics.weighted`); `rho`:
-    the correlation of two adjudicators' calls on one published / unpublished control."""
+    the correlation of two adjudicators' calls on one published / unpublished control,
+    `rho_var` its estimate's variance and `rho_cov` its covariance with the rate's (a majority's
+    J moves with it: `correlation_variance`)."""
     if pub <= 0 or unpub <= 0:
         return None
     s, p = pub_correct / pub, unpub_correct / unpub
@@ -171,7 +225,15 @@ def youden_estimate(
     slope_s = majority_slope(smoothed_rate(pub_correct, pub), majority, rho[0])
     slope_p = majority_slope(smoothed_rate(unpub_correct, unpub), majority, rho[1])
     var = float(slope_s**2 * var_s + slope_p**2 * var_p)
-    lower = float(newcombe_lower(pub_correct, pub, unpub_correct, unpub, level, majority, rho))
+    extra = _correlations_variance(
+        pub_correct, pub, unpub_correct, unpub, majority, rho_var, rho_cov, rho
+    )
+    var = max(var + float(extra), 0.0)
+    lower = float(
+        newcombe_lower(
+            pub_correct, pub, unpub_correct, unpub, level, majority, rho, rho_var, rho_cov
+        )
+    )
     lower = lower if lower <= 0 else covered * lower
     return YoudenEstimate(covered * value, covered**2 * var, lower, level)
 

@@ -46,6 +46,8 @@ class Weighted:
     # the correlation of two reviewers' calls on one published / unpublished control
     # (`statistics.clustered`): what a majority of them is right with depends on it
     rho: tuple[float, float] = (0.0, 0.0)
+    rho_var: tuple[float, float] = (0.0, 0.0)  # the correlations' estimates' variances
+    rho_cov: tuple[float, float] = (0.0, 0.0)  # ... and covariances with their rates
 
     def floor(self, bound: float) -> float:
         """A lower bound of the J that shrank d from one of the covered reviewers' weighted J:

@@ -296,8 +296,8 @@ def test_the_variance_of_theta_less_b_holds_by_simulation():
     batch = Batch(d, d.copy(), np.zeros((studies, 0)), np.zeros(studies), 0.0,
                   *([np.ones(studies)] * 4), forms=forms, single=single)  # fmt: skip
     theta, se, _ = ppi_t(batch)
-    value, var = _scale_rates(batch)
-    bias, var_b, cov, _, _ = _bias_at(batch, single, value, var, 1)
+    value, var, tie = _scale_rates(batch)
+    bias, var_b, cov, _, _ = _bias_at(batch, single, value, var, tie, 1)
     spread = np.var(theta - bias)
     predicted = np.mean(se**2 + var_b - 2 * cov)
     assert predicted == pytest.approx(spread, rel=0.08)
@@ -348,8 +348,8 @@ def test_the_simulation_weights_the_bias_as_the_analysis():
     batch = Batch(**{**batch.__dict__, "forms": forms, "single": single})
     inst = replace(inst, coded=pd.DataFrame(_twin_controls()))
     bias = replace(inst, single=arm).differential_error(_ppi(0.2, 0.02), PLAN).bias
-    value, var = _scale_rates(batch)
-    twin = [float(x[0]) for x in _bias_at(batch, single, value, var, 1)]
+    value, var, tie = _scale_rates(batch)
+    twin = [float(x[0]) for x in _bias_at(batch, single, value, var, tie, 1)]
     assert bias is not None
     assert (bias.value, bias.variance, bias.covariance, bias.rate) == pytest.approx(twin[:4])
     decided = []
@@ -480,3 +480,64 @@ def test_a_majority_of_adjudicators_who_agree_on_every_control_has_their_own_gap
     error = differential_error(pd.DataFrame(rows), shares, _ppi(0.3, 0.02), ALPHA, 3)
     assert error.published_gap is not None
     assert error.published_gap.value == pytest.approx(0.2, abs=0.01)
+
+
+def test_a_majoritys_bias_with_shared_controls_is_the_analysis_one():
+    """Three adjudicators, each control judged by two of them, controls that differ in
+    difficulty: the twin's J (value, variance, gate bound) and its bias b (value, variance)
+    on a majority's scale are the analysis' on the same calls, each kind's correlation of
+    calls on one control and its uncertainty included."""
+    from harness.analysis.simulation import instrument as I
+    from harness.analysis.statistics.differential_error import ArmRate
+
+    rng = np.random.default_rng(12)
+    right = (0.8, 0.9, 0.9, 0.75)  # published cross, single; unpublished cross, single
+    calls, who, rows = [], [], []
+    for form, (rate, (kind, shape)) in enumerate(zip(right, _cells(), strict=True)):
+        units = 60
+        p = rng.beta(rate * 2.0, (1 - rate) * 2.0, units)
+        calls.append((rng.random((units, 2)) < p[:, None])[None])
+        who.append((np.arange(units)[:, None] * 2 + np.arange(2)) % 3)
+        for u in range(units):
+            for j in range(2):
+                novel = calls[-1][0, u, j] == (kind == "not_published")
+                rows.append({
+                    "item_id": f"i{form}-{u}-{j}", "control_id": f"k{form}-{u}",
+                    "reviewer_id": f"adj{who[-1][u, j]}", "reviewer_kind": "human",
+                    "verdict": "not_published" if novel else "published", "expected": kind,
+                    "control_kind": shape, "split": "evaluation",
+                })  # fmt: skip
+    plan = PLAN.model_copy(
+        update={"adjudication": PLAN.adjudication.model_copy(update={"combine": "majority", "per_item": 3})}
+    )  # fmt: skip
+    shares = {f"adj{a}": 1 / 3 for a in range(3)}
+    inst = measure(pd.DataFrame(rows), shares, plan)
+    ctl = I._summarised(calls, who, 3)
+    single = np.array([[0.5, 0.7, 0.6, 0.4, 0.3]])
+    d = np.array([[0.1, -0.2, 0.3, 0.2, 0.1]])
+    (pub, pub_ok), (unpub, unpub_ok) = ctl.kinds.transpose(1, 2, 0)
+    batch = Batch(d, d, np.zeros((1, 0)), np.zeros(1), 0.0, pub, pub_ok, unpub, unpub_ok,
+                  forms=ctl.forms, single=single, majority=3, rho=ctl.rho,
+                  rho_var=ctl.rho_var, rho_cov=ctl.rho_cov)  # fmt: skip
+    j, var_j, low = I.youden(batch, plan.controls.level)
+    est = inst.estimate
+    assert est is not None
+    assert (est.value, est.variance, est.lower) == pytest.approx((j[0], var_j[0], low[0]), rel=1e-3)
+    bias = (
+        replace(inst, single=ArmRate.of(single[0], d[0]))
+        .differential_error(_ppi(0.2, 0.02), plan)
+        .bias
+    )
+    value, var, tie = I._scale_rates(batch)
+    twin = [float(x[0]) for x in I._bias_at(batch, single, value, var, tie, 1)]
+    assert bias is not None
+    assert bias.value == pytest.approx(twin[0], rel=1e-6)
+    # the twin smooths effective counts, n / deff + 2, where the analysis scales the variance
+    # of n + 2 by deff: a few percent apart at 60 controls a cell
+    assert bias.variance == pytest.approx(twin[1], rel=0.03)
+    assert float(ctl.rho_var.min()) > 0  # the correlation's uncertainty is in both
+
+
+def _cells() -> list[tuple[str, str]]:
+    return [("published", "cross"), ("published", "single"), ("not_published", "cross"),
+            ("not_published", "single")]  # fmt: skip
