@@ -109,27 +109,47 @@ CELLS = [
     ),
     Scenario("100, both tiers 0.1 worse on real items", topics=100, harder=0.1, harder_primary=0.1),
 ]
+# the planner's pick at primaries 0.8, adjudicators 0.9 with the plan's 3 primary reviewers
+# per item (`harness power --adjudicated`, `differential_error: auto`, controls alike): four
+# times the planned controls, 2,066 careful judgments, against 6,098 for every topic
+# adjudicated by two; escalated, each control is judged by the first round's two
+PICK = Scenario(
+    "DECISIVE bank, 25%, 2 samples, escalated majority, 4x controls",
+    share=0.25,
+    samples=2,
+    primary=3,
+    adjudicators=3,
+    combine="majority",
+    controls=292,
+    per_control=2,
+)
 # The designs with power goals (primaries 0.8, adjudicators 0.9, planned controls)
 DECISIVE = [
     Scenario("DECISIVE bank, all adjudicated, 2 samples", share=1.0, samples=2),
     Scenario("DECISIVE bank, all adj., 2 samples, 2000 ctl", share=1.0, samples=2, controls=2000),
     Scenario("DECISIVE bank, half adjudicated, 2 samples", share=0.5, samples=2),
-    # the planner's pick at these accuracies with the plan's 3 primary reviewers per item
-    # (`harness power --adjudicated`, `differential_error: auto`): four times the planned
-    # controls, 2,066 careful judgments, against 6,098 for every topic adjudicated by two
+    PICK,
+    # controls (and real items) that differ in difficulty, two calls on one correlated 0.4
+    # (`planning.control_correlation`): the planner's pick then, the pick for controls alike,
+    # and the 50-topic design
     Scenario(
-        "DECISIVE bank, 25%, 2 samples, escalated majority, 4x controls",
-        share=0.25,
+        "DECISIVE bank, half adj., 2 samples, 2x ctl, ctl rho 0.4",
+        share=0.5,
         samples=2,
         primary=3,
-        adjudicators=3,
-        combine="majority",
-        controls=292,
+        controls=874,
+        control_correlation=0.4,
+    ),
+    replace(
+        PICK, name="DECISIVE bank, 25%, esc. majority, 4x ctl, ctl rho 0.4", control_correlation=0.4
     ),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
     Scenario("DECISIVE 50, all adj., 2 samples, 60 controls", 50, 1.0, samples=2, controls=60),
     Scenario("DECISIVE 50, all adjudicated, 2 samples, base 0.1", 50, 1.0, 0.1, samples=2),
+    Scenario(
+        "DECISIVE 50, all adj., 2 samples, ctl rho 0.4", 50, 1.0, samples=2, control_correlation=0.4
+    ),  # fmt: skip
 ]
 
 

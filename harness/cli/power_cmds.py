@@ -129,6 +129,15 @@ def power(
         "adjudicators' is taken as 0.95) for the adjudicated design (default: 0.7, 0.85 and "
         "0.95).",
     ),
+    control_correlation: float | None = typer.Option(
+        None,
+        "--control-correlation",
+        min=0.0,
+        max=0.99,
+        help="Correlation of two adjudicators' calls on one control (controls that differ in "
+        "difficulty) for the adjudicated design search (default: the plan's "
+        "planning.control_correlation).",
+    ),
 ) -> None:
     """Power, topics needed and minimal detectable effect for the paired design (Connor 1987;
     normal approximation; simulation searched until it reaches the target power).
@@ -163,5 +172,6 @@ def power(
         study_file=config,
         adjudicated=adjudicated,
         agreement=agreement,
+        control_correlation=control_correlation,
     )
     typer.echo(result.summary())

@@ -132,6 +132,8 @@ class Planning(_Section):
     controls: int = Field(100, ge=0)  # control judgments in the study (pooled)
     models: int = Field(1, ge=1, le=100)  # models answering the same prompts
     model_correlation: float = Field(0.5, ge=0.0, le=1.0)  # of a topic's d_t between two models
+    # of two adjudicators' calls on one control (controls that differ in difficulty; 0: alike)
+    control_correlation: float = Field(0.0, ge=0.0, lt=1.0)
 
 
 class Controls(_Section):

@@ -103,7 +103,8 @@ class Decisive:
         return (
             f"primary reviewers {a.primary_accuracy:g} and adjudicators "
             f"{self.adjudicator_accuracy:g} accurate on real items and controls alike, "
-            f"adjudicators erring independently, single-field novelty {self.p_single:g}, topics "
+            f"adjudicators' calls on one control correlated {a.control_correlation:g} "
+            f"(planning.control_correlation), single-field novelty {self.p_single:g}, topics "
             f"spread {a.sd_topic:.2f} on the logit scale (planning.rho), several models counted "
             f"as independent outputs; adjudication.interval: {a.interval}"
         )

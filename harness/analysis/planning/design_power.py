@@ -8,8 +8,9 @@ their figures optimistic), the adjudicators per item and how they combine (mean,
 escalated majority), and their controls. The assumptions (`Assumptions`) are the plan's: its rule
 (`adjudication.interval`, `finite_below`, `estimand`, `controls.level` and `min_youden`,
 `differential_error`), its controls per adjudicator (`controls.adjudicator_share` of the items
-each judges in the first round, at least `controls.min_per_reviewer`; controls of equal
-difficulty, judged independently), the correlation of a topic's outputs
+each judges in the first round, at least `controls.min_per_reviewer`, each control judged by
+the adjudicators of the first round, `planning.control_correlation` the correlation of two calls
+on one control: controls that differ in difficulty), the correlation of a topic's outputs
 (`planning.rho`, as the spread of topics on the logit scale), and the reviewers' accuracy on
 real items and controls alike (the primary reviewers' given, the adjudicators'
 ADJUDICATOR_ACCURACY).
@@ -95,6 +96,7 @@ class Assumptions:
     control_share: float = 0.4
     min_controls: int = 10
     sd_topic: float = 1.0  # spread of topics' novelty on the logit scale
+    control_correlation: float = 0.0  # of two adjudicators' calls on one control
 
 
 def assumptions(plan: Plan, primary_accuracy: float) -> Assumptions:
@@ -112,6 +114,7 @@ def assumptions(plan: Plan, primary_accuracy: float) -> Assumptions:
         control_share=c.adjudicators,
         min_controls=c.min_per_reviewer,
         sd_topic=sd_for_rho(plan.planning.p_single, plan.planning.rho),
+        control_correlation=plan.planning.control_correlation,
     )
 
 
@@ -186,6 +189,8 @@ class Candidate:
             sensitivity=s.adjudicator_accuracy,
             specificity=s.adjudicator_accuracy,
             controls=self.controls(a),
+            control_correlation=a.control_correlation,
+            per_control=self.first_round,
         )
 
     def words(self, a: Assumptions) -> str:

@@ -295,6 +295,7 @@ def power(
     study_file: str | Path | None = None,
     adjudicated: float | int | str | None = None,
     agreement: float | None = None,
+    control_correlation: float | None = None,
 ) -> PowerResult:
     """Analytic power (Connor 1987; normal approximations) and, with `simulate`, the full
     design run through the exact primary analysis. `bank` (True: the bundled bank, or a bank
@@ -306,7 +307,9 @@ def power(
     describes wherever the arguments leave them unset. `adjudicated` (a share of the topics, a
     count, or its text; default the plan's adjudication.topics, 0 for none) adds the adjudicated
     design's power by sample size at primary accuracy `agreement` (default 0.7, 0.85 and 0.95;
-    harness.analysis.planning.gold_power)."""
+    harness.analysis.planning.gold_power); `control_correlation` (default the plan's
+    planning.control_correlation) the correlation of two adjudicators' calls on one control
+    that the design search assumes."""
     import numpy as np
 
     from_file = None
@@ -319,6 +322,13 @@ def power(
         bank = (from_file.bank or True) if bank is True else bank
     base = plan if isinstance(plan, Plan) else load_plan(plan).plan
     base = _with_accuracy(base, sensitivity, specificity)
+    if control_correlation is not None:
+        if not 0.0 <= control_correlation < 1.0:
+            raise HarnessError(
+                "--control-correlation must lie in [0, 1)", column="control_correlation"
+            )
+        update = {"control_correlation": control_correlation}
+        base = base.model_copy(update={"planning": base.planning.model_copy(update=update)})
     p = base.planning
     sized = (
         None if bank is None or bank is False else bank_size(None if bank is True else Path(bank))

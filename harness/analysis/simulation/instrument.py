@@ -35,6 +35,13 @@ so that the measured rule can ask whether the two tiers describe the same items
 Real items may be harder than the controls (`harder`, `harder_primary`): the tiers' accuracy on
 real items lower than on their controls, the assumption the correction by J rests on broken.
 
+Each adjudicators' control is judged by `per_control` of them (as `judge --blind` routes it: the
+first round's), so their calls on it are clustered; with `control_correlation` controls (and real
+items) differ in difficulty, each one's chance of a right call Beta with that correlation of two
+calls. The controls' design effect, the correlation it implies and that correlation's
+uncertainty are estimated per study from the calls, as `statistics.clustered` estimates them,
+and the rules read the effective counts.
+
 The rules, vectorised: `joint_rule` (`statistics.verdict.decide_adjudicated`'s joint test),
 `measured_rule` (the betting rule below `adjudication.finite_below` adjudicated topics),
 `auto_rule` (the plan's choice between them) and `reference_rule` (t tests on the adjudicated

@@ -121,3 +121,30 @@ def test_judge_blind_says_whether_the_controls_measure_differential_error():
     note = differential_note("auto", bank)
     assert "no unpublished single-field control" in note and "will say that it is not" in note
     assert "none is possible" in differential_note("require", bank)
+
+
+def test_controls_that_differ_in_difficulty_cost_power_the_planner_sees():
+    """The same design, controls (and real items) whose two calls correlate 0.4: the simulated
+    power falls, as the analysis pays the controls' design effect; the plan's key and the CLI
+    flag carry the assumption into the search and its words."""
+    from dataclasses import replace
+
+    s = _settings(363)
+    design = Candidate(363, 0.25, 2, adjudicators=3, majority=True, escalate=True)
+    alike = design_power(s, design, ASSUMED, 600)
+    differ = design_power(s, design, replace(ASSUMED, control_correlation=0.4), 600)
+    assert differ[0] < alike[0] - 0.05 and differ[1] < alike[1] - 0.05
+    plan = load_plan(None).plan
+    update = {"control_correlation": 0.4}
+    plan = plan.model_copy(update={"planning": plan.planning.model_copy(update=update)})
+    assert dd.assumptions(plan, 0.8).control_correlation == 0.4
+
+
+def test_power_cli_takes_the_controls_correlation(small_grid):
+    done = run_subprocess(
+        "power", "--topics", "363", "--adjudicated", "0.25", "--control-correlation", "0.4"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "one control correlated 0.4 (planning.control_correlation)" in done.stdout
+    bad = run_subprocess("power", "--adjudicated", "0.25", "--control-correlation", "1.5")
+    assert bad.returncode != 0 and "--control-correlation" in bad.stderr
