@@ -18,8 +18,13 @@ import pytest
 from scipy import stats
 
 import harness
-from harness.analysis.plan import PrimaryTestRecord, primary_test_names, register, unregister
 from harness.analysis.plan.plan_file import Design, Plan, load_plan
+from harness.analysis.plan.primary_tests import (
+    PrimaryTestRecord,
+    primary_test_names,
+    register,
+    unregister,
+)
 from harness.analysis.simulation.known_accuracy import Reviewers, misclassified_batch
 from harness.analysis.simulation.verdicts import simulate_verdicts
 from harness.analysis.statistics.consensus import Judgments, TopicTable

@@ -431,14 +431,13 @@ def _adjudicated(
     samples: int | None,
 ) -> GoldPower | None:
     """The adjudicated design's figures, or None without a sample (plan or argument)."""
-    section = getattr(plan, "adjudication", None)  # plans before the gold subsample lack it
     if isinstance(sample, str):
         try:
             sample = parse_share_or_count(sample)
         except ValueError as error:
             raise HarnessError(f"--adjudicated: {error}", column="adjudicated") from None
     if sample is None:
-        sample = getattr(section, "topics", 0) or 0
+        sample = plan.adjudication.topics or 0
     if not sample:
         return None
     if agreement is not None and not 0.5 <= agreement <= 1.0:
@@ -455,7 +454,7 @@ def _adjudicated(
         alpha=i["alpha"],
         target=i["target"],
         reviewers=reviewers or design.reviewers,
-        adjudicators=int(getattr(section, "per_item", 2)),
+        adjudicators=plan.adjudication.per_item,
         # several models: every model's outputs of a sampled topic are adjudicated, and the
         # topic's difference pools them like more outputs per prompt
         samples=(samples or design.samples) * int(i["models"]),

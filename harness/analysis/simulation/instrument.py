@@ -609,26 +609,8 @@ def auto_rule(
 def _bounds(b: Batch, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact (Clopper-Pearson, Bonferroni) bounds of the adjudicators' J at two-sided `level`."""
     inner = 1.0 - (1.0 - level) / 2.0
-    q = (1.0 - inner) / 2.0
-    with np.errstate(invalid="ignore"):
-        s_lo = np.where(
-            b.pub_correct > 0, special.betaincinv(b.pub_correct, b.pub - b.pub_correct + 1, q), 0.0
-        )
-        p_lo = np.where(
-            b.unpub_correct > 0,
-            special.betaincinv(b.unpub_correct, b.unpub - b.unpub_correct + 1, q),
-            0.0,
-        )
-        s_hi = np.where(
-            b.pub_correct < b.pub,
-            special.betaincinv(b.pub_correct + 1, b.pub - b.pub_correct, 1 - q),
-            1.0,
-        )
-        p_hi = np.where(
-            b.unpub_correct < b.unpub,
-            special.betaincinv(b.unpub_correct + 1, b.unpub - b.unpub_correct, 1 - q),
-            1.0,
-        )
+    s_lo, s_hi = _cp(b.pub_correct, b.pub, inner, True)
+    p_lo, p_hi = _cp(b.unpub_correct, b.unpub, inner, True)
     return s_lo + p_lo - 1.0, s_hi + p_hi - 1.0
 
 

@@ -39,7 +39,6 @@ class Batch:
     pub_correct: np.ndarray  # ... judged not novel
     unpub_n: np.ndarray
     unpub_correct: np.ndarray  # unpublished control judgments judged novel
-    true_difference: float
     # per reviewer (studies, R), for reviewers who differ: control counts and each reviewer's
     # share of the absolute weights of the real judgments in d_t
     by_reviewer: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -177,7 +176,6 @@ def misclassified_batch(
         pub_correct=pub_correct,
         unpub_n=np.tile(n_unpub, (studies, 1)),
         unpub_correct=unpub_correct,
-        true_difference=effect,
     )
 
 
@@ -217,7 +215,6 @@ def mixed_reviewers_batch(
         pub_correct=counts[1],
         unpub_n=counts[2],
         unpub_correct=counts[3],
-        true_difference=effect,
         by_reviewer=counts[4],
         shares=realised,
     )

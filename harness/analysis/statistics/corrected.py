@@ -80,7 +80,6 @@ class Corrected:
     ci_high: float | None
     level: float
     resamples: int
-    invalid_share: float  # share of resamples with some J* <= MIN_J
     note: str
     unreliable: bool = False  # some v / J-hat^2 > RELIABLE: plain 1/J-hat, J-hat too uncertain
 
@@ -209,7 +208,6 @@ def corrected_difference(
         _finite(high),
         level,
         resamples,
-        float(invalid.mean()),
         _estimate_note(youden, var, reliable)
         + "; percentile bootstrap over topics and control judgments"
         + (
@@ -232,7 +230,7 @@ def _estimate_note(youden: np.ndarray, var: np.ndarray, reliable: np.ndarray) ->
 
 
 def _no_estimate(method: CorrectionMethod, observed: float, level: float, note: str) -> Corrected:
-    return Corrected(method, observed, None, None, None, level, 0, 1.0, note)
+    return Corrected(method, observed, None, None, None, level, 0, note)
 
 
 def _finite(x: float) -> float | None:
