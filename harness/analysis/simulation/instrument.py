@@ -519,7 +519,8 @@ def ppi_t(b: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rest, lam, tuned = _rectified(b)
     estimate = rest.mean(axis=1) + (lam * fu.mean(axis=1) if big_n else 0.0)
     var = rest.var(axis=1, ddof=1) * (n - 1) / (n - 1 - tuned) / n
-    if big_n:
+    if big_n:  # lambda's own error where it was tuned (`statistics.ppi.ppi_mean`), and f_U's
+        var = var * (1.0 + tuned / (n * (1.0 + n / big_n)))
         var = var + lam**2 * fu.var(axis=1, ddof=1) / big_n
     return estimate, np.sqrt(var), n - 1.0 - tuned
 

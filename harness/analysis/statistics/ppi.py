@@ -18,7 +18,12 @@ topics and primary reviewers who vary), it costs one more: the rectifier's varia
 ddof = 2 and the reference n - 2 degrees of freedom, as for the residuals of the regression
 estimator of two-phase sampling, which PPI++ for a mean is. Without it, 15 adjudicated topics gave
 a one-sided size up to 6% and 90% intervals that covered 88% (simulation of 4,000 studies per
-cell); with it, the classical test's figures.
+cell); with it, the classical test's figures. The tuned lambda's own error adds
+var(lambda-hat) var(f_L - f_U), about var(d - lambda f) / (n^2 (1 + n/N)) (the slope's variance
+var(d - lambda f) / (n var f (1 + n/N)^2) times var(f) (1/n + 1/N)): second order, but at 91 of
+363 topics adjudicated, an escalated majority of three, the standard error was 0.6% short of
+theta's spread and `refuted` at a true +SESOI 5.06% +/- 0.02% over 800,000 simulated studies;
+with the term 5.00%, at a cost of 0.26 points of `refuted` at a true 0.
 
 The sample is drawn with equal inclusion probabilities (systematic over strata), so the
 unweighted means are unbiased; treating the draw as simple random ignores the stratification's
@@ -129,6 +134,8 @@ def ppi_mean(
     rectifier = d - lam * f
     imputed = lam * fu.mean() if big_n else 0.0
     var = _var(rectifier, ddof + fitted) / n if n else math.nan
+    if fitted:  # lambda's own error times f's mean's gap: var(lambda-hat) var(f_L - f_U)
+        var += var / (n * (1.0 + n / big_n))
     if big_n and lam:
         var += lam**2 * _var(fu, ddof) / big_n
     classical_se = math.sqrt(_var(d, ddof) / n) if n else math.nan

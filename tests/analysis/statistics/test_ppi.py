@@ -144,7 +144,9 @@ def test_tuned_lambda_costs_a_degree_of_freedom():
     tuned = ppi_mean(d, f, fu)
     assert 0 < tuned.lam < 1 and tuned.df == d.size - 2
     rectifier = d - tuned.lam * f
-    expected = np.var(rectifier, ddof=2) / d.size + tuned.lam**2 * np.var(fu, ddof=1) / fu.size
+    n, big_n = d.size, fu.size
+    own = np.var(rectifier, ddof=2) / n  # the rectifier's, lambda's own error beside it
+    expected = own * (1 + 1 / (n * (1 + n / big_n))) + tuned.lam**2 * np.var(fu, ddof=1) / big_n
     assert tuned.se**2 == pytest.approx(expected, rel=1e-12)
     assert tuned.estimate == pytest.approx(tuned.lam * fu.mean() + rectifier.mean(), abs=1e-14)
     assert tuned.p_greater() == pytest.approx(stats.t.sf(tuned.estimate / tuned.se, d.size - 2))
