@@ -39,6 +39,7 @@ from dataclasses import replace
 import numpy as np
 
 from harness.analysis.plan.plan_file import load_plan
+from harness.analysis.planning.design_power import sd_for_rho
 from harness.analysis.simulation.instrument import (
     Decisions,
     Scenario,
@@ -54,6 +55,7 @@ MIN_J = PLAN.controls.min_youden
 REQUIRE = PLAN.adjudication.differential_error in ("auto", "require")
 FINITE = PLAN.adjudication.finite_below
 EFFECTS = (0.0, SESOI, 0.2)
+SD_PLANNED = sd_for_rho(PLAN.planning.p_single, PLAN.planning.rho)
 
 CELLS = [
     *(
@@ -94,6 +96,25 @@ CELLS = [
         differential=0.05,
         missed_single=0.2,
     ),
+    # errors against the hypothesis: cross-field published items called novel less often by
+    # both tiers (the adjudicated difference lowered without a lower true one): `refuted`
+    # needs the difference corrected for the error below +SESOI too
+    Scenario("363, differential against -0.05", mode="differential", differential=-0.05),
+    Scenario(
+        "363 all adj., 2 samples, against -0.10",
+        share=1.0,
+        samples=2,
+        mode="differential",
+        differential=-0.1,
+    ),
+    Scenario(
+        "363 half adj., 2 samples, against -0.10",
+        share=0.5,
+        samples=2,
+        mode="differential",
+        differential=-0.1,
+    ),
+    Scenario("100, differential against -0.10", topics=100, mode="differential", differential=-0.1),
     Scenario("363 topics, base 0.30, 2000 controls", controls=2000),
     Scenario("363, adjudicators judge by topic", mode="by_topic"),
     Scenario("363, adjudicators find one topic", mode="one_topic"),
@@ -110,11 +131,11 @@ CELLS = [
     Scenario("100, both tiers 0.1 worse on real items", topics=100, harder=0.1, harder_primary=0.1),
 ]
 # the planner's pick at primaries 0.8, adjudicators 0.9 with the plan's 3 primary reviewers
-# per item (`harness power --adjudicated`, `differential_error: auto`, controls alike): four
-# times the planned controls, 2,066 careful judgments, against 6,098 for every topic
-# adjudicated by two; escalated, each control is judged by the first round's two
+# per item (`harness power --adjudicated`, `differential_error: auto`, controls alike): twice
+# the planned controls, 2,066 careful judgments, against 6,098 for every topic adjudicated
+# by two; escalated, each control is judged by the first round's two
 PICK = Scenario(
-    "DECISIVE bank, 25%, 2 samples, escalated majority, 4x controls",
+    "DECISIVE bank, 25%, 2 samples, escalated majority, 2x controls",
     share=0.25,
     samples=2,
     primary=3,
@@ -141,7 +162,7 @@ DECISIVE = [
         control_correlation=0.4,
     ),
     replace(
-        PICK, name="DECISIVE bank, 25%, esc. majority, 4x ctl, ctl rho 0.4", control_correlation=0.4
+        PICK, name="DECISIVE bank, 25%, esc. majority, 2x ctl, ctl rho 0.4", control_correlation=0.4
     ),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
@@ -156,7 +177,7 @@ DECISIVE = [
 class Rates:
     def __init__(self) -> None:
         self.size = self.refuted_sesoi = self.power = self.power_sesoi = math.nan
-        self.refuted_null = self.other_null = self.other_sesoi = math.nan
+        self.refuted_null = self.other_null = self.other_sesoi = self.other_refuted = math.nan
         self.coverage = self.coverage_corrected = 1.0
         self.withheld = 0.0
 
@@ -171,11 +192,14 @@ class Rates:
         # mode's, to show what the guard costs and what it keeps out
         robust = d.robust if d.robust is not None else d.supported
         plan, other = (robust, d.supported) if REQUIRE else (d.supported, robust)
+        guarded = d.refuted_robust if d.refuted_robust is not None else d.refuted
+        refuted, other_refuted = (guarded, d.refuted) if REQUIRE else (d.refuted, guarded)
         if effect == 0.0:
-            self.size, self.refuted_null = float(plan.mean()), float(d.refuted.mean())
+            self.size, self.refuted_null = float(plan.mean()), float(refuted.mean())
             self.other_null = float(other.mean())
+            self.other_refuted = float(other_refuted.mean())
         elif effect == SESOI:
-            self.refuted_sesoi = float(d.refuted.mean())
+            self.refuted_sesoi = float(refuted.mean())
             self.power_sesoi, self.other_sesoi = float(plan.mean()), float(other.mean())
         else:
             self.power = float(plan.mean())
@@ -186,7 +210,13 @@ class Rates:
         cover = f"{self.coverage:>6.1%}" if coverage else f"{'':>6}"
         held = f"{self.withheld:>6.1%}" if coverage else f"{'':>6}"
         robust = " ".join(
-            f"{v:>6.1%}" for v in (self.other_null, self.other_sesoi, self.coverage_corrected)
+            f"{v:>6.1%}"
+            for v in (
+                self.other_null,
+                self.other_sesoi,
+                self.other_refuted,
+                self.coverage_corrected,
+            )
         )
         return (
             " ".join(f"{v:>6.1%}" for v in values)
@@ -230,8 +260,10 @@ def main() -> None:
     studies = 300 if args.quick else args.studies
     rng = np.random.default_rng(args.seed)
     cells = [c for c in CELLS + DECISIVE if not args.only or any(o in c.name for o in args.only)]
-    # the planned controls per adjudicator: the plan's share of their real items
+    # the planned controls per adjudicator: the plan's share of their real items; the designs
+    # with power goals at the planning defaults' spread of topics (planning.rho), as planned
     cells = [replace(c, control_share=PLAN.controls.adjudicators) for c in cells]
+    cells = [replace(c, sd_topic=SD_PLANNED) if c.name.startswith("DECISIVE") else c for c in cells]
     print(
         f"{studies} studies per cell and true difference; alpha {ALPHA}, SESOI {SESOI}, "
         f"min J {MIN_J}; betting below {FINITE} adjudicated topics"
@@ -244,13 +276,15 @@ def main() -> None:
     print(
         f"         plan's `supported` (differential_error: {PLAN.adjudication.differential_error});"
     )
-    print("         oth0 / oth.1: `supported` at 0 and +0.1 under the other mode (report or")
-    print("         require): what the guard against differential error keeps out and costs;")
+    print("         oth0 / oth.1 / othR0: `supported` at 0 and +0.1, `refuted` at 0 under the")
+    print("         other mode (report or require): what the guards against differential")
+    print("         error keep out and cost (`refuted` there: the corrected difference below")
+    print("         +SESOI too);")
     print("         covDE: lowest coverage of the true difference corrected for differential")
     print("         error (reported beside the verdict)")
     print(
         f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
-        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6} {'covDE':>6}"
+        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6} {'othR0':>6} {'covDE':>6}"
     )
     failed = []
     for cell in cells:

@@ -1,6 +1,6 @@
 """The decisive design through the real entry point: the whole bank (363 topics), two outputs
-per prompt, every topic adjudicated by two careful reviewers (97% accurate on their controls and
-on real items alike), primary reviewers at 85%. With no true difference `harness analyze` says
+per prompt, every topic adjudicated by two careful reviewers (97% accurate on their planned
+controls and on real items alike), primary reviewers at 85%. With no true difference `harness analyze` says
 REFUTED; with a true +0.10 it says SUPPORTED (the rule: `statistics.verdict`, joint test)."""
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def _bank_study(path, effect: float, seed: int):
             rows.append((t, c, s, r, VERDICT[truth if rng.random() < 0.85 else 1 - truth]))
         for a in ADJ:
             rows.append((t, c, s, a, VERDICT[truth if rng.random() < 0.97 else 1 - truth]))
-    controls = control_judgments(40, list(ADJ), sensitivity=0.97, specificity=0.97, seed=seed)
+    # the planned controls: `controls.adjudicator_share` 0.4 of each adjudicator's 2,178 items
+    controls = control_judgments(872, list(ADJ), sensitivity=0.97, specificity=0.97, seed=seed)
     return build_study(
         path, rows, reviewers=TWO_HUMANS | ADJ, roles=ROLES, sample=topics, controls=controls
     )

@@ -219,7 +219,7 @@ def design_power(
     s: GoldPowerSettings, c: Candidate, a: Assumptions, studies: int, seed: int = SEED
 ) -> tuple[float, float]:
     """Simulated power of the verdict's rule: (supported at +SESOI, refuted at 0); under
-    `require_robust` a `supported` counts only when robust to differential error."""
+    `require_robust` a verdict counts only when robust to differential error."""
     import numpy as np
 
     scenario = c.scenario(s, a)
@@ -227,8 +227,9 @@ def design_power(
     out = []
     for effect, column in ((s.sesoi, "supported"), (0.0, "refuted")):
         decided = decide(simulate(scenario, effect, studies, rng), s, a)
-        hits = decided.robust if a.require_robust and column == "supported" else None
-        out.append(float((getattr(decided, column) if hits is None else hits).mean()))
+        robust = decided.robust if column == "supported" else decided.refuted_robust
+        hits = robust if a.require_robust and robust is not None else getattr(decided, column)
+        out.append(float(hits.mean()))
     return out[0], out[1]
 
 

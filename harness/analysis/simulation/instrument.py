@@ -57,6 +57,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import special
 
+from harness.analysis.statistics.clustered import rho_variance
 from harness.analysis.statistics.joint import (
     RHO_MAX,
     correlation_variance,
@@ -305,7 +306,7 @@ def _judge(
     `missed` fewer "novel" calls on truly novel single-field items; `rho`: items that differ
     in difficulty, the reviewers' chance on each Beta around the rate (two calls correlate
     rho)."""
-    false_novel = np.array([1 - sens, 1 - sens, min(1.0, 1 - sens + extra)])[:, None]
+    false_novel = np.array([1 - sens, 1 - sens, min(1.0, max(0.0, 1 - sens + extra))])[:, None]
     novel = np.array([spec - missed, spec - missed, spec])[:, None]
     p = np.where(truth, novel, false_novel)
     if rho > 0:
@@ -411,6 +412,7 @@ def _summarised(calls: list[np.ndarray], who: list[np.ndarray], m: int) -> _Cont
     the analysis reads them: effective counts per form and kind, and each kind's correlation
     of calls on one control with its variance and covariance with the kind's rate."""
     c = who[0].shape[1]
+    units = [w.shape[0] for w in who]
     forms = np.stack([_per_adjudicator(y, w, m) for y, w in zip(calls, who, strict=True)], 2)
     deff_forms = np.stack([_design_effect(y, w, m)[0] for y, w in zip(calls, who, strict=True)], 1)
     deff_kinds, var_kinds, cov_kinds = np.stack(
@@ -424,7 +426,7 @@ def _summarised(calls: list[np.ndarray], who: list[np.ndarray], m: int) -> _Cont
     return _Controls(
         forms / deff_forms[:, None, :, None],
         kinds / deff_kinds[:, :, None],
-        *_correlation(deff_kinds, var_kinds, cov_kinds, c),
+        *_correlation(deff_kinds, var_kinds, cov_kinds, c, np.array([units[:2], units[2:]]).sum(1)),
     )
 
 
@@ -459,14 +461,14 @@ def _design_effect(calls: np.ndarray, who: np.ndarray, m: int) -> np.ndarray:
 
 
 def _correlation(
-    deff: np.ndarray, var: np.ndarray, cov: np.ndarray, calls: int
+    deff: np.ndarray, var: np.ndarray, cov: np.ndarray, calls: int, controls: np.ndarray
 ) -> tuple[np.ndarray | None, ...]:
     """`statistics.clustered.correlation`: (deff - 1) / (m - 1), m calls per control, its
     variance and its covariance with the rate."""
     if calls < 2:
         return None, None, None
     rho: np.ndarray = np.clip((deff - 1.0) / (calls - 1.0), 0.0, RHO_MAX)
-    return rho, var / (calls - 1.0) ** 2, cov / (calls - 1.0)
+    return rho, rho_variance(var, calls, controls), cov / (calls - 1.0)
 
 
 def _difference(p: np.ndarray) -> np.ndarray:
@@ -485,6 +487,9 @@ class Decisions:
     # the true difference inside the interval corrected for differential error (reported
     # beside the verdict: `statistics.differential_error`)
     covered_corrected: np.ndarray | None = None
+    # refuted and robust to differential error: the corrected difference's upper limit at
+    # one-sided alpha below +SESOI too (`statistics.verdict.refute_guard`)
+    refuted_robust: np.ndarray | None = None
 
     def coverage(self) -> float:
         """Coverage of the true difference among the intervals the report prints."""
@@ -593,7 +598,21 @@ def joint_rule(
     robust = supported & robust_to_differential(b, theta, se, df, alpha)
     fixed = corrected_interval(b, theta, se, df, alpha)
     corrected = None if fixed is None else (fixed[0] <= b.truth) & (b.truth <= fixed[1])
-    return Decisions(supported, refuted, covered, robust, disagree, corrected)
+    guarded = refuted & refute_guard(b, theta, se, df, alpha, sesoi)
+    return Decisions(supported, refuted, covered, robust, disagree, corrected, guarded)
+
+
+def refute_guard(
+    b: Batch, theta: np.ndarray, se: np.ndarray, df: np.ndarray, alpha: float, sesoi: float
+) -> np.ndarray:
+    """`statistics.verdict.refute_guard`, vectorised: the true difference corrected for the
+    adjudicators' differential error shown below +SESOI at one-sided alpha (all True where the
+    controls do not measure the error)."""
+    fixed = corrected_interval(b, theta, se, df, 2.0 * alpha)
+    if fixed is None:
+        return np.ones(theta.shape, dtype=bool)
+    result: np.ndarray = fixed[1] < sesoi
+    return result
 
 
 def auto_rule(
@@ -640,7 +659,8 @@ def measured_rule(
     covered = _covers(b)
     # the betting test is the difference's own leg, as in the analysis (its p stands for theta's)
     robust = supported & robust_to_differential(b, *ppi_t(b), alpha, positive=False)
-    return Decisions(supported, refuted, covered, robust, disagree)
+    guarded = refuted & refute_guard(b, *ppi_t(b), alpha, sesoi)
+    return Decisions(supported, refuted, covered, robust, disagree, refuted_robust=guarded)
 
 
 def robust_to_differential(

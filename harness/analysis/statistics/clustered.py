@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from harness.analysis.statistics.joint import RHO_MAX
 from harness.analysis.statistics.weighted import Weighted
@@ -30,7 +32,7 @@ from harness.analysis.statistics.weighted import Weighted
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["clustered", "correlation", "design_effect", "design_effect_var"]
+__all__ = ["clustered", "correlation", "design_effect", "design_effect_var", "rho_variance"]
 
 CLUSTER = "control_id"
 
@@ -48,7 +50,15 @@ def correlation(
     if not m > 1:
         return 0.0, 0.0, 0.0
     rho = min(max((deff - 1.0) / (m - 1.0), 0.0), RHO_MAX)
-    return rho, deff_var / (m - 1.0) ** 2, deff_cov / (m - 1.0)
+    return rho, rho_variance(deff_var, m, cell[CLUSTER].nunique()), deff_cov / (m - 1.0)
+
+
+def rho_variance(deff_var: Any, m: float, controls: Any) -> Any:
+    """rho-hat's variance, deff_var / (m - 1)^2, at least its value under independent calls,
+    2 / (m (m - 1) C) with C controls: where at most one reviewer errs on a kind every
+    influence is 0 and the delta method would call rho known (8-22% of studies with 40
+    controls each at accuracy 0.9, whose bounds then covered 69-81%)."""
+    return np.maximum(deff_var / (m - 1.0) ** 2, 2.0 / (m * (m - 1.0) * controls))
 
 
 def design_effect(cell: pd.DataFrame, shares: Mapping[str, float], value: str) -> float:

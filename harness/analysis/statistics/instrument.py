@@ -160,10 +160,15 @@ def _lower(weighted: Weighted, alpha: float, plan: Plan) -> float:
     k = plan.adjudication.per_item
     z = float(special.ndtri(1.0 - alpha))
     pairs = zip(weighted.rho, weighted.rho_var, strict=True)
-    rho = [min(r + z * math.sqrt(v), RHO_MAX) for r, v in pairs]
+    upper = [min(r + z * math.sqrt(v), RHO_MAX) for r, v in pairs]
     s_low = acc.sensitivity_ci(1.0 - alpha)[0]
     p_low = acc.specificity_ci(1.0 - alpha)[0]
-    return float(majority_rate(s_low, k, rho[0]) + majority_rate(p_low, k, rho[1]) - 1.0)
+    # M falls with rho above a rate of 0.5 and rises below it: the lower of its two ends
+    low = [
+        min(majority_rate(x, k, 0.0), majority_rate(x, k, r))
+        for x, r in zip((s_low, p_low), upper, strict=True)
+    ]
+    return float(low[0] + low[1] - 1.0)
 
 
 ADJUDICATOR_WORDS = GateWords(

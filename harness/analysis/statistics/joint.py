@@ -47,6 +47,7 @@ from scipy import special
 from harness.analysis.statistics.ppi import PPIResult
 
 RHO_MAX = 0.99  # a correlation of calls on one control is taken at most this (`clustered`)
+RHO_MIN = 1e-6  # ... and below this as 0 (a design effect of 1 plus rounding)
 
 __all__ = [
     "JointTest",
@@ -95,7 +96,9 @@ def majority_rate(rate: Any, k: int, rho: Any = 0.0) -> Any:
 
     if not k:
         return rate
-    tied = np.asarray(rho) > 0  # an array: one correlation per element (simulated studies)
+    # an array: one correlation per element (simulated studies); below RHO_MIN the binomial,
+    # which a beta-binomial of concentration near 1e16 would not return in floating point
+    tied = np.asarray(rho) > RHO_MIN
     if not tied.any():
         return stats.binom.sf(k // 2, k, rate)
     scale = (1.0 - rho) / np.where(tied, rho, 1.0)
@@ -177,7 +180,7 @@ def majority_slope(rate: Any, k: int, rho: Any = 0.0) -> Any:
     at a raw rate of 0 or 1 it is 0 and would make the majority's J look known exactly."""
     if not k:
         return np.ones_like(rate, dtype=float) if isinstance(rate, np.ndarray) else 1.0
-    if np.any(np.asarray(rho) > 0):  # the beta-binomial's: by central differences
+    if np.any(np.asarray(rho) > RHO_MIN):  # the beta-binomial's: by central differences
         h = 1e-6
         up, down = np.clip(rate + h, 0.0, 1.0), np.clip(rate - h, 0.0, 1.0)
         return (majority_rate(up, k, rho) - majority_rate(down, k, rho)) / (up - down)

@@ -240,14 +240,18 @@ def decide_adjudicated(
             f"{not_significant} and {reason}: without that, no difference on their scale can "
             "be read as no effect",
         )
-    if ppi.p_less() < alpha / 2:  # alpha/2: with J's bound at alpha/2, alpha in all
+    by_equivalence = plan.equivalence.refute_by == "equivalence"
+    p_inside = _p_inside(ppi, plan, margin)
+    below = ppi.p_less() < alpha / 2  # alpha/2: with J's bound at alpha/2, alpha in all
+    guard = refute_guard(ppi, plan, instrument) if below or p_inside < alpha / 2 else None
+    if guard is not None:
+        return Decision("inconclusive", f"{not_significant}; {guard}")
+    if below:
         return Decision(
             "refuted",
             f"single-field prompts were judged novel more often ({at_half}; one-sided "
             f"p = {ppi.p_less():.4g} < {alpha / 2:g}); {instrument.reason}",
         )
-    by_equivalence = plan.equivalence.refute_by == "equivalence"
-    p_inside = ppi.p_tost(margin) if by_equivalence else ppi.p_less(margin)
     what = f"inside +/-{margin:.3g}" if by_equivalence else f"below +{margin:.3g}"
     scaled = f"the SESOI {sesoi:g} times the lower bound of the adjudicators' J"
     if p_inside < alpha / 2:
@@ -261,6 +265,14 @@ def decide_adjudicated(
         f"{not_significant} and a true difference as large as the SESOI is not excluded: "
         f"{what} ({scaled}) is not shown ({at_half}; p = {p_inside:.4g} >= {alpha / 2:g})",
     )
+
+
+def _p_inside(ppi: PPIResult, plan: Plan, margin: float) -> float:
+    """The betting rule's p of the difference inside (below) the margin on the adjudicated
+    scale."""
+    if plan.equivalence.refute_by == "equivalence":
+        return ppi.p_tost(margin)
+    return ppi.p_less(margin)
 
 
 def joint_test(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> JointTest | None:
@@ -302,14 +314,18 @@ def _refute_jointly(
         f"{ppi.estimate:+.3f} over their J {test.youden.value:.3f}), {1 - 2 * alpha:.0%} "
         f"interval [{low:+.3f}, {high:+.3f}] with J's uncertainty"
     )
-    if ppi.p_less() < alpha:
+    by_equivalence = plan.equivalence.refute_by == "equivalence"
+    p_inside = test.p_tost(sesoi) if by_equivalence else test.p_below(sesoi)
+    below = ppi.p_less() < alpha
+    guard = refute_guard(ppi, plan, instrument) if below or p_inside < alpha else None
+    if guard is not None:
+        return Decision("inconclusive", f"{not_significant}; {guard}")
+    if below:
         return Decision(
             "refuted",
             f"single-field prompts were judged novel more often ({_numbers(ppi, 1 - 2 * alpha)};"
             f" one-sided p = {ppi.p_less():.4g} < {alpha:g}); {gate}",
         )
-    by_equivalence = plan.equivalence.refute_by == "equivalence"
-    p_inside = test.p_tost(sesoi) if by_equivalence else test.p_below(sesoi)
     what = f"inside +/-{sesoi:g}" if by_equivalence else f"below +{sesoi:g}"
     if p_inside < alpha:
         return Decision(
@@ -322,6 +338,34 @@ def _refute_jointly(
         "inconclusive",
         f"{not_significant} and a true difference as large as the SESOI is not excluded: "
         f"{what} is not shown ({true}; joint test p = {p_inside:.4g} >= {alpha:g})",
+    )
+
+
+def refute_guard(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> str | None:
+    """Why a `refuted` is withheld under the adjudicators' differential error, or None. Errors
+    that depend on the condition against the hypothesis (cross-field outputs that look
+    published, single-field ones that look novel) lower the adjudicated difference without a
+    lower true one, so where the plan requires robustness (`adjudication.differential_error`)
+    the true difference corrected for the error (`statistics.differential_error`, Fieller) must
+    be shown below +SESOI too: its upper limit at one-sided alpha."""
+    if instrument is None or ppi.n_labelled < 2:
+        return None
+    alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
+    error = instrument.differential_error(ppi, plan, 2 * alpha)  # its interval at 1 - 2 alpha
+    if not plan.adjudication.requires_robust(error.measured):
+        return None
+    fixed = error.corrected
+    if fixed is not None and fixed.high < sesoi:
+        return None
+    shown = (
+        f"its {fixed.level:.0%} interval [{fixed.low:+.3f}, {fixed.high:+.3f}] reaches +{sesoi:g}"
+        if fixed is not None
+        else "the controls or the cross-field arm cannot estimate it"
+    )
+    return (
+        "the plan requires a `refuted` to be robust to the adjudicators' differential error "
+        f"(adjudication.differential_error: {plan.adjudication.differential_error}), and the "
+        f"true difference corrected for it is not shown below +{sesoi:g}: {shown}"
     )
 
 

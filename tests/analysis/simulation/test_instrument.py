@@ -71,7 +71,9 @@ def _instrument_with(est):
     inst.reason = "measured"
     ok = est.lower >= 0.3
     inst.joint_gate.return_value = (ok, "gate")
-    inst.differential_error.return_value = MagicMock(text=lambda: None, robust=True)
+    inst.differential_error.return_value = MagicMock(
+        text=lambda: None, robust=True, measured=False, corrected=None
+    )
     return inst
 
 

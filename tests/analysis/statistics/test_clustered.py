@@ -179,3 +179,18 @@ def test_a_majoritys_j_carries_the_uncertainty_of_its_correlation():
         lowers.append(inst.estimate.lower)
     assert float(np.mean(variances)) == pytest.approx(float(np.var(values, ddof=1)), rel=0.15)
     assert float(np.mean(np.array(lowers) <= truth)) >= 0.94  # one-sided 97.5%
+
+
+def test_a_correlation_is_never_known_exactly():
+    """Only one adjudicator errs on the shared controls: every control's influence on the
+    design effect is 0, and the delta method alone would call rho known; its variance is
+    floored at its value under independent calls, 2 / (m (m - 1) C)."""
+    from harness.analysis.statistics.clustered import correlation, design_effect_var
+
+    calls = np.zeros((40, 2), dtype=bool)
+    calls[:4, 0] = True  # adjudicator 0 calls four published controls novel
+    cell = _coded(_frame(calls, "published", shared=True))
+    ratio, var, _ = design_effect_var(cell, SHARES, "correct")
+    assert ratio == pytest.approx(1.0) and var == pytest.approx(0.0, abs=1e-15)
+    rho, rho_var, _ = correlation(cell, max(ratio, 1.0), var)
+    assert rho == 0.0 and rho_var == pytest.approx(2 / (2 * 1 * 40))

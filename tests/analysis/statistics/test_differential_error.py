@@ -541,3 +541,57 @@ def test_a_majoritys_bias_with_shared_controls_is_the_analysis_one():
 def _cells() -> list[tuple[str, str]]:
     return [("published", "cross"), ("published", "single"), ("not_published", "cross"),
             ("not_published", "single")]  # fmt: skip
+
+
+def _against(missed: int, per_form: int = 100):
+    """Two adjudicators' controls, every answer right but `missed` unpublished cross-field
+    controls called published: an error against the hypothesis (cross-field novelty missed)."""
+    rows = []
+    for form in ("cross", "single"):
+        for expected in ("published", "not_published"):
+            for i in range(per_form):
+                wrong = form == "cross" and expected == "not_published" and i < missed
+                verdict = (
+                    ("published" if expected == "not_published" else "not_published")
+                    if wrong
+                    else expected
+                )
+                rows.append({
+                    "item_id": f"c{form}{expected}{i}", "control_id": f"k{form}{expected}{i}",
+                    "reviewer_id": f"adj{i % 2}", "reviewer_kind": "human", "verdict": verdict,
+                    "expected": expected, "control_kind": form, "split": "evaluation",
+                })  # fmt: skip
+    return measure(pd.DataFrame(rows), {"adj0": 0.5, "adj1": 0.5}, PLAN)
+
+
+def test_a_refuted_must_survive_differential_error_against_the_hypothesis():
+    """No adjudicated difference (0.000, SE 0.01): the joint test refutes. But where the
+    adjudicators miss cross-field novelty (30 of 100 unpublished cross-field controls called
+    published) the difference corrected for that error is about +0.13, so under `auto` the
+    verdict is inconclusive and says why; under `report` it stays refuted; with no such error
+    the guard passes."""
+    from harness.analysis.statistics.differential_error import ArmRate
+
+    arms = {"single": ArmRate(0.3, 0.0004), "cross": ArmRate(0.3, 0.0004)}
+    ppi = _ppi(0.0, 0.01)
+    erring = replace(_against(30), **arms)
+    held = decide_adjudicated(ppi, PLAN, [], None, erring)
+    assert held.label == "inconclusive"
+    assert "robust to the adjudicators' differential error" in held.reason
+    assert "corrected for it is not shown below +0.1" in held.reason
+    report = PLAN.model_copy(
+        update={"adjudication": PLAN.adjudication.model_copy(update={"differential_error": "report"})}
+    )  # fmt: skip
+    assert decide_adjudicated(ppi, report, [], None, erring).label == "refuted"
+    honest = replace(_against(0), **arms)
+    assert decide_adjudicated(ppi, PLAN, [], None, honest).label == "refuted"
+
+
+def test_majority_rates_treat_a_rounding_correlation_as_none():
+    """A design effect of 1 plus rounding gives rho near 1e-16: the binomial, not a
+    beta-binomial of concentration 1e16 (which returned 0 or 1)."""
+    from harness.analysis.statistics.joint import majority_rate, majority_slope
+
+    for tiny in (1e-16, 2.2e-16, 1e-9):
+        assert float(majority_rate(0.84, 3, tiny)) == pytest.approx(float(majority_rate(0.84, 3)))
+        assert float(majority_slope(0.84, 3, tiny)) == pytest.approx(float(majority_slope(0.84, 3)))
