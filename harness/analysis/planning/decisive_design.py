@@ -320,7 +320,7 @@ def differential_note(mode: str, labels: Iterable[tuple[str, str]]) -> str:
     ]
     if missing:
         then = (
-            "no `supported` can be shown robust to it, so none is possible"
+            "no `supported` or `refuted` can be shown robust to it, so neither is possible"
             if mode == "require"
             else "a `supported` will say that it is not measured"
         )
@@ -330,7 +330,9 @@ def differential_note(mode: str, labels: Iterable[tuple[str, str]]) -> str:
             "(`--controls`) measure it"
         )
     shown = ", ".join(f"{counts[c]}" for c in _FORMS)
-    then = "says whether it is robust" if mode == "report" else "must be robust to it"
+    then = (
+        "says whether it is robust" if mode == "report" else "and a `refuted` must be robust to it"
+    )
     return (
         f"{head}: controls of both forms (published cross / single, unpublished cross / single: "
         f"{shown}) measure it; a `supported` {then}"

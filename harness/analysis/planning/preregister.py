@@ -164,13 +164,13 @@ def power_lines(plan: Plan, topics: int) -> list[str]:
 
 def _differential_line(mode: str) -> str:
     rule = {
-        "require": "a `supported` that is not robust is `inconclusive`",
-        "report": "a `supported` says whether it is robust",
+        "require": "a `supported` or `refuted` that is not robust is `inconclusive`",
+        "report": "a `supported` says whether it is robust; a `refuted` needs no more",
         "auto": (
             "where the adjudicators' controls include both forms, published and unpublished, "
-            "a `supported` that is not robust is `inconclusive`; where they do not (the bundled "
-            "bank has no unpublished single-field control at a cut-off after 1999), the error "
-            "is not measured and a `supported` says so"
+            "a `supported` or `refuted` that is not robust is `inconclusive`; where they do not "
+            "(the bundled bank has no unpublished single-field control at a cut-off after "
+            "1999), the error is not measured and a `supported` says so"
         ),
     }[mode]
     return (
@@ -185,7 +185,11 @@ def _differential_line(mode: str) -> str:
         "controls (delta method; without it, the larger gap). A `supported` is robust to them "
         "when the adjudicated difference exceeds 0 and b, each by a one-sided test at alpha of "
         "the difference minus b with both uncertainties (intersection-union: no split of "
-        f"alpha). `adjudication.differential_error: {mode}`: {rule}."
+        "alpha). A `refuted` is robust to them when the true difference corrected for them, "
+        "(the difference - b at the cross-field arm's rate) / the single-field controls' J, "
+        "is shown below +SESOI too (Fieller's upper limit at one-sided alpha): errors against "
+        "the hypothesis lower the difference without a lower true one. "
+        f"`adjudication.differential_error: {mode}`: {rule}."
     )
 
 

@@ -112,7 +112,9 @@ def test_judge_blind_says_whether_the_controls_measure_differential_error():
     from harness.analysis.planning.decisive_design import differential_note
 
     every = [(e, k) for e in ("published", "not_published") for k in ("cross", "single")]
-    assert "a `supported` must be robust to it" in differential_note("auto", every * 3)
+    assert "a `supported` and a `refuted` must be robust to it" in differential_note(
+        "auto", every * 3
+    )
     assert "(published cross / single, unpublished cross / single: 3, 3, 3, 3)" in (
         differential_note("require", every * 3)
     )
@@ -120,7 +122,7 @@ def test_judge_blind_says_whether_the_controls_measure_differential_error():
     bank = [e for e in every if e != ("not_published", "single")]
     note = differential_note("auto", bank)
     assert "no unpublished single-field control" in note and "will say that it is not" in note
-    assert "none is possible" in differential_note("require", bank)
+    assert "neither is possible" in differential_note("require", bank)
 
 
 def test_controls_that_differ_in_difficulty_cost_power_the_planner_sees():

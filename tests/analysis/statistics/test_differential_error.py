@@ -180,7 +180,8 @@ def test_several_models_are_checked_at_the_familys_alpha():
 def test_the_preregistration_states_the_rule_it_runs():
     line = _differential_line("require")
     assert "intersection-union" in line and "exceeds 0 and b" in line
-    assert "`supported` that is not robust is `inconclusive`" in line
+    assert "`supported` or `refuted` that is not robust is `inconclusive`" in line
+    assert "corrected for them" in line and "below +SESOI" in line
     assert "says whether it is robust" in _differential_line("report")
 
 
