@@ -131,17 +131,18 @@ CELLS = [
     Scenario("100, both tiers 0.1 worse on real items", topics=100, harder=0.1, harder_primary=0.1),
 ]
 # the planner's pick at primaries 0.8, adjudicators 0.9 with the plan's 3 primary reviewers
-# per item (`harness power --adjudicated`, `differential_error: auto`, controls alike): twice
-# the planned controls, 2,066 careful judgments, against 6,098 for every topic adjudicated
-# by two; escalated, each control is judged by the first round's two
+# per item (`harness power --adjudicated`, `differential_error: auto`, controls alike): three
+# quarters adjudicated by an escalated majority of three, one output per prompt, 218 controls
+# each (each judged by the first round's two): 2,433 careful judgments, against 6,098 for
+# every topic adjudicated by two with 2 outputs per prompt
 PICK = Scenario(
-    "DECISIVE bank, 25%, 2 samples, escalated majority, 2x controls",
-    share=0.25,
-    samples=2,
+    "DECISIVE bank, 75%, 1 sample, escalated majority, 218 ctl",
+    share=0.75,
+    samples=1,
     primary=3,
     adjudicators=3,
     combine="majority",
-    controls=292,
+    controls=218,
     per_control=2,
 )
 # The designs with power goals (primaries 0.8, adjudicators 0.9, planned controls)
@@ -162,7 +163,9 @@ DECISIVE = [
         control_correlation=0.4,
     ),
     replace(
-        PICK, name="DECISIVE bank, 25%, esc. majority, 2x ctl, ctl rho 0.4", control_correlation=0.4
+        PICK,
+        name="DECISIVE bank, 75%, esc. majority, 218 ctl, ctl rho 0.4",
+        control_correlation=0.4,
     ),
     Scenario("DECISIVE bank, 40% adjudicated, 2 samples", share=0.4, samples=2),
     Scenario("DECISIVE 50, all adjudicated, 2 samples", topics=50, share=1.0, samples=2),
