@@ -20,14 +20,15 @@ the primary reviewers' own scale, gated by their accuracy on the planted control
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from harness.analysis.plan.plan_file import Plan
 from harness.analysis.statistics.equivalence import Equivalence
 from harness.analysis.statistics.instrument import Instrument
 from harness.analysis.statistics.joint import JointTest
 from harness.analysis.statistics.pooled import Pooled
-from harness.analysis.statistics.ppi import PPIResult
+from harness.analysis.statistics.ppi import Estimator, PPIResult, ppi_mean
+from harness.analysis.statistics.ppi_betting import BettingPPI
 from harness.analysis.statistics.primary import PrimaryOutcome
 
 
@@ -347,10 +348,14 @@ def refute_guard(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> s
     published, single-field ones that look novel) lower the adjudicated difference without a
     lower true one, so where the plan requires robustness (`adjudication.differential_error`)
     the true difference corrected for the error (`statistics.differential_error`, Fieller) must
-    be shown below +SESOI too: its upper limit at one-sided alpha."""
+    be shown below +SESOI too: its upper limit at one-sided alpha. Both tests must reject, so
+    the size is at most the corrected test's, which holds whatever the direction of the error
+    (theta - b_x = (pi_x - pi_s) J_s exactly)."""
     if instrument is None or ppi.n_labelled < 2:
         return None
     alpha, sesoi = plan.primary.alpha, plan.equivalence.sesoi
+    if isinstance(ppi, BettingPPI):  # its reference is none (df inf): Fieller reads the t one
+        ppi = ppi_mean(ppi.d, ppi.f, ppi.f_unlabelled, estimator=cast(Estimator, ppi.estimator))
     error = instrument.differential_error(ppi, plan, 2 * alpha)  # its interval at 1 - 2 alpha
     if not plan.adjudication.requires_robust(error.measured):
         return None
