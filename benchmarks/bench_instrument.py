@@ -16,8 +16,10 @@ two models x two samples per prompt; domain-pair clusters (the bank's six pairs,
 as the estimand's strata); errors shared by both tiers and differential by condition;
 adjudicators who judge by topic, find one topic novel or follow a rule of their own. Then the
 decisive designs the issue names. Per cell: `supported` at a true 0 (size), `refuted` at a true
-+SESOI, the lowest coverage over true 0, +0.10 and +0.20 of the interval the report prints
-(Fieller's 95% interval of the true difference; the betting rule's joined 95% parts), `supported`
++SESOI, the lowest coverage over true 0, +0.10 and +0.20 of the verdict's interval the report
+prints (where the plan requires robustness to differential error, the true difference corrected
+for it, Fieller's 95% interval, which `refuted` reads; else Fieller's 95% interval of theta / J;
+the betting rule's joined 95% parts), `supported`
 at +0.10 and +0.20 and `refuted` at 0, with the reference's and the rule's share of it; then
 `supported` at 0 and +0.10 under the other `adjudication.differential_error` mode. `supported`
 is the plan's: under `require` (the bundled plan) also robust to the adjudicators' differential
@@ -185,10 +187,12 @@ class Rates:
         self.withheld = 0.0
 
     def add(self, effect: float, d: Decisions) -> None:
-        self.coverage = min(self.coverage, d.coverage())
-        if d.covered_corrected is not None:
-            corrected = float(d.covered_corrected.mean())
-            self.coverage_corrected = min(self.coverage_corrected, corrected)
+        # the verdict's interval: corrected for differential error where the plan requires
+        # robustness (`refuted` reads it), theta / J beside it (errors taken alike by condition)
+        robust = d.covered_corrected if REQUIRE else None
+        self.coverage = min(self.coverage, d.coverage(robust))
+        if robust is not None:
+            self.coverage_corrected = min(self.coverage_corrected, d.coverage())
         if d.withheld is not None:
             self.withheld = max(self.withheld, float(d.withheld.mean()))
         # the plan's `supported` (robust to differential error under `require`) and the other
@@ -283,11 +287,11 @@ def main() -> None:
     print("         other mode (report or require): what the guards against differential")
     print("         error keep out and cost (`refuted` there: the corrected difference below")
     print("         +SESOI too);")
-    print("         covDE: lowest coverage of the true difference corrected for differential")
-    print("         error (reported beside the verdict)")
+    print("         covJ: lowest coverage of theta / J's Fieller interval, which assumes errors")
+    print("         that do not depend on the condition (reported beside the verdict's)")
     print(
         f"{'cell':<46} {'rule':<9} {'sup0':>6} {'refS':>6} {'cover':>6} {'sup.1':>6} "
-        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6} {'othR0':>6} {'covDE':>6}"
+        f"{'sup.2':>6} {'ref0':>6} {'held':>6} {'oth0':>6} {'oth.1':>6} {'othR0':>6} {'covJ':>6}"
     )
     failed = []
     for cell in cells:

@@ -67,6 +67,9 @@ CORRECTED_FIELDS = (
     "corrected_high",
     "corrected_tost_low",
     "corrected_tost_high",
+    "robust_estimate",
+    "robust_low",
+    "robust_high",
 )
 
 
@@ -178,7 +181,22 @@ def _joint_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, obj
         "corrected_high": _num(high),
         "corrected_tost_low": _num(tost_low),
         "corrected_tost_high": _num(tost_high),
-    }
+    } | _robust_fields(inst, ppi, plan)
+
+
+def _robust_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
+    """The true difference corrected for the adjudicators' differential error too, Fieller's
+    (1 - alpha) interval, and whether the plan makes it the verdict's interval."""
+    error = inst.differential_error(ppi, plan)
+    fixed = error.corrected
+    out: dict[str, object] = {"robust_required": plan.adjudication.requires_robust(error.measured)}
+    if fixed is not None:
+        out |= {
+            "robust_estimate": _num(fixed.estimate),
+            "robust_low": _num(fixed.low),
+            "robust_high": _num(fixed.high),
+        }
+    return out
 
 
 def _inverse_youden(acc: Accuracy) -> float:

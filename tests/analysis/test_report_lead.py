@@ -31,7 +31,12 @@ def test_the_joint_rule_leads_with_the_true_difference_and_its_fieller_interval(
     a = result.adjudication
     assert a is not None and a.rule == "joint" and result.verdict.label == "inconclusive"
     lead = build_lead(result)
-    true, theirs = lead.rows  # not supported: the row `refuted` reads comes first
+    true, theirs, robust = lead.rows  # not supported: the row `refuted` reads comes first
+    # the controls measure differential error: the corrected difference, which `refuted` reads
+    # too under the bundled `differential_error: auto`
+    assert a.robust_required and robust.estimate == a.robust_estimate
+    assert (robust.low, robust.high) == (a.robust_low, a.robust_high)
+    assert "below +0.1 too" in robust.test
     assert (true.estimate, true.low, true.high) == (
         a.corrected_estimate,
         a.corrected_low,
@@ -73,8 +78,9 @@ def test_when_supported_the_one_sided_estimate_on_their_scale_comes_first(tmp_pa
     study, _ = _truthful_study(tmp_path, effect=0.3)
     result = analyze(study, fast_plan, write_report=False)
     assert result.verdict.label == "supported"
-    theirs, true = build_lead(result).rows
+    theirs, true, robust = build_lead(result).rows
     assert theirs.label.startswith("adjudicated difference") and "supported" in theirs.test
+    assert robust.label.startswith("true difference corrected for their differential error")
     assert true.label.startswith("true difference") and true.margin == 0.1
 
 

@@ -245,17 +245,31 @@ BETTING = (
 
 
 def _joint_rows(a: AdjudicationResult) -> list[list[str]]:
-    return [
+    rows = [
         ["adjudicators' J (weighted)", fmt(a.youden)],
         ["lower bound of J (score interval; the gate)", fmt(a.youden_bound)],
         ["true difference (theirs / J)", fmt(a.corrected_estimate, signed=True)],
         [
             f"{1 - a.alpha:.0%} interval of the true difference (Fieller, J's uncertainty "
-            "included)",
+            "included; their errors taken not to depend on the condition)",
             f"[{fmt(a.corrected_low, signed=True)}, {fmt(a.corrected_high, signed=True)}]",
         ],
         [f"joint TOST p against +/-{fmt(a.margin)} (decides at alpha)", fmt_p(a.p_tost_margin)],
     ]
+    if a.robust_low is not None:
+        whose = "; the verdict's interval, as the plan requires" if a.robust_required else ""
+        rows += [
+            [
+                "true difference corrected for their differential error too",
+                fmt(a.robust_estimate, signed=True),
+            ],
+            [
+                f"{1 - a.alpha:.0%} interval of it (Fieller, valid whichever way their errors "
+                f"depend on the condition{whose})",
+                f"[{fmt(a.robust_low, signed=True)}, {fmt(a.robust_high, signed=True)}]",
+            ],
+        ]
+    return rows
 
 
 def _betting_rows(a: AdjudicationResult) -> list[list[str]]:

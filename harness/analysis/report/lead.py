@@ -169,6 +169,7 @@ def _adjudicated(r: AnalysisResult, a: AdjudicationResult) -> Lead:
             ),
         )
         rows = [theirs, true] if r.verdict.label == "supported" else [true, theirs]
+        rows += _robust_row(a)
     elif a.rule != "joint" and a.margin:
         rows = [
             _with_test(
@@ -194,6 +195,31 @@ def _adjudicated(r: AnalysisResult, a: AdjudicationResult) -> Lead:
             passed=a.adjudicator_gate,
         )
     return Lead(rows, youden, _caption(rows, youden, r))
+
+
+def _robust_row(a: AdjudicationResult) -> list[LeadRow]:
+    """The true difference corrected for the adjudicators' differential error too, where it
+    was estimated; the verdict reads its upper limit where the plan requires robustness."""
+    if a.robust_estimate is None:
+        return []
+    reads = (
+        f"refuted needs its {1 - 2 * a.alpha:.0%} upper limit below +{a.sesoi:g} too (the plan "
+        "requires robustness to differential error)"
+        if a.robust_required
+        else "reported beside the verdict (the plan does not require robustness)"
+    )
+    return [
+        LeadRow(
+            label="true difference corrected for their differential error too",
+            estimate=a.robust_estimate,
+            low=a.robust_low,
+            high=a.robust_high,
+            interval=f"{1 - a.alpha:.0%} Fieller interval",
+            margin=a.sesoi,
+            margin_text="the SESOI",
+            test=reads,
+        )
+    ]
 
 
 def _with_test(row: LeadRow, margin: float | None, what: str, test: str) -> LeadRow:

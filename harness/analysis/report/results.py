@@ -438,6 +438,14 @@ class AdjudicationResult(_Model):
     # TOST refutes at alpha
     corrected_tost_low: float | None = None
     corrected_tost_high: float | None = None
+    # the true difference corrected for the adjudicators' differential error as well
+    # (`statistics.differential_error`, Fieller at 1 - alpha), valid whatever the direction of
+    # such error; the verdict's interval where the plan requires robustness (`robust_required`:
+    # `adjudication.differential_error` auto with the error measured, or require)
+    robust_estimate: float | None = None
+    robust_low: float | None = None
+    robust_high: float | None = None
+    robust_required: bool = False
     tiers_disagree: str = ""  # why the tiers' verdicts do not fit their accuracy (no refuted)
     # the tipping point of a `supported` against the adjudicators' differential error and the
     # bound their per-form controls give (`statistics.differential_error`)

@@ -491,9 +491,11 @@ class Decisions:
     # one-sided alpha below +SESOI too (`statistics.verdict.refute_guard`)
     refuted_robust: np.ndarray | None = None
 
-    def coverage(self) -> float:
-        """Coverage of the true difference among the intervals the report prints."""
-        shown = self.covered if self.withheld is None else self.covered[~self.withheld]
+    def coverage(self, covered: np.ndarray | None = None) -> float:
+        """Coverage of the true difference among the intervals the report prints (`covered`:
+        of another of its intervals than the rule's own)."""
+        covered = self.covered if covered is None else covered
+        shown = covered if self.withheld is None else covered[~self.withheld]
         return float(shown.mean()) if shown.size else math.nan
 
 
