@@ -63,3 +63,5 @@ def test_the_whole_bank_all_adjudicated_decides(tmp_path, fast_plan, effect, ver
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"VERDICT: {verdict}" in proc.stdout, proc.stdout[-3000:]
+    if verdict == "REFUTED":  # what it assumes, and how much harder real items could be
+        assert "their J on real items is at least" in proc.stdout

@@ -286,6 +286,17 @@ class JointTest:
         """Both one-sided tests of |delta| >= sesoi: the larger p-value."""
         return max(self.p_below(sesoi), self.p_above(-sesoi))
 
+    def transfer_floor(self, sesoi: float, alpha: float, both: bool = True) -> float:
+        """The least J on real items at which the refutation still holds (both one-sided tests
+        at alpha; `both` False: the upper one alone, non-superiority), J's estimate on the
+        controls kept for its variance: (|theta| + q s) / SESOI, s the joint standard error.
+        Real items harder than the controls leave theta = J_real x delta, so a J on real items
+        below it is what would undo the `refuted`."""
+        q = self.ppi.quantile(1.0 - alpha)
+        s = math.sqrt(self.ppi.se**2 + sesoi**2 * self.youden.variance)
+        theta = self.ppi.estimate
+        return ((abs(theta) if both else theta) + q * s) / sesoi
+
     def interval(self, level: float) -> tuple[float, float]:
         """Fieller's interval of delta at two-sided `level`, within [-1, 1]; [-1, 1] when J is
         not significantly above 0 at that level."""

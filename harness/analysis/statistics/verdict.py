@@ -287,12 +287,21 @@ def joint_test(ppi: PPIResult, plan: Plan, instrument: Instrument | None) -> Joi
     return JointTest(ppi, instrument.estimate)
 
 
-# the refutation by the true difference divides by J measured on controls (methodology.md, "The
-# verdict's rule in one page", item 7: real items harder than controls make it liberal)
-TRANSFER = (
-    "it assumes the adjudicators are as accurate on real items as on their planted controls "
-    "(their J divides the difference) and, with a majority, that they err independently"
-)
+def transfer(test: JointTest, sesoi: float, alpha: float, both: bool) -> str:
+    """What the refutation by the true difference assumes: J measured on controls divides it
+    (methodology.md, "The verdict's rule in one page", item 7: real items harder than controls
+    make it liberal), and how much harder they could be before it would not hold."""
+    floor = test.transfer_floor(sesoi, alpha, both)
+    j = test.youden.value
+    room = (
+        f"it holds while their J on real items is at least {floor:.3f} (on their controls "
+        f"{j:.3f}: sensitivity and specificity each up to {max(j - floor, 0.0) / 2:.3f} lower "
+        "on real items)"
+    )
+    return (
+        "it assumes the adjudicators are about as accurate on real items as on their planted "
+        f"controls (their J divides the difference): {room}"
+    )
 
 
 def _refute_jointly(
@@ -333,7 +342,7 @@ def _refute_jointly(
             "refuted",
             f"no difference of interest: the true difference is shown {what} ({true}; joint "
             f"test p = {p_inside:.4g} < {alpha:g}), {gate}, and {not_significant}",
-            TRANSFER,
+            transfer(test, sesoi, alpha, by_equivalence),
         )
     return Decision(
         "inconclusive",

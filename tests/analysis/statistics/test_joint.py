@@ -149,3 +149,24 @@ def test_weighted_variance_is_the_sum_over_adjudicators():
     assert exact < direct < 1.25 * exact
     est = youden_estimate(10, 10, 10, 10, 0.95, variances=w.variances)
     assert est is not None and est.variance == pytest.approx(2 * direct)
+
+
+@pytest.mark.parametrize("theta", [0.01, -0.02])
+def test_the_transfer_floor_is_where_the_refutation_stops(theta):
+    """The least J on real items at which the joint TOST still refutes: at it, the larger
+    one-sided p is alpha exactly; a little above it refutes, a little below does not."""
+    ppi = _ppi(theta, 0.01)
+    test = JointTest(ppi, YoudenEstimate(0.9, 0.0004, 0.8, 0.95))
+    floor = test.transfer_floor(0.1, 0.05)
+    assert 0.0 < floor < 0.9 and test.p_tost(0.1) < 0.05
+
+    def at(j: float) -> float:
+        return JointTest(ppi, YoudenEstimate(j, 0.0004, 0.8, 0.95)).p_tost(0.1)
+
+    assert at(floor) == pytest.approx(0.05, abs=1e-9)
+    assert at(floor + 0.01) < 0.05 < at(floor - 0.01)
+    # non-superiority reads the upper test alone
+    upper = test.transfer_floor(0.1, 0.05, both=False)
+    assert JointTest(ppi, YoudenEstimate(upper, 0.0004, 0.8, 0.95)).p_below(0.1) == pytest.approx(
+        0.05, abs=1e-9
+    )
