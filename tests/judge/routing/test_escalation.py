@@ -75,8 +75,12 @@ def _answer(reviewer: str, item: str, key: dict[str, str]) -> str:
     if truth.startswith("control:"):
         return truth.removeprefix("control:")
     right = "not_published" if truth == "cross" else "published"
-    # adj-2 gets a quarter of the real items wrong: the first two adjudicators then disagree
-    if reviewer == "adj-2" and hashlib.sha256(item.encode()).digest()[0] < 64:
+    # adj-2 gets every cross-field item and half of the others wrong (by a hash of the random
+    # item id: with a quarter by hash alone, none of its eight or so items was wrong in about
+    # one run in ten), so that the first two adjudicators disagree somewhere
+    if reviewer == "adj-2" and (
+        truth == "cross" or hashlib.sha256(item.encode()).digest()[0] < 128
+    ):
         return "published" if right == "not_published" else "not_published"
     return right
 
