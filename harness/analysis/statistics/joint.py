@@ -107,9 +107,7 @@ def majority_rate(rate: Any, k: int, rho: Any = 0.0) -> Any:
         clipped = np.clip(r, 1e-12, 1.0 - 1e-12)
         a, b = clipped * scale, (1.0 - clipped) * scale
         base = special.betaln(a, b)
-        beta = sum(
-            math.comb(k, j) * np.exp(special.betaln(a + j, b + k - j) - base) for j in terms
-        )
+        beta = sum(math.comb(k, j) * np.exp(special.betaln(a + j, b + k - j) - base) for j in terms)
         tail = np.where(tied & (r > 0.0) & (r < 1.0), np.clip(beta, 0.0, 1.0), tail)
     return float(tail) if np.ndim(tail) == 0 else tail
 

@@ -170,3 +170,18 @@ def test_the_transfer_floor_is_where_the_refutation_stops(theta):
     assert JointTest(ppi, YoudenEstimate(upper, 0.0004, 0.8, 0.95)).p_below(0.1) == pytest.approx(
         0.05, abs=1e-9
     )
+
+
+def test_majority_rates_are_scipys_binomial_and_beta_binomial_tails():
+    """The tails summed term by term against scipy.stats (binom, betabinom) over random rates
+    and correlations, for three and five raters."""
+    rng = np.random.default_rng(1)
+    rate = rng.uniform(0.0, 1.0, 2000)
+    rho = rng.choice([0.0, 1e-7, 1e-3, 0.1, 0.4, 0.9], 2000)
+    for k in (3, 5):
+        scale = (1.0 - rho) / np.where(rho > 1e-6, rho, 1.0)
+        r = np.clip(rate, 1e-12, 1.0 - 1e-12)
+        beta = stats.betabinom.sf(k // 2, k, r * scale, (1.0 - r) * scale)
+        want = np.where(rho > 1e-6, beta, stats.binom.sf(k // 2, k, rate))
+        assert majority_rate(rate, k, rho) == pytest.approx(want, abs=1e-10)
+    assert majority_rate(1.0, 3, 0.3) == 1.0 and majority_rate(0.0, 3, 0.3) == 0.0
