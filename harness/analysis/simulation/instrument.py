@@ -750,8 +750,13 @@ def _bias_at(
         d = np.where(free, (g_unpub - g_pub) / j, 0.0)
         var_b = (1 - pi) ** 2 * var[:, other] + pi**2 * var[:, other + 2]
         own = (1 - pi) ** 2 * var[:, form] + pi**2 * var[:, form + 2]
-        var_b = var_b + np.where(free, j_other / j, 1.0) ** 2 * own + d**2 * var_p
-        var_b = var_b + _tied(tie, 0, 1, 1 - pi) + _tied(tie, 2, 3, pi)
+        scale = np.where(free, j_other / j, 1.0)
+        var_b = var_b + scale**2 * own + d**2 * var_p
+        var_b = (
+            var_b
+            + _tied(tie, form, other, 1 - pi, scale)
+            + _tied(tie, form + 2, other + 2, pi, scale)
+        )
         cov = d * cov_p
     bias = (1 - pi) * g_pub + pi * g_unpub
     return bias, var_b, cov, pi, j
@@ -777,11 +782,13 @@ def _scale_rates(b: Batch) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np
     return rate, var, (tie, rho_var)
 
 
-def _tied(tie: tuple[np.ndarray, np.ndarray], x: int, y: int, weight: Any = 1.0) -> np.ndarray:
-    """The variance a difference weight x (rate x - rate y) of one kind's two forms takes from
-    their shared correlation's estimate."""
+def _tied(
+    tie: tuple[np.ndarray, np.ndarray], x: int, y: int, weight: Any = 1.0, scale: Any = 1.0
+) -> np.ndarray:
+    """The variance a difference weight x (scale x rate x - rate y) of one kind's two forms
+    takes from their shared correlation's estimate (`statistics.differential_error._Rate`)."""
     slope, var = tie
-    result: np.ndarray = (weight * (slope[:, x] - slope[:, y])) ** 2 * var[:, x]
+    result: np.ndarray = (weight * (scale * slope[:, x] - slope[:, y])) ** 2 * var[:, x]
     return result
 
 

@@ -135,10 +135,11 @@ class _Rate:
     rho_slope: float = 0.0
     rho_var: float = 0.0
 
-    def rho_term(self, other: _Rate, weight: float = 1.0) -> float:
-        """The variance a difference weight x (self - other) of two rates of one kind takes
-        from their shared correlation's estimate."""
-        return (weight * (self.rho_slope - other.rho_slope)) ** 2 * self.rho_var
+    def rho_term(self, other: _Rate, weight: float = 1.0, scale: float = 1.0) -> float:
+        """The variance a difference weight x (scale x self - other) of two rates of one kind
+        takes from their shared correlation's estimate (`scale`: the own form's rates enter
+        the bias through pi too, J_other / J_own)."""
+        return (weight * (scale * self.rho_slope - other.rho_slope)) ** 2 * self.rho_var
 
 
 @dataclass(frozen=True)
@@ -396,7 +397,7 @@ def _bias_at(
     variance = (1.0 - pi) ** 2 * fo.variance + pi**2 * to.variance
     variance += scale**2 * ((1.0 - pi) ** 2 * f.variance + pi**2 * t.variance)
     variance += slope**2 * arm.variance
-    variance += f.rho_term(fo, 1.0 - pi) + t.rho_term(to, pi)
+    variance += f.rho_term(fo, 1.0 - pi, scale) + t.rho_term(to, pi, scale)
     value = (1.0 - pi) * g_pub + pi * g_unpub
     return Bias(value, variance, pi, slope * arm.covariance)
 
