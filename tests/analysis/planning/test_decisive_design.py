@@ -143,9 +143,11 @@ def test_controls_that_differ_in_difficulty_cost_power_the_planner_sees():
 
 
 def test_power_cli_takes_the_controls_correlation(small_grid):
+    # primaries at 0.95: a cheap design decides, so the search in the child stops early
     done = run_subprocess(
-        "power", "--topics", "363", "--adjudicated", "0.25", "--control-correlation", "0.4"
-    )
+        "power", "--topics", "363", "--adjudicated", "0.25", "--control-correlation", "0.4",
+        "--agreement", "0.95",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "one control correlated 0.4 (planning.control_correlation)" in done.stdout
     bad = run_subprocess("power", "--adjudicated", "0.25", "--control-correlation", "1.5")
