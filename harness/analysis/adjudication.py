@@ -39,6 +39,7 @@ from harness.analysis.statistics.adjudicated import (
 )
 from harness.analysis.statistics.consensus import ADJUDICATOR
 from harness.analysis.statistics.corrected import inverse_youden
+from harness.analysis.statistics.differential_error import DifferentialError
 from harness.analysis.statistics.holm import holm_adjust
 from harness.analysis.statistics.instrument import Instrument, corrected_interval, measure
 from harness.analysis.statistics.ppi import PPIResult
@@ -125,6 +126,10 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
     margin = inst.margin(sesoi)
     usable = ppi.n_labelled >= 2
     p_margin = ppi.p_tost(margin) if usable and margin else None
+    # at the plan's alpha, read by a significant difference's tipping point and the joint
+    # rule's corrected interval alike: computed once, where either is reported
+    wanted = ppi.p_greater() < alpha or joint_test(ppi, plan, inst) is not None
+    error = inst.differential_error(ppi, plan) if usable and wanted else None
     acc = inst.weighted.accuracy
     corrected: tuple[float | None, float | None] = (None, None)
     estimate = None
@@ -150,19 +155,21 @@ def _instrument_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str
         "corrected_estimate": estimate,
         "corrected_low": corrected[0],
         "corrected_high": corrected[1],
-        **_differential_fields(inst, ppi, plan),
+        **_differential_fields(error, ppi, plan),
         "estimand": _estimand_text(plan, ppi),
         "method": METHODS[plan.adjudication.reference(ppi.n_labelled)],
         "rule": "betting",
     }
-    return fields | _joint_fields(inst, ppi, plan)
+    return fields | _joint_fields(inst, ppi, plan, error)
 
 
-def _joint_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
+def _joint_fields(
+    inst: Instrument, ppi: PPIResult, plan: Plan, error: DifferentialError | None
+) -> dict[str, object]:
     """Under the joint rule (`statistics.joint`): the gate's score bound, the margin on the
     true scale, the joint TOST and Fieller's (1 - alpha) interval of the true difference."""
     test = joint_test(ppi, plan, inst)
-    if test is None:
+    if test is None or error is None:
         return {}
     ok, reason = inst.joint_gate(plan)
     low, high = test.interval(1 - plan.primary.alpha)
@@ -181,13 +188,12 @@ def _joint_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, obj
         "corrected_high": _num(high),
         "corrected_tost_low": _num(tost_low),
         "corrected_tost_high": _num(tost_high),
-    } | _robust_fields(inst, ppi, plan)
+    } | _robust_fields(error, plan)
 
 
-def _robust_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
+def _robust_fields(error: DifferentialError, plan: Plan) -> dict[str, object]:
     """The true difference corrected for the adjudicators' differential error too, Fieller's
     (1 - alpha) interval, and whether the plan makes it the verdict's interval."""
-    error = inst.differential_error(ppi, plan)
     fixed = error.corrected
     out: dict[str, object] = {"robust_required": plan.adjudication.requires_robust(error.measured)}
     if fixed is not None:
@@ -208,11 +214,12 @@ def _inverse_youden(acc: Accuracy) -> float:
     return float(inverse[0])
 
 
-def _differential_fields(inst: Instrument, ppi: PPIResult, plan: Plan) -> dict[str, object]:
+def _differential_fields(
+    error: DifferentialError | None, ppi: PPIResult, plan: Plan
+) -> dict[str, object]:
     """Only for a significant difference: the tipping point is a `supported`'s figure."""
-    if ppi.n_labelled < 2 or not ppi.p_greater() < plan.primary.alpha:
+    if error is None or not ppi.p_greater() < plan.primary.alpha:
         return {}
-    error = inst.differential_error(ppi, plan)
     return {"differential_error": error.record(), "differential_error_text": error.text()}
 
 

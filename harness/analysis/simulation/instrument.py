@@ -60,7 +60,7 @@ from scipy import special
 from harness.analysis.statistics.clustered import rho_variance
 from harness.analysis.statistics.joint import (
     RHO_MAX,
-    correlation_variance,
+    correlations_variance,
     fieller,
     majority_rate,
     majority_rho_slope,
@@ -441,8 +441,9 @@ def _per_adjudicator(calls: np.ndarray, who: np.ndarray, m: int) -> np.ndarray:
 
 def _design_effect(calls: np.ndarray, who: np.ndarray, m: int) -> np.ndarray:
     """`statistics.clustered.design_effect_var` per study, the adjudicators weighted equally:
-    (2, studies), the variance of the weighted rate with controls as clusters over the
-    independent one, floored at 1, and the unfloored ratio's variance."""
+    (3, studies), the variance of the weighted rate with controls as clusters over the
+    independent one, floored at 1, the unfloored ratio's variance and its covariance with the
+    weighted rate."""
     counts = _per_adjudicator(calls, who, m)
     judged = counts[0, :, 0]
     rate = counts[:, :, 1] / np.maximum(judged, 1)
@@ -562,15 +563,15 @@ def youden(b: Batch, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     its uncertainty included."""
     s, p = b.pub_correct / b.pub, b.unpub_correct / b.unpub
     k = b.majority
-    rho, rho_var, rho_cov = _correlations(b)
+    ties = _correlations(b)  # rho, its variance and covariance, per kind
+    rho = ties[0]
     j = majority_rate(s, k, rho[0]) + majority_rate(p, k, rho[1]) - 1.0
     smooth = (smoothed_rate(b.pub_correct, b.pub), smoothed_rate(b.unpub_correct, b.unpub))
     var_j = majority_slope(smooth[0], k, rho[0]) ** 2 * smoothed_var(b.pub_correct, b.pub)
     var_j += majority_slope(smooth[1], k, rho[1]) ** 2 * smoothed_var(b.unpub_correct, b.unpub)
-    for rate, r, v, c in zip(smooth, rho, rho_var, rho_cov, strict=True):
-        var_j = var_j + correlation_variance(rate, k, r, v, c)
     controls = (b.pub_correct, b.pub, b.unpub_correct, b.unpub)
-    low = newcombe_lower(*controls, level, k, rho, rho_var, rho_cov)
+    var_j = var_j + correlations_variance(*controls, k, *ties)
+    low = newcombe_lower(*controls, level, k, *ties)
     return j, np.maximum(var_j, 0.0), low
 
 

@@ -87,14 +87,13 @@ def design_effect_var(
     total = sum(positive[r] for r in present)
     weight = by.map({r: positive[r] / total for r in present}) / by.map(by.value_counts())
     part = weight * (y - y.groupby(by).transform("mean"))
-    together = part.groupby(rows[CLUSTER]).sum() ** 2
-    alone = (part**2).groupby(rows[CLUSTER]).sum()
+    residual = part.groupby(rows[CLUSTER]).sum()  # T_c
+    alone = (part**2).groupby(rows[CLUSTER]).sum()  # I_c
     independent = float(alone.sum())
     if not independent > 0:
         return 1.0, 0.0, 0.0
-    ratio = float(together.sum()) / independent
-    influence = (together - ratio * alone) / independent
-    residual = part.groupby(rows[CLUSTER]).sum()
+    ratio = float((residual**2).sum()) / independent
+    influence = (residual**2 - ratio * alone) / independent
     return ratio, float((influence**2).sum()), float((influence * residual).sum())
 
 

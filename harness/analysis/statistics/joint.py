@@ -53,6 +53,7 @@ __all__ = [
     "JointTest",
     "YoudenEstimate",
     "correlation_variance",
+    "correlations_variance",
     "fieller",
     "majority_rate",
     "majority_rho_slope",
@@ -136,23 +137,24 @@ def newcombe_lower(
     ms, mp = majority_rate(s, majority, rho[0]), majority_rate(p, majority, rho[1])
     dist = (ms - majority_rate(s_low, majority, rho[0])) ** 2
     dist = dist + (mp - majority_rate(p_low, majority, rho[1])) ** 2
-    extra = _correlations_variance(
-        pub_correct, pub, unpub_correct, unpub, majority, rho_var, rho_cov, rho
+    extra = correlations_variance(
+        pub_correct, pub, unpub_correct, unpub, majority, rho, rho_var, rho_cov
     )
     return ms + mp - 1.0 - np.sqrt(dist + z * z * np.maximum(extra, 0.0))
 
 
-def _correlations_variance(
+def correlations_variance(
     pub_correct: Any,
     pub: Any,
     unpub_correct: Any,
     unpub: Any,
     k: int,
+    rho: tuple[Any, Any],
     rho_var: tuple[Any, Any],
     rho_cov: tuple[Any, Any],
-    rho: tuple[Any, Any],
 ) -> Any:
-    """Both kinds' `correlation_variance` at their smoothed rates."""
+    """Both kinds' `correlation_variance` at their smoothed rates: what the two correlations'
+    estimates add to the variance of a majority's J."""
     rates = (smoothed_rate(pub_correct, pub), smoothed_rate(unpub_correct, unpub))
     parts = zip(rates, rho, rho_var, rho_cov, strict=True)
     return sum(correlation_variance(r, k, t, v, c) for r, t, v, c in parts)
@@ -233,8 +235,8 @@ def youden_estimate(
     slope_s = majority_slope(smoothed_rate(pub_correct, pub), majority, rho[0])
     slope_p = majority_slope(smoothed_rate(unpub_correct, unpub), majority, rho[1])
     var = float(slope_s**2 * var_s + slope_p**2 * var_p)
-    extra = _correlations_variance(
-        pub_correct, pub, unpub_correct, unpub, majority, rho_var, rho_cov, rho
+    extra = correlations_variance(
+        pub_correct, pub, unpub_correct, unpub, majority, rho, rho_var, rho_cov
     )
     var = max(var + float(extra), 0.0)
     lower = float(
