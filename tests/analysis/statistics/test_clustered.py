@@ -76,19 +76,28 @@ def test_the_variance_of_j_holds_when_controls_differ_in_difficulty():
     chance of a right call drawn from Beta with mean 0.85 and concentration 1.5 (the calls of
     two adjudicators on one control correlate 0.4): J's stated variance, with the design
     effect, is the spread of its estimate over simulated studies; without it, 0.71 of it."""
-    rng = np.random.default_rng(3)
-    values, variances, deffs = [], [], []
-    for _ in range(300):
-        inst = measure(_study(rng, 0.85, 60, 2), SHARES, PLAN)
-        assert inst.estimate is not None
-        values.append(inst.estimate.value)
-        variances.append(inst.estimate.variance)
-        coded = inst.coded
-        deffs.append(design_effect(coded[coded["expected"] == "published"], SHARES, "correct"))
+    insts = _measured(np.random.default_rng(3), 300, (0.85, 60, 2), SHARES, PLAN)
+    values, variances, _ = _estimates(insts)
+    published = [i.coded[i.coded["expected"] == "published"] for i in insts]
+    deffs = [design_effect(cell, SHARES, "correct") for cell in published]
     spread = float(np.var(values, ddof=1))
     assert float(np.mean(variances)) == pytest.approx(spread, rel=0.2)
     assert float(np.mean(deffs)) == pytest.approx(1.4, abs=0.15)
     assert float(np.mean(variances)) / float(np.mean(deffs)) < 0.85 * spread
+
+
+def _measured(rng, studies: int, design: tuple[float, int, int], shares, plan) -> list:
+    """The adjudicators measured on `studies` simulated studies (`_study`'s mean accuracy,
+    controls of a kind and adjudicators)."""
+    return [measure(_study(rng, *design), shares, plan) for _ in range(studies)]
+
+
+def _estimates(insts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each study's J, its stated variance and the gate's lower bound."""
+    assert all(i.estimate is not None for i in insts)
+    rows = [(i.estimate.value, i.estimate.variance, i.estimate.lower) for i in insts]
+    value, variance, lower = np.array(rows).T
+    return value, variance, lower
 
 
 def _majority_of_three():
@@ -135,11 +144,7 @@ def test_a_majoritys_j_follows_controls_that_differ_in_difficulty():
     plan, shares = _majority_of_three()
     truth = 2 * _true_majority(0.9, 1.5) - 1
     rng = np.random.default_rng(4)
-    estimates = []
-    for _ in range(40):
-        inst = measure(_study(rng, 0.9, 100, 3), shares, plan)
-        assert inst.estimate is not None
-        estimates.append(inst.estimate.value)
+    estimates, _, _ = _estimates(_measured(rng, 40, (0.9, 100, 3), shares, plan))
     assert truth == pytest.approx(0.837, abs=0.005)
     assert float(np.mean(estimates)) == pytest.approx(truth, abs=0.03)
 
@@ -169,14 +174,9 @@ def test_a_majoritys_j_carries_the_uncertainty_of_its_correlation():
     Without those terms it was 0.6-0.75 of the spread over simulated studies."""
     plan, shares = _majority_of_three()
     truth = 2 * _true_majority(0.9, 1.5) - 1
-    rng = np.random.default_rng(8)
-    values, variances, lowers = [], [], []
-    for _ in range(200):
-        inst = measure(_study(rng, 0.9, 100, 3), shares, plan)
-        assert inst.estimate is not None
-        values.append(inst.estimate.value)
-        variances.append(inst.estimate.variance)
-        lowers.append(inst.estimate.lower)
+    values, variances, lowers = _estimates(
+        _measured(np.random.default_rng(8), 200, (0.9, 100, 3), shares, plan)
+    )
     assert float(np.mean(variances)) == pytest.approx(float(np.var(values, ddof=1)), rel=0.15)
     assert float(np.mean(np.array(lowers) <= truth)) >= 0.94  # one-sided 97.5%
 
